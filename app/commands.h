@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace optlog {
+
+// Exit codes of `optlog`, also what `optlog study` reads from its engine processes.
+enum ExitCode : int {
+    kExitOk = 0,        // completed
+    kExitFailed = 1,    // an exception during training; the message is stored with the run
+    kExitBadInput = 2,  // config, data or study file refused before anything was written
+    kExitDiverged = 3,  // non-finite loss
+    kExitCancelled = 4, // SIGINT or SIGTERM: the step finished, metrics flushed
+};
+
+struct RunRequest
+{
+    std::string configFile;
+    std::string preset;
+    std::string study = "study.sqlite";
+    std::vector<std::string> overrides;
+    bool jsonLines = false;
+};
+int runCommand(const RunRequest &request);
+
+struct StudyRequest
+{
+    std::string plan = "default"; // built-in study name or a study TOML file
+    std::string study;            // the study file; empty = <plan name>.sqlite
+    std::vector<std::string> overrides;
+};
+int studyCommand(const StudyRequest &request, const std::string &self);
+
+struct CompareRequest
+{
+    std::string study;
+    std::string baseline;            // run name or id; empty = the first run
+    std::vector<std::string> runs;   // names or ids; empty = all (the newest run of each name)
+    double tolerance = 0.02;         // nats per token
+};
+int compareCommand(const CompareRequest &request);
+
+int runsCommand(const std::string &study);
+int showCommand(const std::string &study, const std::string &run);
+int exportCommand(const std::string &study, const std::string &format, const std::string &output);
+
+} // namespace optlog

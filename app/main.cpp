@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// `optlog`: runs training experiments into a study file and reads them back.
+#include "app/commands.h"
+
+#include "core/presets.h"
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    using namespace optlog;
+    CLI::App app{"optlog: the optimization log of training a small transformer language model.\n"
+                 "Exit codes: 0 completed, 1 failed, 2 bad input (nothing written), 3 diverged, 4 cancelled."};
+    app.require_subcommand(1);
+
+    RunRequest run;
+    auto *runCmd = app.add_subcommand("run", "train one run into a study file");
+    runCmd->add_option("--config", run.configFile, "TOML config (sections model, data, train, precision, memory, "
+                                                   "runtime)");
+    std::string presets;
+    for (const auto &name : presetNames())
+        presets += (presets.empty() ? "" : ", ") + name;
+    runCmd->add_option("--preset", run.preset, "built-in preset applied before --config: " + presets);
+    runCmd->add_option("--db", run.study, "study file (created when missing)")->capture_default_str();
+    runCmd->add_option("--set", run.overrides, "override a field, e.g. --set train.steps=100 (repeatable)");
+    runCmd->add_flag("--jsonl", run.jsonLines, "print one JSON event per line on stdout");
+
+    StudyRequest study;
+    auto *studyCmd = app.add_subcommand("study", "run every run of a study plan (each in its own engine process) "
+                                                 "and print the comparison");
+    studyCmd->add_option("plan", study.plan, "built-in study name or study TOML file")->capture_default_str();
+    studyCmd->add_option("--db", study.study, "study file; default <plan name>.sqlite");
+    studyCmd->add_option("--set", study.overrides, "override a field in every run (repeatable)");
+
+    CompareRequest compare;
+    auto *compareCmd = app.add_subcommand("compare", "compare runs against a baseline at matched tokens");
+    compareCmd->add_option("study", compare.study, "study file")->required();
+    compareCmd->add_option("--baseline", compare.baseline, "baseline run (name or id); default the first run");
+    compareCmd->add_option("--runs", compare.runs, "runs to compare (names or ids); default all")->delimiter(',');
+    compareCmd->add_option("--tolerance", compare.tolerance, "validation-loss difference counted as noise, "
+                                                             "nats per token")
+        ->capture_default_str();
+
+    std::string studyFile, runName, format = "csv", output;
+    auto *runsCmd = app.add_subcommand("runs", "list the runs of a study");
+    runsCmd->add_option("study", studyFile, "study file")->required();
+    auto *showCmd = app.add_subcommand("show", "show one run: config, environment, memory by role, events");
+    showCmd->add_option("study", studyFile, "study file")->required();
+    showCmd->add_option("run", runName, "run name or id")->required();
+    auto *exportCmd = app.add_subcommand("export", "export every run's metrics");
+    exportCmd->add_option("study", studyFile, "study file")->required();
+    exportCmd->add_option("--format", format, "csv or json")->check(CLI::IsMember({"csv", "json"}))
+        ->capture_default_str();
+    exportCmd->add_option("-o,--output", output, "output file; default standard output");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        const int code = app.exit(e);
+        return code == 0 ? kExitOk : kExitBadInput;
+    }
+
+    if (*runCmd) {
+        if (run.configFile.empty() && run.preset.empty())
+            run.preset = "default";
+        return runCommand(run);
+    }
+    if (*studyCmd) {
+        char self[4096] = {};
+        const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        return studyCommand(study, n > 0 ? std::string(self, size_t(n)) : std::string(argv[0]));
+    }
+    if (*compareCmd)
+        return compareCommand(compare);
+    if (*runsCmd)
+        return runsCommand(studyFile);
+    if (*showCmd)
+        return showCommand(studyFile, runName);
+    if (*exportCmd)
+        return exportCommand(studyFile, format, output);
+    return kExitBadInput;
+}

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#include "app/commands.h"
+
+#include "core/config.h"
+#include "core/modelshape.h"
+#include "core/store.h"
+#include "core/engine/countingallocator.h"
+#include "core/engine/environment.h"
+#include "core/engine/studyrecorder.h"
+#include "core/engine/trainer.h"
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+
+#include <unistd.h>
+
+namespace optlog {
+
+namespace {
+
+std::atomic<bool> g_stopRequested{false};
+
+// The first SIGINT or SIGTERM asks the trainer to finish its step and stop; a second one
+// gets the default action, so a hung run can still be killed from the terminal.
+void requestStop(int signal)
+{
+    g_stopRequested.store(true);
+    std::signal(signal, SIG_DFL);
+}
+
+int exitCodeFor(const std::string &outcome)
+{
+    if (outcome == "completed")
+        return kExitOk;
+    if (outcome == "diverged")
+        return kExitDiverged;
+    if (outcome == "cancelled")
+        return kExitCancelled;
+    return kExitFailed;
+}
+
+} // namespace
+
+int runCommand(const RunRequest &request)
+{
+    // Everything that can refuse the input happens before the study file is opened,
+    // so a bad config or corpus writes nothing.
+    RunConfig config;
+    TokenSplit data;
+    try {
+        config = loadRunConfig(request.preset, request.configFile, request.overrides);
+        data = loadTokens(config.data, config.model.vocabSize, config.model.contextLength);
+    } catch (const ConfigError &e) {
+        std::cerr << "optlog run: " << e.what() << "\n";
+        return kExitBadInput;
+    } catch (const DataError &e) {
+        std::cerr << "optlog run: " << e.what() << "\n";
+        return kExitBadInput;
+    }
+
+    std::unique_ptr<Store> store;
+    try {
+        store = std::make_unique<Store>(request.study);
+    } catch (const StoreError &e) {
+        std::cerr << "optlog run: " << e.what() << "\n";
+        return kExitBadInput;
+    }
+
+    CountingAllocator::install();
+    const ThreadSettings threads = applyThreadSettings(config.runtime);
+    std::signal(SIGINT, requestStop);
+    std::signal(SIGTERM, requestStop);
+
+    const int64_t runId = store->createRun(config.name, toToml(config));
+    store->setEnvironment(runId, captureEnvironment(threads).dump());
+    store->replaceMemory(runId, predictedModelState(config));
+
+    StudyRecorder::Options options;
+    options.jsonLines = request.jsonLines;
+    options.progress = isatty(STDERR_FILENO);
+    StudyRecorder recorder(*store, runId, config.train.steps, options);
+    recorder.event("started", "data: " + data.description + "; threads: " + std::to_string(threads.intraOp)
+                                  + " intra-op, " + std::to_string(threads.blas) + " BLAS");
+
+    TrainingOutcome outcome;
+    try {
+        Trainer trainer(config, std::move(data), uint64_t(store->studySeed()));
+        outcome = trainer.run(recorder, g_stopRequested);
+    } catch (const std::exception &e) {
+        outcome.outcome = "failed";
+        outcome.message = e.what();
+    }
+    std::vector<MemoryRow> memory = predictedModelState(config);
+    memory.insert(memory.end(), outcome.measuredMemory.begin(), outcome.measuredMemory.end());
+    store->replaceMemory(runId, memory);
+    recorder.finished(outcome.outcome, outcome.step, outcome.message);
+
+    std::cerr << "optlog run: run " << runId << " (" << config.name << ") " << outcome.outcome
+              << (outcome.message.empty() ? "" : ": " + outcome.message) << " -> " << request.study << "\n";
+    return exitCodeFor(outcome.outcome);
+}
+
+} // namespace optlog

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace optlog {
+
+// A config that cannot run. The message names the key, the value and what is allowed.
+class ConfigError : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct ModelConfig
+{
+    int64_t vocabSize = 256;     // tokens; 256 = byte-level
+    int64_t contextLength = 128; // T, tokens per sequence
+    int64_t width = 256;         // C, embedding width
+    int64_t layers = 4;          // L, transformer blocks
+    int64_t heads = 4;           // H, attention heads; width must be divisible by heads
+    double dropout = 0.0;        // probability, on attention, residual and embedding outputs
+    bool tiedHead = true;        // output head shares the token embedding matrix
+};
+
+struct DataConfig
+{
+    std::string corpus = "fortunes";  // fortunes | generated | text | tokens
+    std::string path;                 // text: a UTF-8 file; tokens: a folder with train.bin and val.bin
+    double validationFraction = 0.1;  // share of a text corpus held out for validation (its tail)
+    int64_t evalSequences = 32;       // sequences in the fixed validation set
+};
+
+struct TrainConfig
+{
+    int64_t seed = 1;              // initialisation, batch order and dropout
+    int64_t microbatch = 8;        // sequences per forward/backward
+    int64_t accumulation = 1;      // microbatches per optimizer step
+    int64_t steps = 300;           // optimizer steps
+    double learningRate = 1e-3;    // peak, after warm-up
+    double minLearningRate = 1e-4; // end of the cosine decay
+    int64_t warmupSteps = 20;      // linear learning-rate warm-up, optimizer steps
+    double weightDecay = 0.1;      // AdamW, decoupled
+    double beta1 = 0.9;
+    double beta2 = 0.95;
+    double eps = 1e-8;
+    double gradClip = 1.0;         // max global gradient norm; 0 turns clipping off
+    int64_t evalInterval = 50;     // optimizer steps between validations (and always at the end)
+};
+
+struct PrecisionConfig
+{
+    std::string mode = "fp32"; // see DESIGN.md's precision table
+};
+
+struct MemoryConfig
+{
+    int64_t warmupSteps = 3; // steps excluded from the peak and from steady-state throughput
+};
+
+struct RuntimeConfig
+{
+    int64_t threads = 0;     // intra-op threads; 0 = the measured default for this machine
+    int64_t blasThreads = 0; // BLAS threads; 0 = same as threads
+};
+
+struct RunConfig
+{
+    std::string name;   // run name shown in tables; empty = derived from preset and overrides
+    ModelConfig model;
+    DataConfig data;
+    TrainConfig train;
+    PrecisionConfig precision;
+    MemoryConfig memory;
+    RuntimeConfig runtime;
+
+    int64_t tokensPerStep() const { return train.microbatch * train.accumulation * model.contextLength; }
+};
+
+// One config field: where it lives in the TOML, what it holds, what is allowed.
+// The table drives parsing, validation, serialisation and (later) the designer.
+struct ConfigField
+{
+    using Ref = std::variant<int64_t *, double *, bool *, std::string *>;
+    std::string section; // "" for top-level keys
+    std::string key;
+    std::string help;                       // one line, with the unit
+    std::function<Ref(RunConfig &)> ref;
+    double minimum = 0;                     // numbers: inclusive lower bound
+    double maximum = 0;                     // numbers: inclusive upper bound; 0 = none
+    bool exclusiveMaximum = false;
+    std::vector<std::string> choices;       // strings: allowed values; empty = any
+
+    std::string path() const { return section.empty() ? key : section + "." + key; }
+};
+
+const std::vector<ConfigField> &configFields();
+
+// Applies a TOML table over `config`; unknown keys, wrong types and out-of-range values throw.
+void applyTomlText(RunConfig &config, const std::string &text, const std::string &origin);
+void applyTomlFile(RunConfig &config, const std::string &path);
+// `key=value` with a dotted key; the value is read as TOML (so strings may be bare).
+void applyOverride(RunConfig &config, const std::string &assignment);
+
+// Rules that involve more than one field.
+void validate(const RunConfig &config);
+
+// The whole config as TOML, every field written, so a stored run can be re-run exactly.
+std::string toToml(const RunConfig &config);
+
+// Builds the config of `optlog run`: defaults, then the preset, then the file, then overrides.
+RunConfig loadRunConfig(const std::string &preset, const std::string &file,
+                        const std::vector<std::string> &overrides);
+
+} // namespace optlog

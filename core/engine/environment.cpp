@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/environment.h"
+
+#include "core/config.h"
+#include "optlog_version.h"
+
+#include <ATen/Parallel.h>
+#include <torch/version.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace optlog {
+
+namespace {
+
+template<typename Function>
+Function blasSymbol(const char *name)
+{
+    return reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, name));
+}
+
+std::string cpuInfoField(const std::string &field)
+{
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(field, 0) == 0) {
+            auto colon = line.find(':');
+            return colon == std::string::npos ? "" : line.substr(colon + 2);
+        }
+    return {};
+}
+
+// The flags that decide which kernels can run; the full list is long and says little more.
+std::string relevantCpuFlags()
+{
+    static const std::set<std::string> wanted = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
+                                                 "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile", "avx_vnni"};
+    std::istringstream flags(cpuInfoField("flags"));
+    std::string flag, out;
+    while (flags >> flag)
+        if (wanted.count(flag))
+            out += (out.empty() ? "" : " ") + flag;
+    return out;
+}
+
+nlohmann::json variable(const char *name)
+{
+    const char *value = std::getenv(name);
+    return value ? nlohmann::json(value) : nlohmann::json(nullptr); // null = unset, "" = set but empty
+}
+
+} // namespace
+
+int defaultThreads()
+{
+    return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+ThreadSettings applyThreadSettings(const RuntimeConfig &runtime)
+{
+    ThreadSettings settings;
+    settings.intraOp = runtime.threads > 0 ? int(runtime.threads) : defaultThreads();
+    settings.blas = runtime.blasThreads > 0 ? int(runtime.blasThreads) : settings.intraOp;
+    at::set_num_threads(settings.intraOp);
+    auto setBlasThreads = blasSymbol<void (*)(int)>("openblas_set_num_threads");
+    if (setBlasThreads)
+        setBlasThreads(settings.blas);
+    else
+        settings.blas = -1;
+    return settings;
+}
+
+std::string blasCoreName()
+{
+    auto coreName = blasSymbol<char *(*)()>("openblas_get_corename");
+    return coreName ? coreName() : "";
+}
+
+nlohmann::json captureEnvironment(const ThreadSettings &threads)
+{
+    auto blasConfig = blasSymbol<char *(*)()>("openblas_get_config");
+    nlohmann::json env;
+    env["optlog_version"] = OPTLOG_VERSION;
+    env["optlog_git"] = OPTLOG_GIT_DESCRIBE;
+    env["libtorch_version"] = TORCH_VERSION;
+    env["device"] = "cpu";
+    env["compiler"] = std::string("gcc ") + __VERSION__;
+    env["cpu_model"] = cpuInfoField("model name");
+    env["cpu_flags"] = relevantCpuFlags();
+    env["logical_cpus"] = std::thread::hardware_concurrency();
+    env["intra_op_threads"] = threads.intraOp;
+    env["blas_threads"] = threads.blas;
+    env["blas"] = blasConfig ? std::string(blasConfig()) : "not OpenBLAS (no openblas_get_config symbol)";
+    env["blas_core"] = blasCoreName();
+    env["variables"] = {{"OPENBLAS_CORETYPE", variable("OPENBLAS_CORETYPE")},
+                        {"OMP_WAIT_POLICY", variable("OMP_WAIT_POLICY")},
+                        {"OMP_NUM_THREADS", variable("OMP_NUM_THREADS")},
+                        {"OPENBLAS_NUM_THREADS", variable("OPENBLAS_NUM_THREADS")}};
+    env["parallel_info"] = at::get_parallel_info();
+    return env;
+}
+
+} // namespace optlog

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace optlog {
+
+struct RuntimeConfig;
+
+struct ThreadSettings
+{
+    int intraOp = 1; // LibTorch's intra-op (OpenMP) threads
+    int blas = 1;    // OpenBLAS threads; -1 when the BLAS cannot be asked
+};
+
+// Resolves runtime.threads and runtime.blas_threads (0 = this machine's default) and applies
+// them to LibTorch and, when it is the BLAS in use, to OpenBLAS.
+ThreadSettings applyThreadSettings(const RuntimeConfig &runtime);
+
+// The default intra-op thread count: measured on the 2-core development machine, see README.
+int defaultThreads();
+
+// What a reader needs to reproduce a run's numbers: library versions, BLAS and its kernels,
+// threads, CPU model and flags, compiler, optlog version, and the variables that steer them.
+nlohmann::json captureEnvironment(const ThreadSettings &threads);
+
+// OpenBLAS's name for the kernels it chose ("Prescott" is its generic fallback); empty when
+// the BLAS in use is not OpenBLAS.
+std::string blasCoreName();
+
+} // namespace optlog

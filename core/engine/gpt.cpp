@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/gpt.h"
+
+#include "core/config.h"
+
+#include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/init.h>
+#include <torch/utils.h>
+
+#include <cmath>
+
+namespace optlog {
+
+GPTOptions GPTOptions::from(const ModelConfig &config)
+{
+    return GPTOptions(config.vocabSize, config.contextLength, config.width, config.layers, config.heads)
+        .dropout(config.dropout)
+        .tied_head(config.tiedHead);
+}
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTOptions &o)
+    : m_heads(o.heads())
+{
+    m_qkv = register_module("qkv", torch::nn::Linear(o.width(), 3 * o.width()));
+    m_proj = register_module("proj", torch::nn::Linear(o.width(), o.width()));
+    m_attentionDropout = register_module("attention_dropout", torch::nn::Dropout(o.dropout()));
+    m_residualDropout = register_module("residual_dropout", torch::nn::Dropout(o.dropout()));
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x)
+{
+    const int64_t B = x.size(0), T = x.size(1), C = x.size(2), D = C / m_heads;
+    // (B, T, 3C) -> three (B, H, T, D)
+    auto qkv = m_qkv(x).view({B, T, 3, m_heads, D}).permute({2, 0, 3, 1, 4});
+    auto q = qkv[0], k = qkv[1], v = qkv[2];
+    auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(D))); // (B, H, T, T)
+    // -inf above the diagonal: position t sees only positions <= t.
+    auto future = torch::ones({T, T}, x.options().dtype(torch::kBool)).triu(1);
+    auto weights = torch::softmax(scores.masked_fill(future, -INFINITY), -1);
+    auto y = torch::matmul(m_attentionDropout(weights), v); // (B, H, T, D)
+    y = y.transpose(1, 2).reshape({B, T, C});
+    return m_residualDropout(m_proj(y));
+}
+
+MlpImpl::MlpImpl(const GPTOptions &o)
+{
+    m_fc = register_module("fc", torch::nn::Linear(o.width(), 4 * o.width()));
+    m_proj = register_module("proj", torch::nn::Linear(4 * o.width(), o.width()));
+    m_dropout = register_module("dropout", torch::nn::Dropout(o.dropout()));
+}
+
+torch::Tensor MlpImpl::forward(const torch::Tensor &x)
+{
+    return m_dropout(m_proj(torch::gelu(m_fc(x))));
+}
+
+BlockImpl::BlockImpl(const GPTOptions &o)
+{
+    m_ln1 = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.width()})));
+    m_attention = register_module("attention", CausalSelfAttention(o));
+    m_ln2 = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.width()})));
+    m_mlp = register_module("mlp", Mlp(o));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor &x)
+{
+    auto h = x + m_attention(m_ln1(x));
+    return h + m_mlp(m_ln2(h));
+}
+
+GPTImpl::GPTImpl(const GPTOptions &o)
+    : m_options(o)
+{
+    m_tokenEmbedding = register_module("token_embedding", torch::nn::Embedding(o.vocab_size(), o.width()));
+    m_positionEmbedding = register_module("position_embedding", torch::nn::Embedding(o.context_length(), o.width()));
+    m_dropout = register_module("dropout", torch::nn::Dropout(o.dropout()));
+    m_blocks = register_module("blocks", torch::nn::ModuleList());
+    for (int64_t i = 0; i < o.layers(); ++i)
+        m_blocks->push_back(Block(o));
+    m_finalNorm = register_module("final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.width()})));
+    if (!o.tied_head())
+        m_head = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(o.width(), o.vocab_size()).bias(false)));
+    initialiseWeights();
+}
+
+void GPTImpl::initialiseWeights()
+{
+    // GPT-2's scheme: N(0, 0.02) for weights, zero biases, and the residual projections scaled
+    // by 1/sqrt(2L) so that the residual stream's variance does not grow with depth.
+    torch::NoGradGuard noGrad;
+    const double residualStd = 0.02 / std::sqrt(2.0 * double(m_options.layers()));
+    for (const auto &item : named_parameters()) {
+        const std::string &name = item.key();
+        torch::Tensor p = item.value();
+        const bool isNorm = name.find("ln") != std::string::npos || name.find("final_norm") != std::string::npos;
+        if (isNorm)
+            continue; // LayerNorm keeps weight 1, bias 0
+        if (name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0)
+            p.zero_();
+        else if (name.find("proj.weight") != std::string::npos)
+            p.normal_(0.0, residualStd);
+        else
+            p.normal_(0.0, 0.02);
+    }
+}
+
+torch::Tensor GPTImpl::forward(const torch::Tensor &tokens)
+{
+    const int64_t T = tokens.size(1);
+    TORCH_CHECK(T <= m_options.context_length(), "sequence of ", T, " tokens is longer than model.context_length = ",
+                m_options.context_length());
+    auto positions = torch::arange(T, tokens.options());
+    auto x = m_dropout(m_tokenEmbedding(tokens) + m_positionEmbedding(positions));
+    for (const auto &block : *m_blocks)
+        x = block->as<Block>()->forward(x);
+    x = m_finalNorm(x);
+    const torch::Tensor &headWeight = m_options.tied_head() ? m_tokenEmbedding->weight : m_head->weight;
+    return torch::matmul(x, headWeight.t()); // (B, T, V)
+}
+
+torch::Tensor GPTImpl::loss(const torch::Tensor &tokens, const torch::Tensor &targets)
+{
+    auto logits = forward(tokens);
+    return torch::nn::functional::cross_entropy(logits.view({-1, logits.size(-1)}), targets.reshape({-1}));
+}
+
+int64_t GPTImpl::parameterCount() const
+{
+    int64_t n = 0;
+    for (const auto &p : parameters())
+        n += p.numel();
+    return n;
+}
+
+} // namespace optlog

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <torch/arg.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+
+namespace optlog {
+
+struct ModelConfig;
+
+struct GPTOptions
+{
+    GPTOptions(int64_t vocabSize, int64_t contextLength, int64_t width, int64_t layers, int64_t heads)
+        : vocab_size_(vocabSize), context_length_(contextLength), width_(width), layers_(layers), heads_(heads)
+    {
+    }
+    static GPTOptions from(const ModelConfig &config);
+
+    TORCH_ARG(int64_t, vocab_size);     // V
+    TORCH_ARG(int64_t, context_length); // T, the longest sequence the position table covers
+    TORCH_ARG(int64_t, width);          // C
+    TORCH_ARG(int64_t, layers);         // L
+    TORCH_ARG(int64_t, heads);          // H; C must be divisible by H
+    TORCH_ARG(double, dropout) = 0.0;
+    TORCH_ARG(bool, tied_head) = true;  // the head reuses the token embedding matrix
+};
+
+// Multi-head causal self-attention that materialises the (B, H, T, T) scores and their softmax:
+// the activation term quadratic in T.
+class CausalSelfAttentionImpl : public torch::nn::Module
+{
+public:
+    explicit CausalSelfAttentionImpl(const GPTOptions &options);
+    torch::Tensor forward(const torch::Tensor &x); // (B, T, C) -> (B, T, C)
+
+private:
+    int64_t m_heads;
+    torch::nn::Linear m_qkv{nullptr};  // C -> 3C
+    torch::nn::Linear m_proj{nullptr}; // C -> C
+    torch::nn::Dropout m_attentionDropout{nullptr};
+    torch::nn::Dropout m_residualDropout{nullptr};
+};
+TORCH_MODULE(CausalSelfAttention);
+
+class MlpImpl : public torch::nn::Module
+{
+public:
+    explicit MlpImpl(const GPTOptions &options);
+    torch::Tensor forward(const torch::Tensor &x);
+
+private:
+    torch::nn::Linear m_fc{nullptr};   // C -> 4C
+    torch::nn::Linear m_proj{nullptr}; // 4C -> C
+    torch::nn::Dropout m_dropout{nullptr};
+};
+TORCH_MODULE(Mlp);
+
+// Pre-LayerNorm transformer block: x + attn(ln1(x)), then + mlp(ln2(x)).
+class BlockImpl : public torch::nn::Module
+{
+public:
+    explicit BlockImpl(const GPTOptions &options);
+    torch::Tensor forward(const torch::Tensor &x);
+
+private:
+    torch::nn::LayerNorm m_ln1{nullptr};
+    CausalSelfAttention m_attention{nullptr};
+    torch::nn::LayerNorm m_ln2{nullptr};
+    Mlp m_mlp{nullptr};
+};
+TORCH_MODULE(Block);
+
+// Decoder-only GPT: token and position embeddings, L pre-LN blocks, final LayerNorm, head.
+class GPTImpl : public torch::nn::Module
+{
+public:
+    explicit GPTImpl(const GPTOptions &options);
+    torch::Tensor forward(const torch::Tensor &tokens); // (B, T) int64 -> logits (B, T, V)
+    // Mean cross-entropy over all B·T positions, nats per token.
+    torch::Tensor loss(const torch::Tensor &tokens, const torch::Tensor &targets);
+    int64_t parameterCount() const;
+    const GPTOptions &options() const { return m_options; }
+
+private:
+    void initialiseWeights();
+
+    GPTOptions m_options;
+    torch::nn::Embedding m_tokenEmbedding{nullptr};    // (V, C)
+    torch::nn::Embedding m_positionEmbedding{nullptr}; // (T, C)
+    torch::nn::Dropout m_dropout{nullptr};
+    torch::nn::ModuleList m_blocks{nullptr};
+    torch::nn::LayerNorm m_finalNorm{nullptr};
+    torch::nn::Linear m_head{nullptr}; // (V, C), no bias; unused when tied
+};
+TORCH_MODULE(GPT);
+
+} // namespace optlog

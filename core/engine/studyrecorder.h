@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/engine/trainer.h"
+#include "core/store.h"
+
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+namespace optlog {
+
+// Writes what the trainer reports to the study in batched transactions (at most about one a
+// second), and optionally as JSON lines on stdout (for the GUI) and a progress line on a terminal.
+class StudyRecorder final : public TrainingObserver
+{
+public:
+    struct Options
+    {
+        bool jsonLines = false; // one JSON event per line on stdout
+        bool progress = false;  // a rewritten status line on stderr
+        double flushSeconds = 1.0;
+    };
+
+    StudyRecorder(Store &store, int64_t runId, int64_t totalSteps, Options options);
+
+    void step(const StepMetrics &metrics) override;
+    void validated(const ValidationPoint &point) override;
+    void event(const std::string &kind, const std::string &message) override;
+    // Writes every buffered row; call before the run's outcome is stored.
+    void flush();
+    void finished(const std::string &outcome, int64_t step, const std::string &message);
+
+private:
+    void emitJson(const std::string &jsonLine);
+
+    Store &m_store;
+    int64_t m_runId;
+    int64_t m_totalSteps;
+    Options m_options;
+    std::vector<StepMetrics> m_pendingMetrics;
+    std::vector<ValidationPoint> m_pendingValidation;
+    std::chrono::steady_clock::time_point m_lastFlush;
+    std::chrono::steady_clock::time_point m_start;
+    double m_lastValidation = -1;
+};
+
+} // namespace optlog

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config.h"
+#include "core/store.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace optlog {
+
+// Closed-form parameter count of optlog's GPT (see core/engine/gpt.h):
+//   V·C (token embedding) + T·C (positions) + L·(12·C² + 13·C) (blocks) + 2·C (final LayerNorm)
+//   + V·C when the head is not tied.
+// Per block: two LayerNorms 4·C, QKV 3·C² + 3·C, projection C² + C, MLP 8·C² + 5·C.
+int64_t parameterCount(const ModelConfig &model);
+
+// Model-state bytes that follow exactly from the parameter count and the precision mode:
+// parameters, gradients, master weights, optimizer state; each with its dtype.
+std::vector<MemoryRow> predictedModelState(const RunConfig &config);
+
+} // namespace optlog

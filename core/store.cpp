@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: MIT
+#include "core/store.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <cerrno>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <sys/types.h>
+#include <unistd.h>
+
+namespace optlog {
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 10000;
+
+// Each entry takes the schema from version i to i + 1. Never edit a shipped entry:
+// add a new one, so that every older study file can follow the same path forward.
+const std::vector<const char *> kMigrations = {
+    // 0 -> 1: the run log.
+    R"sql(
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        config_toml TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'finished')),
+        outcome TEXT,
+        outcome_step INTEGER,
+        message TEXT,
+        created_at TEXT NOT NULL,
+        finished_at TEXT,
+        pid INTEGER,
+        pid_start TEXT,
+        host TEXT);
+    CREATE TABLE metrics (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        step INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        train_loss REAL,
+        learning_rate REAL,
+        grad_norm REAL,
+        step_seconds REAL,
+        tokens_per_second REAL,
+        PRIMARY KEY (run_id, step)) WITHOUT ROWID;
+    CREATE TABLE validation (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        step INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        loss REAL,
+        PRIMARY KEY (run_id, step)) WITHOUT ROWID;
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        at TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        message TEXT NOT NULL);
+    CREATE INDEX events_by_run ON events(run_id);
+    )sql",
+    // 1 -> 2: memory by role (predicted beside measured) and the run's environment.
+    R"sql(
+    CREATE TABLE memory (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        role TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('predicted', 'measured')),
+        dtype TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        PRIMARY KEY (run_id, role, source)) WITHOUT ROWID;
+    ALTER TABLE runs ADD COLUMN environment TEXT;
+    )sql",
+};
+
+std::string hostName()
+{
+    char name[256] = {};
+    gethostname(name, sizeof(name) - 1);
+    return name;
+}
+
+// The kernel's start time of a process (clock ticks since boot), so a recycled pid is not
+// mistaken for the engine that wrote the run. Empty when the process does not exist.
+std::string processStartTime(int64_t pid)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(in, line))
+        return {};
+    // Field 2 (comm) may contain spaces; the fields after its closing parenthesis are plain.
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 22 && rest >> field; ++i) {
+    }
+    return field;
+}
+
+bool processAlive(int64_t pid, const std::string &startTime)
+{
+    if (pid <= 0)
+        return false;
+    if (kill(pid_t(pid), 0) != 0 && errno == ESRCH)
+        return false;
+    const std::string now = processStartTime(pid);
+    return now.empty() || startTime.empty() || now == startTime;
+}
+
+bool hasOptlogHeader(const std::string &path, int *applicationId, int *userVersion, int *tableCount)
+{
+    std::ifstream in(path, std::ios::binary);
+    char header[16] = {};
+    in.read(header, sizeof(header));
+    if (in.gcount() < 16 || std::string(header, 15) != "SQLite format 3")
+        return false;
+    SQLite::Database db(path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+    *applicationId = db.execAndGet("PRAGMA application_id").getInt();
+    *userVersion = db.execAndGet("PRAGMA user_version").getInt();
+    *tableCount = db.execAndGet("SELECT count(*) FROM sqlite_master WHERE type = 'table'").getInt();
+    return true;
+}
+
+} // namespace
+
+std::string utcNow()
+{
+    std::time_t now = std::time(nullptr);
+    std::tm parts{};
+    gmtime_r(&now, &parts);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &parts);
+    return text;
+}
+
+Store::Store(const std::string &path, Access access)
+    : m_path(path)
+{
+    namespace fs = std::filesystem;
+    const bool isNew = !fs::exists(path) || fs::file_size(path) == 0;
+    if (isNew && access == Access::ReadOnly)
+        throw StoreError("study '" + path + "' does not exist; `optlog run --db " + path + "` creates it");
+
+    try {
+        if (!isNew) {
+            // Every check happens on a read-only connection, so a file we refuse is never touched.
+            int applicationId = 0, userVersion = 0, tables = 0;
+            if (!hasOptlogHeader(path, &applicationId, &userVersion, &tables))
+                throw StoreError("'" + path + "' is not an optlog study: it is not an SQLite database");
+            if (applicationId != kApplicationId && !(applicationId == 0 && tables == 0))
+                throw StoreError("'" + path + "' is not an optlog study: it is an SQLite database of another "
+                                 "application; choose a new file name for the study");
+            if (userVersion > kSchemaVersion)
+                throw StoreError("study '" + path + "' has schema version " + std::to_string(userVersion)
+                                 + ", newer than this optlog knows (" + std::to_string(kSchemaVersion)
+                                 + "); open it with a newer optlog. The file was not changed.");
+        }
+        const int flags = access == Access::ReadOnly ? SQLite::OPEN_READONLY
+                                                     : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE;
+        m_db = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
+        if (access == Access::ReadWrite) {
+            m_db->exec("PRAGMA journal_mode = WAL");
+            // In WAL mode NORMAL loses no committed data on a crash of the process, only on power loss.
+            m_db->exec("PRAGMA synchronous = NORMAL");
+            m_db->exec("PRAGMA foreign_keys = ON");
+            migrate();
+            markCrashedRuns();
+        } else if (schemaVersion() < kSchemaVersion) {
+            throw StoreError("study '" + path + "' has the older schema version " + std::to_string(schemaVersion())
+                             + "; open it once for writing (for example `optlog runs " + path
+                             + "`) to migrate it");
+        }
+    } catch (const SQLite::Exception &e) {
+        throw StoreError("study '" + path + "': " + e.what());
+    }
+}
+
+Store::~Store() = default;
+
+void Store::createAtVersion(const std::string &path, int version)
+{
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, kBusyTimeoutMs);
+    db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+    for (int v = 0; v < version; ++v)
+        db.exec(kMigrations.at(size_t(v)));
+    db.exec("PRAGMA user_version = " + std::to_string(version));
+}
+
+int Store::schemaVersion() const { return m_db->execAndGet("PRAGMA user_version").getInt(); }
+
+void Store::migrate()
+{
+    if (kMigrations.size() != size_t(kSchemaVersion))
+        throw StoreError("internal: kMigrations must hold one entry per schema version");
+    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+    const int from = schemaVersion();
+    if (from == 0) {
+        m_db->exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+    }
+    for (int v = from; v < kSchemaVersion; ++v)
+        m_db->exec(kMigrations.at(size_t(v)));
+    if (from == 0) {
+        SQLite::Statement seed(*m_db, "INSERT INTO meta (key, value) VALUES ('study_seed', ?)");
+        seed.bind(1, std::to_string(kDefaultStudySeed));
+        seed.exec();
+    }
+    if (from != kSchemaVersion)
+        m_db->exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+    transaction.commit();
+}
+
+int64_t Store::studySeed() const
+{
+    SQLite::Statement query(*m_db, "SELECT value FROM meta WHERE key = 'study_seed'");
+    return query.executeStep() ? std::stoll(query.getColumn(0).getString()) : kDefaultStudySeed;
+}
+
+int64_t Store::createRun(const std::string &name, const std::string &configToml)
+{
+    SQLite::Statement insert(*m_db, "INSERT INTO runs (name, config_toml, status, created_at, pid, pid_start, host) "
+                                    "VALUES (?, ?, 'running', ?, ?, ?, ?)");
+    const int64_t pid = getpid();
+    insert.bind(1, name);
+    insert.bind(2, configToml);
+    insert.bind(3, utcNow());
+    insert.bind(4, pid);
+    insert.bind(5, processStartTime(pid));
+    insert.bind(6, hostName());
+    insert.exec();
+    return m_db->getLastInsertRowid();
+}
+
+void Store::setEnvironment(int64_t runId, const std::string &environmentJson)
+{
+    SQLite::Statement update(*m_db, "UPDATE runs SET environment = ? WHERE id = ?");
+    update.bind(1, environmentJson);
+    update.bind(2, runId);
+    update.exec();
+}
+
+void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
+{
+    if (rows.empty())
+        return;
+    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement insert(*m_db, "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, "
+                                    "grad_norm, step_seconds, tokens_per_second) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const auto &row : rows) {
+        insert.bind(1, runId);
+        insert.bind(2, row.step);
+        insert.bind(3, row.tokens);
+        insert.bind(4, row.trainLoss);
+        insert.bind(5, row.learningRate);
+        insert.bind(6, row.gradNorm);
+        insert.bind(7, row.stepSeconds);
+        insert.bind(8, row.tokensPerSecond);
+        insert.exec();
+        insert.reset();
+    }
+    transaction.commit();
+}
+
+void Store::appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows)
+{
+    if (rows.empty())
+        return;
+    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement insert(*m_db,
+                             "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss) VALUES (?, ?, ?, ?)");
+    for (const auto &row : rows) {
+        insert.bind(1, runId);
+        insert.bind(2, row.step);
+        insert.bind(3, row.tokens);
+        insert.bind(4, row.loss);
+        insert.exec();
+        insert.reset();
+    }
+    transaction.commit();
+}
+
+void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
+{
+    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement clear(*m_db, "DELETE FROM memory WHERE run_id = ?");
+    clear.bind(1, runId);
+    clear.exec();
+    SQLite::Statement insert(*m_db, "INSERT INTO memory (run_id, role, source, dtype, bytes) VALUES (?, ?, ?, ?, ?)");
+    for (const auto &row : rows) {
+        insert.bind(1, runId);
+        insert.bind(2, row.role);
+        insert.bind(3, row.source);
+        insert.bind(4, row.dtype);
+        insert.bind(5, row.bytes);
+        insert.exec();
+        insert.reset();
+    }
+    transaction.commit();
+}
+
+void Store::addEvent(int64_t runId, const std::string &kind, const std::string &message)
+{
+    SQLite::Statement insert(*m_db, "INSERT INTO events (run_id, at, kind, message) VALUES (?, ?, ?, ?)");
+    insert.bind(1, runId);
+    insert.bind(2, utcNow());
+    insert.bind(3, kind);
+    insert.bind(4, message);
+    insert.exec();
+}
+
+void Store::finishRun(int64_t runId, const std::string &outcome, int64_t step, const std::string &message)
+{
+    SQLite::Statement update(*m_db, "UPDATE runs SET status = 'finished', outcome = ?, outcome_step = ?, "
+                                    "message = ?, finished_at = ? WHERE id = ?");
+    update.bind(1, outcome);
+    update.bind(2, step);
+    update.bind(3, message);
+    update.bind(4, utcNow());
+    update.bind(5, runId);
+    update.exec();
+}
+
+int Store::markCrashedRuns()
+{
+    SQLite::Statement running(*m_db, "SELECT id, pid, pid_start, host, "
+                                     "(SELECT max(step) FROM metrics WHERE run_id = runs.id) "
+                                     "FROM runs WHERE status = 'running'");
+    struct Dead
+    {
+        int64_t id, pid, lastStep;
+    };
+    std::vector<Dead> dead;
+    const std::string here = hostName();
+    while (running.executeStep()) {
+        const int64_t pid = running.getColumn(1).getInt64();
+        // A run started on another machine (a shared study on a network drive) is not ours to judge.
+        if (running.getColumn(3).getString() != here || processAlive(pid, running.getColumn(2).getString()))
+            continue;
+        const int64_t lastStep = running.getColumn(4).isNull() ? -1 : running.getColumn(4).getInt64();
+        dead.push_back({running.getColumn(0).getInt64(), pid, lastStep});
+    }
+    for (const auto &run : dead)
+        finishRun(run.id, "crashed", run.lastStep,
+                  "engine process " + std::to_string(run.pid)
+                      + " ended without finishing the run (killed, crashed or the machine stopped); "
+                        "metrics up to step "
+                      + std::to_string(run.lastStep) + " are kept");
+    return int(dead.size());
+}
+
+std::vector<RunRecord> Store::runs() const
+{
+    SQLite::Statement query(*m_db, "SELECT id, name, config_toml, status, coalesce(outcome, ''), "
+                                   "coalesce(outcome_step, -1), coalesce(message, ''), created_at, "
+                                   "coalesce(finished_at, ''), coalesce(pid, 0), coalesce(host, ''), "
+                                   "coalesce(environment, '') FROM runs ORDER BY id");
+    std::vector<RunRecord> out;
+    while (query.executeStep()) {
+        RunRecord r;
+        r.id = query.getColumn(0).getInt64();
+        r.name = query.getColumn(1).getString();
+        r.configToml = query.getColumn(2).getString();
+        r.status = query.getColumn(3).getString();
+        r.outcome = query.getColumn(4).getString();
+        r.outcomeStep = query.getColumn(5).getInt64();
+        r.message = query.getColumn(6).getString();
+        r.createdAt = query.getColumn(7).getString();
+        r.finishedAt = query.getColumn(8).getString();
+        r.pid = query.getColumn(9).getInt64();
+        r.host = query.getColumn(10).getString();
+        r.environmentJson = query.getColumn(11).getString();
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::optional<RunRecord> Store::findRun(const std::string &idOrName) const
+{
+    std::optional<RunRecord> found;
+    for (auto &run : runs())
+        if (std::to_string(run.id) == idOrName || run.name == idOrName)
+            found = run; // the newest of that name wins
+    return found;
+}
+
+std::vector<StepMetrics> Store::metrics(int64_t runId) const
+{
+    SQLite::Statement query(*m_db, "SELECT step, tokens, train_loss, learning_rate, grad_norm, step_seconds, "
+                                   "tokens_per_second FROM metrics WHERE run_id = ? ORDER BY step");
+    query.bind(1, runId);
+    std::vector<StepMetrics> out;
+    while (query.executeStep()) {
+        StepMetrics m;
+        m.step = query.getColumn(0).getInt64();
+        m.tokens = query.getColumn(1).getInt64();
+        m.trainLoss = query.getColumn(2).getDouble();
+        m.learningRate = query.getColumn(3).getDouble();
+        m.gradNorm = query.getColumn(4).getDouble();
+        m.stepSeconds = query.getColumn(5).getDouble();
+        m.tokensPerSecond = query.getColumn(6).getDouble();
+        out.push_back(m);
+    }
+    return out;
+}
+
+std::vector<ValidationPoint> Store::validation(int64_t runId) const
+{
+    SQLite::Statement query(*m_db, "SELECT step, tokens, loss FROM validation WHERE run_id = ? ORDER BY step");
+    query.bind(1, runId);
+    std::vector<ValidationPoint> out;
+    while (query.executeStep())
+        out.push_back({query.getColumn(0).getInt64(), query.getColumn(1).getInt64(), query.getColumn(2).getDouble()});
+    return out;
+}
+
+std::vector<MemoryRow> Store::memory(int64_t runId) const
+{
+    SQLite::Statement query(*m_db, "SELECT role, dtype, bytes, source FROM memory WHERE run_id = ? "
+                                   "ORDER BY source, role");
+    query.bind(1, runId);
+    std::vector<MemoryRow> out;
+    while (query.executeStep())
+        out.push_back({query.getColumn(0).getString(), query.getColumn(1).getString(),
+                       query.getColumn(2).getInt64(), query.getColumn(3).getString()});
+    return out;
+}
+
+std::vector<EventRecord> Store::events(int64_t runId) const
+{
+    SQLite::Statement query(*m_db, "SELECT at, kind, message FROM events WHERE run_id = ? ORDER BY id");
+    query.bind(1, runId);
+    std::vector<EventRecord> out;
+    while (query.executeStep())
+        out.push_back({query.getColumn(0).getString(), query.getColumn(1).getString(), query.getColumn(2).getString()});
+    return out;
+}
+
+} // namespace optlog

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace SQLite {
+class Database;
+}
+
+namespace optlog {
+
+// A study file that cannot be used: not a study, a newer schema, unreadable. Nothing was changed.
+class StoreError : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct RunRecord
+{
+    int64_t id = 0;
+    std::string name;
+    std::string configToml;      // the full resolved config, every field
+    std::string status;          // running | finished
+    std::string outcome;         // empty while running; completed | diverged | failed | cancelled | crashed
+    int64_t outcomeStep = -1;    // the step the outcome happened at (diverged, cancelled, ...)
+    std::string message;         // why it failed, diverged, crashed
+    std::string createdAt;       // ISO 8601, UTC
+    std::string finishedAt;
+    int64_t pid = 0;             // engine process
+    std::string host;
+    std::string environmentJson; // library versions, threads, CPU (engine's EnvironmentInfo)
+};
+
+struct StepMetrics
+{
+    int64_t step = 0;         // optimizer step, from 0
+    int64_t tokens = 0;       // tokens seen after this step
+    double trainLoss = 0;     // mean over the step's microbatches, nats per token
+    double learningRate = 0;
+    double gradNorm = 0;      // global norm before clipping
+    double stepSeconds = 0;   // wall time of the whole step, optimizer included
+    double tokensPerSecond = 0;
+};
+
+struct ValidationPoint
+{
+    int64_t step = 0;
+    int64_t tokens = 0;
+    double loss = 0; // nats per token over the study's fixed validation set
+};
+
+struct MemoryRow
+{
+    std::string role;   // parameters | gradients | master_weights | optimizer_state | saved_activations |
+                        // temporaries | peak | peak_rss
+    std::string dtype;  // float32, bfloat16, ...; "mixed" or "" where a role holds several
+    int64_t bytes = 0;
+    std::string source; // predicted | measured
+};
+
+struct EventRecord
+{
+    std::string at;   // ISO 8601, UTC
+    std::string kind; // started | note | warning | finished
+    std::string message;
+};
+
+// One study file: SQLite in WAL mode with a busy timeout, so one writer (the engine) and
+// any number of readers (the CLI, the GUI) work at once. The schema is versioned with
+// PRAGMA user_version and migrated forward when the file is opened for writing.
+class Store
+{
+public:
+    enum class Access { ReadOnly, ReadWrite };
+    static constexpr int kSchemaVersion = 2;
+    static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
+    static constexpr int64_t kDefaultStudySeed = 1234;
+
+    // ReadWrite creates the file when it is missing. Throws StoreError, leaving the file
+    // untouched, for a file that is not a study or has a newer schema than this build knows.
+    // Opening for writing marks runs whose engine process is gone as crashed.
+    explicit Store(const std::string &path, Access access = Access::ReadWrite);
+    ~Store();
+    Store(const Store &) = delete;
+    Store &operator=(const Store &) = delete;
+
+    // Creates a new study at an older schema version: for migration tests.
+    static void createAtVersion(const std::string &path, int version);
+
+    const std::string &path() const { return m_path; }
+    int schemaVersion() const;
+    // Seeds the fixed validation set: every run of a study is validated on the same data.
+    int64_t studySeed() const;
+
+    int64_t createRun(const std::string &name, const std::string &configToml);
+    void setEnvironment(int64_t runId, const std::string &environmentJson);
+    // Each call is one transaction: the engine batches rows, never one transaction per row.
+    void appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows);
+    void appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows);
+    void replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows);
+    void addEvent(int64_t runId, const std::string &kind, const std::string &message);
+    void finishRun(int64_t runId, const std::string &outcome, int64_t step, const std::string &message);
+    // Runs left "running" by an engine process that no longer exists on this host.
+    int markCrashedRuns();
+
+    std::vector<RunRecord> runs() const;
+    // By id ("3") or by name (the newest run of that name).
+    std::optional<RunRecord> findRun(const std::string &idOrName) const;
+    std::vector<StepMetrics> metrics(int64_t runId) const;
+    std::vector<ValidationPoint> validation(int64_t runId) const;
+    std::vector<MemoryRow> memory(int64_t runId) const;
+    std::vector<EventRecord> events(int64_t runId) const;
+
+private:
+    void migrate();
+
+    std::string m_path;
+    std::unique_ptr<SQLite::Database> m_db;
+};
+
+std::string utcNow();
+
+} // namespace optlog
