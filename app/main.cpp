@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `optlog`: runs training experiments into a study file and reads them back.
 #include "app/commands.h"
+#include "app/launcher.h"
 
 #include "core/presets.h"
 
@@ -22,7 +23,8 @@ int main(int argc, char **argv)
     std::string presets;
     for (const auto &name : presetNames())
         presets += (presets.empty() ? "" : ", ") + name;
-    runCmd->add_option("--preset", run.preset, "built-in preset applied before --config: " + presets);
+    runCmd->add_option("--preset", run.preset, "built-in preset applied before --config: " + presets)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     runCmd->add_option("--db", run.study, "study file (created when missing)")->capture_default_str();
     runCmd->add_option("--set", run.overrides, "override a field, e.g. --set train.steps=100 (repeatable)");
     runCmd->add_flag("--jsonl", run.jsonLines, "print one JSON event per line on stdout");
@@ -63,6 +65,7 @@ int main(int argc, char **argv)
     }
 
     if (*runCmd) {
+        relaunchWithRuntimeVariables(argv);
         if (run.configFile.empty() && run.preset.empty())
             run.preset = "default";
         return runCommand(run);

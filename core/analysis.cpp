@@ -35,6 +35,8 @@ std::string percent(double fraction)
 // Speed and memory differences this small are not worth a decision.
 constexpr double kSameSpeed = 0.03;
 constexpr double kSameMemory = 0.03;
+// Half the p10-p90 spread of step throughput beyond which a machine was too busy to compare speeds.
+constexpr double kTooNoisy = 0.25;
 
 std::string verdictFor(const ComparisonRow &row, const RunSummary &baseline, double tolerance)
 {
@@ -50,7 +52,9 @@ std::string verdictFor(const ComparisonRow &row, const RunSummary &baseline, dou
 
     const double noise = std::max({kSameSpeed, row.throughput.relativeSpread() / 2,
                                    baseline.throughput.relativeSpread() / 2});
-    if (std::fabs(row.speedup - 1) <= noise)
+    if (noise > kTooNoisy)
+        parts.push_back("speed too noisy to call (step-time spread " + percent(2 * noise) + ")");
+    else if (std::fabs(row.speedup - 1) <= noise)
         parts.push_back("same speed");
     else if (row.speedup > 1) {
         char text[32];

@@ -104,6 +104,8 @@ nlohmann::json captureEnvironment(const ThreadSettings &threads)
                         {"OMP_WAIT_POLICY", variable("OMP_WAIT_POLICY")},
                         {"OMP_NUM_THREADS", variable("OMP_NUM_THREADS")},
                         {"OPENBLAS_NUM_THREADS", variable("OPENBLAS_NUM_THREADS")}};
+    // Which of them optlog's launcher set (app/launcher.cpp), as opposed to the user or system.
+    env["variables_set_by_optlog"] = variable("OPTLOG_SET_VARIABLES");
     env["parallel_info"] = at::get_parallel_info();
     return env;
 }

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+#include "core/analysis.h"
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace optlog;
+
+namespace {
+
+RunSummary summary(const std::string &name, double tokensPerSecond, int64_t peak,
+                   std::vector<ValidationPoint> validation)
+{
+    RunSummary s;
+    s.run.name = name;
+    s.run.status = "finished";
+    s.run.outcome = "completed";
+    s.throughput.median = tokensPerSecond;
+    s.throughput.p10 = tokensPerSecond * 0.99;
+    s.throughput.p90 = tokensPerSecond * 1.01;
+    s.peakBytes = peak;
+    s.validation = std::move(validation);
+    return s;
+}
+
+} // namespace
+
+class tst_Analysis : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void steadyThroughputSkipsWarmup();
+    void validationIsInterpolatedAtTokens();
+    void comparesAtMatchedTokens();
+    void verdictsInWords_data();
+    void verdictsInWords();
+    void noisyThroughputIsNotCalled();
+};
+
+void tst_Analysis::steadyThroughputSkipsWarmup()
+{
+    std::vector<StepMetrics> metrics;
+    for (int step = 0; step < 13; ++step) {
+        StepMetrics m;
+        m.step = step;
+        m.tokensPerSecond = step < 3 ? 10.0 : 100.0 + step; // slow warm-up steps must not count
+        metrics.push_back(m);
+    }
+    const ThroughputSummary s = steadyThroughput(metrics, 3);
+    QCOMPARE(s.steps, int64_t(10));
+    QCOMPARE(s.median, 107.5); // median of 103..112
+    QVERIFY(s.p10 > 103 && s.p10 < s.median);
+    QVERIFY(s.p90 > s.median && s.p90 < 112);
+}
+
+void tst_Analysis::validationIsInterpolatedAtTokens()
+{
+    const std::vector<ValidationPoint> points = {{9, 1000, 4.0}, {19, 2000, 3.0}};
+    QCOMPARE(validationAt(points, 1000), 4.0);
+    QCOMPARE(validationAt(points, 1500), 3.5);
+    QVERIFY(std::isnan(validationAt(points, 2500)));
+    QVERIFY(std::isnan(validationAt(points, 500)));
+}
+
+void tst_Analysis::comparesAtMatchedTokens()
+{
+    // The run saw half the tokens: it is compared at 1000 tokens, not at its last step.
+    const RunSummary base = summary("base", 1000, 100, {{9, 1000, 4.0}, {19, 2000, 3.0}});
+    const RunSummary run = summary("half", 1000, 100, {{4, 500, 4.5}, {9, 1000, 3.9}});
+    const auto rows = compare(base, {base, run}, 0.02);
+    QCOMPARE(rows[1].matchedTokens, int64_t(1000));
+    QCOMPARE(rows[1].validationLoss, 3.9);
+    QVERIFY(std::fabs(rows[1].deltaLoss - (-0.1)) < 1e-12);
+    QCOMPARE(rows[0].deltaLoss, 0.0);
+}
+
+void tst_Analysis::verdictsInWords_data()
+{
+    QTest::addColumn<double>("finalLoss");
+    QTest::addColumn<double>("tokensPerSecond");
+    QTest::addColumn<qint64>("peak");
+    QTest::addColumn<QString>("verdict");
+    QTest::newRow("same") << 3.01 << 1010.0 << qint64(1000) << "same quality, same speed, same memory";
+    QTest::newRow("faster, smaller") << 3.0 << 1500.0 << qint64(600) << "same quality, 1.50x faster, saves 40% memory";
+    QTest::newRow("slower, worse, bigger") << 3.2 << 800.0 << qint64(1200)
+                                           << "worse quality, 20% slower, uses 20% more memory";
+    QTest::newRow("better") << 2.9 << 1000.0 << qint64(1000) << "better quality, same speed, same memory";
+}
+
+void tst_Analysis::noisyThroughputIsNotCalled()
+{
+    const RunSummary base = summary("base", 1000, 1000, {{9, 1000, 3.0}});
+    RunSummary run = summary("run", 600, 1000, {{9, 1000, 3.0}});
+    run.throughput.p10 = 200;
+    run.throughput.p90 = 1000; // spread of 133% of the median: a busy machine
+    QCOMPARE(QString::fromStdString(compare(base, {run}, 0.02).front().verdict),
+             QString("same quality, speed too noisy to call (step-time spread 133%), same memory"));
+}
+
+void tst_Analysis::verdictsInWords()
+{
+    QFETCH(double, finalLoss);
+    QFETCH(double, tokensPerSecond);
+    QFETCH(qint64, peak);
+    QFETCH(QString, verdict);
+    const RunSummary base = summary("base", 1000, 1000, {{9, 1000, 3.0}});
+    const RunSummary run = summary("run", tokensPerSecond, peak, {{9, 1000, finalLoss}});
+    QCOMPARE(QString::fromStdString(compare(base, {run}, 0.02).front().verdict), verdict);
+}
+
+QTEST_APPLESS_MAIN(tst_Analysis)
+#include "tst_analysis.moc"

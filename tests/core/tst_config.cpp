@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+#include "core/config.h"
+#include "core/modelshape.h"
+#include "core/presets.h"
+#include "core/studyplan.h"
+
+#include <QtTest>
+
+using namespace optlog;
+
+class tst_Config : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void badConfigIsRefusedWithItsReason_data();
+    void badConfigIsRefusedWithItsReason();
+    void badOverrideIsRefused_data();
+    void badOverrideIsRefused();
+    void layersApplyInOrder();
+    void overridesKeepTheirType();
+    void serialisedConfigReadsBackIdentical();
+    void presetsAreValidAndSized_data();
+    void presetsAreValidAndSized();
+    void shippedStudiesAreValid();
+};
+
+void tst_Config::badConfigIsRefusedWithItsReason_data()
+{
+    QTest::addColumn<QString>("toml");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("unknown key") << "[model]\nwidht = 64\n" << "unknown key 'model.widht'; known keys in [model]";
+    QTest::newRow("unknown section") << "[modle]\nwidth = 64\n" << "unknown key 'modle'";
+    QTest::newRow("section not a table") << "model = 3\n" << "'model' must be a table";
+    QTest::newRow("string for integer") << "[train]\nsteps = \"ten\"\n" << "train.steps = \"ten\": expected an integer";
+    QTest::newRow("float for integer") << "[train]\nmicrobatch = 2.5\n" << "train.microbatch = 2.5: expected an integer";
+    QTest::newRow("zero microbatch") << "[train]\nmicrobatch = 0\n" << "train.microbatch = 0: must be from 1 to";
+    QTest::newRow("negative lr") << "[train]\nlearning_rate = -1.0\n" << "train.learning_rate = -1.0: must be from 1e-12 to 10";
+    QTest::newRow("dropout one") << "[model]\ndropout = 1.0\n" << "model.dropout = 1.0: must be from 0 to below 1";
+    QTest::newRow("bool as string") << "[model]\ntied_head = \"yes\"\n" << "model.tied_head = \"yes\": expected true or false";
+    QTest::newRow("unknown precision") << "[precision]\nmode = \"fp8\"\n" << "precision.mode = \"fp8\": must be one of fp32";
+    QTest::newRow("unknown corpus") << "[data]\ncorpus = \"wiki\"\n" << "data.corpus = \"wiki\": must be one of fortunes";
+    QTest::newRow("heads do not divide") << "[model]\nwidth = 100\nheads = 3\n"
+                                         << "model.width = 100: must be divisible by model.heads = 3";
+    QTest::newRow("min lr above lr") << "[train]\nlearning_rate = 1e-3\nmin_learning_rate = 1e-2\n"
+                                     << "train.min_learning_rate = 0.01: must not exceed train.learning_rate";
+    QTest::newRow("warm-up covers run") << "[train]\nsteps = 3\n[memory]\nwarmup_steps = 3\n"
+                                        << "memory.warmup_steps = 3: must be below train.steps = 3";
+    QTest::newRow("text corpus without path") << "[data]\ncorpus = \"text\"\n" << "data.path is empty";
+    QTest::newRow("not toml") << "[model\nwidth = 1\n" << "not valid TOML at line 1";
+}
+
+void tst_Config::badConfigIsRefusedWithItsReason()
+{
+    QFETCH(QString, toml);
+    QFETCH(QString, expected);
+    RunConfig config;
+    try {
+        applyTomlText(config, toml.toStdString(), "test");
+        validate(config);
+        QFAIL("the config was accepted");
+    } catch (const ConfigError &e) {
+        QVERIFY2(QString(e.what()).contains(expected), e.what());
+    }
+}
+
+void tst_Config::badOverrideIsRefused_data()
+{
+    QTest::addColumn<QString>("assignment");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("no equals") << "train.steps" << "expected key=value";
+    QTest::newRow("unknown key") << "train.stpes=3" << "--set train.stpes: unknown key";
+    QTest::newRow("wrong type") << "train.steps=many" << "train.steps = \"many\": expected an integer";
+    QTest::newRow("out of range") << "model.layers=0" << "model.layers = 0: must be from 1";
+}
+
+void tst_Config::badOverrideIsRefused()
+{
+    QFETCH(QString, assignment);
+    QFETCH(QString, expected);
+    RunConfig config;
+    try {
+        applyOverride(config, assignment.toStdString());
+        QFAIL("the override was accepted");
+    } catch (const ConfigError &e) {
+        QVERIFY2(QString(e.what()).contains(expected), e.what());
+    }
+}
+
+void tst_Config::layersApplyInOrder()
+{
+    QTemporaryDir dir;
+    const QString file = dir.filePath("run.toml");
+    QFile out(file);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write("[train]\nsteps = 17\nmicrobatch = 2\n");
+    out.close();
+    // preset, then file, then overrides
+    RunConfig c = loadRunConfig("smoke", file.toStdString(), {"train.microbatch=3"});
+    QCOMPARE(c.model.width, int64_t(32));      // from the preset
+    QCOMPARE(c.train.steps, int64_t(17));      // the file over the preset
+    QCOMPARE(c.train.microbatch, int64_t(3));  // the override over the file
+    QCOMPARE(c.name, std::string("smoke"));
+}
+
+void tst_Config::overridesKeepTheirType()
+{
+    RunConfig c;
+    applyOverride(c, "train.learning_rate=2e-3");
+    applyOverride(c, "model.tied_head=false");
+    applyOverride(c, "data.corpus=generated"); // a bare word reads as a string
+    applyOverride(c, "train.learning_rate=1"); // an integer is accepted for a real
+    QCOMPARE(c.train.learningRate, 1.0);
+    QCOMPARE(c.model.tiedHead, false);
+    QCOMPARE(c.data.corpus, std::string("generated"));
+}
+
+void tst_Config::serialisedConfigReadsBackIdentical()
+{
+    RunConfig c = loadRunConfig("default", "", {"train.steps=7", "model.dropout=0.25", "name=\"x y\""});
+    RunConfig back;
+    applyTomlText(back, toToml(c), "stored");
+    QCOMPARE(toToml(back), toToml(c));
+    QCOMPARE(back.train.steps, int64_t(7));
+    QCOMPARE(back.model.dropout, 0.25);
+    QCOMPARE(back.name, std::string("x y"));
+}
+
+void tst_Config::presetsAreValidAndSized_data()
+{
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<double>("minimumMillions");
+    QTest::addColumn<double>("maximumMillions");
+    QTest::newRow("smoke") << "smoke" << 0.0 << 0.1;
+    QTest::newRow("default") << "default" << 3.0 << 3.6;
+    QTest::newRow("seed-15m") << "seed-15m" << 14.0 << 16.0;
+}
+
+void tst_Config::presetsAreValidAndSized()
+{
+    QFETCH(QString, preset);
+    QFETCH(double, minimumMillions);
+    QFETCH(double, maximumMillions);
+    const RunConfig c = loadRunConfig(preset.toStdString(), "", {});
+    const double millions = double(parameterCount(c.model)) / 1e6;
+    QVERIFY2(millions >= minimumMillions && millions <= maximumMillions, qPrintable(QString::number(millions)));
+}
+
+void tst_Config::shippedStudiesAreValid()
+{
+    for (const auto &name : studyNames()) {
+        const StudyPlan plan = loadStudyPlan(name);
+        QVERIFY(!plan.runs.empty());
+        bool hasBaseline = false;
+        for (const auto &run : plan.runs)
+            hasBaseline = hasBaseline || run.name == plan.baseline;
+        QVERIFY2(hasBaseline, name.c_str());
+    }
+}
+
+QTEST_APPLESS_MAIN(tst_Config)
+#include "tst_config.moc"

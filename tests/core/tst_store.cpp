@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+#include "core/store.h"
+
+#include <QtTest>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <atomic>
+#include <thread>
+
+using namespace optlog;
+
+namespace {
+
+QByteArray fileBytes(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+std::vector<StepMetrics> someMetrics(int64_t firstStep, int count)
+{
+    std::vector<StepMetrics> rows;
+    for (int i = 0; i < count; ++i) {
+        StepMetrics m;
+        m.step = firstStep + i;
+        m.tokens = (m.step + 1) * 256;
+        m.trainLoss = 5.0 - 0.01 * double(m.step);
+        m.learningRate = 1e-3;
+        m.gradNorm = 0.5;
+        m.stepSeconds = 0.1;
+        m.tokensPerSecond = 2560;
+        rows.push_back(m);
+    }
+    return rows;
+}
+
+} // namespace
+
+class tst_Store : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void roundTrip();
+    void newStudyIsWalWithCurrentSchema();
+    void migratesFromVersionOne();
+    void refusesNewerSchemaWithoutTouchingIt();
+    void refusesFilesThatAreNotStudies_data();
+    void refusesFilesThatAreNotStudies();
+    void readOnlyOpenOfMissingStudyFails();
+    void marksRunsOfDeadProcessesCrashed();
+    void readersReadWhileTheWriterWrites();
+};
+
+void tst_Store::roundTrip()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("study.sqlite").toStdString();
+    int64_t id = 0;
+    {
+        Store store(path);
+        id = store.createRun("fp32", "name = 'fp32'\n");
+        store.setEnvironment(id, R"({"libtorch_version":"1.13.0"})");
+        store.appendMetrics(id, someMetrics(0, 10));
+        store.appendValidation(id, {{4, 1280, 4.5}, {9, 2560, 4.0}});
+        store.replaceMemory(id, {{"parameters", "float32", 4000, "predicted"}, {"parameters", "float32", 4000, "measured"},
+                                 {"peak", "mixed", 9000, "measured"}});
+        store.addEvent(id, "started", "data: test");
+        store.finishRun(id, "completed", 9, "");
+    }
+    Store store(path, Store::Access::ReadOnly);
+    const auto runs = store.runs();
+    QCOMPARE(runs.size(), size_t(1));
+    QCOMPARE(runs[0].name, std::string("fp32"));
+    QCOMPARE(runs[0].status, std::string("finished"));
+    QCOMPARE(runs[0].outcome, std::string("completed"));
+    QCOMPARE(runs[0].outcomeStep, int64_t(9));
+    QCOMPARE(runs[0].configToml, std::string("name = 'fp32'\n"));
+    QCOMPARE(runs[0].environmentJson, std::string(R"({"libtorch_version":"1.13.0"})"));
+    const auto metrics = store.metrics(id);
+    QCOMPARE(metrics.size(), size_t(10));
+    QCOMPARE(metrics[3].tokens, int64_t(1024));
+    QCOMPARE(metrics[3].trainLoss, 4.97);
+    QCOMPARE(store.validation(id).back().loss, 4.0);
+    QCOMPARE(store.memory(id).size(), size_t(3));
+    QCOMPARE(store.events(id).front().message, std::string("data: test"));
+    QCOMPARE(store.findRun("fp32")->id, id);
+    QCOMPARE(store.findRun(std::to_string(id))->name, std::string("fp32"));
+    QVERIFY(!store.findRun("nope"));
+}
+
+void tst_Store::newStudyIsWalWithCurrentSchema()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("study.sqlite").toStdString();
+    Store store(path);
+    QCOMPARE(store.schemaVersion(), Store::kSchemaVersion);
+    QCOMPARE(store.studySeed(), Store::kDefaultStudySeed);
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    QCOMPARE(db.execAndGet("PRAGMA journal_mode").getString(), std::string("wal"));
+    QCOMPARE(db.execAndGet("PRAGMA application_id").getInt(), Store::kApplicationId);
+}
+
+void tst_Store::migratesFromVersionOne()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("old.sqlite").toStdString();
+    Store::createAtVersion(path, 1);
+    {
+        // A version-1 study with a run in it: the run and its metrics must survive the migration.
+        SQLite::Database db(path, SQLite::OPEN_READWRITE);
+        db.exec("INSERT INTO meta (key, value) VALUES ('study_seed', '99')");
+        db.exec("INSERT INTO runs (name, config_toml, status, outcome, created_at) "
+                "VALUES ('old', '', 'finished', 'completed', '2026-01-01T00:00:00Z')");
+        db.exec("INSERT INTO metrics (run_id, step, tokens, train_loss) VALUES (1, 0, 64, 5.5)");
+    }
+    QVERIFY_EXCEPTION_THROWN(Store(path, Store::Access::ReadOnly), StoreError); // must migrate first
+    Store store(path);
+    QCOMPARE(store.schemaVersion(), 2);
+    QCOMPARE(store.studySeed(), int64_t(99));
+    QCOMPARE(store.runs().front().name, std::string("old"));
+    QCOMPARE(store.metrics(1).front().trainLoss, 5.5);
+    store.replaceMemory(1, {{"peak", "mixed", 1, "measured"}}); // the version-2 table exists
+    store.setEnvironment(1, "{}");
+    QCOMPARE(store.memory(1).size(), size_t(1));
+}
+
+void tst_Store::refusesNewerSchemaWithoutTouchingIt()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath("future.sqlite");
+    {
+        Store store(path.toStdString());
+        store.createRun("kept", "");
+    }
+    {
+        SQLite::Database db(path.toStdString(), SQLite::OPEN_READWRITE);
+        db.exec("PRAGMA user_version = 99");
+        db.exec("PRAGMA journal_mode = DELETE"); // one file, so its bytes say everything
+    }
+    const QByteArray before = fileBytes(path);
+    try {
+        Store store(path.toStdString());
+        QFAIL("a newer schema was accepted");
+    } catch (const StoreError &e) {
+        QVERIFY2(QString(e.what()).contains("schema version 99, newer than this optlog knows (2)"), e.what());
+    }
+    QCOMPARE(fileBytes(path), before);
+    QVERIFY(!QFile::exists(path + "-wal"));
+}
+
+void tst_Store::refusesFilesThatAreNotStudies_data()
+{
+    QTest::addColumn<QByteArray>("content");
+    QTest::addColumn<bool>("sqlite");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("text") << QByteArray("hello, not a database\n") << false << "it is not an SQLite database";
+    QTest::newRow("other application") << QByteArray() << true << "an SQLite database of another application";
+}
+
+void tst_Store::refusesFilesThatAreNotStudies()
+{
+    QFETCH(QByteArray, content);
+    QFETCH(bool, sqlite);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    const QString path = dir.filePath("file");
+    if (sqlite) {
+        SQLite::Database db(path.toStdString(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+        db.exec("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine')");
+    } else {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(content);
+    }
+    const QByteArray before = fileBytes(path);
+    try {
+        Store store(path.toStdString());
+        QFAIL("a file that is not a study was accepted");
+    } catch (const StoreError &e) {
+        QVERIFY2(QString(e.what()).contains(expected), e.what());
+    }
+    QCOMPARE(fileBytes(path), before);
+}
+
+void tst_Store::readOnlyOpenOfMissingStudyFails()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath("missing.sqlite");
+    QVERIFY_EXCEPTION_THROWN(Store(path.toStdString(), Store::Access::ReadOnly), StoreError);
+    QVERIFY(!QFile::exists(path));
+}
+
+void tst_Store::marksRunsOfDeadProcessesCrashed()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("study.sqlite").toStdString();
+    {
+        Store store(path);
+        const int64_t id = store.createRun("ghost", "");
+        store.appendMetrics(id, someMetrics(0, 5));
+        // Pretend another process wrote it and is gone: a pid that cannot exist.
+        SQLite::Database db(path, SQLite::OPEN_READWRITE);
+        db.exec("UPDATE runs SET pid = 2147483000, pid_start = '1'");
+        store.createRun("alive", ""); // written by this very process, which is alive
+    }
+    Store store(path);
+    const auto ghost = store.findRun("ghost");
+    QCOMPARE(ghost->status, std::string("finished"));
+    QCOMPARE(ghost->outcome, std::string("crashed"));
+    QCOMPARE(ghost->outcomeStep, int64_t(4));
+    QVERIFY(QString::fromStdString(ghost->message).contains("metrics up to step 4 are kept"));
+    QCOMPARE(store.metrics(ghost->id).size(), size_t(5));
+    QCOMPARE(store.findRun("alive")->status, std::string("running"));
+}
+
+void tst_Store::readersReadWhileTheWriterWrites()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("study.sqlite").toStdString();
+    Store writer(path);
+    const int64_t id = writer.createRun("busy", "");
+    std::atomic<bool> done{false};
+    std::atomic<int> reads{0};
+    std::string readerError;
+    std::thread reader([&] {
+        try {
+            Store store(path, Store::Access::ReadOnly);
+            size_t last = 0;
+            while (!done.load()) {
+                const size_t now = store.metrics(id).size();
+                if (now < last)
+                    throw std::runtime_error("metrics went backwards");
+                last = now;
+                reads.fetch_add(1);
+            }
+        } catch (const std::exception &e) {
+            readerError = e.what();
+        }
+    });
+    for (int batch = 0; batch < 200; ++batch)
+        writer.appendMetrics(id, someMetrics(batch * 50, 50));
+    done.store(true);
+    reader.join();
+    QVERIFY2(readerError.empty(), readerError.c_str());
+    QVERIFY(reads.load() > 0);
+    QCOMPARE(writer.metrics(id).size(), size_t(10000));
+}
+
+QTEST_APPLESS_MAIN(tst_Store)
+#include "tst_store.moc"

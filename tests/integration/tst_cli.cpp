@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: MIT
+// Integration tests: the real `optlog` binary in real processes, a real study file.
+#include "core/store.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <QtTest>
+
+using namespace optlog;
+
+namespace {
+
+const QStringList kSmoke = {"--preset", "smoke", "--set", "data.corpus=generated"};
+
+struct Result
+{
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+Result runOptlog(const QStringList &arguments, int timeoutMs = 120000)
+{
+    QProcess process;
+    process.start(OPTLOG_BINARY, arguments);
+    Result r;
+    if (!process.waitForFinished(timeoutMs))
+        return r;
+    r.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    r.out = QString::fromUtf8(process.readAllStandardOutput());
+    r.err = QString::fromUtf8(process.readAllStandardError());
+    return r;
+}
+
+// Waits until the engine has written `steps` steps to the study, read as the GUI would.
+bool waitForSteps(const QString &study, size_t steps, int timeoutMs = 60000)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < timeoutMs) {
+        if (QFile::exists(study)) {
+            try {
+                Store store(study.toStdString(), Store::Access::ReadOnly);
+                const auto runs = store.runs();
+                if (!runs.empty() && store.metrics(runs.back().id).size() >= steps)
+                    return true;
+            } catch (const StoreError &) {
+                // created but not yet migrated: try again
+            }
+        }
+        QThread::msleep(50);
+    }
+    return false;
+}
+
+} // namespace
+
+class tst_Cli : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void runWritesEverythingAComparisonNeeds();
+    void badInputExitsTwoAndWritesNothing_data();
+    void badInputExitsTwoAndWritesNothing();
+    void terminateFinishesTheStepAndMarksCancelled();
+    void killedEngineLeavesACrashedRunWithItsMetrics();
+    void readerReadsWhileTheEngineWrites();
+    void studyRunsEachRunOnceAndCompares();
+    void exportWritesCsvAndJson();
+    void refusesAStudyFromTheFuture();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+void tst_Cli::runWritesEverythingAComparisonNeeds()
+{
+    const QString study = m_dir.filePath("run.sqlite");
+    const Result r = runOptlog(QStringList{"run", "--db", study, "--jsonl"} + kSmoke);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains("\"event\":\"step\""));
+    QVERIFY(r.out.contains("\"event\":\"finished\""));
+
+    Store store(study.toStdString(), Store::Access::ReadOnly);
+    const auto runs = store.runs();
+    QCOMPARE(runs.size(), size_t(1));
+    QCOMPARE(runs[0].outcome, std::string("completed"));
+    QVERIFY(runs[0].configToml.find("[model]") != std::string::npos);
+    QVERIFY(runs[0].environmentJson.find("libtorch_version") != std::string::npos);
+    QVERIFY(runs[0].environmentJson.find("intra_op_threads") != std::string::npos);
+    QCOMPARE(store.metrics(runs[0].id).size(), size_t(40));
+    QCOMPARE(store.validation(runs[0].id).size(), size_t(4));
+    int measured = 0, predicted = 0;
+    for (const auto &m : store.memory(runs[0].id))
+        (m.source == "measured" ? measured : predicted) += 1;
+    QVERIFY(measured >= 6);
+    QCOMPARE(predicted, 3);
+
+    const Result shown = runOptlog({"show", study, "smoke"});
+    QCOMPARE(shown.exitCode, 0);
+    QVERIFY(shown.out.contains("optimizer_state"));
+    const Result listed = runOptlog({"runs", study});
+    QVERIFY(listed.out.contains("completed"));
+}
+
+void tst_Cli::badInputExitsTwoAndWritesNothing_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("range") << QStringList{"--set", "train.microbatch=0"} << "train.microbatch = 0: must be from 1";
+    QTest::newRow("unknown key") << QStringList{"--set", "train.mircobatch=2"} << "--set train.mircobatch: unknown key";
+    QTest::newRow("preset") << QStringList{"--preset", "huge"} << "unknown preset 'huge'; known: default";
+    QTest::newRow("missing file") << QStringList{"--config", "/nonexistent/run.toml"} << "cannot read '/nonexistent";
+    QTest::newRow("missing corpus") << QStringList{"--set", "data.corpus=text", "--set", "data.path=/nonexistent.txt"}
+                                    << "text corpus '/nonexistent.txt' does not exist";
+    QTest::newRow("context") << QStringList{"--set", "model.context_length=9000000"}
+                             << "model.context_length = 9000000: must be from 1 to 65536";
+}
+
+void tst_Cli::badInputExitsTwoAndWritesNothing()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, expected);
+    const QString study = m_dir.filePath(QString("bad-%1.sqlite").arg(QTest::currentDataTag()));
+    const Result r = runOptlog(QStringList{"run", "--preset", "smoke", "--db", study} + arguments);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+    QVERIFY(!QFile::exists(study));
+}
+
+void tst_Cli::terminateFinishesTheStepAndMarksCancelled()
+{
+    const QString study = m_dir.filePath("cancel.sqlite");
+    QProcess engine;
+    engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study} + kSmoke + QStringList{"--set", "train.steps=100000"});
+    QVERIFY(waitForSteps(study, 1));
+    engine.terminate(); // SIGTERM
+    QVERIFY(engine.waitForFinished(30000));
+    QCOMPARE(engine.exitCode(), 4);
+    Store store(study.toStdString(), Store::Access::ReadOnly);
+    const auto run = store.runs().back();
+    QCOMPARE(run.outcome, std::string("cancelled"));
+    const auto metrics = store.metrics(run.id);
+    QVERIFY(!metrics.empty());
+    QCOMPARE(run.outcomeStep, metrics.back().step); // every completed step was flushed
+}
+
+void tst_Cli::killedEngineLeavesACrashedRunWithItsMetrics()
+{
+    const QString study = m_dir.filePath("crash.sqlite");
+    QProcess engine;
+    engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study} + kSmoke + QStringList{"--set", "train.steps=100000"});
+    QVERIFY(waitForSteps(study, 1));
+    engine.kill(); // SIGKILL: nothing is flushed, nothing is marked
+    QVERIFY(engine.waitForFinished(30000));
+    size_t written = 0;
+    {
+        Store reader(study.toStdString(), Store::Access::ReadOnly); // a reader does not judge
+        QCOMPARE(reader.runs().back().status, std::string("running"));
+        written = reader.metrics(reader.runs().back().id).size();
+    }
+    Store store(study.toStdString()); // opening for writing marks it
+    const auto run = store.runs().back();
+    QCOMPARE(run.outcome, std::string("crashed"));
+    QCOMPARE(store.metrics(run.id).size(), written);
+    QVERIFY(written > 0);
+}
+
+void tst_Cli::readerReadsWhileTheEngineWrites()
+{
+    const QString study = m_dir.filePath("concurrent.sqlite");
+    QProcess engine;
+    engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study} + kSmoke
+                                    + QStringList{"--set", "train.steps=100000", "--set", "train.eval_interval=5"});
+    QVERIFY(waitForSteps(study, 1));
+    Store reader(study.toStdString(), Store::Access::ReadOnly);
+    const int64_t runId = reader.runs().back().id;
+    size_t first = reader.metrics(runId).size(), last = first;
+    int reads = 0;
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < 3000) { // every read must succeed, none "database is locked"
+        last = reader.metrics(runId).size();
+        reader.validation(runId);
+        ++reads;
+    }
+    engine.terminate();
+    QVERIFY(engine.waitForFinished(30000));
+    QVERIFY(last > first); // the reader saw the engine's writes as they came
+    QVERIFY(reads > 10);
+}
+
+void tst_Cli::studyRunsEachRunOnceAndCompares()
+{
+    const QString plan = m_dir.filePath("plan.toml");
+    QFile f(plan);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("name = \"mini\"\nbaseline = \"whole\"\n"
+            "[[run]]\nname = \"whole\"\npreset = \"smoke\"\noverrides = [\"data.corpus=generated\", \"train.steps=12\"]\n"
+            "[[run]]\nname = \"accumulated\"\npreset = \"smoke\"\n"
+            "overrides = [\"data.corpus=generated\", \"train.steps=12\", \"train.microbatch=2\", "
+            "\"train.accumulation=2\"]\n");
+    f.close();
+    const QString study = m_dir.filePath("mini.sqlite");
+    const Result first = runOptlog({"study", plan, "--db", study});
+    QVERIFY2(first.exitCode == 0, qPrintable(first.err));
+    QVERIFY(first.out.contains("baseline"));
+    QVERIFY(first.out.contains("accumulated"));
+    QVERIFY(first.out.contains("same quality") || first.out.contains("quality"));
+
+    const Result again = runOptlog({"study", plan, "--db", study});
+    QCOMPARE(again.exitCode, 0);
+    QVERIFY(again.err.contains("whole already completed"));
+    Store store(study.toStdString(), Store::Access::ReadOnly);
+    QCOMPARE(store.runs().size(), size_t(2));
+    // Same tokens per step: the comparison is at the same token count for both.
+    QCOMPARE(store.validation(1).back().tokens, store.validation(2).back().tokens);
+}
+
+void tst_Cli::exportWritesCsvAndJson()
+{
+    const QString study = m_dir.filePath("export.sqlite");
+    QCOMPARE(runOptlog(QStringList{"run", "--db", study, "--set", "train.steps=10", "--set", "train.eval_interval=5"}
+                    + kSmoke)
+                 .exitCode,
+             0);
+    const QString csv = m_dir.filePath("metrics.csv");
+    QCOMPARE(runOptlog({"export", study, "--format", "csv", "-o", csv}).exitCode, 0);
+    QFile file(csv);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 11);
+    QVERIFY(lines[0].startsWith("run_id,run_name,step,tokens,train_loss"));
+    QVERIFY(!lines[5].endsWith(",")); // step 4 was validated
+
+    const Result json = runOptlog({"export", study, "--format", "json"});
+    QCOMPARE(json.exitCode, 0);
+    const QJsonDocument doc = QJsonDocument::fromJson(json.out.toUtf8());
+    QCOMPARE(doc["runs"][0]["metrics"].toArray().size(), 10);
+    QVERIFY(doc["runs"][0]["environment"]["libtorch_version"].isString());
+}
+
+void tst_Cli::refusesAStudyFromTheFuture()
+{
+    const QString study = m_dir.filePath("future.sqlite");
+    Store::createAtVersion(study.toStdString(), Store::kSchemaVersion);
+    {
+        // What a newer optlog would leave: a schema version beyond ours.
+        SQLite::Database db(study.toStdString(), SQLite::OPEN_READWRITE);
+        db.exec("PRAGMA user_version = 7");
+    }
+    const Result r = runOptlog(QStringList{"run", "--db", study} + kSmoke);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("schema version 7, newer than this optlog knows"), qPrintable(r.err));
+}
+
+QTEST_GUILESS_MAIN(tst_Cli)
+#include "tst_cli.moc"
