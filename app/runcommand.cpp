@@ -6,6 +6,7 @@
 #include "core/store.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/environment.h"
+#include "core/engine/precision.h"
 #include "core/engine/studyrecorder.h"
 #include "core/engine/trainer.h"
 
@@ -50,6 +51,8 @@ int runCommand(const RunRequest &request)
     TokenSplit data;
     try {
         config = loadRunConfig(request.preset, request.configFile, request.overrides);
+        // The engine trains on the CPU only so far (see README): CUDA-only modes are refused here.
+        requireSupported(precisionPlan(config.precision.mode), c10::DeviceType::CPU);
         data = loadTokens(config.data, config.model.vocabSize, config.model.contextLength);
     } catch (const ConfigError &e) {
         std::cerr << "optlog run: " << e.what() << "\n";
@@ -94,6 +97,8 @@ int runCommand(const RunRequest &request)
     std::vector<MemoryRow> memory = predictedModelState(config);
     memory.insert(memory.end(), outcome.measuredMemory.begin(), outcome.measuredMemory.end());
     store->replaceMemory(runId, memory);
+    if (!outcome.dtypes.empty())
+        store->setDtypes(runId, nlohmann::json(outcome.dtypes).dump());
     recorder.finished(outcome.outcome, outcome.step, outcome.message);
 
     std::cerr << "optlog run: run " << runId << " (" << config.name << ") " << outcome.outcome

@@ -260,10 +260,19 @@ const std::vector<ConfigField> &configFields()
                 [](RunConfig &c) -> int64_t & { return c.train.evalInterval; }, 1),
 
         text("precision", "mode", "which state has which dtype (DESIGN.md's precision table)",
-             [](RunConfig &c) -> std::string & { return c.precision.mode; }, {"fp32"}),
+             [](RunConfig &c) -> std::string & { return c.precision.mode; },
+             {"fp32", "autocast-bf16", "autocast-fp16", "master-bf16", "master-fp16", "pure-bf16"}),
 
         integer("memory", "warmup_steps", "steps excluded from the peak and from steady-state throughput",
                 [](RunConfig &c) -> int64_t & { return c.memory.warmupSteps; }, 1),
+        integer("memory", "checkpoint_every", "activation checkpointing: 0 none, 1 every block, k every k-th "
+                                              "block; trades recomputation time for saved activations",
+                [](RunConfig &c) -> int64_t & { return c.memory.checkpointEvery; }, 0, 1024),
+        text("memory", "attention", "naive keeps the T x T attention scores for backward; chunked recomputes "
+                                    "them chunk by chunk",
+             [](RunConfig &c) -> std::string & { return c.memory.attention; }, {"naive", "chunked"}),
+        integer("memory", "attention_chunk", "queries per chunk for chunked attention",
+                [](RunConfig &c) -> int64_t & { return c.memory.attentionChunk; }, 1, 65536),
 
         integer("runtime", "threads", "intra-op threads; 0 = this machine's measured default",
                 [](RunConfig &c) -> int64_t & { return c.runtime.threads; }, 0, 1024),

@@ -60,7 +60,10 @@ struct PrecisionConfig
 
 struct MemoryConfig
 {
-    int64_t warmupSteps = 3; // steps excluded from the peak and from steady-state throughput
+    int64_t warmupSteps = 3;     // steps excluded from the peak and from steady-state throughput
+    int64_t checkpointEvery = 0; // activation checkpointing: 0 none, 1 every block, k every k-th block
+    std::string attention = "naive"; // naive | chunked
+    int64_t attentionChunk = 64; // queries per chunk when attention = chunked
 };
 
 struct RuntimeConfig

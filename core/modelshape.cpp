@@ -14,12 +14,21 @@ int64_t parameterCount(const ModelConfig &m)
 std::vector<MemoryRow> predictedModelState(const RunConfig &config)
 {
     const int64_t n = parameterCount(config.model);
-    // fp32 is the only mode so far: 4 bytes each for weights and gradients, 8 for Adam's m and v.
-    return {
-        {"parameters", "float32", 4 * n, "predicted"},
-        {"gradients", "float32", 4 * n, "predicted"},
-        {"optimizer_state", "float32", 8 * n, "predicted"},
+    const std::string &mode = config.precision.mode;
+    // DESIGN.md's precision table: bytes per parameter of each state.
+    const bool sixteenBitWeights = mode.rfind("master-", 0) == 0 || mode == "pure-bf16";
+    const std::string half = mode == "master-fp16" ? "float16" : "bfloat16";
+    const std::string weights = sixteenBitWeights ? half : "float32";
+    const int64_t weightBytes = sixteenBitWeights ? 2 : 4;
+    std::vector<MemoryRow> rows = {
+        {"parameters", weights, weightBytes * n, "predicted"},
+        {"gradients", weights, weightBytes * n, "predicted"},
+        {"optimizer_state", mode == "pure-bf16" ? "bfloat16" : "float32", (mode == "pure-bf16" ? 4 : 8) * n,
+         "predicted"},
     };
+    if (mode.rfind("master-", 0) == 0)
+        rows.push_back({"master_weights", "float32", 4 * n, "predicted"});
+    return rows;
 }
 
 } // namespace optlog

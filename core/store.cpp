@@ -73,6 +73,12 @@ const std::vector<const char *> kMigrations = {
         PRIMARY KEY (run_id, role, source)) WITHOUT ROWID;
     ALTER TABLE runs ADD COLUMN environment TEXT;
     )sql",
+    // 2 -> 3: the precision techniques: the loss scaler per step, the dtype of every state per run.
+    R"sql(
+    ALTER TABLE metrics ADD COLUMN loss_scale REAL;
+    ALTER TABLE metrics ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN dtypes TEXT;
+    )sql",
 };
 
 std::string hostName()
@@ -239,13 +245,22 @@ void Store::setEnvironment(int64_t runId, const std::string &environmentJson)
     update.exec();
 }
 
+void Store::setDtypes(int64_t runId, const std::string &dtypesJson)
+{
+    SQLite::Statement update(*m_db, "UPDATE runs SET dtypes = ? WHERE id = ?");
+    update.bind(1, dtypesJson);
+    update.bind(2, runId);
+    update.exec();
+}
+
 void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
 {
     if (rows.empty())
         return;
     SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement insert(*m_db, "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, "
-                                    "grad_norm, step_seconds, tokens_per_second) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+                                    "grad_norm, step_seconds, tokens_per_second, loss_scale, skipped) "
+                                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const auto &row : rows) {
         insert.bind(1, runId);
         insert.bind(2, row.step);
@@ -255,6 +270,8 @@ void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
         insert.bind(6, row.gradNorm);
         insert.bind(7, row.stepSeconds);
         insert.bind(8, row.tokensPerSecond);
+        insert.bind(9, row.lossScale);
+        insert.bind(10, int(row.skipped));
         insert.exec();
         insert.reset();
     }
@@ -353,7 +370,7 @@ std::vector<RunRecord> Store::runs() const
     SQLite::Statement query(*m_db, "SELECT id, name, config_toml, status, coalesce(outcome, ''), "
                                    "coalesce(outcome_step, -1), coalesce(message, ''), created_at, "
                                    "coalesce(finished_at, ''), coalesce(pid, 0), coalesce(host, ''), "
-                                   "coalesce(environment, '') FROM runs ORDER BY id");
+                                   "coalesce(environment, ''), coalesce(dtypes, '') FROM runs ORDER BY id");
     std::vector<RunRecord> out;
     while (query.executeStep()) {
         RunRecord r;
@@ -369,6 +386,7 @@ std::vector<RunRecord> Store::runs() const
         r.pid = query.getColumn(9).getInt64();
         r.host = query.getColumn(10).getString();
         r.environmentJson = query.getColumn(11).getString();
+        r.dtypesJson = query.getColumn(12).getString();
         out.push_back(std::move(r));
     }
     return out;
@@ -386,7 +404,7 @@ std::optional<RunRecord> Store::findRun(const std::string &idOrName) const
 std::vector<StepMetrics> Store::metrics(int64_t runId) const
 {
     SQLite::Statement query(*m_db, "SELECT step, tokens, train_loss, learning_rate, grad_norm, step_seconds, "
-                                   "tokens_per_second FROM metrics WHERE run_id = ? ORDER BY step");
+                                   "tokens_per_second, coalesce(loss_scale, 0), skipped FROM metrics WHERE run_id = ? ORDER BY step");
     query.bind(1, runId);
     std::vector<StepMetrics> out;
     while (query.executeStep()) {
@@ -398,6 +416,8 @@ std::vector<StepMetrics> Store::metrics(int64_t runId) const
         m.gradNorm = query.getColumn(4).getDouble();
         m.stepSeconds = query.getColumn(5).getDouble();
         m.tokensPerSecond = query.getColumn(6).getDouble();
+        m.lossScale = query.getColumn(7).getDouble();
+        m.skipped = query.getColumn(8).getInt() != 0;
         out.push_back(m);
     }
     return out;

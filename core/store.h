@@ -35,6 +35,7 @@ struct RunRecord
     int64_t pid = 0;             // engine process
     std::string host;
     std::string environmentJson; // library versions, threads, CPU (engine's EnvironmentInfo)
+    std::string dtypesJson;      // {"weights": "bfloat16", ...}, read from the run's tensors
 };
 
 struct StepMetrics
@@ -46,6 +47,8 @@ struct StepMetrics
     double gradNorm = 0;      // global norm before clipping
     double stepSeconds = 0;   // wall time of the whole step, optimizer included
     double tokensPerSecond = 0;
+    double lossScale = 0;     // the loss scaler's scale after the step; 0 without a scaler
+    bool skipped = false;     // the scaler found an inf or NaN gradient and skipped the step
 };
 
 struct ValidationPoint
@@ -78,7 +81,7 @@ class Store
 {
 public:
     enum class Access { ReadOnly, ReadWrite };
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
     static constexpr int64_t kDefaultStudySeed = 1234;
 
@@ -100,6 +103,7 @@ public:
 
     int64_t createRun(const std::string &name, const std::string &configToml);
     void setEnvironment(int64_t runId, const std::string &environmentJson);
+    void setDtypes(int64_t runId, const std::string &dtypesJson);
     // Each call is one transaction: the engine batches rows, never one transaction per row.
     void appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows);
     void appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows);

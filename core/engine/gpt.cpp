@@ -2,6 +2,7 @@
 #include "core/engine/gpt.h"
 
 #include "core/config.h"
+#include "core/engine/checkpoint.h"
 
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/loss.h>
@@ -12,20 +13,39 @@
 
 namespace optlog {
 
-GPTOptions GPTOptions::from(const ModelConfig &config)
+GPTOptions GPTOptions::from(const ModelConfig &model)
 {
-    return GPTOptions(config.vocabSize, config.contextLength, config.width, config.layers, config.heads)
-        .dropout(config.dropout)
-        .tied_head(config.tiedHead);
+    return GPTOptions(model.vocabSize, model.contextLength, model.width, model.layers, model.heads)
+        .dropout(model.dropout)
+        .tied_head(model.tiedHead);
+}
+
+GPTOptions GPTOptions::from(const ModelConfig &model, const MemoryConfig &memory)
+{
+    return from(model)
+        .checkpoint_every(memory.checkpointEvery)
+        .attention_chunk(memory.attention == "chunked" ? memory.attentionChunk : 0);
 }
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTOptions &o)
     : m_heads(o.heads())
+    , m_chunk(o.attention_chunk())
 {
     m_qkv = register_module("qkv", torch::nn::Linear(o.width(), 3 * o.width()));
     m_proj = register_module("proj", torch::nn::Linear(o.width(), o.width()));
     m_attentionDropout = register_module("attention_dropout", torch::nn::Dropout(o.dropout()));
     m_residualDropout = register_module("residual_dropout", torch::nn::Dropout(o.dropout()));
+}
+
+torch::Tensor CausalSelfAttentionImpl::attend(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                                              int64_t offset)
+{
+    const int64_t c = q.size(2), n = k.size(2);
+    auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(q.size(3)))); // (B, H, c, n)
+    // Query offset + r sees keys 0 .. offset + r: -inf above that diagonal.
+    auto future = torch::ones({c, n}, q.options().dtype(torch::kBool)).triu(offset + 1);
+    auto weights = torch::softmax(scores.masked_fill(future, -INFINITY), -1);
+    return torch::matmul(m_attentionDropout(weights), v); // (B, H, c, D)
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x)
@@ -34,11 +54,20 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x)
     // (B, T, 3C) -> three (B, H, T, D)
     auto qkv = m_qkv(x).view({B, T, 3, m_heads, D}).permute({2, 0, 3, 1, 4});
     auto q = qkv[0], k = qkv[1], v = qkv[2];
-    auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(D))); // (B, H, T, T)
-    // -inf above the diagonal: position t sees only positions <= t.
-    auto future = torch::ones({T, T}, x.options().dtype(torch::kBool)).triu(1);
-    auto weights = torch::softmax(scores.masked_fill(future, -INFINITY), -1);
-    auto y = torch::matmul(m_attentionDropout(weights), v); // (B, H, T, D)
+    torch::Tensor y;
+    if (m_chunk <= 0 || m_chunk >= T) {
+        y = attend(q, k, v, 0);
+    } else {
+        std::vector<torch::Tensor> chunks;
+        for (int64_t start = 0; start < T; start += m_chunk) {
+            const int64_t end = std::min(T, start + m_chunk);
+            // Keys beyond `end` are in the future of every query in the chunk: leave them out.
+            chunks.push_back(checkpointed(
+                [this, start](const std::vector<torch::Tensor> &in) { return attend(in[0], in[1], in[2], start); },
+                {q.slice(2, start, end), k.slice(2, 0, end), v.slice(2, 0, end)}));
+        }
+        y = torch::cat(chunks, 2);
+    }
     y = y.transpose(1, 2).reshape({B, T, C});
     return m_residualDropout(m_proj(y));
 }
@@ -112,8 +141,14 @@ torch::Tensor GPTImpl::forward(const torch::Tensor &tokens)
                 m_options.context_length());
     auto positions = torch::arange(T, tokens.options());
     auto x = m_dropout(m_tokenEmbedding(tokens) + m_positionEmbedding(positions));
-    for (const auto &block : *m_blocks)
-        x = block->as<Block>()->forward(x);
+    const int64_t every = m_options.checkpoint_every();
+    for (size_t i = 0; i < m_blocks->size(); ++i) {
+        auto block = m_blocks[i]->as<Block>();
+        if (every > 0 && int64_t(i) % every == 0)
+            x = checkpointed([block](const std::vector<torch::Tensor> &in) { return block->forward(in[0]); }, {x});
+        else
+            x = block->forward(x);
+    }
     x = m_finalNorm(x);
     const torch::Tensor &headWeight = m_options.tied_head() ? m_tokenEmbedding->weight : m_head->weight;
     return torch::matmul(x, headWeight.t()); // (B, T, V)
@@ -122,7 +157,8 @@ torch::Tensor GPTImpl::forward(const torch::Tensor &tokens)
 torch::Tensor GPTImpl::loss(const torch::Tensor &tokens, const torch::Tensor &targets)
 {
     auto logits = forward(tokens);
-    return torch::nn::functional::cross_entropy(logits.view({-1, logits.size(-1)}), targets.reshape({-1}));
+    return torch::nn::functional::cross_entropy(logits.view({-1, logits.size(-1)}).to(torch::kFloat),
+                                                targets.reshape({-1}));
 }
 
 int64_t GPTImpl::parameterCount() const

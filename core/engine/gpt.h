@@ -13,6 +13,7 @@
 namespace optlog {
 
 struct ModelConfig;
+struct MemoryConfig;
 
 struct GPTOptions
 {
@@ -20,7 +21,8 @@ struct GPTOptions
         : vocab_size_(vocabSize), context_length_(contextLength), width_(width), layers_(layers), heads_(heads)
     {
     }
-    static GPTOptions from(const ModelConfig &config);
+    static GPTOptions from(const ModelConfig &model);
+    static GPTOptions from(const ModelConfig &model, const MemoryConfig &memory);
 
     TORCH_ARG(int64_t, vocab_size);     // V
     TORCH_ARG(int64_t, context_length); // T, the longest sequence the position table covers
@@ -29,10 +31,16 @@ struct GPTOptions
     TORCH_ARG(int64_t, heads);          // H; C must be divisible by H
     TORCH_ARG(double, dropout) = 0.0;
     TORCH_ARG(bool, tied_head) = true;  // the head reuses the token embedding matrix
+    // Activation checkpointing: 0 = none, 1 = every block, k = blocks 0, k, 2k, ...
+    TORCH_ARG(int64_t, checkpoint_every) = 0;
+    // 0 = naive attention (the full T x T scores are kept for backward); n = queries in chunks
+    // of n, each recomputed in backward so no T x T matrix is kept.
+    TORCH_ARG(int64_t, attention_chunk) = 0;
 };
 
-// Multi-head causal self-attention that materialises the (B, H, T, T) scores and their softmax:
-// the activation term quadratic in T.
+// Multi-head causal self-attention. Naive: materialises the (B, H, T, T) scores and their
+// softmax, the activation term quadratic in T. Chunked: queries in chunks, each chunk's scores
+// recomputed in backward, so at most (B, H, chunk, T) exists at once.
 class CausalSelfAttentionImpl : public torch::nn::Module
 {
 public:
@@ -40,7 +48,11 @@ public:
     torch::Tensor forward(const torch::Tensor &x); // (B, T, C) -> (B, T, C)
 
 private:
+    // q: (B, H, c, D) for positions offset .. offset + c; k, v: (B, H, n, D) for positions 0 .. n.
+    torch::Tensor attend(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v, int64_t offset);
+
     int64_t m_heads;
+    int64_t m_chunk;
     torch::nn::Linear m_qkv{nullptr};  // C -> 3C
     torch::nn::Linear m_proj{nullptr}; // C -> C
     torch::nn::Dropout m_attentionDropout{nullptr};
@@ -82,7 +94,8 @@ class GPTImpl : public torch::nn::Module
 public:
     explicit GPTImpl(const GPTOptions &options);
     torch::Tensor forward(const torch::Tensor &tokens); // (B, T) int64 -> logits (B, T, V)
-    // Mean cross-entropy over all B·T positions, nats per token.
+    // Mean cross-entropy over all B·T positions, nats per token, computed in FP32 whatever the
+    // dtype of the logits.
     torch::Tensor loss(const torch::Tensor &tokens, const torch::Tensor &targets);
     int64_t parameterCount() const;
     const GPTOptions &options() const { return m_options; }

@@ -29,7 +29,9 @@ void StudyRecorder::step(const StepMetrics &m)
                             {"lr", m.learningRate},
                             {"grad_norm", m.gradNorm},
                             {"step_seconds", m.stepSeconds},
-                            {"tokens_per_second", m.tokensPerSecond}}
+                            {"tokens_per_second", m.tokensPerSecond},
+                            {"loss_scale", m.lossScale},
+                            {"skipped", m.skipped}}
                  .dump());
     const auto now = std::chrono::steady_clock::now();
     if (m_options.progress) {

@@ -50,19 +50,8 @@ int64_t peakRssBytes()
 
 } // namespace
 
-std::string dtypeName(const at::Tensor &tensor)
-{
-    switch (tensor.scalar_type()) {
-    case at::kFloat: return "float32";
-    case at::kBFloat16: return "bfloat16";
-    case at::kHalf: return "float16";
-    case at::kDouble: return "float64";
-    case at::kLong: return "int64";
-    default: return c10::toString(tensor.scalar_type());
-    }
-}
-
-at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatches, int64_t *savedActivationBytes)
+at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatches, const PrecisionPlan &plan,
+                               const LossScaler *scaler, int64_t *savedActivationBytes)
 {
     for (auto &p : model->parameters())
         if (p.grad().defined())
@@ -71,13 +60,30 @@ at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatche
     at::Tensor total = torch::zeros({});
     for (size_t i = 0; i < microbatches.size(); ++i) {
         const int64_t before = CountingAllocator::instance().currentBytes();
-        at::Tensor loss = model->loss(microbatches[i].inputs, microbatches[i].targets);
+        at::Tensor loss;
+        {
+            // Forward only: backward runs in the dtypes the forward chose.
+            AutocastGuard autocast(c10::DeviceType::CPU, plan.autocastDtype, plan.autocast);
+            loss = model->loss(microbatches[i].inputs, microbatches[i].targets);
+        }
         if (savedActivationBytes && i == 0)
             *savedActivationBytes = CountingAllocator::instance().currentBytes() - before;
-        (loss * share).backward();
+        const at::Tensor part = loss * share;
+        (scaler ? scaler->scale(part) : part).backward();
         total += loss.detach() * share;
     }
     return total;
+}
+
+std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, const LossScaler *scaler,
+                                     double maxNorm)
+{
+    if (scaler && !scaler->unscale(parameters))
+        return std::nullopt;
+    const double norm = torch::nn::utils::clip_grad_norm_(parameters, maxNorm > 0 ? maxNorm : INFINITY);
+    if (!std::isfinite(norm))
+        return std::nullopt;
+    return norm;
 }
 
 double learningRateAt(const TrainConfig &train, int64_t step)
@@ -92,15 +98,25 @@ double learningRateAt(const TrainConfig &train, int64_t step)
 
 Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed)
     : m_config(config)
+    , m_plan(precisionPlan(config.precision.mode))
     , m_data(std::move(data))
 {
+    requireSupported(m_plan, c10::DeviceType::CPU);
     torch::manual_seed(uint64_t(config.train.seed));
-    m_model = GPT(GPTOptions::from(config.model));
+    m_model = GPT(GPTOptions::from(config.model, config.memory));
     m_model->train();
+    // Initialised in FP32, then cast: every mode starts from the same weights, rounded.
+    m_model->to(m_plan.weights);
+    m_parameters = m_model->parameters();
+    if (m_plan.masterWeights)
+        for (const auto &p : m_parameters)
+            m_master.push_back(p.detach().to(torch::kFloat).clone().requires_grad_(true));
+    if (m_plan.lossScaling)
+        m_scaler.emplace();
 
     // Decay matrices and embeddings, not biases and LayerNorm gains (GPT-2, nanoGPT).
     std::vector<at::Tensor> decayed, plain;
-    for (const auto &p : m_model->parameters())
+    for (const auto &p : optimizedTensors())
         (p.dim() >= 2 ? decayed : plain).push_back(p);
     const auto &t = config.train;
     auto options = torch::optim::AdamWOptions(t.learningRate).betas({t.beta1, t.beta2}).eps(t.eps);
@@ -117,12 +133,65 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed)
 
 Trainer::~Trainer() = default;
 
+const std::vector<at::Tensor> &Trainer::optimizedTensors() const
+{
+    return m_plan.masterWeights ? m_master : m_parameters;
+}
+
+double Trainer::optimizerStep()
+{
+    if (m_plan.masterWeights) {
+        // FP32 gradients for the master copies exist only during the optimizer step, so the
+        // persistent layout stays 16-bit weights and gradients + FP32 master weights and moments.
+        for (size_t i = 0; i < m_master.size(); ++i)
+            m_master[i].mutable_grad() = m_parameters[i].grad().to(torch::kFloat);
+    }
+    const std::optional<double> norm = unscaleAndClip(optimizedTensors(), scaler(), m_config.train.gradClip);
+    if (norm) {
+        m_optimizer->step();
+        if (m_plan.masterWeights) {
+            torch::NoGradGuard noGrad;
+            for (size_t i = 0; i < m_master.size(); ++i)
+                m_parameters[i].copy_(m_master[i]);
+        }
+    }
+    if (m_scaler)
+        m_scaler->update(!norm);
+    for (auto &master : m_master)
+        master.mutable_grad() = at::Tensor();
+    return norm ? *norm : std::nan("");
+}
+
+std::map<std::string, std::string> Trainer::dtypes()
+{
+    std::vector<at::Tensor> gradients, moments;
+    for (const auto &p : m_parameters)
+        gradients.push_back(p.grad());
+    for (const auto &entry : m_optimizer->state()) {
+        const auto &state = static_cast<const torch::optim::AdamWParamState &>(*entry.second);
+        moments.push_back(state.exp_avg());
+        moments.push_back(state.exp_avg_sq());
+    }
+    std::string compute;
+    {
+        torch::NoGradGuard noGrad;
+        AutocastGuard autocast(c10::DeviceType::CPU, m_plan.autocastDtype, m_plan.autocast);
+        compute = dtypeName(m_model->forward(m_validationBatches.front().inputs.slice(0, 0, 1)));
+    }
+    return {{"weights", dtypeOf(m_parameters)},
+            {"gradients", dtypeOf(gradients)},
+            {"master_weights", m_master.empty() ? "none" : dtypeOf(m_master)},
+            {"optimizer_state", dtypeOf(moments)},
+            {"compute", compute}};
+}
+
 double Trainer::validate()
 {
     torch::NoGradGuard noGrad;
     m_model->eval();
     double sum = 0;
     int64_t sequences = 0;
+    AutocastGuard autocast(c10::DeviceType::CPU, m_plan.autocastDtype, m_plan.autocast);
     for (const auto &batch : m_validationBatches) {
         sum += m_model->loss(batch.inputs, batch.targets).item<double>() * double(batch.inputs.size(0));
         sequences += batch.inputs.size(0);
@@ -137,7 +206,6 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
     const int64_t tokensPerStep = m_config.tokensPerStep();
     BatchSampler sampler(m_data.train, m_config.model.contextLength, uint64_t(train.seed));
     auto &allocator = CountingAllocator::instance();
-    const double clip = train.gradClip > 0 ? train.gradClip : INFINITY;
 
     TrainingOutcome outcome;
     int64_t savedActivationBytes = -1;
@@ -160,9 +228,9 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
         std::vector<Batch> microbatches;
         for (int64_t i = 0; i < train.accumulation; ++i)
             microbatches.push_back(sampler.next(train.microbatch));
-        at::Tensor loss = accumulateGradients(m_model, microbatches, firstMeasuredStep ? &savedActivationBytes : nullptr);
-        const double gradNorm = torch::nn::utils::clip_grad_norm_(m_model->parameters(), clip);
-        m_optimizer->step();
+        at::Tensor loss = accumulateGradients(m_model, microbatches, m_plan, scaler(),
+                                              firstMeasuredStep ? &savedActivationBytes : nullptr);
+        const double gradNorm = optimizerStep();
         const double lossValue = loss.item<double>(); // the one host read of the step
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
@@ -174,6 +242,8 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
         metrics.gradNorm = gradNorm;
         metrics.stepSeconds = seconds;
         metrics.tokensPerSecond = double(tokensPerStep) / seconds;
+        metrics.lossScale = m_scaler ? m_scaler->currentScale() : 0.0;
+        metrics.skipped = m_scaler && std::isnan(gradNorm);
         observer.step(metrics);
         outcome.step = step;
 
@@ -186,6 +256,7 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
             observer.validated({step, metrics.tokens, validate()});
     }
     outcome.measuredMemory = measureMemory(savedActivationBytes);
+    outcome.dtypes = dtypes();
     if (savedActivationBytes < 0)
         observer.event("warning", "the run ended during warm-up: its peak memory covers warm-up steps too");
     return outcome;
@@ -193,7 +264,8 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
 
 std::vector<MemoryRow> Trainer::measureMemory(int64_t savedActivationBytes) const
 {
-    std::vector<at::Tensor> parameters = m_model->parameters(), gradients, moments;
+    const std::vector<at::Tensor> &parameters = m_parameters;
+    std::vector<at::Tensor> gradients, moments;
     for (const auto &p : parameters)
         gradients.push_back(p.grad());
     for (const auto &entry : m_optimizer->state()) {
@@ -208,8 +280,10 @@ std::vector<MemoryRow> Trainer::measureMemory(int64_t savedActivationBytes) cons
         {"gradients", dtypeOf(gradients), bytesOf(gradients), "measured"},
         {"optimizer_state", dtypeOf(moments), bytesOf(moments), "measured"},
     };
+    if (!m_master.empty())
+        rows.push_back({"master_weights", dtypeOf(m_master), bytesOf(m_master), "measured"});
     if (savedActivationBytes >= 0) {
-        rows.push_back({"saved_activations", dtypeName(parameters.front()), savedActivationBytes, "measured"});
+        rows.push_back({"saved_activations", "mixed", savedActivationBytes, "measured"});
         int64_t persistent = 0;
         for (const auto &row : rows)
             persistent += row.bytes;

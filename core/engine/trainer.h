@@ -3,11 +3,14 @@
 
 #include "core/config.h"
 #include "core/engine/gpt.h"
+#include "core/engine/precision.h"
 #include "core/engine/textdata.h"
 #include "core/store.h"
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,14 +36,21 @@ struct TrainingOutcome
     int64_t step = -1;                 // last step completed (diverged: the step whose loss was not finite)
     std::string message;
     std::vector<MemoryRow> measuredMemory; // by role, measured on the real tensors and the allocator
+    std::map<std::string, std::string> dtypes; // weights, gradients, master_weights, optimizer_state, compute
 };
 
 // Zeroes the gradients, then runs forward and backward on each microbatch with its loss divided
 // by the number of microbatches, so the accumulated gradient equals that of one batch of all of
-// them. Returns the mean loss as a tensor (no host sync). When `savedActivationBytes` is given,
-// the allocator's growth over the first microbatch's forward pass is stored there.
-at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatches,
-                               int64_t *savedActivationBytes = nullptr);
+// them. The forward runs under the plan's autocast; with a scaler the loss is scaled before
+// backward. Returns the mean unscaled loss as a tensor (no host sync). When
+// `savedActivationBytes` is given, the allocator's growth over the first forward is stored there.
+at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatches, const PrecisionPlan &plan = {},
+                               const LossScaler *scaler = nullptr, int64_t *savedActivationBytes = nullptr);
+
+// Unscales the gradients (with a scaler), then clips them to `maxNorm` by global norm; returns
+// the norm before clipping, or nothing when a gradient is inf or NaN (the step must be skipped).
+std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, const LossScaler *scaler,
+                                     double maxNorm);
 
 // Linear warm-up to the peak, then cosine decay to min_learning_rate at the last step.
 double learningRateAt(const TrainConfig &train, int64_t step);
@@ -53,6 +63,9 @@ public:
     ~Trainer();
 
     GPT &model() { return m_model; }
+    const LossScaler *scaler() const { return m_scaler ? &*m_scaler : nullptr; }
+    // The dtype of each state, read from the tensors themselves, and of the forward's logits.
+    std::map<std::string, std::string> dtypes();
     // Mean validation loss over the study's fixed validation set, nats per token.
     double validate();
     // Trains until train.steps, a non-finite loss, or `stopRequested` (checked between steps).
@@ -60,14 +73,21 @@ public:
 
 private:
     std::vector<MemoryRow> measureMemory(int64_t savedActivationBytes) const;
+    // The tensors AdamW updates: the FP32 master copies, or the model's own parameters.
+    const std::vector<at::Tensor> &optimizedTensors() const;
+    // One optimizer step from the accumulated gradients; returns the norm before clipping
+    // (NaN when the scaler found an inf or NaN and the step was skipped).
+    double optimizerStep();
 
     RunConfig m_config;
+    PrecisionPlan m_plan;
     TokenSplit m_data;
     GPT m_model{nullptr};
+    std::vector<at::Tensor> m_parameters; // the model's, in their training dtype
+    std::vector<at::Tensor> m_master;     // FP32 copies, when the plan keeps master weights
+    std::optional<LossScaler> m_scaler;
     std::unique_ptr<torch::optim::AdamW> m_optimizer;
     std::vector<Batch> m_validationBatches;
 };
-
-std::string dtypeName(const at::Tensor &tensor);
 
 } // namespace optlog

@@ -30,6 +30,8 @@ std::vector<StepMetrics> someMetrics(int64_t firstStep, int count)
         m.gradNorm = 0.5;
         m.stepSeconds = 0.1;
         m.tokensPerSecond = 2560;
+        m.lossScale = 1024;
+        m.skipped = m.step == 3;
         rows.push_back(m);
     }
     return rows;
@@ -82,6 +84,8 @@ void tst_Store::roundTrip()
     QCOMPARE(metrics.size(), size_t(10));
     QCOMPARE(metrics[3].tokens, int64_t(1024));
     QCOMPARE(metrics[3].trainLoss, 4.97);
+    QCOMPARE(metrics[3].lossScale, 1024.0);
+    QVERIFY(metrics[3].skipped && !metrics[4].skipped);
     QCOMPARE(store.validation(id).back().loss, 4.0);
     QCOMPARE(store.memory(id).size(), size_t(3));
     QCOMPARE(store.events(id).front().message, std::string("data: test"));
@@ -117,13 +121,16 @@ void tst_Store::migratesFromVersionOne()
     }
     QVERIFY_EXCEPTION_THROWN(Store(path, Store::Access::ReadOnly), StoreError); // must migrate first
     Store store(path);
-    QCOMPARE(store.schemaVersion(), 2);
+    QCOMPARE(store.schemaVersion(), Store::kSchemaVersion);
     QCOMPARE(store.studySeed(), int64_t(99));
     QCOMPARE(store.runs().front().name, std::string("old"));
     QCOMPARE(store.metrics(1).front().trainLoss, 5.5);
     store.replaceMemory(1, {{"peak", "mixed", 1, "measured"}}); // the version-2 table exists
     store.setEnvironment(1, "{}");
+    store.setDtypes(1, R"({"weights":"float32"})");                 // and version 3's columns
     QCOMPARE(store.memory(1).size(), size_t(1));
+    QCOMPARE(store.metrics(1).front().lossScale, 0.0);
+    QCOMPARE(store.runs().front().dtypesJson, std::string(R"({"weights":"float32"})"));
 }
 
 void tst_Store::refusesNewerSchemaWithoutTouchingIt()
@@ -144,7 +151,7 @@ void tst_Store::refusesNewerSchemaWithoutTouchingIt()
         Store store(path.toStdString());
         QFAIL("a newer schema was accepted");
     } catch (const StoreError &e) {
-        QVERIFY2(QString(e.what()).contains("schema version 99, newer than this optlog knows (2)"), e.what());
+        QVERIFY2(QString(e.what()).contains(QString("schema version 99, newer than this optlog knows (%1)").arg(Store::kSchemaVersion)), e.what());
     }
     QCOMPARE(fileBytes(path), before);
     QVERIFY(!QFile::exists(path + "-wal"));

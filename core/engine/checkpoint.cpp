@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/checkpoint.h"
+
+#include "core/engine/precision.h"
+#include "core/engine/torchcompat.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+#include <mutex>
+
+namespace optlog {
+
+namespace {
+
+// What the backward pass needs besides the saved inputs, carried through the autograd context.
+struct Recomputation : torch::CustomClassHolder
+{
+    TensorFunction function;
+    at::Tensor generatorState;
+    bool autocast = false;
+    c10::ScalarType autocastDtype = c10::kBFloat16;
+};
+
+at::Tensor cpuGeneratorState()
+{
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    return generator.get_state();
+}
+
+void setCpuGeneratorState(const at::Tensor &state)
+{
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(state);
+}
+
+struct CheckpointFunction : torch::autograd::Function<CheckpointFunction>
+{
+    static at::Tensor forward(torch::autograd::AutogradContext *ctx, c10::IValue recomputation,
+                              at::TensorList inputs)
+    {
+        ctx->save_for_backward(inputs.vec());
+        ctx->saved_data["recomputation"] = recomputation;
+        auto *r = static_cast<Recomputation *>(recomputation.toCapsule().get());
+        // Autograd already runs forward() without recording a graph: nothing inside is kept.
+        return r->function(inputs.vec());
+    }
+
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                   torch::autograd::variable_list gradOutputs)
+    {
+        auto holder = ctx->saved_data["recomputation"].toCapsule();
+        auto *r = static_cast<Recomputation *>(holder.get());
+        std::vector<at::Tensor> inputs;
+        for (const auto &saved : ctx->get_saved_variables())
+            inputs.push_back(saved.detach().requires_grad_(saved.requires_grad()));
+
+        // Replay the forward's random draws, then put the generator back where backward found it.
+        const at::Tensor stateNow = cpuGeneratorState();
+        setCpuGeneratorState(r->generatorState);
+        at::Tensor output;
+        {
+            torch::autograd::AutoGradMode enableGrad(true);
+            AutocastGuard autocast(c10::DeviceType::CPU, r->autocastDtype, r->autocast);
+            output = r->function(inputs);
+        }
+        setCpuGeneratorState(stateNow);
+
+        torch::autograd::backward({output}, {gradOutputs[0]});
+
+        torch::autograd::variable_list grads = {at::Tensor()}; // for the recomputation argument
+        for (const auto &input : inputs)
+            grads.push_back(input.requires_grad() ? input.grad() : at::Tensor());
+        return grads;
+    }
+};
+
+} // namespace
+
+at::Tensor checkpointed(const TensorFunction &function, const std::vector<at::Tensor> &inputs)
+{
+    auto r = c10::make_intrusive<Recomputation>();
+    r->function = function;
+    r->generatorState = cpuGeneratorState();
+    r->autocast = compat::autocastEnabled(c10::DeviceType::CPU);
+    r->autocastDtype = compat::autocastDtype(c10::DeviceType::CPU);
+    return CheckpointFunction::apply(c10::IValue::make_capsule(std::move(r)), at::TensorList(inputs));
+}
+
+} // namespace optlog

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/precision.h"
+
+#include "core/config.h"
+#include "core/engine/torchcompat.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+namespace optlog {
+
+PrecisionPlan precisionPlan(const std::string &mode)
+{
+    PrecisionPlan p;
+    p.mode = mode;
+    if (mode == "fp32")
+        return p;
+    if (mode == "autocast-bf16" || mode == "autocast-fp16") {
+        p.autocast = true;
+        p.autocastDtype = mode == "autocast-bf16" ? c10::kBFloat16 : c10::kHalf;
+        p.lossScaling = p.cudaOnly = mode == "autocast-fp16";
+        return p;
+    }
+    if (mode == "master-bf16" || mode == "master-fp16") {
+        p.weights = mode == "master-bf16" ? c10::kBFloat16 : c10::kHalf;
+        p.masterWeights = true;
+        p.lossScaling = p.cudaOnly = mode == "master-fp16";
+        return p;
+    }
+    if (mode == "pure-bf16") {
+        p.weights = c10::kBFloat16;
+        return p;
+    }
+    throw ConfigError("config: precision.mode = \"" + mode + "\": unknown");
+}
+
+void requireSupported(const PrecisionPlan &plan, c10::DeviceType device)
+{
+    if (plan.cudaOnly && device != c10::DeviceType::CUDA)
+        throw ConfigError("config: precision.mode = \"" + plan.mode
+                          + "\" needs a CUDA device: LibTorch 1.13 has no FP16 autocast and no FP16 matmul on "
+                            "CPU, and this run is on the CPU. Use \"autocast-bf16\" or \"master-bf16\" instead "
+                            "(BF16 has FP32's exponent range and needs no loss scaler).");
+}
+
+AutocastGuard::AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled)
+    : m_device(device)
+    , m_active(enabled)
+{
+    if (!m_active)
+        return;
+    m_previousEnabled = compat::autocastEnabled(device);
+    m_previousDtype = compat::autocastDtype(device);
+    compat::setAutocastEnabled(device, true);
+    compat::setAutocastDtype(device, dtype);
+    compat::incrementAutocastNesting();
+}
+
+AutocastGuard::~AutocastGuard()
+{
+    if (!m_active)
+        return;
+    // The cache holds casts of the weights; it is only valid inside the outermost region.
+    if (compat::decrementAutocastNesting() == 0)
+        compat::clearAutocastCache();
+    compat::setAutocastEnabled(m_device, m_previousEnabled);
+    compat::setAutocastDtype(m_device, m_previousDtype);
+}
+
+LossScaler::LossScaler(double initialScale, int64_t growthInterval, double backoff, double growth)
+    : m_scale(initialScale)
+    , m_growthInterval(growthInterval)
+    , m_backoff(backoff)
+    , m_growth(growth)
+{
+}
+
+at::Tensor LossScaler::scale(const at::Tensor &loss) const { return loss * m_scale; }
+
+bool LossScaler::unscale(const std::vector<at::Tensor> &parameters) const
+{
+    at::NoGradGuard noGrad;
+    const double inverse = 1.0 / m_scale;
+    bool finite = true;
+    for (const auto &p : parameters) {
+        at::Tensor g = p.grad();
+        if (!g.defined())
+            continue;
+        g.mul_(inverse);
+        // One host read per tensor; a fused check would save a few on CUDA.
+        finite = finite && at::isfinite(g).all().item<bool>();
+    }
+    return finite;
+}
+
+void LossScaler::update(bool foundNonFinite)
+{
+    if (foundNonFinite) {
+        m_scale *= m_backoff;
+        m_cleanSteps = 0;
+        ++m_skipped;
+        return;
+    }
+    if (++m_cleanSteps >= m_growthInterval) {
+        m_scale *= m_growth;
+        m_cleanSteps = 0;
+    }
+}
+
+std::string dtypeName(c10::ScalarType type)
+{
+    switch (type) {
+    case c10::kFloat: return "float32";
+    case c10::kBFloat16: return "bfloat16";
+    case c10::kHalf: return "float16";
+    case c10::kDouble: return "float64";
+    case c10::kLong: return "int64";
+    default: return c10::toString(type);
+    }
+}
+
+std::string dtypeName(const at::Tensor &tensor) { return dtypeName(tensor.scalar_type()); }
+
+} // namespace optlog
