@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,7 @@ struct CompareRequest
     std::string baseline;            // run name or id; empty = the first run
     std::vector<std::string> runs;   // names or ids; empty = all (the newest run of each name)
     double tolerance = 0.02;         // nats per token
+    std::map<std::string, std::string> baselineOf; // run name -> its own baseline (a study plan's)
 };
 int compareCommand(const CompareRequest &request);
 

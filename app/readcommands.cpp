@@ -160,9 +160,23 @@ int compareCommand(const CompareRequest &request)
             return kExitBadInput;
         }
     }
+    // Each run against its own baseline where the plan names one (chunked against naive attention
+    // at the same context, say), else against the study's.
+    std::vector<ComparisonRow> rows;
+    for (const auto &s : summaries) {
+        const RunSummary *against = baseline;
+        auto own = request.baselineOf.find(s.run.name);
+        if (own != request.baselineOf.end())
+            for (const auto &candidate : summaries)
+                if (candidate.run.name == own->second)
+                    against = &candidate;
+        ComparisonRow row = compare(*against, {s}, request.tolerance).front();
+        if (against != baseline)
+            row.verdict = "vs " + against->run.name + ": " + row.verdict;
+        rows.push_back(row);
+    }
     std::cout << "Study " << request.study << ", baseline " << baseline->run.name << "\n"
-              << formatComparison(compare(*baseline, summaries, request.tolerance), baseline->run.name,
-                                  request.tolerance);
+              << formatComparison(rows, baseline->run.name, request.tolerance);
     return kExitOk;
 }
 

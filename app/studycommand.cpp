@@ -85,8 +85,11 @@ int studyCommand(const StudyRequest &request, const std::string &self)
     compare.study = studyFile;
     compare.baseline = plan.baseline;
     compare.tolerance = plan.tolerance;
-    for (const auto &run : plan.runs)
+    for (const auto &run : plan.runs) {
         compare.runs.push_back(run.name);
+        if (!run.baseline.empty())
+            compare.baselineOf[run.name] = run.baseline;
+    }
     return compareCommand(compare);
 }
 

@@ -5,6 +5,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -57,8 +58,15 @@ StudyPlan loadStudyPlan(const std::string &source)
         PlannedRun run;
         run.name = (*entry)["name"].value_or(std::string());
         run.preset = (*entry)["preset"].value_or(std::string("default"));
+        run.baseline = (*entry)["baseline"].value_or(std::string());
         if (run.name.empty())
             throw ConfigError("study (" + source + "): a [[run]] has no name");
+        for (const auto &[key, value] : *entry) {
+            const std::string k(key.str());
+            if (k != "name" && k != "preset" && k != "overrides" && k != "baseline")
+                throw ConfigError("study (" + source + "): [[run]] " + run.name + ": unknown key '" + k
+                                  + "'; known: name, preset, overrides, baseline");
+        }
         if (const toml::array *overrides = (*entry)["overrides"].as_array())
             for (const auto &o : *overrides)
                 run.overrides.push_back(o.value_or(std::string()));
@@ -67,6 +75,15 @@ StudyPlan loadStudyPlan(const std::string &source)
     }
     if (plan.baseline.empty())
         plan.baseline = plan.runs.front().name;
+    const auto known = [&plan](const std::string &name) {
+        return std::any_of(plan.runs.begin(), plan.runs.end(), [&name](const PlannedRun &r) { return r.name == name; });
+    };
+    for (const auto &run : plan.runs)
+        if (!run.baseline.empty() && !known(run.baseline))
+            throw ConfigError("study (" + source + "): [[run]] " + run.name + ": baseline '" + run.baseline
+                              + "' is not a run of this study");
+    if (!known(plan.baseline))
+        throw ConfigError("study (" + source + "): baseline '" + plan.baseline + "' is not a run of this study");
     return plan;
 }
 

@@ -14,6 +14,7 @@ struct PlannedRun
     std::string name;
     std::string preset;
     std::vector<std::string> overrides;
+    std::string baseline; // compared against this run instead of the study's baseline; empty = the study's
 
     RunConfig config() const;
 };

@@ -114,6 +114,10 @@ void tst_Cli::badInputExitsTwoAndWritesNothing_data()
     QTest::newRow("missing file") << QStringList{"--config", "/nonexistent/run.toml"} << "cannot read '/nonexistent";
     QTest::newRow("missing corpus") << QStringList{"--set", "data.corpus=text", "--set", "data.path=/nonexistent.txt"}
                                     << "text corpus '/nonexistent.txt' does not exist";
+    QTest::newRow("fp16 on cpu") << QStringList{"--set", "precision.mode=autocast-fp16"}
+                                 << "precision.mode = \"autocast-fp16\" needs a CUDA device";
+    QTest::newRow("master fp16 on cpu") << QStringList{"--set", "precision.mode=master-fp16"}
+                                        << "Use \"autocast-bf16\" or \"master-bf16\" instead";
     QTest::newRow("context") << QStringList{"--set", "model.context_length=9000000"}
                              << "model.context_length = 9000000: must be from 1 to 65536";
 }
@@ -198,7 +202,7 @@ void tst_Cli::studyRunsEachRunOnceAndCompares()
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write("name = \"mini\"\nbaseline = \"whole\"\n"
             "[[run]]\nname = \"whole\"\npreset = \"smoke\"\noverrides = [\"data.corpus=generated\", \"train.steps=12\"]\n"
-            "[[run]]\nname = \"accumulated\"\npreset = \"smoke\"\n"
+            "[[run]]\nname = \"accumulated\"\npreset = \"smoke\"\nbaseline = \"whole\"\n"
             "overrides = [\"data.corpus=generated\", \"train.steps=12\", \"train.microbatch=2\", "
             "\"train.accumulation=2\"]\n");
     f.close();

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+#include "core/config.h"
+#include "core/modelshape.h"
+#include "core/engine/countingallocator.h"
+#include "core/engine/precision.h"
+#include "core/engine/torchcompat.h"
+#include "core/engine/trainer.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/optim/adamw.h>
+
+#include <QtTest>
+
+using namespace optlog;
+
+namespace {
+
+class Silent : public TrainingObserver
+{
+public:
+    std::atomic<bool> stop{false};
+};
+
+RunConfig smokeWith(const QString &mode)
+{
+    return loadRunConfig("smoke", "", {"data.corpus=generated", "precision.mode=" + mode.toStdString()});
+}
+
+} // namespace
+
+class tst_Precision : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        CountingAllocator::install();
+        at::set_num_threads(1);
+    }
+    void eachModeTrainsWithItsDtypes_data();
+    void eachModeTrainsWithItsDtypes();
+    void cudaOnlyModesAreRefusedOnTheCpu_data();
+    void cudaOnlyModesAreRefusedOnTheCpu();
+    void autocastGuardNestsAndRestores();
+    void injectedInfSkipsTheStepAndBacksOff();
+    void scaleGrowsAfterCleanSteps();
+    void clippingSeesUnscaledGradients();
+};
+
+void tst_Precision::eachModeTrainsWithItsDtypes_data()
+{
+    QTest::addColumn<QString>("mode");
+    QTest::addColumn<QString>("weights");
+    QTest::addColumn<QString>("gradients");
+    QTest::addColumn<QString>("master");
+    QTest::addColumn<QString>("moments");
+    QTest::addColumn<QString>("compute");
+    QTest::newRow("fp32") << "fp32" << "float32" << "float32" << "none" << "float32" << "float32";
+    QTest::newRow("autocast-bf16") << "autocast-bf16" << "float32" << "float32" << "none" << "float32" << "bfloat16";
+    QTest::newRow("master-bf16") << "master-bf16" << "bfloat16" << "bfloat16" << "float32" << "float32" << "bfloat16";
+    QTest::newRow("pure-bf16") << "pure-bf16" << "bfloat16" << "bfloat16" << "none" << "bfloat16" << "bfloat16";
+}
+
+void tst_Precision::eachModeTrainsWithItsDtypes()
+{
+    QFETCH(QString, mode);
+    const RunConfig config = smokeWith(mode);
+    Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
+    const double before = trainer.validate();
+    Silent observer;
+    const TrainingOutcome outcome = trainer.run(observer, observer.stop);
+    QCOMPARE(outcome.outcome, std::string("completed"));
+    const double after = trainer.validate();
+    QVERIFY2(after < before - 1.0, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
+
+    // Read from the tensors after training, not from the config.
+    QFETCH(QString, weights);
+    QFETCH(QString, gradients);
+    QFETCH(QString, master);
+    QFETCH(QString, moments);
+    QFETCH(QString, compute);
+    QCOMPARE(QString::fromStdString(outcome.dtypes.at("weights")), weights);
+    QCOMPARE(QString::fromStdString(outcome.dtypes.at("gradients")), gradients);
+    QCOMPARE(QString::fromStdString(outcome.dtypes.at("master_weights")), master);
+    QCOMPARE(QString::fromStdString(outcome.dtypes.at("optimizer_state")), moments);
+    QCOMPARE(QString::fromStdString(outcome.dtypes.at("compute")), compute);
+
+    // The model-state bytes the table predicts are the bytes the tensors hold.
+    for (const auto &predicted : predictedModelState(config)) {
+        bool found = false;
+        for (const auto &measured : outcome.measuredMemory)
+            if (measured.role == predicted.role) {
+                QCOMPARE(measured.bytes, predicted.bytes);
+                QCOMPARE(measured.dtype, predicted.dtype);
+                found = true;
+            }
+        QVERIFY2(found, predicted.role.c_str());
+    }
+}
+
+void tst_Precision::cudaOnlyModesAreRefusedOnTheCpu_data()
+{
+    QTest::addColumn<QString>("mode");
+    QTest::newRow("autocast-fp16") << "autocast-fp16";
+    QTest::newRow("master-fp16") << "master-fp16";
+}
+
+void tst_Precision::cudaOnlyModesAreRefusedOnTheCpu()
+{
+    QFETCH(QString, mode);
+    const RunConfig config = smokeWith(mode);
+    try {
+        Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
+        QFAIL("an FP16 mode was accepted on the CPU");
+    } catch (const ConfigError &e) {
+        const QString message = e.what();
+        QVERIFY2(message.contains("needs a CUDA device") && message.contains("no FP16 autocast")
+                     && message.contains("Use \"autocast-bf16\""),
+                 e.what());
+    }
+}
+
+void tst_Precision::autocastGuardNestsAndRestores()
+{
+    const at::Tensor a = at::randn({8, 8}), b = at::randn({8, 8});
+    QVERIFY(!compat::autocastEnabled(c10::DeviceType::CPU));
+    {
+        AutocastGuard outer(c10::DeviceType::CPU, c10::kBFloat16);
+        QCOMPARE(at::matmul(a, b).scalar_type(), c10::kBFloat16);
+        QCOMPARE(at::softmax(a, -1).scalar_type(), c10::kFloat); // not a matmul-class op
+        {
+            AutocastGuard inner(c10::DeviceType::CPU, c10::kBFloat16);
+            QCOMPARE(at::matmul(a, b).scalar_type(), c10::kBFloat16);
+        }
+        QVERIFY(compat::autocastEnabled(c10::DeviceType::CPU)); // the inner guard left the outer on
+        {
+            AutocastGuard off(c10::DeviceType::CPU, c10::kBFloat16, false); // a disabled guard does nothing
+            QCOMPARE(at::matmul(a, b).scalar_type(), c10::kBFloat16);
+        }
+    }
+    QVERIFY(!compat::autocastEnabled(c10::DeviceType::CPU));
+    QCOMPARE(at::matmul(a, b).scalar_type(), c10::kFloat);
+}
+
+void tst_Precision::injectedInfSkipsTheStepAndBacksOff()
+{
+    LossScaler scaler(1024.0, 3);
+    at::Tensor w = at::ones({4}).requires_grad_(true);
+    torch::optim::AdamW optimizer({w}, torch::optim::AdamWOptions(0.1));
+    scaler.scale((w * 2).sum()).backward();
+    w.mutable_grad()[2] = INFINITY; // an overflow in one gradient
+    const at::Tensor before = w.detach().clone();
+
+    // The trainer's sequence: unscale and clip, step only when finite, then update the scale.
+    const std::optional<double> norm = unscaleAndClip({w}, &scaler, 1.0);
+    if (norm)
+        optimizer.step();
+    scaler.update(!norm);
+
+    QVERIFY(!norm);
+    QVERIFY(at::equal(w.detach(), before)); // the weights are unchanged
+    QCOMPARE(scaler.currentScale(), 512.0);
+    QCOMPARE(scaler.skippedSteps(), int64_t(1));
+}
+
+void tst_Precision::scaleGrowsAfterCleanSteps()
+{
+    LossScaler scaler(1024.0, 3);
+    scaler.update(false);
+    scaler.update(false);
+    QCOMPARE(scaler.currentScale(), 1024.0);
+    scaler.update(false);
+    QCOMPARE(scaler.currentScale(), 2048.0);
+    scaler.update(true); // an overflow resets the count of clean steps
+    scaler.update(false);
+    scaler.update(false);
+    QCOMPARE(scaler.currentScale(), 1024.0);
+    scaler.update(false);
+    QCOMPARE(scaler.currentScale(), 2048.0);
+    QCOMPARE(scaler.skippedSteps(), int64_t(1));
+}
+
+void tst_Precision::clippingSeesUnscaledGradients()
+{
+    LossScaler scaler(1024.0);
+    at::Tensor w = at::zeros({2}).requires_grad_(true);
+    // A true gradient of (3, 4), norm 5, as backward leaves it: multiplied by the scale.
+    w.mutable_grad() = at::tensor({3.0f, 4.0f}) * 1024.0;
+    const std::optional<double> norm = unscaleAndClip({w}, &scaler, 1.0);
+    QVERIFY(norm);
+    QVERIFY(std::fabs(*norm - 5.0) < 1e-4); // the norm of the unscaled gradient, not 5120
+    QVERIFY(std::fabs(w.grad().norm().item<double>() - 1.0) < 1e-4); // clipped to the threshold
+    QVERIFY(std::fabs(w.grad()[0].item<double>() - 0.6) < 1e-4);
+}
+
+QTEST_APPLESS_MAIN(tst_Precision)
+#include "tst_precision.moc"
