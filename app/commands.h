@@ -44,6 +44,16 @@ struct CompareRequest
 };
 int compareCommand(const CompareRequest &request);
 
+struct EstimateRequest
+{
+    std::string configFile;
+    std::string preset;
+    std::vector<std::string> overrides;
+    int64_t ranks = 8;  // data-parallel ranks for the ZeRO rows
+    bool json = false;
+};
+int estimateCommand(const EstimateRequest &request);
+
 int runsCommand(const std::string &study);
 int showCommand(const std::string &study, const std::string &run);
 int exportCommand(const std::string &study, const std::string &format, const std::string &output);

@@ -45,6 +45,15 @@ int main(int argc, char **argv)
                                                              "nats per token")
         ->capture_default_str();
 
+    EstimateRequest estimate;
+    auto *estimateCmd = app.add_subcommand("estimate", "predict memory by role, with dtypes, without running");
+    estimateCmd->add_option("--config", estimate.configFile, "TOML config");
+    estimateCmd->add_option("--preset", estimate.preset, "built-in preset applied before --config")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    estimateCmd->add_option("--set", estimate.overrides, "override a field (repeatable)");
+    estimateCmd->add_option("--ranks", estimate.ranks, "data-parallel ranks for the ZeRO rows")->capture_default_str();
+    estimateCmd->add_flag("--json", estimate.json, "print JSON");
+
     std::string studyFile, runName, format = "csv", output;
     auto *runsCmd = app.add_subcommand("runs", "list the runs of a study");
     runsCmd->add_option("study", studyFile, "study file")->required();
@@ -74,6 +83,11 @@ int main(int argc, char **argv)
         char self[4096] = {};
         const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
         return studyCommand(study, n > 0 ? std::string(self, size_t(n)) : std::string(argv[0]));
+    }
+    if (*estimateCmd) {
+        if (estimate.configFile.empty() && estimate.preset.empty())
+            estimate.preset = "default";
+        return estimateCommand(estimate);
     }
     if (*compareCmd)
         return compareCommand(compare);

@@ -3,6 +3,8 @@
 #include "app/commands.h"
 
 #include "core/analysis.h"
+#include "core/config.h"
+#include "core/memorymodel.h"
 #include "core/store.h"
 
 #include <nlohmann/json.hpp>
@@ -36,6 +38,32 @@ std::string outcomeText(const RunRecord &run)
 }
 
 } // namespace
+
+int estimateCommand(const EstimateRequest &request)
+{
+    RunConfig config;
+    try {
+        config = loadRunConfig(request.preset, request.configFile, request.overrides);
+    } catch (const ConfigError &e) {
+        std::cerr << "optlog estimate: " << e.what() << "\n";
+        return kExitBadInput;
+    }
+    const MemoryEstimate estimate = estimateMemory(config);
+    if (!request.json) {
+        std::cout << formatEstimate(config, estimate, request.ranks);
+        return kExitOk;
+    }
+    nlohmann::json out = {{"name", config.name}, {"precision", config.precision.mode}, {"peak_bytes", estimate.peakBytes}};
+    for (const auto &r : estimate.roles)
+        out["roles"].push_back({{"role", r.role}, {"dtype", r.dtype}, {"bytes_per_element", r.bytesPerElement},
+                                {"bytes", r.bytes}, {"note", r.note}});
+    for (const auto &z : zeroSharding(config, request.ranks))
+        out["zero"].push_back({{"stage", z.stage}, {"ranks", z.ranks}, {"bytes_per_rank", z.bytesPerRank}});
+    for (const auto &q : quantizedWeightRows(config.model))
+        out["quantized_weights"].push_back({{"format", q.format}, {"bytes", q.bytes}, {"note", q.note}});
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+}
 
 int runsCommand(const std::string &path)
 {

@@ -2,7 +2,7 @@
 #include "app/commands.h"
 
 #include "core/config.h"
-#include "core/modelshape.h"
+#include "core/memorymodel.h"
 #include "core/store.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/environment.h"
@@ -28,6 +28,18 @@ void requestStop(int signal)
 {
     g_stopRequested.store(true);
     std::signal(signal, SIG_DFL);
+}
+
+// The memory model's prediction as study rows, stored before the run so the workbench can show
+// it at once; the measured rows join it when the run ends.
+std::vector<MemoryRow> predictedMemory(const RunConfig &config)
+{
+    const MemoryEstimate estimate = estimateMemory(config);
+    std::vector<MemoryRow> rows;
+    for (const auto &r : estimate.roles)
+        rows.push_back({r.role, r.dtype, r.bytes, "predicted"});
+    rows.push_back({"peak", "mixed", estimate.peakBytes, "predicted"});
+    return rows;
 }
 
 int exitCodeFor(const std::string &outcome)
@@ -77,7 +89,7 @@ int runCommand(const RunRequest &request)
 
     const int64_t runId = store->createRun(config.name, toToml(config));
     store->setEnvironment(runId, captureEnvironment(threads).dump());
-    store->replaceMemory(runId, predictedModelState(config));
+    store->replaceMemory(runId, predictedMemory(config));
 
     StudyRecorder::Options options;
     options.jsonLines = request.jsonLines;
@@ -94,7 +106,7 @@ int runCommand(const RunRequest &request)
         outcome.outcome = "failed";
         outcome.message = e.what();
     }
-    std::vector<MemoryRow> memory = predictedModelState(config);
+    std::vector<MemoryRow> memory = predictedMemory(config);
     memory.insert(memory.end(), outcome.measuredMemory.begin(), outcome.measuredMemory.end());
     store->replaceMemory(runId, memory);
     if (!outcome.dtypes.empty())

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+#include "core/memorymodel.h"
+
+#include "core/analysis.h"
+#include "core/modelshape.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace optlog {
+
+namespace {
+
+struct Dtypes
+{
+    double weights = 4;     // bytes per element of the model's parameters
+    double matmul = 4;      // activations that matmul-class ops save (their inputs)
+    double residual = 4;    // the residual stream, LayerNorm inputs
+    double pointwise = 4;   // GELU and softmax inputs and outputs
+    bool autocast = false;  // matmul weights are cast per forward, and the casts are saved
+};
+
+Dtypes dtypesOf(const std::string &mode)
+{
+    Dtypes d;
+    if (mode == "autocast-bf16" || mode == "autocast-fp16") {
+        d.matmul = 2;
+        d.pointwise = 2; // GELU and softmax run on the 16-bit outputs of the matmuls before them
+        d.autocast = true;
+    } else if (mode != "fp32") {
+        d.weights = d.matmul = d.residual = d.pointwise = 2;
+    }
+    return d;
+}
+
+std::string halfName(const std::string &mode)
+{
+    return mode.find("fp16") != std::string::npos ? "float16" : "bfloat16";
+}
+
+} // namespace
+
+const RoleEstimate *MemoryEstimate::find(const std::string &role) const
+{
+    for (const auto &r : roles)
+        if (r.role == role)
+            return &r;
+    return nullptr;
+}
+
+MemoryEstimate estimateMemory(const RunConfig &config)
+{
+    const auto &m = config.model;
+    const double B = double(config.train.microbatch), T = double(m.contextLength), C = double(m.width),
+                 H = double(m.heads), V = double(m.vocabSize), L = double(m.layers);
+    const std::string &mode = config.precision.mode;
+    const Dtypes d = dtypesOf(mode);
+    const bool dropout = m.dropout > 0;
+    const bool chunked = config.memory.attention == "chunked" && config.memory.attentionChunk < m.contextLength;
+    const double chunks = chunked ? double((m.contextLength + config.memory.attentionChunk - 1)
+                                           / config.memory.attentionChunk)
+                                  : 1;
+    const double BTC = B * T * C;
+    constexpr double kGeneratorState = 5056; // bytes of the CPU generator's state, saved per checkpoint
+    constexpr double kStats = 4;             // LayerNorm keeps mean and 1/std in FP32
+
+    MemoryEstimate e;
+    const int64_t n = parameterCount(m);
+    for (auto &row : predictedModelState(config))
+        e.roles.push_back({row.role, row.dtype, double(row.bytes) / double(n), row.bytes, "exact, from the parameter count"});
+
+    // Saved activations of one block that is not checkpointed, in bytes.
+    double attention = 0;
+    if (chunked) {
+        // Each chunk saves views of Q, K and V, which keep the whole QKV output alive,
+        // plus the generator state; no T x T matrix outlives its chunk.
+        attention = 3 * BTC * d.matmul + chunks * kGeneratorState;
+    } else {
+        attention = 3 * BTC * d.matmul          // Q, K^T and V, copied to contiguous for the batched matmuls
+                    + B * H * T * T * d.pointwise // softmax output: the quadratic term
+                    + T * T;                      // causal mask, one byte per element
+        if (dropout)
+            attention += B * H * T * T * d.pointwise; // the dropout mask on the attention weights
+    }
+    // What the MLP half of a block keeps; it is freed first in backward.
+    double mlp = 2 * B * T * kStats              // LayerNorm 2's mean and 1/std
+                 + BTC * d.residual              // residual after attention: LayerNorm 2's input
+                 + BTC * d.matmul                // LayerNorm 2 output, the MLP's input
+                 + 4 * BTC * d.pointwise         // MLP hidden before GELU
+                 + 4 * BTC * d.matmul            // GELU output, the projection's input
+                 + BTC * d.residual;             // block output: the next LayerNorm's input
+    double attentionHalf = 2 * B * T * kStats    // LayerNorm 1's mean and 1/std
+                           + BTC * d.matmul      // LayerNorm 1 output, the QKV matmul's input
+                           + attention
+                           + BTC * d.matmul;     // attention output, reshaped for the projection
+    if (dropout) {
+        mlp += 2 * BTC * d.matmul;               // residual dropout after the MLP: input and mask
+        attentionHalf += 2 * BTC * d.matmul;     // and after attention
+    }
+    // Autocast keeps the 16-bit copies of the block's matmul weights made during its forward.
+    const double blockWeightCasts = d.autocast ? 12 * C * C * 2 : 0;
+    const double block = mlp + attentionHalf + blockWeightCasts;
+    // A checkpointed block keeps only its output (its input is the previous block's output).
+    const double checkpointedBlock = BTC * d.residual + kGeneratorState;
+    const auto isCheckpointed = [&config](int64_t i) {
+        return config.memory.checkpointEvery > 0 && i % config.memory.checkpointEvery == 0;
+    };
+
+    const double head = 2 * B * T * kStats        // final LayerNorm statistics
+                        + BTC * d.matmul          // final LayerNorm output, the head's input
+                        + B * T * V * 4           // log-softmax output: the loss is taken in FP32
+                        + (d.autocast ? V * C * (m.tiedHead ? 1 : 2) * 2 : 0); // head weight cast
+    double saved = head + T * 8                   // position indices
+                   + BTC * d.residual;            // embedding sum: block 0's input
+    if (dropout)
+        saved += 2 * BTC * d.residual;            // embedding dropout: input and mask
+    for (int64_t i = 0; i < m.layers; ++i)
+        saved += isCheckpointed(i) ? checkpointedBlock : block;
+    e.roles.push_back({"saved_activations", "mixed", 0, int64_t(saved),
+                       "what autograd keeps from one microbatch's forward pass"});
+
+    // Temporaries: walk backward from the loss, freeing each part's saved tensors as its
+    // gradient is done, and take the highest point of (still saved + transient) over the
+    // saved total at the end of the forward.
+    const double gradientBuffers = 2 * BTC * 4;   // gradients of the residual stream in flight
+    // Attention backward, relative to what is still saved when it starts (the MLP half, the
+    // projection input and the V copy are gone by then). Naive: the gradients of the softmax
+    // weights and of the scores exist at once. Chunked: one chunk recomputed with its gradients
+    // (scores, softmax, their gradients, contiguous copies of its Q, K and V), and the gradients
+    // of the Q, K and V slices, each padded to full size before they are summed.
+    const double c = double(config.memory.attentionChunk), D = C / H;
+    const double attentionTransient = chunked ? 3 * B * H * c * T * 4 + B * H * (c + 2 * T) * D * 4 + 6 * BTC * d.matmul
+                                              : 2 * B * H * T * T * d.pointwise;
+    const double attentionBackward = attentionTransient + gradientBuffers - mlp - 2 * BTC * d.matmul;
+    double live = saved;
+    double highest = live + 2 * B * T * V * 4;    // loss and log-softmax gradients over the logits
+    live -= head;
+    for (int64_t i = m.layers - 1; i >= 0; --i) {
+        if (isCheckpointed(i)) {
+            // The block is recomputed with its saved tensors, then its own backward runs.
+            highest = std::max(highest, live + block + std::max(gradientBuffers, attentionBackward));
+            live -= checkpointedBlock;
+            continue;
+        }
+        // Attention backward: the gradient of the softmax weights and of the scores exist at once,
+        // after the MLP half, the projection input and the V copy are gone.
+        highest = std::max(highest, live + attentionBackward);
+        live -= block;
+    }
+    // The optimizer step: activations are gone; master weights add their FP32 gradients.
+    const double masterGradients = mode.rfind("master-", 0) == 0 ? 4.0 * double(n) : 0;
+    highest = std::max(highest, masterGradients);
+    const double batches = double(config.train.accumulation) * 2 * B * T * 8; // the step's token tensors
+    const double temporaries = batches + std::max(0.0, highest - saved);
+    e.roles.push_back({"temporaries", "mixed", 0, int64_t(temporaries),
+                       "the step's input batches and the highest transient of backward"});
+
+    for (const auto &r : e.roles)
+        e.peakBytes += r.bytes;
+    return e;
+}
+
+int64_t korthikantiActivationBytes(const ModelConfig &model, int64_t microbatch)
+{
+    const double s = double(model.contextLength), b = double(microbatch), h = double(model.width),
+                 a = double(model.heads);
+    return int64_t(double(model.layers) * (34 * s * b * h + 5 * a * s * s * b));
+}
+
+std::vector<ShardedModelState> zeroSharding(const RunConfig &config, int64_t ranks)
+{
+    int64_t weights = 0, gradients = 0, optimizer = 0;
+    for (const auto &row : predictedModelState(config)) {
+        if (row.role == "parameters")
+            weights = row.bytes;
+        else if (row.role == "gradients")
+            gradients = row.bytes;
+        else
+            optimizer += row.bytes; // optimizer state and master weights shard together
+    }
+    const auto shard = [ranks](int64_t bytes) { return (bytes + ranks - 1) / ranks; };
+    return {
+        {0, ranks, weights + gradients + optimizer},
+        {1, ranks, weights + gradients + shard(optimizer)},
+        {2, ranks, weights + shard(gradients) + shard(optimizer)},
+        {3, ranks, shard(weights) + shard(gradients) + shard(optimizer)},
+    };
+}
+
+std::vector<QuantizedWeights> quantizedWeightRows(const ModelConfig &model, int64_t groupSize)
+{
+    const int64_t n = parameterCount(model);
+    const int64_t groups = (n + groupSize - 1) / groupSize;
+    return {
+        {"fp8 (e4m3), one fp32 scale per tensor", n + 4 * (4 + 6 * model.layers),
+         "estimate: needs FP8 matmul hardware (Hopper, Ada); activations and the dequantized compute not included"},
+        {"4-bit, groups of " + std::to_string(groupSize) + ", fp16 scale per group", n / 2 + 2 * groups,
+         "estimate: weights only; dequantization workspace and activations not included"},
+    };
+}
+
+std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks)
+{
+    std::ostringstream out;
+    char line[256];
+    out << "Predicted memory of one training step: " << config.name << " (" << config.precision.mode << ", microbatch "
+        << config.train.microbatch << ", T " << config.model.contextLength << ", " << parameterCount(config.model)
+        << " parameters)\n";
+    std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", "role", "dtype", "bytes/elem", "bytes", "what");
+    out << line;
+    for (const auto &r : estimate.roles) {
+        std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", r.role.c_str(), r.dtype.c_str(),
+                      r.bytesPerElement > 0 ? std::to_string(int(r.bytesPerElement)).c_str() : "-",
+                      formatBytes(r.bytes).c_str(), r.note.c_str());
+        out << line;
+    }
+    std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", "peak", "", "", formatBytes(estimate.peakBytes).c_str(),
+                  "the counting allocator's peak over a complete step");
+    out << line;
+    out << "\nCross-check, Korthikanti et al. (16-bit activations with dropout masks): "
+        << formatBytes(korthikantiActivationBytes(config.model, config.train.microbatch)) << " of activations\n";
+    out << "\nModel state per rank with ZeRO over " << ranks << " data-parallel ranks:\n";
+    for (const auto &z : zeroSharding(config, ranks)) {
+        std::snprintf(line, sizeof(line), "  stage %d: %s%s\n", z.stage, formatBytes(z.bytesPerRank).c_str(),
+                      z.stage == 0 ? " (no sharding)" : "");
+        out << line;
+    }
+    out << "\nWeights in other formats (estimates for hardware this machine lacks):\n";
+    for (const auto &q : quantizedWeightRows(config.model)) {
+        std::snprintf(line, sizeof(line), "  %-44s %12s  %s\n", q.format.c_str(), formatBytes(q.bytes).c_str(),
+                      q.note.c_str());
+        out << line;
+    }
+    return out.str();
+}
+
+} // namespace optlog

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace optlog {
+
+// One role's predicted bytes, with the dtype the role holds and its bytes per element.
+struct RoleEstimate
+{
+    std::string role;
+    std::string dtype;
+    double bytesPerElement = 0; // 0 where a role mixes dtypes
+    int64_t bytes = 0;
+    std::string note;           // what the figure counts, in a few words
+};
+
+struct MemoryEstimate
+{
+    std::vector<RoleEstimate> roles; // parameters, gradients, master_weights, optimizer_state,
+                                     // saved_activations, temporaries
+    int64_t peakBytes = 0;           // the sum: the counting allocator's peak over a complete step
+    const RoleEstimate *find(const std::string &role) const;
+};
+
+// The analytic memory model of optlog's GPT for one run config: the tensors LibTorch 1.13 keeps
+// for backward in this model's operations (embeddings, LayerNorms, QKV, the T x T attention
+// scores and their softmax, MLP and GELU, logits and cross-entropy), in each mode's dtypes, and
+// how checkpointing and chunked attention change them. docs/memory-model.md derives each term.
+MemoryEstimate estimateMemory(const RunConfig &config);
+
+// Korthikanti et al. (2022): 34·s·b·h + 5·a·s²·b bytes of activations per layer, which assumes
+// 16-bit activations and dropout masks; a cross-check, not the model.
+int64_t korthikantiActivationBytes(const ModelConfig &model, int64_t microbatch);
+
+// Model-state bytes of ZeRO stage 1, 2 or 3 over `ranks` data-parallel ranks, per rank:
+// stage 1 shards the optimizer state (and master weights), 2 also the gradients, 3 also the weights.
+struct ShardedModelState
+{
+    int stage = 0;
+    int64_t ranks = 1;
+    int64_t bytesPerRank = 0;
+};
+std::vector<ShardedModelState> zeroSharding(const RunConfig &config, int64_t ranks);
+
+// Weight bytes of the same model stored in FP8 or in 4-bit groups with a 16-bit scale per group:
+// estimates for hardware and kernels this machine lacks.
+struct QuantizedWeights
+{
+    std::string format;
+    int64_t bytes = 0;
+    std::string note;
+};
+std::vector<QuantizedWeights> quantizedWeightRows(const ModelConfig &model, int64_t groupSize = 128);
+
+std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks);
+
+} // namespace optlog
