@@ -14,6 +14,7 @@ enum ExitCode : int {
     kExitBadInput = 2,  // config, data or study file refused before anything was written
     kExitDiverged = 3,  // non-finite loss
     kExitCancelled = 4, // SIGINT or SIGTERM: the step finished, metrics flushed
+    kExitOutOfBudget = 5, // the allocator refused an allocation past memory.budget
 };
 
 struct RunRequest
@@ -53,6 +54,15 @@ struct EstimateRequest
     bool json = false;
 };
 int estimateCommand(const EstimateRequest &request);
+
+struct FitRequest
+{
+    std::string configFile;
+    std::string preset;
+    std::vector<std::string> overrides;
+    std::string budget; // "512MiB"
+};
+int fitCommand(const FitRequest &request);
 
 int runsCommand(const std::string &study);
 int showCommand(const std::string &study, const std::string &run);

@@ -13,7 +13,7 @@ int main(int argc, char **argv)
 {
     using namespace optlog;
     CLI::App app{"optlog: the optimization log of training a small transformer language model.\n"
-                 "Exit codes: 0 completed, 1 failed, 2 bad input (nothing written), 3 diverged, 4 cancelled."};
+                 "Exit codes: 0 completed, 1 failed, 2 bad input (nothing written), 3 diverged, 4 cancelled,\n5 out of memory budget."};
     app.require_subcommand(1);
 
     RunRequest run;
@@ -28,6 +28,9 @@ int main(int argc, char **argv)
     runCmd->add_option("--db", run.study, "study file (created when missing)")->capture_default_str();
     runCmd->add_option("--set", run.overrides, "override a field, e.g. --set train.steps=100 (repeatable)");
     runCmd->add_flag("--jsonl", run.jsonLines, "print one JSON event per line on stdout");
+    std::string runBudget;
+    runCmd->add_option("--memory-budget", runBudget, "refuse allocations past this size, e.g. 512MiB; "
+                                                    "the run ends as oom (same as --set memory.budget=...)");
 
     StudyRequest study;
     auto *studyCmd = app.add_subcommand("study", "run every run of a study plan (each in its own engine process) "
@@ -54,6 +57,15 @@ int main(int argc, char **argv)
     estimateCmd->add_option("--ranks", estimate.ranks, "data-parallel ranks for the ZeRO rows")->capture_default_str();
     estimateCmd->add_flag("--json", estimate.json, "print JSON");
 
+    FitRequest fit;
+    auto *fitCmd = app.add_subcommand("fit", "find the largest microbatch that fits a memory budget, verified with "
+                                             "real steps, then the next levers");
+    fitCmd->add_option("--config", fit.configFile, "TOML config");
+    fitCmd->add_option("--preset", fit.preset, "built-in preset applied before --config")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    fitCmd->add_option("--set", fit.overrides, "override a field (repeatable)");
+    fitCmd->add_option("--memory-budget", fit.budget, "the budget, e.g. 512MiB")->required();
+
     std::string studyFile, runName, format = "csv", output;
     auto *runsCmd = app.add_subcommand("runs", "list the runs of a study");
     runsCmd->add_option("study", studyFile, "study file")->required();
@@ -77,12 +89,20 @@ int main(int argc, char **argv)
         relaunchWithRuntimeVariables(argv);
         if (run.configFile.empty() && run.preset.empty())
             run.preset = "default";
+        if (!runBudget.empty())
+            run.overrides.push_back("memory.budget=\"" + runBudget + "\"");
         return runCommand(run);
     }
     if (*studyCmd) {
         char self[4096] = {};
         const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
         return studyCommand(study, n > 0 ? std::string(self, size_t(n)) : std::string(argv[0]));
+    }
+    if (*fitCmd) {
+        relaunchWithRuntimeVariables(argv);
+        if (fit.configFile.empty() && fit.preset.empty())
+            fit.preset = "default";
+        return fitCommand(fit);
     }
     if (*estimateCmd) {
         if (estimate.configFile.empty() && estimate.preset.empty())

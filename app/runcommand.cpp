@@ -50,6 +50,8 @@ int exitCodeFor(const std::string &outcome)
         return kExitDiverged;
     if (outcome == "cancelled")
         return kExitCancelled;
+    if (outcome == "oom")
+        return kExitOutOfBudget;
     return kExitFailed;
 }
 
@@ -83,6 +85,8 @@ int runCommand(const RunRequest &request)
     }
 
     CountingAllocator::install();
+    if (!config.memory.budget.empty())
+        CountingAllocator::instance().setBudget(parseBytes(config.memory.budget, "memory.budget"));
     const ThreadSettings threads = applyThreadSettings(config.runtime);
     std::signal(SIGINT, requestStop);
     std::signal(SIGTERM, requestStop);
@@ -95,7 +99,8 @@ int runCommand(const RunRequest &request)
     options.jsonLines = request.jsonLines;
     options.progress = isatty(STDERR_FILENO);
     StudyRecorder recorder(*store, runId, config.train.steps, options);
-    recorder.event("started", "data: " + data.description + "; threads: " + std::to_string(threads.intraOp)
+    recorder.event("started", std::string(config.memory.budget.empty() ? "" : "memory budget " + config.memory.budget + "; ")
+                                  + "data: " + data.description + "; threads: " + std::to_string(threads.intraOp)
                                   + " intra-op, " + std::to_string(threads.blas) + " BLAS");
 
     TrainingOutcome outcome;
@@ -103,9 +108,20 @@ int runCommand(const RunRequest &request)
         Trainer trainer(config, std::move(data), uint64_t(store->studySeed()));
         outcome = trainer.run(recorder, g_stopRequested);
     } catch (const std::exception &e) {
-        outcome.outcome = "failed";
-        outcome.message = e.what();
+        // Building the model or its optimizer can already exceed a budget.
+        const auto refusal = CountingAllocator::instance().refusal();
+        outcome.outcome = refusal ? "oom" : "failed";
+        outcome.message = refusal ? MemoryBudgetExceeded(*refusal).what() : e.what();
+        outcome.refusal = refusal;
+        CountingAllocator::instance().setBudget(0);
     }
+    if (outcome.refusal)
+        recorder.event("oom", nlohmann::json{{"phase", outcome.refusal->phase},
+                                             {"requested_bytes", outcome.refusal->requestedBytes},
+                                             {"in_use_bytes", outcome.refusal->inUseBytes},
+                                             {"budget_bytes", outcome.refusal->budgetBytes},
+                                             {"step", outcome.step}}
+                                  .dump());
     std::vector<MemoryRow> memory = predictedMemory(config);
     memory.insert(memory.end(), outcome.measuredMemory.begin(), outcome.measuredMemory.end());
     store->replaceMemory(runId, memory);

@@ -271,6 +271,8 @@ const std::vector<ConfigField> &configFields()
         text("memory", "attention", "naive keeps the T x T attention scores for backward; chunked recomputes "
                                     "them chunk by chunk",
              [](RunConfig &c) -> std::string & { return c.memory.attention; }, {"naive", "chunked"}),
+        text("memory", "budget", "allocator budget, e.g. 512MiB: a run past it ends as oom; empty = none",
+             [](RunConfig &c) -> std::string & { return c.memory.budget; }),
         integer("memory", "attention_chunk", "queries per chunk for chunked attention",
                 [](RunConfig &c) -> int64_t & { return c.memory.attentionChunk; }, 1, 65536),
 
@@ -333,8 +335,31 @@ void applyOverride(RunConfig &config, const std::string &assignment)
     assign(*field, config, *parsed.get("v"));
 }
 
+int64_t parseBytes(const std::string &text, const std::string &what)
+{
+    static const std::vector<std::pair<std::string, double>> units = {
+        {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024},
+        {"KB", 1e3},     {"MB", 1e6},           {"GB", 1e9},                  {"B", 1}, {"", 1}};
+    size_t used = 0;
+    double number = 0;
+    try {
+        number = std::stod(text, &used);
+    } catch (const std::exception &) {
+        used = 0;
+    }
+    std::string unit = text.substr(used);
+    unit.erase(0, unit.find_first_not_of(' '));
+    for (const auto &[name, factor] : units)
+        if (used > 0 && unit == name && number > 0)
+            return int64_t(number * factor);
+    throw ConfigError("config: " + what + " = \"" + text
+                      + "\": expected a positive size such as 512MiB, 1.5GiB, 300MB or 1000000 (bytes)");
+}
+
 void validate(const RunConfig &c)
 {
+    if (!c.memory.budget.empty())
+        parseBytes(c.memory.budget, "memory.budget");
     if (c.model.width % c.model.heads != 0)
         throw ConfigError("config: model.width = " + std::to_string(c.model.width)
                           + ": must be divisible by model.heads = " + std::to_string(c.model.heads));

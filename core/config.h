@@ -64,6 +64,7 @@ struct MemoryConfig
     int64_t checkpointEvery = 0; // activation checkpointing: 0 none, 1 every block, k every k-th block
     std::string attention = "naive"; // naive | chunked
     int64_t attentionChunk = 64; // queries per chunk when attention = chunked
+    std::string budget;          // allocator budget to rehearse, e.g. "512MiB"; empty = none
 };
 
 struct RuntimeConfig
@@ -109,6 +110,9 @@ void applyTomlText(RunConfig &config, const std::string &text, const std::string
 void applyTomlFile(RunConfig &config, const std::string &path);
 // `key=value` with a dotted key; the value is read as TOML (so strings may be bare).
 void applyOverride(RunConfig &config, const std::string &assignment);
+
+// "512MiB", "1.5GiB", "300MB", "1000000": bytes. Throws ConfigError naming `what` otherwise.
+int64_t parseBytes(const std::string &text, const std::string &what);
 
 // Rules that involve more than one field.
 void validate(const RunConfig &config);

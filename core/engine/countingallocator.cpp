@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <new>
+#include <sstream>
 
 namespace optlog {
 
@@ -20,6 +21,27 @@ constexpr uint8_t kPriority = 100;
 
 } // namespace
 
+namespace {
+
+std::string mebibytes(int64_t bytes)
+{
+    std::ostringstream out;
+    out.setf(std::ios::fixed);
+    out.precision(1);
+    out << double(bytes) / double(1 << 20) << " MiB";
+    return out.str();
+}
+
+} // namespace
+
+MemoryBudgetExceeded::MemoryBudgetExceeded(const BudgetRefusal &r)
+    : std::runtime_error("out of memory budget in the " + r.phase + ": " + mebibytes(r.requestedBytes)
+                         + " requested with " + mebibytes(r.inUseBytes) + " in use; the budget is "
+                         + mebibytes(r.budgetBytes))
+    , refusal(r)
+{
+}
+
 CountingAllocator &CountingAllocator::instance()
 {
     static CountingAllocator allocator;
@@ -28,8 +50,31 @@ CountingAllocator &CountingAllocator::instance()
 
 void CountingAllocator::install() { c10::SetCPUAllocator(&instance(), kPriority); }
 
+void CountingAllocator::setBudget(int64_t bytes)
+{
+    std::lock_guard<std::mutex> lock(m_refusalMutex);
+    m_refusal.reset();
+    m_budget.store(bytes, std::memory_order_relaxed);
+}
+
+std::optional<BudgetRefusal> CountingAllocator::refusal() const
+{
+    std::lock_guard<std::mutex> lock(m_refusalMutex);
+    return m_refusal;
+}
+
 c10::DataPtr CountingAllocator::allocate(size_t bytes) const
 {
+    const int64_t budget = m_budget.load(std::memory_order_relaxed);
+    if (budget > 0 && currentBytes() + int64_t(bytes) > budget) {
+        BudgetRefusal r{int64_t(bytes), currentBytes(), budget, m_phase.load(std::memory_order_relaxed)};
+        {
+            std::lock_guard<std::mutex> lock(m_refusalMutex);
+            if (!m_refusal)
+                m_refusal = r;
+        }
+        throw MemoryBudgetExceeded(r);
+    }
     void *base = nullptr;
     if (posix_memalign(&base, kAlignment, kHeader + bytes) != 0)
         throw std::bad_alloc();

@@ -5,8 +5,28 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
 namespace optlog {
+
+// An allocation the memory budget refused: what was asked, what was in use, in which phase.
+struct BudgetRefusal
+{
+    int64_t requestedBytes = 0;
+    int64_t inUseBytes = 0;
+    int64_t budgetBytes = 0;
+    std::string phase; // setup | forward | backward | optimizer step | validation
+};
+
+class MemoryBudgetExceeded : public std::runtime_error
+{
+public:
+    explicit MemoryBudgetExceeded(const BudgetRefusal &refusal);
+    BudgetRefusal refusal;
+};
 
 // The CPU allocator every LibTorch CPU tensor goes through once installed: it counts the
 // bytes in use and their high-water mark, exactly (requested bytes, not pages).
@@ -27,6 +47,16 @@ public:
     // Starts a new high-water mark from what is in use now (after warm-up, say).
     void resetPeak() { m_peak.store(currentBytes(), std::memory_order_relaxed); }
 
+    // A memory budget to rehearse on a CPU: an allocation that would take the bytes in use past
+    // it throws MemoryBudgetExceeded (and is remembered, since LibTorch may wrap the exception).
+    // 0 = no budget.
+    void setBudget(int64_t bytes);
+    int64_t budget() const { return m_budget.load(std::memory_order_relaxed); }
+    // What the trainer is doing, named in a refusal. `phase` must be a string literal.
+    void setPhase(const char *phase) { m_phase.store(phase, std::memory_order_relaxed); }
+    // The first refusal since the budget was set, if any.
+    std::optional<BudgetRefusal> refusal() const;
+
 private:
     CountingAllocator() = default;
     // The deleter gets only the data pointer, so the size lives in a header just before it;
@@ -35,6 +65,10 @@ private:
 
     mutable std::atomic<int64_t> m_current{0};
     mutable std::atomic<int64_t> m_peak{0};
+    std::atomic<int64_t> m_budget{0};
+    std::atomic<const char *> m_phase{"setup"};
+    mutable std::mutex m_refusalMutex;
+    mutable std::optional<BudgetRefusal> m_refusal;
 };
 
 } // namespace optlog

@@ -61,6 +61,7 @@ at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatche
     for (size_t i = 0; i < microbatches.size(); ++i) {
         const int64_t before = CountingAllocator::instance().currentBytes();
         at::Tensor loss;
+        CountingAllocator::instance().setPhase("forward");
         {
             // Forward only: backward runs in the dtypes the forward chose.
             AutocastGuard autocast(c10::DeviceType::CPU, plan.autocastDtype, plan.autocast);
@@ -68,6 +69,7 @@ at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatche
         }
         if (savedActivationBytes && i == 0)
             *savedActivationBytes = CountingAllocator::instance().currentBytes() - before;
+        CountingAllocator::instance().setPhase("backward");
         const at::Tensor part = loss * share;
         (scaler ? scaler->scale(part) : part).backward();
         total += loss.detach() * share;
@@ -140,6 +142,7 @@ const std::vector<at::Tensor> &Trainer::optimizedTensors() const
 
 double Trainer::optimizerStep()
 {
+    CountingAllocator::instance().setPhase("optimizer step");
     if (m_plan.masterWeights) {
         // FP32 gradients for the master copies exist only during the optimizer step, so the
         // persistent layout stays 16-bit weights and gradients + FP32 master weights and moments.
@@ -187,6 +190,7 @@ std::map<std::string, std::string> Trainer::dtypes()
 
 double Trainer::validate()
 {
+    CountingAllocator::instance().setPhase("validation");
     torch::NoGradGuard noGrad;
     m_model->eval();
     double sum = 0;
@@ -209,9 +213,11 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
 
     TrainingOutcome outcome;
     int64_t savedActivationBytes = -1;
+    try {
     for (int64_t step = 0; step < train.steps; ++step) {
         if (stopRequested.load()) {
             outcome.outcome = "cancelled";
+            // outcome.step is the last completed step
             outcome.message = "stopped by a signal after step " + std::to_string(step - 1);
             break;
         }
@@ -245,16 +251,31 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
         metrics.lossScale = m_scaler ? m_scaler->currentScale() : 0.0;
         metrics.skipped = m_scaler && std::isnan(gradNorm);
         observer.step(metrics);
-        outcome.step = step;
 
         if (!std::isfinite(lossValue)) {
+            outcome.step = step;
             outcome.outcome = "diverged";
             outcome.message = "training loss became " + std::to_string(lossValue) + " at step " + std::to_string(step);
             break;
         }
         if ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps)
             observer.validated({step, metrics.tokens, validate()});
+        outcome.step = step;
     }
+    } catch (const std::exception &e) {
+        // LibTorch may wrap the allocator's exception; the allocator remembers the refusal.
+        const auto refusal = allocator.refusal();
+        if (!refusal)
+            throw;
+        outcome.outcome = "oom";
+        outcome.step += 1; // the step that did not complete
+        outcome.message = MemoryBudgetExceeded(*refusal).what() + std::string(", at step ")
+                          + std::to_string(outcome.step);
+        outcome.refusal = refusal;
+    }
+    allocator.setPhase("setup");
+    // The budget rehearses training; what follows only reads the tensors, without it.
+    allocator.setBudget(0);
     outcome.measuredMemory = measureMemory(savedActivationBytes);
     outcome.dtypes = dtypes();
     if (savedActivationBytes < 0)

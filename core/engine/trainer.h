@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/config.h"
+#include "core/engine/countingallocator.h"
 #include "core/engine/gpt.h"
 #include "core/engine/precision.h"
 #include "core/engine/textdata.h"
@@ -32,8 +33,9 @@ public:
 
 struct TrainingOutcome
 {
-    std::string outcome = "completed"; // completed | diverged | cancelled
-    int64_t step = -1;                 // last step completed (diverged: the step whose loss was not finite)
+    std::string outcome = "completed"; // completed | diverged | cancelled | oom
+    int64_t step = -1;                 // last step completed; diverged and oom: the step that failed
+    std::optional<BudgetRefusal> refusal; // oom: what the budget refused
     std::string message;
     std::vector<MemoryRow> measuredMemory; // by role, measured on the real tensors and the allocator
     std::map<std::string, std::string> dtypes; // weights, gradients, master_weights, optimizer_state, compute

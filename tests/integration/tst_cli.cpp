@@ -69,6 +69,8 @@ private Q_SLOTS:
     void studyRunsEachRunOnceAndCompares();
     void exportWritesCsvAndJson();
     void refusesAStudyFromTheFuture();
+    void overBudgetRunEndsAsOom();
+    void fitsProposalRunsUnderTheSameBudget();
 
 private:
     QTemporaryDir m_dir;
@@ -95,7 +97,7 @@ void tst_Cli::runWritesEverythingAComparisonNeeds()
     for (const auto &m : store.memory(runs[0].id))
         (m.source == "measured" ? measured : predicted) += 1;
     QVERIFY(measured >= 6);
-    QCOMPARE(predicted, 3);
+    QCOMPARE(predicted, 6); // model state, saved activations, temporaries, peak
 
     const Result shown = runOptlog({"show", study, "smoke"});
     QCOMPARE(shown.exitCode, 0);
@@ -257,6 +259,43 @@ void tst_Cli::refusesAStudyFromTheFuture()
     const Result r = runOptlog(QStringList{"run", "--db", study} + kSmoke);
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains("schema version 7, newer than this optlog knows"), qPrintable(r.err));
+}
+
+void tst_Cli::overBudgetRunEndsAsOom()
+{
+    const QString study = m_dir.filePath("oom.sqlite");
+    const Result r = runOptlog(QStringList{"run", "--db", study, "--memory-budget", "600KiB"} + kSmoke);
+    QCOMPARE(r.exitCode, 5);
+    Store store(study.toStdString(), Store::Access::ReadOnly);
+    const auto run = store.runs().back();
+    QCOMPARE(run.outcome, std::string("oom"));
+    QVERIFY2(QString::fromStdString(run.message).contains("out of memory budget in the"), run.message.c_str());
+    bool event = false;
+    for (const auto &e : store.events(run.id))
+        event = event || (e.kind == "oom" && e.message.find("\"budget_bytes\":614400") != std::string::npos);
+    QVERIFY(event);
+    bool predicted = false;
+    for (const auto &m : store.memory(run.id))
+        predicted = predicted || (m.role == "peak" && m.source == "predicted");
+    QVERIFY(predicted); // what was written before the failure stays
+}
+
+void tst_Cli::fitsProposalRunsUnderTheSameBudget()
+{
+    const QStringList base = {"--preset", "smoke", "--set", "data.corpus=generated", "--set", "train.microbatch=16"};
+    const Result tooBig = runOptlog(QStringList{"run", "--db", m_dir.filePath("fit-before.sqlite"), "--memory-budget",
+                                                "2MiB"} + base);
+    QCOMPARE(tooBig.exitCode, 5); // microbatch 16 does not fit 2 MiB
+
+    const Result fit = runOptlog(QStringList{"fit", "--memory-budget", "2MiB"} + base);
+    QVERIFY2(fit.exitCode == 0, qPrintable(fit.out + fit.err));
+    QVERIFY(fit.out.contains("shorter context") && fit.out.contains("checkpointing") && fit.out.contains("BF16")
+            && fit.out.contains("smaller model"));
+    const QString proposal = fit.out.section("proposal: ", 1).trimmed();
+    QVERIFY2(proposal.contains("train.accumulation="), qPrintable(fit.out));
+    const Result run = runOptlog(QStringList{"run", "--db", m_dir.filePath("fit-after.sqlite"), "--memory-budget", "2MiB"}
+                                 + base + proposal.split(' '));
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
 }
 
 QTEST_GUILESS_MAIN(tst_Cli)

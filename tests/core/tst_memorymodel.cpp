@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+#include "core/config.h"
+#include "core/memorymodel.h"
+#include "core/modelshape.h"
+
+#include <QtTest>
+
+using namespace optlog;
+
+namespace {
+
+RunConfig tiny(const std::vector<std::string> &overrides = {})
+{
+    // B = 1, T = 2, C = 4, H = 1, V = 256, L = 1: small enough to count by hand.
+    std::vector<std::string> all = {"model.context_length=2", "model.width=4", "model.heads=1", "model.layers=1",
+                                    "train.microbatch=1", "train.steps=10"};
+    all.insert(all.end(), overrides.begin(), overrides.end());
+    return loadRunConfig("", "", all);
+}
+
+int64_t role(const MemoryEstimate &e, const std::string &name) { return e.find(name) ? e.find(name)->bytes : -1; }
+
+} // namespace
+
+class tst_MemoryModel : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void modelStateByMode_data();
+    void modelStateByMode();
+    void savedActivationsOfATinyModelByHand();
+    void checkpointingKeepsOnlyBlockOutputs();
+    void chunkedAttentionDropsTheQuadraticTerm();
+    void autocastHalvesMatmulActivationsButKeepsWeightCasts();
+    void zeroShardsStateByStage();
+    void quantizedWeightRows();
+    void sizesParse_data();
+    void sizesParse();
+};
+
+void tst_MemoryModel::modelStateByMode_data()
+{
+    QTest::addColumn<QString>("mode");
+    QTest::addColumn<int>("bytesPerParameter");
+    QTest::addColumn<bool>("master");
+    QTest::newRow("fp32") << "fp32" << 16 << false;
+    QTest::newRow("autocast-bf16") << "autocast-bf16" << 16 << false;
+    QTest::newRow("master-bf16") << "master-bf16" << 16 << true;
+    QTest::newRow("pure-bf16") << "pure-bf16" << 8 << false;
+}
+
+void tst_MemoryModel::modelStateByMode()
+{
+    QFETCH(QString, mode);
+    QFETCH(int, bytesPerParameter);
+    QFETCH(bool, master);
+    const RunConfig c = tiny({"precision.mode=" + mode.toStdString()});
+    const MemoryEstimate e = estimateMemory(c);
+    const int64_t n = parameterCount(c.model);
+    int64_t modelState = 0;
+    for (const std::string r : {"parameters", "gradients", "master_weights", "optimizer_state"})
+        modelState += std::max<int64_t>(0, role(e, r));
+    QCOMPARE(modelState, bytesPerParameter * n);
+    QCOMPARE(role(e, "master_weights") >= 0, master);
+    QCOMPARE(e.peakBytes, modelState + role(e, "saved_activations") + role(e, "temporaries"));
+}
+
+void tst_MemoryModel::savedActivationsOfATinyModelByHand()
+{
+    // FP32, B=1, T=2, C=4, H=1, V=256, L=1, naive attention, no dropout. In bytes:
+    //   block: LayerNorm stats 2 x (2 x 2 x 4) = 32; LN1 output 8 x 4 = 32; Q, K, V copies 3 x 32 = 96;
+    //          softmax 1x1x2x2 x 4 = 16; mask 2x2 = 4; attention output 32; residual 32; LN2 output 32;
+    //          GELU input 4 x 32 = 128; GELU output 128; block output 32          -> 564
+    //   positions 2 x 8 = 16; embedding sum 32; final LN stats 16; final LN output 32;
+    //   log-softmax output 2 x 256 x 4 = 2048                                    -> 2144
+    QCOMPARE(role(estimateMemory(tiny()), "saved_activations"), int64_t(564 + 2144));
+}
+
+void tst_MemoryModel::checkpointingKeepsOnlyBlockOutputs()
+{
+    const RunConfig plain = tiny({"model.layers=4", "model.context_length=64", "model.width=64"});
+    const RunConfig every = tiny({"model.layers=4", "model.context_length=64", "model.width=64",
+                                  "memory.checkpoint_every=1"});
+    const RunConfig second = tiny({"model.layers=4", "model.context_length=64", "model.width=64",
+                                   "memory.checkpoint_every=2"});
+    const int64_t a = role(estimateMemory(plain), "saved_activations");
+    const int64_t b = role(estimateMemory(every), "saved_activations");
+    const int64_t c = role(estimateMemory(second), "saved_activations");
+    QVERIFY(b < c && c < a);
+    // A checkpointed block keeps its output (64 x 64 x 4 bytes) and the generator state.
+    QCOMPARE(a - c, 2 * ((a - b) / 4));
+}
+
+void tst_MemoryModel::chunkedAttentionDropsTheQuadraticTerm()
+{
+    const auto attentionTerm = [](const std::string &attention, int64_t T) {
+        const RunConfig c = tiny({"model.context_length=" + std::to_string(T), "model.width=32", "model.heads=4",
+                                  "memory.attention=" + attention, "memory.attention_chunk=16"});
+        return role(estimateMemory(c), "saved_activations");
+    };
+    // Doubling T doubles the linear terms; the naive quadratic term makes it more than double.
+    const double naiveGrowth = double(attentionTerm("naive", 512)) / double(attentionTerm("naive", 256));
+    const double chunkedGrowth = double(attentionTerm("chunked", 512)) / double(attentionTerm("chunked", 256));
+    QVERIFY2(naiveGrowth > 2.5, qPrintable(QString::number(naiveGrowth)));
+    QVERIFY2(chunkedGrowth < 2.1, qPrintable(QString::number(chunkedGrowth)));
+}
+
+void tst_MemoryModel::autocastHalvesMatmulActivationsButKeepsWeightCasts()
+{
+    const RunConfig fp32 = tiny({"model.context_length=128", "model.width=64", "train.microbatch=8"});
+    const RunConfig bf16 = tiny({"model.context_length=128", "model.width=64", "train.microbatch=8",
+                                 "precision.mode=autocast-bf16"});
+    const int64_t a = role(estimateMemory(fp32), "saved_activations");
+    const int64_t b = role(estimateMemory(bf16), "saved_activations");
+    QVERIFY(b < a);
+    QVERIFY(b > a / 2); // the residual stream and the log-softmax stay FP32, and the weight casts add
+}
+
+void tst_MemoryModel::zeroShardsStateByStage()
+{
+    const RunConfig c = tiny({"model.width=64"});
+    const int64_t n = parameterCount(c.model);
+    const auto stages = zeroSharding(c, 4);
+    QCOMPARE(stages[0].bytesPerRank, 16 * n);
+    QCOMPARE(stages[1].bytesPerRank, 8 * n + (8 * n + 3) / 4);
+    QCOMPARE(stages[2].bytesPerRank, 4 * n + (4 * n + 3) / 4 + (8 * n + 3) / 4);
+    QCOMPARE(stages[3].bytesPerRank, (4 * n + 3) / 4 + (4 * n + 3) / 4 + (8 * n + 3) / 4);
+}
+
+void tst_MemoryModel::quantizedWeightRows()
+{
+    const RunConfig c = tiny({"model.width=64"});
+    const int64_t n = parameterCount(c.model);
+    const auto rows = optlog::quantizedWeightRows(c.model, 128);
+    QCOMPARE(rows.size(), size_t(2));
+    QVERIFY(rows[0].bytes >= n && rows[0].bytes < n + 1024);           // one byte a weight
+    QCOMPARE(rows[1].bytes, n / 2 + 2 * ((n + 127) / 128));            // half a byte, and a scale per group
+    QVERIFY(QString::fromStdString(rows[1].note).contains("estimate"));
+}
+
+void tst_MemoryModel::sizesParse_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<qint64>("bytes");
+    QTest::newRow("MiB") << "512MiB" << qint64(512) * 1024 * 1024;
+    QTest::newRow("GiB fraction") << "1.5GiB" << qint64(3) * 512 * 1024 * 1024;
+    QTest::newRow("MB") << "300MB" << qint64(300000000);
+    QTest::newRow("bytes") << "1000000" << qint64(1000000);
+    QTest::newRow("space") << "64 KiB" << qint64(65536);
+    QTest::newRow("bad unit") << "5apples" << qint64(-1);
+    QTest::newRow("negative") << "-1MiB" << qint64(-1);
+}
+
+void tst_MemoryModel::sizesParse()
+{
+    QFETCH(QString, text);
+    QFETCH(qint64, bytes);
+    try {
+        QCOMPARE(qint64(parseBytes(text.toStdString(), "memory.budget")), bytes);
+    } catch (const ConfigError &e) {
+        QCOMPARE(bytes, qint64(-1));
+        QVERIFY(QString(e.what()).contains("expected a positive size such as 512MiB"));
+    }
+}
+
+QTEST_APPLESS_MAIN(tst_MemoryModel)
+#include "tst_memorymodel.moc"
