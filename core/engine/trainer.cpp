@@ -165,16 +165,27 @@ double Trainer::optimizerStep()
     return norm ? *norm : std::nan("");
 }
 
-std::map<std::string, std::string> Trainer::dtypes()
+std::vector<at::Tensor> Trainer::gradients() const
 {
-    std::vector<at::Tensor> gradients, moments;
+    std::vector<at::Tensor> out;
     for (const auto &p : m_parameters)
-        gradients.push_back(p.grad());
+        out.push_back(p.grad());
+    return out;
+}
+
+std::vector<at::Tensor> Trainer::moments() const
+{
+    std::vector<at::Tensor> out;
     for (const auto &entry : m_optimizer->state()) {
         const auto &state = static_cast<const torch::optim::AdamWParamState &>(*entry.second);
-        moments.push_back(state.exp_avg());
-        moments.push_back(state.exp_avg_sq());
+        out.push_back(state.exp_avg());
+        out.push_back(state.exp_avg_sq());
     }
+    return out;
+}
+
+std::map<std::string, std::string> Trainer::dtypes()
+{
     std::string compute;
     {
         torch::NoGradGuard noGrad;
@@ -182,9 +193,9 @@ std::map<std::string, std::string> Trainer::dtypes()
         compute = dtypeName(m_model->forward(m_validationBatches.front().inputs.slice(0, 0, 1)));
     }
     return {{"weights", dtypeOf(m_parameters)},
-            {"gradients", dtypeOf(gradients)},
+            {"gradients", dtypeOf(gradients())},
             {"master_weights", m_master.empty() ? "none" : dtypeOf(m_master)},
-            {"optimizer_state", dtypeOf(moments)},
+            {"optimizer_state", dtypeOf(moments())},
             {"compute", compute}};
 }
 
@@ -286,15 +297,7 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
 std::vector<MemoryRow> Trainer::measureMemory(int64_t savedActivationBytes) const
 {
     const std::vector<at::Tensor> &parameters = m_parameters;
-    std::vector<at::Tensor> gradients, moments;
-    for (const auto &p : parameters)
-        gradients.push_back(p.grad());
-    for (const auto &entry : m_optimizer->state()) {
-        const auto &state = static_cast<const torch::optim::AdamWParamState &>(*entry.second);
-        moments.push_back(state.exp_avg());
-        moments.push_back(state.exp_avg_sq());
-        moments.push_back(state.max_exp_avg_sq());
-    }
+    const std::vector<at::Tensor> gradients = this->gradients(), moments = this->moments(); // AdamW without amsgrad
     const int64_t peak = CountingAllocator::instance().peakBytes();
     std::vector<MemoryRow> rows = {
         {"parameters", dtypeOf(parameters), bytesOf(parameters), "measured"},

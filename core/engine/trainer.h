@@ -75,6 +75,9 @@ public:
 
 private:
     std::vector<MemoryRow> measureMemory(int64_t savedActivationBytes) const;
+    std::vector<at::Tensor> gradients() const; // of the model's parameters
+    std::vector<at::Tensor> moments() const;   // AdamW's m and v
+
     // The tensors AdamW updates: the FP32 master copies, or the model's own parameters.
     const std::vector<at::Tensor> &optimizedTensors() const;
     // One optimizer step from the accumulated gradients; returns the norm before clipping
