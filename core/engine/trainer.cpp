@@ -217,14 +217,39 @@ double Trainer::validate()
 
 TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
 {
+    auto &allocator = CountingAllocator::instance();
+    TrainingOutcome outcome;
+    int64_t savedActivationBytes = -1;
+    try {
+        trainSteps(observer, stopRequested, outcome, savedActivationBytes);
+    } catch (const std::exception &) {
+        // LibTorch may wrap the allocator's exception; the allocator remembers the refusal.
+        const auto refusal = allocator.refusal();
+        if (!refusal)
+            throw;
+        outcome.outcome = "oom";
+        outcome.step += 1; // the step that did not complete
+        outcome.message = MemoryBudgetExceeded(*refusal).what() + std::string(", at step ")
+                          + std::to_string(outcome.step);
+        outcome.refusal = refusal;
+    }
+    allocator.setPhase("setup");
+    // The budget rehearses training; what follows only reads the tensors, without it.
+    allocator.setBudget(0);
+    outcome.measuredMemory = measureMemory(savedActivationBytes);
+    outcome.dtypes = dtypes();
+    if (savedActivationBytes < 0)
+        observer.event("warning", "the run ended during warm-up: its peak memory covers warm-up steps too");
+    return outcome;
+}
+
+void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested, TrainingOutcome &outcome,
+                         int64_t &savedActivationBytes)
+{
     const auto &train = m_config.train;
     const int64_t tokensPerStep = m_config.tokensPerStep();
     BatchSampler sampler(m_data.train, m_config.model.contextLength, uint64_t(train.seed));
     auto &allocator = CountingAllocator::instance();
-
-    TrainingOutcome outcome;
-    int64_t savedActivationBytes = -1;
-    try {
     for (int64_t step = 0; step < train.steps; ++step) {
         if (stopRequested.load()) {
             outcome.outcome = "cancelled";
@@ -273,25 +298,6 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
             observer.validated({step, metrics.tokens, validate()});
         outcome.step = step;
     }
-    } catch (const std::exception &e) {
-        // LibTorch may wrap the allocator's exception; the allocator remembers the refusal.
-        const auto refusal = allocator.refusal();
-        if (!refusal)
-            throw;
-        outcome.outcome = "oom";
-        outcome.step += 1; // the step that did not complete
-        outcome.message = MemoryBudgetExceeded(*refusal).what() + std::string(", at step ")
-                          + std::to_string(outcome.step);
-        outcome.refusal = refusal;
-    }
-    allocator.setPhase("setup");
-    // The budget rehearses training; what follows only reads the tensors, without it.
-    allocator.setBudget(0);
-    outcome.measuredMemory = measureMemory(savedActivationBytes);
-    outcome.dtypes = dtypes();
-    if (savedActivationBytes < 0)
-        observer.event("warning", "the run ended during warm-up: its peak memory covers warm-up steps too");
-    return outcome;
 }
 
 std::vector<MemoryRow> Trainer::measureMemory(int64_t savedActivationBytes) const

@@ -74,6 +74,9 @@ public:
     TrainingOutcome run(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
 
 private:
+    // The loop of optimizer steps; sets outcome.step to the last completed step as it goes.
+    void trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested, TrainingOutcome &outcome,
+                    int64_t &savedActivationBytes);
     std::vector<MemoryRow> measureMemory(int64_t savedActivationBytes) const;
     std::vector<at::Tensor> gradients() const; // of the model's parameters
     std::vector<at::Tensor> moments() const;   // AdamW's m and v
