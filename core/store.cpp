@@ -435,8 +435,12 @@ std::vector<ValidationPoint> Store::validation(int64_t runId) const
 
 std::vector<MemoryRow> Store::memory(int64_t runId) const
 {
+    // Roles in the order a reader follows them: model state, activations, the peak they add up to.
     SQLite::Statement query(*m_db, "SELECT role, dtype, bytes, source FROM memory WHERE run_id = ? "
-                                   "ORDER BY source, role");
+                                   "ORDER BY source, CASE role WHEN 'parameters' THEN 0 WHEN 'gradients' THEN 1 "
+                                   "WHEN 'master_weights' THEN 2 WHEN 'optimizer_state' THEN 3 "
+                                   "WHEN 'saved_activations' THEN 4 WHEN 'temporaries' THEN 5 WHEN 'peak' THEN 6 "
+                                   "ELSE 7 END, role");
     query.bind(1, runId);
     std::vector<MemoryRow> out;
     while (query.executeStep())
