@@ -106,6 +106,7 @@ int fitCommand(const FitRequest &request)
         std::cerr << "optlog fit: " << e.what() << "\n";
         return kExitBadInput;
     }
+    keepTensorMemoryInHeap();
     CountingAllocator::install();
     applyThreadSettings(config.runtime);
     const int64_t limit = int64_t(double(budget) * (1 - kSafetyMargin));

@@ -84,6 +84,7 @@ int runCommand(const RunRequest &request)
         return kExitBadInput;
     }
 
+    const nlohmann::json heap = keepTensorMemoryInHeap();
     CountingAllocator::install();
     if (!config.memory.budget.empty())
         CountingAllocator::instance().setBudget(parseBytes(config.memory.budget, "memory.budget"));
@@ -92,7 +93,7 @@ int runCommand(const RunRequest &request)
     std::signal(SIGTERM, requestStop);
 
     const int64_t runId = store->createRun(config.name, toToml(config));
-    store->setEnvironment(runId, captureEnvironment(threads).dump());
+    store->setEnvironment(runId, captureEnvironment(threads, heap).dump());
     store->replaceMemory(runId, predictedMemory(config));
 
     StudyRecorder::Options options;

@@ -19,12 +19,17 @@ struct ThreadSettings
 // them to LibTorch and, when it is the BLAS in use, to OpenBLAS.
 ThreadSettings applyThreadSettings(const RuntimeConfig &runtime);
 
+// Keeps freed tensor memory in the process's heap for the next step instead of handing it back to
+// the kernel (glibc's defaults mmap every block over 128 KiB and unmap it on free, so each step
+// page-faults its activations in afresh). Returns what it set, for the run's environment.
+nlohmann::json keepTensorMemoryInHeap();
+
 // The default intra-op thread count: measured on the 2-core development machine, see README.
 int defaultThreads();
 
 // What a reader needs to reproduce a run's numbers: library versions, BLAS and its kernels,
 // threads, CPU model and flags, compiler, optlog version, and the variables that steer them.
-nlohmann::json captureEnvironment(const ThreadSettings &threads);
+nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann::json &heap);
 
 // OpenBLAS's name for the kernels it chose ("Prescott" is its generic fallback); empty when
 // the BLAS in use is not OpenBLAS.
