@@ -14,8 +14,8 @@ namespace optlog {
 namespace {
 
 // Measured on the 2-core development machine (README, "Threads"): with two intra-op threads,
-// LibTorch's OpenMP workers otherwise spin while OpenBLAS's threads wait, and FP32 training
-// ran 1.4-1.6x faster with PASSIVE than without it.
+// LibTorch's OpenMP workers otherwise spin while OpenBLAS's threads wait; FP32 training ran at
+// 5,450 tokens/s with PASSIVE against 2,050 without it.
 struct Choice
 {
     const char *name;
