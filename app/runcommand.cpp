@@ -94,7 +94,8 @@ int runCommand(const RunRequest &request)
 
     const int64_t runId = store->createRun(config.name, toToml(config));
     store->setEnvironment(runId, captureEnvironment(threads, heap).dump());
-    store->replaceMemory(runId, predictedMemory(config));
+    const std::vector<MemoryRow> predicted = predictedMemory(config);
+    store->replaceMemory(runId, predicted);
 
     StudyRecorder::Options options;
     options.jsonLines = request.jsonLines;
@@ -123,7 +124,7 @@ int runCommand(const RunRequest &request)
                                              {"budget_bytes", outcome.refusal->budgetBytes},
                                              {"step", outcome.step}}
                                   .dump());
-    std::vector<MemoryRow> memory = predictedMemory(config);
+    std::vector<MemoryRow> memory = predicted;
     memory.insert(memory.end(), outcome.measuredMemory.begin(), outcome.measuredMemory.end());
     store->replaceMemory(runId, memory);
     if (!outcome.dtypes.empty())
