@@ -395,6 +395,51 @@ std::string toToml(const RunConfig &config)
     return out.str();
 }
 
+std::string fieldText(const ConfigField &field, const RunConfig &config)
+{
+    RunConfig copy = config; // ConfigField::ref takes a mutable config
+    return std::visit(
+        [](auto *value) -> std::string {
+            using T = std::decay_t<decltype(*value)>;
+            if constexpr (std::is_same_v<T, std::string>)
+                return *value;
+            else if constexpr (std::is_same_v<T, bool>)
+                return *value ? "true" : "false";
+            else if constexpr (std::is_same_v<T, int64_t>)
+                return std::to_string(*value);
+            else
+                return formatNumber(*value);
+        },
+        field.ref(copy));
+}
+
+std::string fieldAssignment(const ConfigField &field, const std::string &text)
+{
+    RunConfig probe;
+    const bool isString = std::holds_alternative<std::string *>(field.ref(probe));
+    if (!isString)
+        return field.path() + "=" + text;
+    std::string quoted;
+    for (char c : text)
+        quoted += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    return field.path() + "=\"" + quoted + "\"";
+}
+
+std::vector<FieldComparison> compareConfigs(const std::vector<RunConfig> &configs)
+{
+    std::vector<FieldComparison> rows;
+    for (const auto &field : configFields()) {
+        FieldComparison row;
+        row.path = field.path();
+        for (const auto &config : configs) {
+            row.values.push_back(fieldText(field, config));
+            row.differs = row.differs || row.values.back() != row.values.front();
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
 RunConfig loadRunConfig(const std::string &preset, const std::string &file, const std::vector<std::string> &overrides)
 {
     RunConfig config;

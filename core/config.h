@@ -120,6 +120,20 @@ void validate(const RunConfig &config);
 // The whole config as TOML, every field written, so a stored run can be re-run exactly.
 std::string toToml(const RunConfig &config);
 
+// A field's value as a person reads it: strings bare, numbers as short as they print exactly.
+std::string fieldText(const ConfigField &field, const RunConfig &config);
+// `key=value` that applyOverride reads back to the same value (strings quoted).
+std::string fieldAssignment(const ConfigField &field, const std::string &text);
+
+// Every field of several configs side by side, and whether the runs disagree on it.
+struct FieldComparison
+{
+    std::string path;
+    std::vector<std::string> values; // one per config, in the order given
+    bool differs = false;
+};
+std::vector<FieldComparison> compareConfigs(const std::vector<RunConfig> &configs);
+
 // Builds the config of `optlog run`: defaults, then the preset, then the file, then overrides.
 RunConfig loadRunConfig(const std::string &preset, const std::string &file,
                         const std::vector<std::string> &overrides);
