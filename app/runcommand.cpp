@@ -100,6 +100,10 @@ int runCommand(const RunRequest &request)
     StudyRecorder::Options options;
     options.jsonLines = request.jsonLines;
     options.progress = isatty(STDERR_FILENO);
+    options.allocatorBytes = [] {
+        const CountingAllocator &allocator = CountingAllocator::instance();
+        return std::pair<int64_t, int64_t>{allocator.currentBytes(), allocator.peakBytes()};
+    };
     StudyRecorder recorder(*store, runId, config.train.steps, options);
     recorder.event("started", std::string(config.memory.budget.empty() ? "" : "memory budget " + config.memory.budget + "; ")
                                   + "data: " + data.description + "; threads: " + std::to_string(threads.intraOp)

@@ -21,7 +21,10 @@ StudyRecorder::StudyRecorder(Store &store, int64_t runId, int64_t totalSteps, Op
 void StudyRecorder::step(const StepMetrics &m)
 {
     m_pendingMetrics.push_back(m);
-    emitJson(nlohmann::json{{"event", "step"},
+    if (!m_options.jsonLines)
+        return progressAndFlush(m);
+    // Built only when someone reads the events: this runs every step.
+    nlohmann::json event{{"event", "step"},
                             {"run", m_runId},
                             {"step", m.step},
                             {"tokens", m.tokens},
@@ -31,8 +34,18 @@ void StudyRecorder::step(const StepMetrics &m)
                             {"step_seconds", m.stepSeconds},
                             {"tokens_per_second", m.tokensPerSecond},
                             {"loss_scale", m.lossScale},
-                            {"skipped", m.skipped}}
-                 .dump());
+                            {"skipped", m.skipped}};
+    if (m_options.allocatorBytes) {
+        const auto [inUse, peak] = m_options.allocatorBytes();
+        event["allocated_bytes"] = inUse;
+        event["peak_bytes"] = peak;
+    }
+    emitJson(event.dump());
+    progressAndFlush(m);
+}
+
+void StudyRecorder::progressAndFlush(const StepMetrics &m)
+{
     const auto now = std::chrono::steady_clock::now();
     if (m_options.progress) {
         const double elapsed = std::chrono::duration<double>(now - m_start).count();

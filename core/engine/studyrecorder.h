@@ -5,6 +5,8 @@
 #include "core/store.h"
 
 #include <chrono>
+#include <functional>
+#include <utility>
 #include <cstdio>
 #include <vector>
 
@@ -20,6 +22,8 @@ public:
         bool jsonLines = false; // one JSON event per line on stdout
         bool progress = false;  // a rewritten status line on stderr
         double flushSeconds = 1.0;
+        // Allocator bytes {in use, peak} put into each step event for a live monitor; may be empty.
+        std::function<std::pair<int64_t, int64_t>()> allocatorBytes;
     };
 
     StudyRecorder(Store &store, int64_t runId, int64_t totalSteps, Options options);
@@ -32,6 +36,7 @@ public:
     void finished(const std::string &outcome, int64_t step, const std::string &message);
 
 private:
+    void progressAndFlush(const StepMetrics &m); // status line, and a batched write every flushSeconds
     void emitJson(const std::string &jsonLine);
 
     Store &m_store;
