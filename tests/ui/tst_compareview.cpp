@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+// The compare view on a study with known numbers: matched-token deltas, verdicts, config diff.
+#include "core/config.h"
+#include "core/store.h"
+#include "ui/charts/linechart.h"
+#include "ui/compareview.h"
+
+#include <QCheckBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace optlog;
+
+namespace {
+
+struct KnownRun
+{
+    std::string name;
+    std::string mode;
+    std::vector<std::pair<int64_t, double>> validation; // (tokens, loss)
+    double tokensPerSecond;
+    int64_t peakBytes;
+};
+
+int64_t addRun(Store &store, const KnownRun &known)
+{
+    RunConfig config;
+    config.name = known.name;
+    config.precision.mode = known.mode;
+    config.train.steps = 20;
+    const int64_t id = store.createRun(known.name, toToml(config));
+    std::vector<StepMetrics> steps;
+    for (int64_t s = 0; s < 20; ++s) {
+        StepMetrics m;
+        m.step = s;
+        m.tokens = (s + 1) * 1000;
+        m.trainLoss = 3.0;
+        m.stepSeconds = 1000.0 / known.tokensPerSecond;
+        m.tokensPerSecond = known.tokensPerSecond;
+        steps.push_back(m);
+    }
+    store.appendMetrics(id, steps);
+    std::vector<ValidationPoint> points;
+    for (const auto &[tokens, loss] : known.validation)
+        points.push_back({tokens / 1000 - 1, tokens, loss});
+    store.appendValidation(id, points);
+    store.replaceMemory(id, {{"parameters", "float32", known.peakBytes / 4, "measured"},
+                             {"peak", "", known.peakBytes, "measured"},
+                             {"parameters", "float32", known.peakBytes / 4, "predicted"}});
+    store.finishRun(id, "completed", 19, "");
+    return id;
+}
+
+} // namespace
+
+class tst_CompareView : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        m_path = m_dir.filePath(QStringLiteral("known.sqlite")).toStdString();
+        Store store(m_path);
+        // The baseline is validated to 20,000 tokens; "short" only to 10,000: they are compared at
+        // 10,000, where the baseline's loss is interpolated to 2.25.
+        m_baseline = addRun(store, {"fp32", "fp32", {{5000, 2.5}, {15000, 2.0}, {20000, 1.8}}, 5000, 400 << 20});
+        m_same = addRun(store, {"bf16", "autocast-bf16", {{5000, 2.5}, {10000, 2.26}, {20000, 1.81}}, 6000, 300 << 20});
+        m_worse = addRun(store, {"short", "pure-bf16", {{5000, 2.6}, {10000, 2.4}}, 10000, 200 << 20});
+    }
+
+    void matchedTokenDeltasAndVerdicts()
+    {
+        CompareView view;
+        view.setStudy(loadStudySnapshot(m_path, {}));
+        view.setTolerance(0.02);
+        view.setSelectedRuns({m_baseline, m_same, m_worse});
+        view.setBaseline(m_baseline);
+        const auto &rows = view.rows();
+        QCOMPARE(int(rows.size()), 3);
+        QCOMPARE(rows[0].name, std::string("fp32"));
+
+        QCOMPARE(rows[1].matchedTokens, int64_t(20000));
+        QVERIFY(qAbs(rows[1].deltaLoss - 0.01) < 1e-9);
+        QVERIFY(qAbs(rows[1].speedup - 1.2) < 1e-9);
+        QVERIFY(qAbs(rows[1].memorySaved - 0.25) < 1e-9);
+
+        QCOMPARE(rows[2].matchedTokens, int64_t(10000));
+        QVERIFY(qAbs(rows[2].deltaLoss - 0.15) < 1e-9); // 2.4 against the baseline's 2.25
+        QVERIFY(qAbs(rows[2].speedup - 2.0) < 1e-9);
+
+        // The words: within tolerance is "same quality", past it is a quality loss.
+        QTableWidget *table = view.verdictTable();
+        QCOMPARE(table->rowCount(), 3);
+        QCOMPARE(table->item(0, 0)->text(), QStringLiteral("fp32 (baseline)"));
+        QCOMPARE(table->item(1, 3)->text(), QStringLiteral("+0.0100 (±0.02)"));
+        QCOMPARE(table->item(2, 3)->text(), QStringLiteral("+0.1500 (±0.02)"));
+        QCOMPARE(table->item(2, 2)->text(), QStringLiteral("2.4000 @ 10000 tokens"));
+        QCOMPARE(table->item(1, 4)->text(), QStringLiteral("1.20×"));
+        QCOMPARE(table->item(1, 7)->text(), QString::fromStdString(rows[1].verdict));
+        QVERIFY2(table->item(1, 7)->text().contains(QStringLiteral("same quality")), qPrintable(table->item(1, 7)->text()));
+        QVERIFY2(table->item(2, 7)->text().contains(QStringLiteral("worse")), qPrintable(table->item(2, 7)->text()));
+    }
+
+    void anotherBaselineJudgesAgainstIt()
+    {
+        CompareView view;
+        view.setStudy(loadStudySnapshot(m_path, {}));
+        view.setSelectedRuns({m_baseline, m_worse});
+        view.setBaseline(m_worse);
+        QCOMPARE(view.rows().front().name, std::string("short"));
+        QVERIFY(qAbs(view.rows()[1].deltaLoss + 0.15) < 1e-9);
+        QVERIFY(qAbs(view.rows()[1].speedup - 0.5) < 1e-9);
+    }
+
+    void configDiffCanShowOnlyDifferences()
+    {
+        CompareView view;
+        view.setStudy(loadStudySnapshot(m_path, {}));
+        view.setSelectedRuns({m_baseline, m_same});
+        QTableWidget *config = view.configTable();
+        QCOMPARE(config->columnCount(), 3);
+        QVERIFY(config->rowCount() > 20); // every field
+        view.findChild<QCheckBox *>()->setChecked(true);
+        QCOMPARE(config->rowCount(), 1);
+        QCOMPARE(config->item(0, 0)->text(), QStringLiteral("precision.mode"));
+        QCOMPARE(config->item(0, 2)->text(), QStringLiteral("autocast-bf16"));
+    }
+
+    void fewerThanTwoRunsShowsTheEmptyState()
+    {
+        CompareView view;
+        view.setStudy(loadStudySnapshot(m_path, {}));
+        view.setSelectedRuns({m_baseline});
+        QVERIFY(view.rows().empty());
+    }
+
+    void longSeriesAreDownsampledForDisplayKeepingSpikes()
+    {
+        QVector<QPointF> points;
+        for (int i = 0; i < 10000; ++i)
+            points.append({double(i), i == 7777 ? 50.0 : 2.0});
+        const QVector<QPointF> shown = LineChart::downsample(points, 2000);
+        QVERIFY(shown.size() <= 2000);
+        QCOMPARE(shown.front(), points.front());
+        QCOMPARE(shown.back(), points.back());
+        QVERIFY(std::any_of(shown.begin(), shown.end(), [](const QPointF &p) { return p.y() == 50.0; }));
+        QVERIFY(std::is_sorted(shown.begin(), shown.end(), [](const QPointF &a, const QPointF &b) { return a.x() < b.x(); }));
+        QCOMPARE(LineChart::downsample(points.mid(0, 100), 2000).size(), 100);
+    }
+
+private:
+    QTemporaryDir m_dir;
+    std::string m_path;
+    qint64 m_baseline = 0, m_same = 0, m_worse = 0;
+};
+
+QTEST_MAIN(tst_CompareView)
+#include "tst_compareview.moc"

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+// The queue with real `optlog run` engine processes and a real study file.
+#include "core/store.h"
+#include "ui/compareview.h"
+#include "ui/mainwindow.h"
+#include "ui/monitorview.h"
+#include "ui/runqueue.h"
+#include "ui/runtablemodel.h"
+#include "ui/studywatcher.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <csignal>
+
+using namespace optlog;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 120000;
+
+PlannedRun smoke(const std::string &name, int steps = 40)
+{
+    PlannedRun run;
+    run.name = name;
+    run.preset = "smoke";
+    run.overrides = {"data.corpus=generated", "train.steps=" + std::to_string(steps)};
+    return run;
+}
+
+QString finishedOutcome(const QSignalSpy &spy, int i)
+{
+    return spy.at(i).at(1).toString();
+}
+
+} // namespace
+
+class tst_RunQueue : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        QStandardPaths::setTestModeEnabled(true); // QSettings of the main window stay out of ~/.config
+    }
+
+    void init()
+    {
+        m_study = m_dir.filePath(QStringLiteral("queue-%1.sqlite").arg(++m_counter));
+    }
+
+    void runsTwoInOrderAndStreamsThemToTheMonitor()
+    {
+        RunQueue queue(QStringLiteral(OPTLOG_BINARY));
+        QVERIFY(queue.setStudy(m_study));
+        MonitorView monitor;
+        monitor.setRedrawInterval(50);
+        connect(&queue, &RunQueue::engineEvent, &monitor, &MonitorView::handleEvent);
+        QSignalSpy finished(&queue, &RunQueue::runFinished);
+        QSignalSpy events(&queue, &RunQueue::engineEvent);
+        queue.enqueue(smoke("first"));
+        queue.enqueue(smoke("second"));
+        queue.start();
+        QVERIFY(queue.isRunning());
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, kRunTimeoutMs);
+        QCOMPARE(finished.at(0).at(0).toString(), QStringLiteral("first"));
+        QCOMPARE(finished.at(1).at(0).toString(), QStringLiteral("second"));
+        QCOMPARE(finishedOutcome(finished, 0), QStringLiteral("completed"));
+        QCOMPARE(finishedOutcome(finished, 1), QStringLiteral("completed"));
+        QVERIFY(queue.entries().isEmpty());
+        QVERIFY(!queue.isActive()); // ran dry
+
+        // The monitor received the second run's every step and validation, and drew them.
+        QCOMPARE(monitor.trainPoints(), 40);
+        QCOMPARE(monitor.validationPoints(), 40 / 10); // every eval_interval = 10 steps, the last at the end
+        QTRY_VERIFY(monitor.redraws() > 1);
+        bool sawMemory = false;
+        for (const auto &event : events)
+            sawMemory = sawMemory || event.at(0).toJsonObject().contains(QStringLiteral("peak_bytes"));
+        QVERIFY2(sawMemory, "step events carry the allocator's bytes");
+
+        Store store(m_study.toStdString(), Store::Access::ReadOnly);
+        const auto runs = store.runs();
+        QCOMPARE(int(runs.size()), 2);
+        QCOMPARE(runs[0].name, std::string("first"));
+        QVERIFY(runs[0].createdAt <= runs[1].createdAt);
+        QCOMPARE(int(store.metrics(runs[1].id).size()), 40);
+    }
+
+    void cancelsTheRunningRun()
+    {
+        RunQueue queue(QStringLiteral(OPTLOG_BINARY));
+        QVERIFY(queue.setStudy(m_study));
+        QSignalSpy finished(&queue, &RunQueue::runFinished);
+        QSignalSpy events(&queue, &RunQueue::engineEvent);
+        queue.enqueue(smoke("long", 100000));
+        queue.start();
+        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.begin(), events.end(), [](const QList<QVariant> &e) {
+            return e.at(0).toJsonObject().value(QStringLiteral("event")).toString() == QLatin1String("step");
+        }), kRunTimeoutMs);
+        queue.cancelRunning();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+        QCOMPARE(finishedOutcome(finished, 0), QStringLiteral("cancelled"));
+        Store store(m_study.toStdString(), Store::Access::ReadOnly);
+        QCOMPARE(store.runs().at(0).outcome, std::string("cancelled"));
+    }
+
+    void startPauseStartAgain()
+    {
+        RunQueue queue(QStringLiteral(OPTLOG_BINARY));
+        QVERIFY(queue.setStudy(m_study));
+        QSignalSpy finished(&queue, &RunQueue::runFinished);
+        queue.enqueue(smoke("a", 20));
+        queue.enqueue(smoke("b", 20));
+        queue.start();
+        queue.pause(); // "a" keeps running; "b" waits
+        QVERIFY(queue.isRunning());
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kRunTimeoutMs);
+        QTest::qWait(300);
+        QVERIFY(!queue.isRunning());
+        QCOMPARE(queue.entries().size(), 1);
+        QCOMPARE(queue.entries().front().state, QStringLiteral("queued"));
+
+        queue.start();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, kRunTimeoutMs);
+        QCOMPARE(finished.at(1).at(0).toString(), QStringLiteral("b"));
+        QCOMPARE(finishedOutcome(finished, 1), QStringLiteral("completed"));
+
+        // And once more from empty.
+        queue.enqueue(smoke("c", 10));
+        queue.start();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 3, kRunTimeoutMs);
+        QCOMPARE(finishedOutcome(finished, 2), QStringLiteral("completed"));
+    }
+
+    void engineRefusalStaysInTheQueueWithItsReason()
+    {
+        RunQueue queue(QStringLiteral(OPTLOG_BINARY));
+        QVERIFY(queue.setStudy(m_study));
+        QSignalSpy finished(&queue, &RunQueue::runFinished);
+        PlannedRun fp16 = smoke("fp16");
+        fp16.overrides.push_back("precision.mode=\"autocast-fp16\"");
+        queue.enqueue(fp16);
+        queue.start();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kRunTimeoutMs);
+        QCOMPARE(finishedOutcome(finished, 0), QStringLiteral("refused"));
+        QCOMPARE(queue.entries().size(), 1);
+        QCOMPARE(queue.entries().front().state, QStringLiteral("failed"));
+        QVERIFY2(queue.entries().front().message.contains(QStringLiteral("CUDA")),
+                 qPrintable(queue.entries().front().message));
+        // Refused before anything was written: no run, and here not even a study file.
+        QVERIFY(!QFile::exists(m_study) || Store(m_study.toStdString(), Store::Access::ReadOnly).runs().empty());
+    }
+
+    void killedEngineLeavesTheRunCrashedAndTheWindowWorking()
+    {
+        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        window.watcher()->setInterval(100);
+        QVERIFY(window.openStudy(m_study));
+        RunQueue *queue = window.queue();
+        QSignalSpy finished(queue, &RunQueue::runFinished);
+        QSignalSpy events(queue, &RunQueue::engineEvent);
+        queue->enqueue(smoke("doomed", 100000));
+        queue->enqueue(smoke("after", 20));
+        queue->start();
+        // Past the first batched write (about one second), so the study holds steps to keep.
+        QTRY_VERIFY_WITH_TIMEOUT(std::count_if(events.begin(), events.end(), [](const QList<QVariant> &e) {
+            return e.at(0).toJsonObject().value(QStringLiteral("step")).toInt() >= 1;
+        }) > 0, kRunTimeoutMs);
+        QTest::qWait(1500);
+        const qint64 pid = queue->runningPid();
+        QVERIFY(pid > 0);
+        QCOMPARE(::kill(pid_t(pid), SIGKILL), 0);
+
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() >= 1, 30000);
+        QCOMPARE(finishedOutcome(finished, 0), QStringLiteral("crashed"));
+        {
+            Store store(m_study.toStdString(), Store::Access::ReadOnly);
+            const RunRecord doomed = *store.findRun("doomed");
+            QCOMPARE(doomed.outcome, std::string("crashed"));
+            QVERIFY2(!store.metrics(doomed.id).empty(), "the crashed run keeps the steps it recorded");
+        }
+        // The window carries on: the table shows the crash, and the next run completes.
+        QTRY_COMPARE(window.runModel()->index(0, RunTableModel::State).data().toString().left(7),
+                     QStringLiteral("crashed"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, kRunTimeoutMs);
+        QCOMPARE(finishedOutcome(finished, 1), QStringLiteral("completed"));
+        QTRY_COMPARE(window.runModel()->index(1, RunTableModel::State).data().toString(), QStringLiteral("completed"));
+    }
+
+private:
+    QTemporaryDir m_dir;
+    QString m_study;
+    int m_counter = 0;
+};
+
+QTEST_MAIN(tst_RunQueue)
+#include "tst_runqueue.moc"

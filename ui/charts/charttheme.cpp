@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+#include "ui/charts/charttheme.h"
+
+#include <QChart>
+#include <QFont>
+#include <QLegend>
+
+namespace optlog {
+
+QColor runColor(int index)
+{
+    // Okabe-Ito: distinguishable for the common colour-vision deficiencies.
+    static const QColor palette[] = {QColor(0x00, 0x72, 0xb2), QColor(0xe6, 0x9f, 0x00), QColor(0x00, 0x9e, 0x73),
+                                     QColor(0xd5, 0x5e, 0x00), QColor(0xcc, 0x79, 0xa7), QColor(0x56, 0xb4, 0xe9),
+                                     QColor(0x33, 0x33, 0x33), QColor(0xf0, 0xe4, 0x42)};
+    constexpr int count = int(sizeof(palette) / sizeof(palette[0]));
+    return palette[((index % count) + count) % count];
+}
+
+void applyChartStyle(QChart *chart)
+{
+    chart->setAnimationOptions(QChart::NoAnimation); // live data: animations would lag behind it
+    chart->setMargins(QMargins(4, 4, 4, 4));
+    chart->setBackgroundRoundness(0);
+    QFont title = chart->titleFont();
+    title.setBold(true);
+    title.setPointSizeF(title.pointSizeF() * 1.05);
+    chart->setTitleFont(title);
+    chart->legend()->setAlignment(Qt::AlignBottom);
+}
+
+} // namespace optlog

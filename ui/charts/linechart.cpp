@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+#include "ui/charts/linechart.h"
+
+#include "ui/charts/charttheme.h"
+
+#include <QLineSeries>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+namespace optlog {
+
+LineChart::LineChart(const QString &title, const QString &xTitle, const QString &yTitle, QWidget *parent)
+    : QChartView(parent)
+    , m_x(new QValueAxis)
+    , m_y(new QValueAxis)
+{
+    auto *chart = new QChart;
+    applyChartStyle(chart);
+    chart->setTitle(title);
+    m_x->setTitleText(xTitle);
+    m_y->setTitleText(yTitle);
+    m_x->setLabelFormat(QStringLiteral("%.3g"));
+    m_y->setLabelFormat(QStringLiteral("%.3g"));
+    chart->addAxis(m_x, Qt::AlignBottom);
+    chart->addAxis(m_y, Qt::AlignLeft);
+    setChart(chart);
+    setRenderHint(QPainter::Antialiasing);
+    setMinimumHeight(220);
+}
+
+QVector<QPointF> LineChart::downsample(const QVector<QPointF> &points, int maxPoints)
+{
+    if (points.size() <= maxPoints || maxPoints < 4)
+        return points;
+    const int buckets = (maxPoints - 2) / 2;
+    const double x0 = points.front().x();
+    const double width = (points.back().x() - x0) / buckets;
+    QVector<QPointF> out;
+    out.reserve(maxPoints);
+    out.append(points.front());
+    qsizetype i = 1;
+    for (int b = 0; b < buckets && i < points.size() - 1; ++b) {
+        const double end = b == buckets - 1 ? points.back().x() : x0 + width * (b + 1);
+        qsizetype lo = -1, hi = -1;
+        for (; i < points.size() - 1 && (points[i].x() <= end || width <= 0); ++i) {
+            if (lo < 0 || points[i].y() < points[lo].y())
+                lo = i;
+            if (hi < 0 || points[i].y() > points[hi].y())
+                hi = i;
+        }
+        if (lo < 0)
+            continue;
+        out.append(points[std::min(lo, hi)]);
+        if (hi != lo)
+            out.append(points[std::max(lo, hi)]);
+    }
+    out.append(points.back());
+    return out;
+}
+
+void LineChart::setSeries(const QList<LineSeriesData> &series)
+{
+    QChart *c = chart();
+    QList<QAbstractSeries *> existing = c->series();
+    // Drop series whose name is gone; reuse the rest (replace() is one repaint, clear+append is many).
+    for (QAbstractSeries *s : existing) {
+        const bool kept = std::any_of(series.begin(), series.end(), [s](const LineSeriesData &d) { return d.name == s->name(); });
+        if (!kept) {
+            c->removeSeries(s);
+            delete s;
+        }
+    }
+    double xMin = INFINITY, xMax = -INFINITY, yMin = INFINITY, yMax = -INFINITY;
+    for (int i = 0; i < series.size(); ++i) {
+        const LineSeriesData &data = series[i];
+        QLineSeries *line = nullptr;
+        for (QAbstractSeries *s : c->series())
+            if (s->name() == data.name)
+                line = static_cast<QLineSeries *>(s);
+        if (!line) {
+            line = new QLineSeries;
+            line->setName(data.name);
+            c->addSeries(line);
+            line->attachAxis(m_x);
+            line->attachAxis(m_y);
+        }
+        QPen pen(runColor(i));
+        pen.setWidthF(1.6);
+        line->setPen(pen);
+        const QVector<QPointF> shown = downsample(data.points, m_maxDisplayPoints);
+        line->replace(shown);
+        for (const QPointF &p : shown) {
+            if (!std::isfinite(p.y()))
+                continue;
+            xMin = std::min(xMin, p.x());
+            xMax = std::max(xMax, p.x());
+            yMin = std::min(yMin, p.y());
+            yMax = std::max(yMax, p.y());
+        }
+    }
+    if (xMin > xMax) {
+        m_x->setRange(0, 1);
+        m_y->setRange(0, 1);
+        return;
+    }
+    const double yPad = std::max(1e-9, (yMax - yMin) * 0.05);
+    m_x->setRange(xMin, xMax > xMin ? xMax : xMin + 1);
+    m_y->setRange(yMin - yPad, yMax + yPad);
+}
+
+int LineChart::seriesCount() const
+{
+    return int(chart()->series().size());
+}
+
+qsizetype LineChart::displayedPoints(const QString &name) const
+{
+    for (QAbstractSeries *s : chart()->series())
+        if (s->name() == name)
+            return static_cast<QLineSeries *>(s)->count();
+    return 0;
+}
+
+} // namespace optlog

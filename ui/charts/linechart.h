@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <QChartView>
+#include <QList>
+#include <QPointF>
+#include <QString>
+#include <QVector>
+
+class QValueAxis;
+
+namespace optlog {
+
+struct LineSeriesData
+{
+    QString name;
+    QVector<QPointF> points; // ascending x
+};
+
+// Lines against a shared x axis (tokens seen, usually). Keeps one QLineSeries per name across
+// updates and replaces their points in one call; long series are downsampled for display only.
+class LineChart : public QChartView
+{
+    Q_OBJECT
+public:
+    LineChart(const QString &title, const QString &xTitle, const QString &yTitle, QWidget *parent = nullptr);
+
+    void setSeries(const QList<LineSeriesData> &series);
+    void setMaxDisplayPoints(int points) { m_maxDisplayPoints = points; }
+    int seriesCount() const;
+    qsizetype displayedPoints(const QString &name) const;
+
+    // Keeps the first and last point and, per bucket of x, the lowest and highest y: spikes stay
+    // visible (a divergence must not be smoothed away) at a bounded point count.
+    static QVector<QPointF> downsample(const QVector<QPointF> &points, int maxPoints);
+
+private:
+    QValueAxis *m_x;
+    QValueAxis *m_y;
+    int m_maxDisplayPoints = 2000;
+};
+
+} // namespace optlog

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: MIT
+#include "ui/compareview.h"
+
+#include "core/config.h"
+#include "ui/charts/linechart.h"
+#include "ui/charts/scatterchart.h"
+#include "ui/charts/spreadchart.h"
+#include "ui/charts/stackedbarchart.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QElapsedTimer>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QScrollArea>
+#include <QStackedWidget>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace optlog {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+const char *const kRoles[] = {"parameters", "gradients", "master_weights", "optimizer_state", "saved_activations",
+                              "temporaries"};
+
+QTableWidgetItem *cell(const QString &text, Qt::Alignment alignment = Qt::AlignLeft | Qt::AlignVCenter)
+{
+    auto *item = new QTableWidgetItem(text);
+    item->setTextAlignment(alignment);
+    return item;
+}
+
+QString signedPercent(double fraction)
+{
+    return QStringLiteral("%1%2%").arg(fraction >= 0 ? QStringLiteral("+") : QString()).arg(fraction * 100, 0, 'f', 1);
+}
+
+QTableWidget *readOnlyTable(int columns)
+{
+    auto *table = new QTableWidget(0, columns);
+    table->verticalHeader()->hide();
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setAlternatingRowColors(true);
+    table->setWordWrap(true);
+    return table;
+}
+
+} // namespace
+
+CompareView::CompareView(QWidget *parent)
+    : QWidget(parent)
+    , m_runList(new QListWidget)
+    , m_baseline(new QComboBox)
+    , m_tolerance(new QDoubleSpinBox)
+    , m_onlyDifferences(new QCheckBox(tr("Only differences")))
+    , m_pages(new QStackedWidget)
+    , m_summary(new QLabel)
+    , m_verdicts(readOnlyTable(8))
+    , m_validation(new LineChart(tr("Validation loss"), tr("tokens seen"), tr("nats per token")))
+    , m_throughput(new SpreadChart(tr("Steady-state throughput (p10, median, p90)"), tr("tokens/s")))
+    , m_memory(new StackedBarChart(tr("Peak memory by role: measured and predicted"), tr("MiB")))
+    , m_speedVsQuality(new ScatterChart(tr("Quality against speed"), tr("tokens/s"), tr("final validation loss")))
+    , m_memoryVsQuality(new ScatterChart(tr("Quality against memory"), tr("peak MiB"), tr("final validation loss")))
+    , m_config(readOnlyTable(1))
+{
+    auto *empty = new QLabel(tr("<h3>Nothing to compare yet</h3>"
+                                "<p>Tick two or more runs on the left, or select them in the runs table and "
+                                "press Ctrl+D. The first ticked run is the baseline unless you pick another.</p>"));
+    empty->setAlignment(Qt::AlignCenter);
+    empty->setWordWrap(true);
+    m_pages->addWidget(empty);
+    m_pages->addWidget(buildResults());
+
+    auto *layout = new QHBoxLayout(this);
+    layout->addWidget(buildControls());
+    layout->addWidget(m_pages, 1);
+}
+
+QWidget *CompareView::buildControls()
+{
+    auto *panel = new QWidget;
+    panel->setMaximumWidth(260);
+    m_runList->setToolTip(tr("Runs to compare"));
+    m_tolerance->setDecimals(3);
+    m_tolerance->setRange(0.0, 1.0);
+    m_tolerance->setSingleStep(0.005);
+    m_tolerance->setValue(0.02);
+    m_tolerance->setSuffix(tr(" nats"));
+    m_tolerance->setToolTip(tr("Validation-loss difference counted as noise when the study has no repeated "
+                               "seeds to measure it from"));
+    m_baseline->setToolTip(tr("Every other run is judged against this one"));
+    auto *form = new QFormLayout;
+    form->addRow(tr("Baseline"), m_baseline);
+    form->addRow(tr("Tolerance"), m_tolerance);
+    form->addRow(m_onlyDifferences);
+    auto *layout = new QVBoxLayout(panel);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(new QLabel(tr("<b>Runs</b>")));
+    layout->addWidget(m_runList, 1);
+    layout->addLayout(form);
+
+    connect(m_runList, &QListWidget::itemChanged, this, [this] {
+        if (!m_updating)
+            update();
+    });
+    connect(m_baseline, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_updating)
+            update();
+    });
+    connect(m_tolerance, &QDoubleSpinBox::valueChanged, this, [this] { update(); });
+    connect(m_onlyDifferences, &QCheckBox::toggled, this, [this] { fillConfig(m_shown); });
+    return panel;
+}
+
+QWidget *CompareView::buildResults()
+{
+    m_verdicts->setHorizontalHeaderLabels({tr("Run"), tr("Outcome"), tr("Val loss"), tr("Δ vs baseline"),
+                                           tr("Speed-up"), tr("Tokens/s (p10–p90)"), tr("Peak memory"),
+                                           tr("Verdict")});
+    m_verdicts->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_verdicts->horizontalHeader()->setStretchLastSection(true);
+    m_verdicts->setMinimumHeight(150);
+    m_config->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_config->setMinimumHeight(260);
+    m_summary->setWordWrap(true);
+
+    auto *content = new QWidget;
+    auto *grid = new QGridLayout(content);
+    grid->addWidget(m_summary, 0, 0, 1, 2);
+    grid->addWidget(m_verdicts, 1, 0, 1, 2);
+    grid->addWidget(m_validation, 2, 0);
+    grid->addWidget(m_throughput, 2, 1);
+    grid->addWidget(m_memory, 3, 0, 1, 2);
+    grid->addWidget(m_speedVsQuality, 4, 0);
+    grid->addWidget(m_memoryVsQuality, 4, 1);
+    grid->addWidget(new QLabel(tr("<b>Config</b>")), 5, 0, 1, 2);
+    grid->addWidget(m_config, 6, 0, 1, 2);
+    m_validation->setMinimumHeight(280);
+    m_throughput->setMinimumHeight(280);
+    m_memory->setMinimumHeight(300);
+    auto *scroll = new QScrollArea;
+    scroll->setWidget(content);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    return scroll;
+}
+
+void CompareView::setStudy(const StudySnapshot &study)
+{
+    m_study = study;
+    rebuildRunList();
+    update();
+}
+
+void CompareView::rebuildRunList()
+{
+    m_updating = true;
+    QHash<qint64, Qt::CheckState> checked;
+    for (int i = 0; i < m_runList->count(); ++i)
+        checked.insert(m_runList->item(i)->data(Qt::UserRole).toLongLong(), m_runList->item(i)->checkState());
+    const qint64 baselineId = baseline();
+    m_runList->clear();
+    m_baseline->clear();
+    for (const auto &run : m_study.runs) {
+        const RunRecord &record = run->run();
+        const QString label = QStringLiteral("%1  (%2)").arg(QString::fromStdString(record.name),
+                                                             QString::fromStdString(record.outcome.empty() ? record.status : record.outcome));
+        auto *item = new QListWidgetItem(label, m_runList);
+        item->setData(Qt::UserRole, qint64(record.id));
+        item->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+        item->setCheckState(checked.value(record.id, Qt::Unchecked));
+        m_baseline->addItem(QString::fromStdString(record.name), qint64(record.id));
+    }
+    const int index = m_baseline->findData(baselineId);
+    m_baseline->setCurrentIndex(index >= 0 ? index : 0);
+    m_updating = false;
+}
+
+void CompareView::setSelectedRuns(const QList<qint64> &runIds)
+{
+    m_updating = true;
+    for (int i = 0; i < m_runList->count(); ++i) {
+        QListWidgetItem *item = m_runList->item(i);
+        item->setCheckState(runIds.contains(item->data(Qt::UserRole).toLongLong()) ? Qt::Checked : Qt::Unchecked);
+    }
+    if (!runIds.isEmpty() && !runIds.contains(baseline()))
+        m_baseline->setCurrentIndex(m_baseline->findData(runIds.first()));
+    m_updating = false;
+    update();
+}
+
+QList<qint64> CompareView::selectedRuns() const
+{
+    QList<qint64> ids;
+    for (int i = 0; i < m_runList->count(); ++i)
+        if (m_runList->item(i)->checkState() == Qt::Checked)
+            ids << m_runList->item(i)->data(Qt::UserRole).toLongLong();
+    return ids;
+}
+
+void CompareView::setBaseline(qint64 runId)
+{
+    const int index = m_baseline->findData(runId);
+    if (index >= 0)
+        m_baseline->setCurrentIndex(index);
+}
+
+qint64 CompareView::baseline() const
+{
+    return m_baseline->currentData().toLongLong();
+}
+
+void CompareView::setTolerance(double natsPerToken)
+{
+    m_tolerance->setValue(natsPerToken);
+}
+
+void CompareView::update()
+{
+    QList<RunSnapshotPtr> runs;
+    const RunSnapshotPtr base = m_study.find(baseline());
+    if (base)
+        runs << base; // the baseline leads every table and chart
+    for (qint64 id : selectedRuns())
+        if (const RunSnapshotPtr run = m_study.find(id); run && run != base)
+            runs << run;
+    if (runs.size() < 2 || !base) {
+        m_pages->setCurrentIndex(0);
+        m_shown.clear();
+        m_rows.clear();
+        return;
+    }
+    m_pages->setCurrentIndex(1);
+    // Snapshots of unchanged runs are shared, so pointer equality means nothing new to draw.
+    if (runs == m_shown && m_shownBaseline == base->run().id && m_shownTolerance == m_tolerance->value())
+        return;
+    QElapsedTimer timer;
+    timer.start();
+    m_shown = runs;
+    m_shownBaseline = base->run().id;
+    m_shownTolerance = m_tolerance->value();
+    fillVerdicts(runs);
+    fillCharts(runs);
+    fillConfig(runs);
+    m_lastUpdateMs = double(timer.nsecsElapsed()) / 1e6;
+}
+
+void CompareView::fillVerdicts(const QList<RunSnapshotPtr> &runs)
+{
+    std::vector<RunSummary> summaries;
+    for (const auto &run : runs)
+        summaries.push_back(run->summary);
+    const double tolerance = m_tolerance->value();
+    m_rows = compare(runs.front()->summary, summaries, tolerance);
+    m_summary->setText(tr("Against <b>%1</b>, validation loss compared at matched tokens seen; differences "
+                          "within ±%2 nats per token count as noise.")
+                           .arg(QString::fromStdString(runs.front()->run().name).toHtmlEscaped())
+                           .arg(tolerance));
+    m_verdicts->setRowCount(0);
+    const Qt::Alignment right = Qt::AlignRight | Qt::AlignVCenter;
+    for (size_t i = 0; i < m_rows.size(); ++i) {
+        const ComparisonRow &r = m_rows[i];
+        const int row = m_verdicts->rowCount();
+        m_verdicts->insertRow(row);
+        m_verdicts->setItem(row, 0, cell(QString::fromStdString(r.name) + (i == 0 ? tr(" (baseline)") : QString())));
+        const RunRecord &record = runs[int(i)]->run();
+        QString outcome = QString::fromStdString(r.outcome);
+        if (record.outcomeStep >= 0 && r.outcome != "completed")
+            outcome += tr(" at step %1").arg(record.outcomeStep);
+        auto *outcomeItem = cell(outcome);
+        outcomeItem->setToolTip(QString::fromStdString(record.message));
+        m_verdicts->setItem(row, 1, outcomeItem);
+        const bool hasLoss = std::isfinite(r.validationLoss);
+        m_verdicts->setItem(row, 2, cell(hasLoss ? tr("%1 @ %2 tokens").arg(r.validationLoss, 0, 'f', 4).arg(r.matchedTokens)
+                                                 : tr("none"), right));
+        m_verdicts->setItem(row, 3, cell(i == 0 || !hasLoss ? QString()
+                                                            : QStringLiteral("%1%2 (±%3)")
+                                                                  .arg(r.deltaLoss >= 0 ? QStringLiteral("+") : QString())
+                                                                  .arg(r.deltaLoss, 0, 'f', 4)
+                                                                  .arg(tolerance),
+                                         right));
+        m_verdicts->setItem(row, 4, cell(i == 0 || r.speedup <= 0 ? QString() : QStringLiteral("%1×").arg(r.speedup, 0, 'f', 2), right));
+        m_verdicts->setItem(row, 5, cell(r.throughput.steps > 0 ? QStringLiteral("%1 (%2–%3)")
+                                                                      .arg(r.throughput.median, 0, 'f', 0)
+                                                                      .arg(r.throughput.p10, 0, 'f', 0)
+                                                                      .arg(r.throughput.p90, 0, 'f', 0)
+                                                                : QString(),
+                                         right));
+        QString peak = r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();
+        if (i > 0 && r.peakBytes > 0)
+            peak += tr(" (%1)").arg(signedPercent(-r.memorySaved));
+        m_verdicts->setItem(row, 6, cell(peak, right));
+        m_verdicts->setItem(row, 7, cell(QString::fromStdString(r.verdict)));
+    }
+    m_verdicts->resizeRowsToContents();
+}
+
+void CompareView::fillCharts(const QList<RunSnapshotPtr> &runs)
+{
+    QList<LineSeriesData> validation;
+    QList<SpreadData> throughput;
+    QList<ScatterPoint> speed, memory;
+    QStringList categories;
+    QList<QVector<double>> roleValues(std::size(kRoles));
+    for (const auto &run : runs) {
+        const QString name = QString::fromStdString(run->run().name);
+        LineSeriesData line{name, {}};
+        for (const auto &v : run->summary.validation)
+            line.points.append({double(v.tokens), v.loss});
+        validation << line;
+        const ThroughputSummary &t = run->summary.throughput;
+        throughput << SpreadData{name, t.p10, t.median, t.p90};
+        speed << ScatterPoint{name, t.median, run->finalValidationLoss()};
+        memory << ScatterPoint{name, double(run->summary.peakBytes) / kMiB, run->finalValidationLoss()};
+        for (const char *source : {"measured", "predicted"}) {
+            categories << QStringLiteral("%1 · %2").arg(name, QLatin1String(source));
+            for (size_t r = 0; r < std::size(kRoles); ++r) {
+                double bytes = 0;
+                for (const auto &row : run->memory)
+                    if (row.role == kRoles[r] && row.source == source)
+                        bytes = double(row.bytes);
+                roleValues[int(r)].append(bytes / kMiB);
+            }
+        }
+    }
+    QStringList parts;
+    for (const char *role : kRoles)
+        parts << QString::fromLatin1(role).replace(QLatin1Char('_'), QLatin1Char(' '));
+    m_validation->setSeries(validation);
+    m_throughput->setData(throughput);
+    m_memory->setData(categories, parts, roleValues);
+    m_memory->setMinimumHeight(std::max(300, int(categories.size()) * 28 + 120));
+    m_speedVsQuality->setPoints(speed);
+    m_memoryVsQuality->setPoints(memory);
+}
+
+void CompareView::fillConfig(const QList<RunSnapshotPtr> &runs)
+{
+    std::vector<RunConfig> configs;
+    QStringList headers = {tr("Field")};
+    for (const auto &run : runs) {
+        RunConfig config;
+        try {
+            applyTomlText(config, run->run().configToml, run->run().name);
+        } catch (const ConfigError &) {
+            // A run written by another optlog version: its fields show as the defaults would.
+        }
+        configs.push_back(config);
+        headers << QString::fromStdString(run->run().name);
+    }
+    const std::vector<FieldComparison> fields = compareConfigs(configs);
+    m_config->setRowCount(0);
+    m_config->setColumnCount(int(headers.size()));
+    m_config->setHorizontalHeaderLabels(headers);
+    for (const auto &field : fields) {
+        if (field.path == "name" || (m_onlyDifferences->isChecked() && !field.differs))
+            continue;
+        const int row = m_config->rowCount();
+        m_config->insertRow(row);
+        m_config->setItem(row, 0, cell(QString::fromStdString(field.path)));
+        for (size_t i = 0; i < field.values.size(); ++i) {
+            auto *item = cell(QString::fromStdString(field.values[i]));
+            if (field.differs && field.values[i] != field.values.front()) {
+                QFont bold = item->font();
+                bold.setBold(true);
+                item->setFont(bold);
+            }
+            m_config->setItem(row, int(i) + 1, item);
+        }
+    }
+}
+
+} // namespace optlog

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/analysis.h"
+#include "ui/studysnapshot.h"
+
+#include <QList>
+#include <QWidget>
+
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QListWidget;
+class QStackedWidget;
+class QTableWidget;
+
+namespace optlog {
+
+class LineChart;
+class ScatterChart;
+class SpreadChart;
+class StackedBarChart;
+
+// Selected runs side by side against a baseline: the verdicts first, then validation loss
+// against tokens seen, throughput with its spread, memory by role measured beside predicted,
+// the quality-versus-speed and quality-versus-memory trade-offs, and the config diff.
+class CompareView : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit CompareView(QWidget *parent = nullptr);
+
+    void setStudy(const StudySnapshot &study);
+    void setSelectedRuns(const QList<qint64> &runIds); // checks these runs, unchecks the others
+    QList<qint64> selectedRuns() const;
+    void setBaseline(qint64 runId);
+    qint64 baseline() const;
+    void setTolerance(double natsPerToken);
+
+    const std::vector<ComparisonRow> &rows() const { return m_rows; }
+    QTableWidget *verdictTable() const { return m_verdicts; }
+    QTableWidget *configTable() const { return m_config; }
+    double lastUpdateMilliseconds() const { return m_lastUpdateMs; }
+
+private:
+    QWidget *buildControls();
+    QWidget *buildResults();
+    void rebuildRunList();
+    void update();
+    void fillVerdicts(const QList<RunSnapshotPtr> &runs);
+    void fillCharts(const QList<RunSnapshotPtr> &runs);
+    void fillConfig(const QList<RunSnapshotPtr> &runs);
+
+    StudySnapshot m_study;
+    QList<RunSnapshotPtr> m_shown; // what the results show now: redo nothing when it is unchanged
+    qint64 m_shownBaseline = 0;
+    double m_shownTolerance = -1;
+    QListWidget *m_runList;
+    QComboBox *m_baseline;
+    QDoubleSpinBox *m_tolerance;
+    QCheckBox *m_onlyDifferences;
+    QStackedWidget *m_pages; // the empty state, or the results
+    QLabel *m_summary;
+    QTableWidget *m_verdicts;
+    LineChart *m_validation;
+    SpreadChart *m_throughput;
+    StackedBarChart *m_memory;
+    ScatterChart *m_speedVsQuality;
+    ScatterChart *m_memoryVsQuality;
+    QTableWidget *m_config;
+    std::vector<ComparisonRow> m_rows;
+    double m_lastUpdateMs = 0;
+    bool m_updating = false;
+};
+
+} // namespace optlog

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: MIT
+#include "ui/designerview.h"
+
+#include "core/analysis.h"
+#include "core/config.h"
+#include "core/memorymodel.h"
+#include "core/presets.h"
+#include "core/sweep.h"
+#include "ui/tradeoffs.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QShortcut>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace optlog {
+
+namespace {
+
+const char *const kSections[] = {"model", "data", "train", "precision", "memory", "runtime"};
+
+QString editorText(QWidget *editor)
+{
+    if (auto *line = qobject_cast<QLineEdit *>(editor))
+        return line->text().trimmed();
+    if (auto *combo = qobject_cast<QComboBox *>(editor))
+        return combo->currentText();
+    if (auto *check = qobject_cast<QCheckBox *>(editor))
+        return check->isChecked() ? QStringLiteral("true") : QStringLiteral("false");
+    return {};
+}
+
+void setEditorText(QWidget *editor, const QString &text)
+{
+    if (auto *line = qobject_cast<QLineEdit *>(editor))
+        line->setText(text);
+    else if (auto *combo = qobject_cast<QComboBox *>(editor))
+        combo->setCurrentText(text);
+    else if (auto *check = qobject_cast<QCheckBox *>(editor))
+        check->setChecked(text == QLatin1String("true"));
+}
+
+// "config: train.steps = 0: must be ..." -> "train.steps": where a message belongs in the form.
+QString pathInMessage(const QString &message)
+{
+    static const QString prefix = QStringLiteral("config: ");
+    const qsizetype start = message.indexOf(prefix);
+    if (start < 0)
+        return {};
+    const qsizetype from = start + prefix.size();
+    qsizetype end = from;
+    while (end < message.size() && !message[end].isSpace() && message[end] != QLatin1Char(':'))
+        ++end;
+    return message.mid(from, end - from);
+}
+
+} // namespace
+
+DesignerView::DesignerView(QWidget *parent)
+    : QWidget(parent)
+    , m_preset(new QComboBox)
+    , m_name(new QLineEdit)
+    , m_sweepPreview(new QListWidget)
+    , m_prediction(new QTableWidget(0, 3))
+    , m_predictionSummary(new QLabel)
+    , m_errors(new QLabel)
+    , m_add(new QPushButton(tr("Add to queue")))
+{
+    for (const auto &name : presetNames())
+        m_preset->addItem(QString::fromStdString(name));
+    m_preset->setToolTip(tr("Built-in starting points; every field below can then be changed."));
+    m_name->setPlaceholderText(tr("run name (default: the preset's name)"));
+    m_errors->setWordWrap(true);
+    m_errors->setStyleSheet(QStringLiteral("color: #c62828;"));
+    m_add->setDefault(true);
+    m_add->setToolTip(tr("Queue the designed run, or every run of the sweep (Ctrl+Return)"));
+    // Not the button's own shortcut: setText() replaces that with the text's mnemonic.
+    auto *addShortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
+    connect(addShortcut, &QShortcut::activated, m_add, &QPushButton::click);
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Preset")));
+    top->addWidget(m_preset);
+    top->addSpacing(12);
+    top->addWidget(new QLabel(tr("Name")));
+    top->addWidget(m_name, 1);
+
+    auto *fieldsScroll = new QScrollArea;
+    fieldsScroll->setWidget(buildFields());
+    fieldsScroll->setWidgetResizable(true);
+    fieldsScroll->setFrameShape(QFrame::NoFrame);
+
+    auto *side = new QVBoxLayout;
+    side->addWidget(buildPrediction(), 3);
+    side->addWidget(buildSweep(), 2);
+    side->addWidget(m_errors);
+    side->addWidget(m_add);
+
+    auto *body = new QHBoxLayout;
+    body->addWidget(fieldsScroll, 3);
+    body->addLayout(side, 2);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addLayout(body, 1);
+
+    m_debounce.setSingleShot(true);
+    m_debounce.setInterval(150); // validate once typing pauses, not per keystroke
+    connect(&m_debounce, &QTimer::timeout, this, &DesignerView::revalidate);
+    connect(m_preset, &QComboBox::currentTextChanged, this, &DesignerView::setPreset);
+    connect(m_name, &QLineEdit::textChanged, this, [this] { m_debounce.start(); });
+    connect(m_add, &QPushButton::clicked, this, [this] {
+        revalidate();
+        if (!m_runs.isEmpty())
+            Q_EMIT runsRequested(m_runs);
+    });
+
+    const int defaultIndex = m_preset->findText(QStringLiteral("default"));
+    m_preset->setCurrentIndex(defaultIndex >= 0 ? defaultIndex : 0);
+    setPreset(m_preset->currentText());
+}
+
+QWidget *DesignerView::buildFields()
+{
+    auto *container = new QWidget;
+    auto *grid = new QGridLayout(container);
+    int slot = 0;
+    for (const char *section : kSections) {
+        auto *group = new QGroupBox(QString::fromLatin1(section));
+        auto *form = new QFormLayout(group);
+        form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        for (const auto &field : configFields()) {
+            if (field.section != section)
+                continue;
+            const QString path = QString::fromStdString(field.path());
+            RunConfig probe;
+            const auto ref = field.ref(probe);
+            QWidget *editor;
+            if (std::holds_alternative<bool *>(ref)) {
+                auto *check = new QCheckBox;
+                connect(check, &QCheckBox::toggled, this, [this] { m_debounce.start(); });
+                editor = check;
+            } else if (!field.choices.empty()) {
+                auto *combo = new QComboBox;
+                for (const auto &choice : field.choices)
+                    combo->addItem(QString::fromStdString(choice));
+                connect(combo, &QComboBox::currentTextChanged, this, [this] { m_debounce.start(); });
+                editor = combo;
+            } else {
+                auto *line = new QLineEdit;
+                connect(line, &QLineEdit::textChanged, this, [this] { m_debounce.start(); });
+                editor = line;
+            }
+            const QString tradeoff = techniqueTradeoff(path);
+            const QString help = QString::fromStdString(field.help);
+            editor->setToolTip(tradeoff.isEmpty() ? help : help + QStringLiteral("\n\n") + tradeoff);
+            auto *error = new QLabel;
+            error->setWordWrap(true);
+            error->setStyleSheet(QStringLiteral("color: #c62828;"));
+            error->hide();
+            auto *cell = new QWidget;
+            auto *cellLayout = new QVBoxLayout(cell);
+            cellLayout->setContentsMargins(0, 0, 0, 0);
+            cellLayout->setSpacing(2);
+            cellLayout->addWidget(editor);
+            cellLayout->addWidget(error);
+            auto *label = new QLabel(QString::fromStdString(field.key));
+            label->setToolTip(editor->toolTip());
+            form->addRow(label, cell);
+            m_fields.insert(path, {editor, error});
+        }
+        grid->addWidget(group, slot / 2, slot % 2);
+        ++slot;
+    }
+    grid->setRowStretch(grid->rowCount(), 1);
+    return container;
+}
+
+QWidget *DesignerView::buildSweep()
+{
+    auto *group = new QGroupBox(tr("Sweep"));
+    group->setToolTip(tr("Each axis takes comma-separated values; the sweep queues every combination."));
+    auto *form = new QFormLayout(group);
+    for (int axis = 0; axis < 2; ++axis) {
+        m_sweepKey[axis] = new QComboBox;
+        m_sweepKey[axis]->addItem(tr("(none)"));
+        for (const auto &field : configFields())
+            if (!field.section.empty())
+                m_sweepKey[axis]->addItem(QString::fromStdString(field.path()));
+        m_sweepValues[axis] = new QLineEdit;
+        m_sweepValues[axis]->setPlaceholderText(axis == 0 ? tr("e.g. 2, 4, 8") : tr("e.g. fp32, autocast-bf16"));
+        auto *row = new QHBoxLayout;
+        row->addWidget(m_sweepKey[axis], 1);
+        row->addWidget(m_sweepValues[axis], 2);
+        form->addRow(axis == 0 ? tr("Axis 1") : tr("Axis 2"), row);
+        connect(m_sweepKey[axis], &QComboBox::currentTextChanged, this, [this] { m_debounce.start(); });
+        connect(m_sweepValues[axis], &QLineEdit::textChanged, this, [this] { m_debounce.start(); });
+    }
+    m_sweepPreview->setMaximumHeight(120);
+    form->addRow(tr("Runs"), m_sweepPreview);
+    return group;
+}
+
+QWidget *DesignerView::buildPrediction()
+{
+    auto *group = new QGroupBox(tr("Predicted memory by role"));
+    group->setToolTip(tr("From optlog's memory model of this GPT (docs/memory-model.md); the run measures "
+                         "each role and shows both."));
+    m_prediction->setHorizontalHeaderLabels({tr("Role"), tr("Dtype"), tr("Bytes")});
+    m_prediction->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_prediction->verticalHeader()->hide();
+    m_prediction->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_prediction->setSelectionMode(QAbstractItemView::NoSelection);
+    m_predictionSummary->setWordWrap(true);
+    auto *layout = new QVBoxLayout(group);
+    layout->addWidget(m_prediction);
+    layout->addWidget(m_predictionSummary);
+    return group;
+}
+
+void DesignerView::setPreset(const QString &preset)
+{
+    if (m_preset->currentText() != preset)
+        return m_preset->setCurrentText(preset); // re-enters through currentTextChanged
+    RunConfig config = loadRunConfig(preset.toStdString(), "", {});
+    for (const auto &field : configFields()) {
+        const auto it = m_fields.constFind(QString::fromStdString(field.path()));
+        if (it != m_fields.constEnd())
+            setEditorText(it->editor, QString::fromStdString(optlog::fieldText(field, config)));
+    }
+    revalidate();
+}
+
+QString DesignerView::preset() const
+{
+    return m_preset->currentText();
+}
+
+void DesignerView::setRunName(const QString &name)
+{
+    m_name->setText(name);
+}
+
+bool DesignerView::setFieldText(const QString &path, const QString &text)
+{
+    const auto it = m_fields.constFind(path);
+    if (it == m_fields.constEnd())
+        return false;
+    setEditorText(it->editor, text);
+    return editorText(it->editor) == text;
+}
+
+QString DesignerView::fieldText(const QString &path) const
+{
+    const auto it = m_fields.constFind(path);
+    return it == m_fields.constEnd() ? QString() : editorText(it->editor);
+}
+
+QString DesignerView::fieldError(const QString &path) const
+{
+    const auto it = m_fields.constFind(path);
+    return it == m_fields.constEnd() || it->error->isHidden() ? QString() : it->error->text();
+}
+
+QString DesignerView::errors() const
+{
+    return m_errorText;
+}
+
+void DesignerView::setSweepAxis(int axis, const QString &path, const QString &values)
+{
+    m_sweepKey[axis]->setCurrentText(path.isEmpty() ? tr("(none)") : path);
+    m_sweepValues[axis]->setText(values);
+}
+
+QList<PlannedRun> DesignerView::plannedRuns() const
+{
+    return m_runs;
+}
+
+PlannedRun DesignerView::designedRun() const
+{
+    PlannedRun run;
+    run.preset = m_preset->currentText().toStdString();
+    run.name = m_name->text().trimmed().isEmpty() ? run.preset : m_name->text().trimmed().toStdString();
+    // Only what differs from the preset becomes an override, so a queued run reads like the CLI's.
+    const RunConfig base = loadRunConfig(run.preset, "", {});
+    for (const auto &field : configFields()) {
+        if (field.section.empty())
+            continue; // the name is the run's, not a setting
+        const auto it = m_fields.constFind(QString::fromStdString(field.path()));
+        if (it == m_fields.constEnd())
+            continue;
+        const std::string text = editorText(it->editor).toStdString();
+        if (text != optlog::fieldText(field, base))
+            run.overrides.push_back(fieldAssignment(field, text));
+    }
+    return run;
+}
+
+void DesignerView::revalidate()
+{
+    m_debounce.stop();
+    QStringList problems;
+    for (auto it = m_fields.begin(); it != m_fields.end(); ++it)
+        it->error->hide();
+    auto showAt = [this, &problems](const QString &message) {
+        problems << message;
+        const auto it = m_fields.constFind(pathInMessage(message));
+        if (it != m_fields.constEnd()) {
+            it->error->setText(message);
+            it->error->show();
+        }
+    };
+
+    const PlannedRun run = designedRun();
+    // Each field alone first, so that every bad field is marked, not only the first one.
+    const RunConfig base = loadRunConfig(run.preset, "", {});
+    for (const auto &assignment : run.overrides) {
+        RunConfig probe = base;
+        try {
+            applyOverride(probe, assignment);
+        } catch (const ConfigError &e) {
+            showAt(QString::fromStdString(e.what()));
+        }
+    }
+    m_runs.clear();
+    if (problems.isEmpty()) {
+        try {
+            run.config(); // the rules that involve several fields, with the CLI's messages
+            std::vector<SweepAxis> axes;
+            for (int axis = 0; axis < 2; ++axis)
+                if (m_sweepKey[axis]->currentIndex() > 0)
+                    axes.push_back({m_sweepKey[axis]->currentText().toStdString(),
+                                    splitSweepValues(m_sweepValues[axis]->text().toStdString())});
+            for (const auto &planned : expandSweep(run, axes))
+                m_runs.append(planned);
+        } catch (const ConfigError &e) {
+            showAt(QString::fromStdString(e.what()));
+        }
+    }
+    m_errorText = problems.join(QLatin1Char('\n'));
+    m_errors->setText(m_errorText);
+    m_errors->setVisible(!problems.isEmpty());
+    m_add->setEnabled(!m_runs.isEmpty());
+    m_add->setText(m_runs.size() > 1 ? tr("Add %1 runs to queue").arg(m_runs.size()) : tr("Add to queue"));
+    m_sweepPreview->clear();
+    for (const auto &planned : m_runs)
+        m_sweepPreview->addItem(QString::fromStdString(planned.name));
+    showPrediction(m_runs.isEmpty() ? run : m_runs.front());
+}
+
+void DesignerView::showPrediction(const PlannedRun &run)
+{
+    m_prediction->setRowCount(0);
+    RunConfig config;
+    try {
+        config = run.config();
+    } catch (const ConfigError &) {
+        m_predictionSummary->setText(tr("Fix the marked fields to see the prediction."));
+        return;
+    }
+    const MemoryEstimate estimate = estimateMemory(config);
+    for (const auto &role : estimate.roles) {
+        const int row = m_prediction->rowCount();
+        m_prediction->insertRow(row);
+        auto *name = new QTableWidgetItem(QString::fromStdString(role.role));
+        name->setToolTip(QString::fromStdString(role.note));
+        m_prediction->setItem(row, 0, name);
+        m_prediction->setItem(row, 1, new QTableWidgetItem(QString::fromStdString(role.dtype)));
+        auto *bytes = new QTableWidgetItem(QString::fromStdString(formatBytes(role.bytes)));
+        bytes->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_prediction->setItem(row, 2, bytes);
+    }
+    QString summary = tr("Peak over a complete step: <b>%1</b>; %2 tokens per optimizer step.")
+                          .arg(QString::fromStdString(formatBytes(estimate.peakBytes)))
+                          .arg(config.tokensPerStep());
+    if (m_runs.size() > 1)
+        summary += tr(" Shown for the first of %1 sweep runs.").arg(m_runs.size());
+    m_predictionSummary->setText(summary);
+}
+
+} // namespace optlog

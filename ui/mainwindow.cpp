@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+#include "ui/mainwindow.h"
+
+#include "core/store.h"
+#include "core/studyplan.h"
+#include "ui/compareview.h"
+#include "ui/designerview.h"
+#include "ui/monitorview.h"
+#include "ui/runqueue.h"
+#include "ui/runsview.h"
+#include "ui/runtablemodel.h"
+#include "ui/studywatcher.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+
+namespace optlog {
+
+namespace {
+constexpr int kMaxRecent = 8;
+const QString kRecentKey = QStringLiteral("recentStudies");
+} // namespace
+
+MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
+    : QMainWindow(parent)
+    , m_watcher(new StudyWatcher(this))
+    , m_queue(new RunQueue(engineBinary, this))
+    , m_model(new RunTableModel(this))
+    , m_runs(new RunsView(m_model))
+    , m_designer(new DesignerView)
+    , m_monitor(new MonitorView)
+    , m_compare(new CompareView)
+    , m_pages(new QTabWidget)
+{
+    setObjectName(QStringLiteral("optlogMainWindow"));
+    m_pages->addTab(m_designer, tr("Design"));
+    m_pages->addTab(m_monitor, tr("Monitor"));
+    m_pages->addTab(m_compare, tr("Compare"));
+    m_pages->setDocumentMode(true);
+    setCentralWidget(m_pages);
+
+    auto *dock = new QDockWidget(tr("Runs"));
+    dock->setObjectName(QStringLiteral("runsDock"));
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    dock->setWidget(m_runs);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+    resizeDocks({dock}, {520}, Qt::Horizontal);
+
+    buildMenus();
+
+    connect(m_watcher, &StudyWatcher::snapshotChanged, this, [this] {
+        const StudySnapshot &snapshot = m_watcher->snapshot();
+        if (!snapshot.error.empty())
+            statusBar()->showMessage(tr("Cannot read the study: %1").arg(QString::fromStdString(snapshot.error)), 5000);
+        refreshRows();
+        m_compare->setStudy(snapshot);
+        const qint64 shown = m_monitor->isLive() ? m_monitor->runId() : m_runs->currentRunId();
+        if (const RunSnapshotPtr run = snapshot.find(shown))
+            m_monitor->showRun(run);
+    });
+    connect(m_queue, &RunQueue::entriesChanged, this, [this] {
+        refreshRows();
+        updateQueueStatus();
+    });
+    connect(m_queue, &RunQueue::activeChanged, this, &MainWindow::updateQueueStatus);
+    connect(m_queue, &RunQueue::engineEvent, m_monitor, &MonitorView::handleEvent);
+    connect(m_queue, &RunQueue::engineEvent, this, [this](const QJsonObject &event) {
+        const QString kind = event.value(QStringLiteral("event")).toString();
+        if (kind != QLatin1String("step"))
+            m_watcher->refresh(); // started, validation, finished: the table should know now
+    });
+    connect(m_queue, &RunQueue::runFinished, this, [this](const QString &name, const QString &outcome,
+                                                          const QString &message) {
+        statusBar()->showMessage(message.isEmpty() ? tr("%1: %2").arg(name, outcome)
+                                                   : tr("%1: %2 — %3").arg(name, outcome, message),
+                                 10000);
+        m_watcher->refresh();
+        updateQueueStatus();
+    });
+    connect(m_designer, &DesignerView::runsRequested, this, [this](const QList<PlannedRun> &runs) {
+        for (const auto &run : runs)
+            m_queue->enqueue(run);
+        statusBar()->showMessage(tr("Queued %n run(s); Run › Start (Ctrl+R) runs the queue", nullptr, int(runs.size())), 5000);
+    });
+    connect(m_runs, &RunsView::addPresetsRequested, this, [this] { queuePlan(QStringLiteral("optimization-log")); });
+    connect(m_runs, &RunsView::currentRunChanged, this, [this](qint64 runId) {
+        if (!m_monitor->isLive())
+            m_monitor->showRun(m_watcher->snapshot().find(runId));
+    });
+
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+    m_pages->setCurrentIndex(settings.value(QStringLiteral("page"), 0).toInt());
+    if (!settings.contains(QStringLiteral("geometry")))
+        resize(1280, 800);
+    updateQueueStatus();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&New study…"), QKeySequence::New, this, &MainWindow::newStudy);
+    file->addAction(tr("&Open study…"), QKeySequence::Open, this, &MainWindow::openStudyDialog);
+    m_recent = file->addMenu(tr("Open &recent"));
+    file->addSeparator();
+    file->addAction(tr("Add the &optimization-log presets"), this, [this] { queuePlan(QStringLiteral("optimization-log")); });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    refreshRecentMenu();
+
+    QMenu *run = menuBar()->addMenu(tr("&Run"));
+    m_start = run->addAction(tr("&Start queue"), QKeySequence(Qt::CTRL | Qt::Key_R), m_queue, &RunQueue::start);
+    m_pause = run->addAction(tr("&Pause queue (the running run finishes)"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R),
+                             m_queue, &RunQueue::pause);
+    m_cancel = run->addAction(tr("&Cancel running run"), QKeySequence(Qt::CTRL | Qt::Key_Period), m_queue,
+                              &RunQueue::cancelRunning);
+    run->addAction(tr("&Remove selected queued runs"), QKeySequence::Delete, this, [this] {
+        for (int entry : m_runs->selectedQueueEntries())
+            m_queue->remove(entry);
+    });
+    run->addSeparator();
+    run->addAction(tr("&Compare selected runs"), QKeySequence(Qt::CTRL | Qt::Key_D), this, &MainWindow::compareSelected);
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("&Design"), QKeySequence(Qt::CTRL | Qt::Key_1), this, [this] { showPage(0); });
+    view->addAction(tr("&Monitor"), QKeySequence(Qt::CTRL | Qt::Key_2), this, [this] { showPage(1); });
+    view->addAction(tr("C&ompare"), QKeySequence(Qt::CTRL | Qt::Key_3), this, [this] { showPage(2); });
+}
+
+void MainWindow::showPage(int page)
+{
+    m_pages->setCurrentIndex(page);
+}
+
+QString MainWindow::defaultStudyPath()
+{
+    const QString folder = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    QDir().mkpath(folder);
+    return QDir(folder).filePath(QStringLiteral("default.sqlite"));
+}
+
+bool MainWindow::openStudy(const QString &path)
+{
+    if (m_queue->isRunning()) {
+        QMessageBox::information(this, tr("A run is going"),
+                                 tr("Cancel the running run or let it finish before switching studies."));
+        return false;
+    }
+    try {
+        // Opening for writing creates or migrates the file and marks runs whose engine is gone.
+        Store store(path.toStdString(), Store::Access::ReadWrite);
+    } catch (const std::exception &e) {
+        QMessageBox::warning(this, tr("Cannot open the study"),
+                             tr("%1\n\nNothing in the file was changed.").arg(QString::fromStdString(e.what())));
+        return false;
+    }
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    m_queue->setStudy(absolute);
+    m_watcher->setPath(absolute);
+    setWindowTitle(tr("%1 — optlog").arg(QFileInfo(absolute).fileName()));
+    QSettings settings;
+    QStringList recent = settings.value(kRecentKey).toStringList();
+    recent.removeAll(absolute);
+    recent.prepend(absolute);
+    settings.setValue(kRecentKey, recent.mid(0, kMaxRecent));
+    refreshRecentMenu();
+    return true;
+}
+
+QString MainWindow::studyPath() const
+{
+    return m_watcher->path();
+}
+
+int MainWindow::queuePlan(const QString &plan)
+{
+    StudyPlan loaded;
+    std::vector<RunRecord> existing;
+    try {
+        loaded = loadStudyPlan(plan.toStdString());
+        existing = Store(studyPath().toStdString(), Store::Access::ReadOnly).runs();
+    } catch (const std::exception &e) {
+        QMessageBox::warning(this, tr("Cannot queue %1").arg(plan), QString::fromStdString(e.what()));
+        return 0;
+    }
+    int queued = 0;
+    for (const auto &run : loaded.runs) {
+        const bool completed = std::any_of(existing.begin(), existing.end(), [&run](const RunRecord &r) {
+            return r.name == run.name && r.outcome == "completed";
+        });
+        const QList<QueueEntry> entries = m_queue->entries();
+        const bool pending = std::any_of(entries.begin(), entries.end(),
+                                         [&run](const QueueEntry &e) { return e.run.name == run.name; });
+        if (!completed && !pending) {
+            m_queue->enqueue(run);
+            ++queued;
+        }
+    }
+    m_compare->setTolerance(loaded.tolerance);
+    statusBar()->showMessage(tr("Queued %1 run(s) of %2; Run › Start (Ctrl+R) runs them").arg(queued).arg(plan), 8000);
+    return queued;
+}
+
+void MainWindow::refreshRows()
+{
+    m_model->setRows(runRows(m_watcher->snapshot(), m_queue->entries()));
+}
+
+void MainWindow::updateQueueStatus()
+{
+    int queued = 0;
+    for (const auto &entry : m_queue->entries())
+        queued += entry.state == QLatin1String("queued") ? 1 : 0;
+    QString text;
+    if (m_queue->isRunning())
+        text = tr("Running one run; %1 queued after it. One run at a time keeps measurements clean.").arg(queued);
+    else if (queued > 0)
+        text = m_queue->isActive() ? tr("Starting…") : tr("%1 queued. Start the queue with Ctrl+R.").arg(queued);
+    else
+        text = tr("Queue empty.");
+    m_runs->setQueueStatus(text);
+    if (m_start) {
+        m_start->setEnabled(!m_queue->isActive() && queued > 0);
+        m_pause->setEnabled(m_queue->isActive());
+        m_cancel->setEnabled(m_queue->isRunning());
+    }
+}
+
+void MainWindow::refreshRecentMenu()
+{
+    m_recent->clear();
+    const QStringList recent = QSettings().value(kRecentKey).toStringList();
+    for (const QString &path : recent)
+        m_recent->addAction(QFileInfo(path).fileName() + QStringLiteral("  —  ") + QFileInfo(path).absolutePath(),
+                            this, [this, path] { openStudy(path); });
+    m_recent->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::newStudy()
+{
+    const QString path = QFileDialog::getSaveFileName(this, tr("New study"), QDir::homePath(),
+                                                      tr("optlog studies (*.sqlite)"));
+    if (!path.isEmpty())
+        openStudy(path.endsWith(QLatin1String(".sqlite")) ? path : path + QStringLiteral(".sqlite"));
+}
+
+void MainWindow::openStudyDialog()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open study"), QFileInfo(studyPath()).absolutePath(),
+                                                      tr("optlog studies (*.sqlite);;All files (*)"));
+    if (!path.isEmpty())
+        openStudy(path);
+}
+
+void MainWindow::compareSelected()
+{
+    const QList<qint64> ids = m_runs->selectedRunIds();
+    m_compare->setSelectedRuns(ids);
+    showPage(2);
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    if (m_queue->isRunning()
+        && QMessageBox::question(this, tr("A run is going"),
+                                 tr("Closing the workbench cancels the running run (it keeps the steps it "
+                                    "recorded). Close anyway?"))
+               != QMessageBox::Yes) {
+        event->ignore();
+        return;
+    }
+    QSettings settings;
+    settings.setValue(QStringLiteral("geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("windowState"), saveState());
+    settings.setValue(QStringLiteral("page"), m_pages->currentIndex());
+    event->accept();
+}
+
+} // namespace optlog

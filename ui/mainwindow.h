@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <QMainWindow>
+#include <QStringList>
+
+class QAction;
+class QMenu;
+class QTabWidget;
+
+namespace optlog {
+
+class CompareView;
+class DesignerView;
+class MonitorView;
+class RunQueue;
+class RunsView;
+class RunTableModel;
+class StudyWatcher;
+
+// Assembles the views around one open study and wires them to the queue and the study watcher;
+// the views themselves know nothing of each other.
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit MainWindow(const QString &engineBinary, QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    // Creates the study file when missing. False (after telling the user why) when the file is
+    // not a usable study; the previously open study then stays open.
+    bool openStudy(const QString &path);
+    QString studyPath() const;
+    // Queues the runs of a built-in or file study plan that the open study has not completed.
+    int queuePlan(const QString &plan);
+    static QString defaultStudyPath();
+
+    RunQueue *queue() const { return m_queue; }
+    StudyWatcher *watcher() const { return m_watcher; }
+    RunTableModel *runModel() const { return m_model; }
+    RunsView *runsView() const { return m_runs; }
+    DesignerView *designer() const { return m_designer; }
+    MonitorView *monitor() const { return m_monitor; }
+    CompareView *compareView() const { return m_compare; }
+    void showPage(int page); // 0 Design, 1 Monitor, 2 Compare
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    void buildMenus();
+    void refreshRows();
+    void refreshRecentMenu();
+    void updateQueueStatus();
+    void newStudy();
+    void openStudyDialog();
+    void compareSelected();
+
+    StudyWatcher *m_watcher;
+    RunQueue *m_queue;
+    RunTableModel *m_model;
+    RunsView *m_runs;
+    DesignerView *m_designer;
+    MonitorView *m_monitor;
+    CompareView *m_compare;
+    QTabWidget *m_pages;
+    QMenu *m_recent = nullptr;
+    QAction *m_start = nullptr;
+    QAction *m_pause = nullptr;
+    QAction *m_cancel = nullptr;
+};
+
+} // namespace optlog

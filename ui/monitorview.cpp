@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+#include "ui/monitorview.h"
+
+#include "core/analysis.h"
+#include "ui/charts/linechart.h"
+
+#include <QElapsedTimer>
+#include <QGridLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+namespace optlog {
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+}
+
+MonitorView::MonitorView(QWidget *parent)
+    : QWidget(parent)
+    , m_header(new QLabel)
+    , m_loss(new LineChart(tr("Loss"), tr("tokens seen"), tr("nats per token")))
+    , m_speed(new LineChart(tr("Throughput"), tr("tokens seen"), tr("tokens/s")))
+    , m_memory(new LineChart(tr("Allocator memory"), tr("tokens seen"), tr("MiB")))
+{
+    m_header->setTextFormat(Qt::RichText);
+    m_header->setWordWrap(true);
+    auto *charts = new QGridLayout;
+    charts->addWidget(m_loss, 0, 0, 1, 2);
+    charts->addWidget(m_speed, 1, 0);
+    charts->addWidget(m_memory, 1, 1);
+    charts->setRowStretch(0, 3);
+    charts->setRowStretch(1, 2);
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_header);
+    layout->addLayout(charts, 1);
+
+    // Throttle, not debounce: a steady stream of events must still redraw about once a second.
+    m_redraw.setSingleShot(true);
+    m_redraw.setInterval(1000);
+    connect(&m_redraw, &QTimer::timeout, this, &MonitorView::redraw);
+    clear();
+    redraw();
+}
+
+void MonitorView::clear()
+{
+    m_trainLoss.clear();
+    m_validationLoss.clear();
+    m_tokensPerSecond.clear();
+    m_allocatedMiB.clear();
+    m_peakMiB.clear();
+    m_lastStep = -1;
+    m_elapsedSeconds = 0;
+}
+
+void MonitorView::showRun(const RunSnapshotPtr &run)
+{
+    if (!run)
+        return;
+    const RunRecord &record = run->run();
+    m_name = QString::fromStdString(record.name);
+    if (m_live && record.id == m_runId) {
+        m_totalSteps = run->totalSteps;
+        if (run->isFinished())
+            m_live = false; // the engine's last events are in; the file now has everything
+        scheduleRedraw();
+        return;
+    }
+    m_live = false;
+    m_runId = record.id;
+    m_totalSteps = run->totalSteps;
+    clear();
+    for (const auto &m : run->metrics) {
+        m_trainLoss.append({double(m.tokens), m.trainLoss});
+        m_tokensPerSecond.append({double(m.tokens), m.tokensPerSecond});
+        m_lastStep = m.step;
+        m_elapsedSeconds += m.stepSeconds;
+    }
+    for (const auto &v : run->summary.validation)
+        m_validationLoss.append({double(v.tokens), v.loss});
+    scheduleRedraw();
+}
+
+void MonitorView::handleEvent(const QJsonObject &event)
+{
+    const QString kind = event.value(QStringLiteral("event")).toString();
+    const qint64 runId = event.value(QStringLiteral("run")).toInteger();
+    if (kind == QLatin1String("started")) {
+        m_live = true;
+        m_runId = runId;
+        m_name.clear();
+        m_totalSteps = event.value(QStringLiteral("steps")).toInteger();
+        clear();
+        scheduleRedraw();
+        return;
+    }
+    if (!m_live || runId != m_runId)
+        return;
+    if (kind == QLatin1String("step")) {
+        const double tokens = event.value(QStringLiteral("tokens")).toDouble();
+        m_trainLoss.append({tokens, event.value(QStringLiteral("train_loss")).toDouble()});
+        m_tokensPerSecond.append({tokens, event.value(QStringLiteral("tokens_per_second")).toDouble()});
+        if (event.contains(QStringLiteral("allocated_bytes"))) {
+            m_allocatedMiB.append({tokens, event.value(QStringLiteral("allocated_bytes")).toDouble() / kMiB});
+            m_peakMiB.append({tokens, event.value(QStringLiteral("peak_bytes")).toDouble() / kMiB});
+        }
+        m_lastStep = event.value(QStringLiteral("step")).toInteger();
+        m_elapsedSeconds += event.value(QStringLiteral("step_seconds")).toDouble();
+    } else if (kind == QLatin1String("validation")) {
+        m_validationLoss.append(
+            {event.value(QStringLiteral("tokens")).toDouble(), event.value(QStringLiteral("val_loss")).toDouble()});
+    } else if (kind == QLatin1String("finished")) {
+        m_live = false;
+    }
+    scheduleRedraw();
+}
+
+void MonitorView::scheduleRedraw()
+{
+    if (!m_redraw.isActive())
+        m_redraw.start();
+}
+
+void MonitorView::redraw()
+{
+    QElapsedTimer timer;
+    timer.start();
+    if (m_runId == 0) {
+        m_header->setText(tr("<b>No run to monitor.</b> Start the queue (Ctrl+R) or select a run in the runs table."));
+    } else {
+        const qint64 done = m_lastStep + 1;
+        QString line = tr("<b>%1</b> (run %2)").arg(m_name.isEmpty() ? tr("starting") : m_name.toHtmlEscaped()).arg(m_runId);
+        if (m_totalSteps > 0)
+            line += tr(" · step %1 of %2").arg(done).arg(m_totalSteps);
+        if (!m_tokensPerSecond.isEmpty())
+            line += tr(" · %1 tokens/s").arg(m_tokensPerSecond.last().y(), 0, 'f', 0);
+        if (!m_validationLoss.isEmpty())
+            line += tr(" · validation loss %1").arg(m_validationLoss.last().y(), 0, 'f', 4);
+        if (m_live && done > 0 && m_totalSteps > done)
+            line += tr(" · about %1 s left").arg(m_elapsedSeconds / double(done) * double(m_totalSteps - done), 0, 'f', 0);
+        if (!m_peakMiB.isEmpty())
+            line += tr(" · allocator peak %1").arg(QString::fromStdString(formatBytes(qint64(m_peakMiB.last().y() * kMiB))));
+        line += m_live ? tr(" · <i>live</i>") : QString();
+        m_header->setText(line);
+    }
+    m_loss->setSeries({{tr("train"), m_trainLoss}, {tr("validation"), m_validationLoss}});
+    m_speed->setSeries({{tr("tokens/s"), m_tokensPerSecond}});
+    m_memory->setSeries({{tr("in use"), m_allocatedMiB}, {tr("peak"), m_peakMiB}});
+    ++m_redraws;
+    m_lastRedrawMs = double(timer.nsecsElapsed()) / 1e6;
+}
+
+} // namespace optlog

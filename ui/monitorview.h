@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "ui/studysnapshot.h"
+
+#include <QJsonObject>
+#include <QPointF>
+#include <QTimer>
+#include <QVector>
+#include <QWidget>
+
+class QLabel;
+
+namespace optlog {
+
+class LineChart;
+
+// One run as it trains: train and validation loss against tokens seen, tokens/s, and the
+// allocator's current and peak bytes. Live engine events arrive as fast as the engine sends
+// them; the charts redraw at most once per redraw interval.
+class MonitorView : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit MonitorView(QWidget *parent = nullptr);
+
+    // A run from the study file (a finished one, or one started elsewhere). Ignored while the
+    // same run streams live: its events are newer than the file.
+    void showRun(const RunSnapshotPtr &run);
+    // One JSON-lines event of the engine the queue runs ("started", "step", "validation", ...).
+    void handleEvent(const QJsonObject &event);
+    void setRedrawInterval(int milliseconds) { m_redraw.setInterval(milliseconds); }
+
+    qint64 runId() const { return m_runId; }
+    bool isLive() const { return m_live; }
+    qsizetype trainPoints() const { return m_trainLoss.size(); }
+    qsizetype validationPoints() const { return m_validationLoss.size(); }
+    int redraws() const { return m_redraws; }
+    double lastRedrawMilliseconds() const { return m_lastRedrawMs; }
+
+private:
+    void scheduleRedraw();
+    void redraw();
+    void clear();
+
+    QLabel *m_header;
+    LineChart *m_loss;
+    LineChart *m_speed;
+    LineChart *m_memory;
+    QTimer m_redraw;
+    qint64 m_runId = 0;
+    bool m_live = false;
+    QString m_name;
+    qint64 m_totalSteps = 0;
+    qint64 m_lastStep = -1;
+    double m_elapsedSeconds = 0;
+    QVector<QPointF> m_trainLoss;      // (tokens, nats per token)
+    QVector<QPointF> m_validationLoss;
+    QVector<QPointF> m_tokensPerSecond;
+    QVector<QPointF> m_allocatedMiB;
+    QVector<QPointF> m_peakMiB;
+    int m_redraws = 0;
+    double m_lastRedrawMs = 0;
+};
+
+} // namespace optlog

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+#include "ui/runqueue.h"
+
+#include "core/store.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QJsonDocument>
+#include <QRegularExpression>
+
+namespace optlog {
+
+namespace {
+
+// `optlog run`'s exit codes (app/main.cpp), as outcomes.
+QString outcomeForExitCode(int code)
+{
+    switch (code) {
+    case 0: return QStringLiteral("completed");
+    case 2: return QStringLiteral("refused");
+    case 3: return QStringLiteral("diverged");
+    case 4: return QStringLiteral("cancelled");
+    case 5: return QStringLiteral("oom");
+    default: return QStringLiteral("failed");
+    }
+}
+
+QString lastLine(const QByteArray &text)
+{
+    const QStringList lines = QString::fromUtf8(text).split(QRegularExpression(QStringLiteral("[\r\n]")),
+                                                            Qt::SkipEmptyParts);
+    return lines.isEmpty() ? QString() : lines.last().trimmed();
+}
+
+} // namespace
+
+RunQueue::RunQueue(QString engineBinary, QObject *parent)
+    : QObject(parent)
+    , m_engine(std::move(engineBinary))
+{
+    m_grace.setSingleShot(true);
+    m_grace.setInterval(10000);
+    connect(&m_grace, &QTimer::timeout, this, [this] {
+        if (isRunning())
+            m_process.kill(); // the engine ignored SIGTERM for the whole grace period
+    });
+    connect(&m_process, &QProcess::readyReadStandardOutput, this, &RunQueue::onStdout);
+    connect(&m_process, &QProcess::readyReadStandardError, this, [this] {
+        m_stderrTail += m_process.readAllStandardError();
+        m_stderrTail = m_stderrTail.right(4096);
+    });
+    connect(&m_process, &QProcess::finished, this, &RunQueue::onFinished);
+    connect(&m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+        if (error == QProcess::FailedToStart)
+            onFinished(-1, QProcess::CrashExit);
+    });
+}
+
+RunQueue::~RunQueue()
+{
+    if (isRunning()) {
+        // Closing the workbench must not leave an engine training unseen.
+        m_process.terminate();
+        if (!m_process.waitForFinished(3000))
+            m_process.kill();
+        m_process.waitForFinished(1000);
+    }
+}
+
+QString RunQueue::defaultEngineBinary()
+{
+    const QString fromEnvironment = qEnvironmentVariable("OPTLOG_ENGINE");
+    if (!fromEnvironment.isEmpty())
+        return fromEnvironment;
+    return QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("optlog"));
+}
+
+bool RunQueue::setStudy(const QString &studyPath)
+{
+    if (isRunning())
+        return false;
+    if (studyPath != m_study) {
+        m_entries.clear();
+        m_study = studyPath;
+        Q_EMIT entriesChanged();
+    }
+    return true;
+}
+
+int RunQueue::enqueue(const PlannedRun &run)
+{
+    QueueEntry entry;
+    entry.id = m_nextId++;
+    entry.run = run;
+    entry.state = QStringLiteral("queued");
+    m_entries.append(entry);
+    Q_EMIT entriesChanged();
+    if (m_active && !isRunning())
+        startNext();
+    return entry.id;
+}
+
+void RunQueue::remove(int entryId)
+{
+    for (int i = 0; i < m_entries.size(); ++i) {
+        if (m_entries[i].id != entryId)
+            continue;
+        if (m_entries[i].state == QLatin1String("running"))
+            return cancelRunning();
+        m_entries.removeAt(i);
+        Q_EMIT entriesChanged();
+        return;
+    }
+}
+
+void RunQueue::start()
+{
+    if (!m_active) {
+        m_active = true;
+        Q_EMIT activeChanged(true);
+    }
+    if (!isRunning())
+        startNext();
+}
+
+void RunQueue::pause()
+{
+    if (m_active) {
+        m_active = false;
+        Q_EMIT activeChanged(false);
+    }
+}
+
+void RunQueue::cancelRunning()
+{
+    if (!isRunning())
+        return;
+    m_process.terminate();
+    m_grace.start();
+}
+
+QueueEntry *RunQueue::runningEntry()
+{
+    for (auto &entry : m_entries)
+        if (entry.state == QLatin1String("running"))
+            return &entry;
+    return nullptr;
+}
+
+void RunQueue::startNext()
+{
+    if (isRunning() || m_study.isEmpty())
+        return;
+    QueueEntry *next = nullptr;
+    for (auto &entry : m_entries) {
+        if (entry.state == QLatin1String("queued")) {
+            next = &entry;
+            break;
+        }
+    }
+    if (!next) {
+        pause(); // the queue ran dry: a later enqueue waits for Start again
+        return;
+    }
+    next->state = QStringLiteral("running");
+    m_runCreated = false;
+    m_stdoutBuffer.clear();
+    m_stderrTail.clear();
+    QStringList arguments = {QStringLiteral("run"), QStringLiteral("--jsonl"), QStringLiteral("--db"), m_study,
+                             QStringLiteral("--preset"), QString::fromStdString(next->run.preset)};
+    for (const auto &override : next->run.overrides)
+        arguments << QStringLiteral("--set") << QString::fromStdString(override);
+    arguments << QStringLiteral("--set") << QStringLiteral("name=\"%1\"").arg(QString::fromStdString(next->run.name));
+    Q_EMIT entriesChanged();
+    m_process.start(m_engine, arguments);
+}
+
+void RunQueue::onStdout()
+{
+    m_stdoutBuffer += m_process.readAllStandardOutput();
+    qsizetype newline;
+    while ((newline = m_stdoutBuffer.indexOf('\n')) >= 0) {
+        const QByteArray line = m_stdoutBuffer.left(newline);
+        m_stdoutBuffer.remove(0, newline + 1);
+        const QJsonDocument document = QJsonDocument::fromJson(line);
+        if (!document.isObject())
+            continue; // not an event: the engine writes its events, and nothing else, as JSON
+        const QJsonObject event = document.object();
+        if (event.value(QStringLiteral("event")).toString() == QLatin1String("started"))
+            m_runCreated = true;
+        Q_EMIT engineEvent(event);
+    }
+}
+
+void RunQueue::onFinished(int exitCode, QProcess::ExitStatus status)
+{
+    m_grace.stop();
+    QueueEntry *entry = runningEntry();
+    if (!entry)
+        return; // FailedToStart and finished can both report one failure
+    onStdout();
+    QString outcome = status == QProcess::CrashExit ? QStringLiteral("crashed") : outcomeForExitCode(exitCode);
+    QString message = lastLine(m_stderrTail);
+    if (status == QProcess::CrashExit && m_process.error() == QProcess::FailedToStart) {
+        outcome = QStringLiteral("refused");
+        message = tr("cannot start the engine %1: %2").arg(m_engine, m_process.errorString());
+    } else if (status == QProcess::CrashExit) {
+        // The engine could not record its own end: the study marks the run whose process is gone.
+        try {
+            Store(m_study.toStdString(), Store::Access::ReadWrite).markCrashedRuns();
+        } catch (const std::exception &e) {
+            message = QString::fromStdString(e.what());
+        }
+    }
+    const QString name = QString::fromStdString(entry->run.name);
+    if (m_runCreated) {
+        m_entries.removeIf([id = entry->id](const QueueEntry &e) { return e.id == id; });
+    } else {
+        entry->state = QStringLiteral("failed");
+        entry->message = message.isEmpty() ? tr("the engine stopped before creating the run (%1)").arg(outcome)
+                                           : message;
+        message = entry->message;
+    }
+    Q_EMIT entriesChanged();
+    Q_EMIT runFinished(name, outcome, message);
+    if (m_active)
+        startNext();
+}
+
+} // namespace optlog

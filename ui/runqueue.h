@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/studyplan.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QObject>
+#include <QProcess>
+#include <QString>
+#include <QTimer>
+
+namespace optlog {
+
+// A run waiting for, or taking, the engine. Once the engine has created the run in the study,
+// the study file is its record and the entry leaves the queue.
+struct QueueEntry
+{
+    int id = 0;           // unique within this queue
+    PlannedRun run;
+    QString state;        // queued | running | failed (the engine refused it before creating the run)
+    QString message;      // why it failed: the engine's own words
+};
+
+// Runs the queued runs one at a time, each as an `optlog run` engine process: two runs at once
+// would distort each other's throughput and memory. Reads the engine's JSON-lines events as
+// they come; cancelling asks the engine to stop after its step (SIGTERM) and kills it only
+// after a grace period.
+class RunQueue : public QObject
+{
+    Q_OBJECT
+public:
+    explicit RunQueue(QString engineBinary, QObject *parent = nullptr);
+    ~RunQueue() override;
+
+    // The `optlog` binary beside this executable, or $OPTLOG_ENGINE.
+    static QString defaultEngineBinary();
+
+    // Switching studies drops queued runs of the old one; refused while a run is going.
+    bool setStudy(const QString &studyPath);
+    QString study() const { return m_study; }
+    void setGracePeriod(int milliseconds) { m_grace.setInterval(milliseconds); }
+
+    int enqueue(const PlannedRun &run);
+    void remove(int entryId); // a queued or failed entry; the running one is cancelled instead
+    QList<QueueEntry> entries() const { return m_entries; }
+
+    void start();        // runs entries until the queue is empty or paused
+    void pause();        // the running run finishes; nothing new starts
+    void cancelRunning();
+    bool isActive() const { return m_active; }
+    bool isRunning() const { return m_process.state() != QProcess::NotRunning; }
+    qint64 runningPid() const { return m_process.processId(); }
+
+Q_SIGNALS:
+    void entriesChanged();
+    void activeChanged(bool active);
+    void engineEvent(const QJsonObject &event); // one JSON line of the running engine
+    // outcome: completed | diverged | failed | cancelled | oom | crashed | refused
+    void runFinished(const QString &name, const QString &outcome, const QString &message);
+
+private:
+    void startNext();
+    void onStdout();
+    void onFinished(int exitCode, QProcess::ExitStatus status);
+    QueueEntry *runningEntry();
+
+    QString m_engine;
+    QString m_study;
+    QList<QueueEntry> m_entries;
+    int m_nextId = 1;
+    bool m_active = false;
+    bool m_runCreated = false; // the engine's "started" event arrived: the study holds the run
+    QByteArray m_stdoutBuffer;
+    QByteArray m_stderrTail;
+    QProcess m_process;
+    QTimer m_grace;
+};
+
+} // namespace optlog

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+#include "ui/runtablemodel.h"
+
+#include "core/analysis.h"
+
+#include <QColor>
+#include <QHash>
+
+namespace optlog {
+
+bool RunRow::operator==(const RunRow &o) const
+{
+    const bool sameLoss = (qIsNaN(finalValidationLoss) && qIsNaN(o.finalValidationLoss))
+                          || finalValidationLoss == o.finalValidationLoss;
+    return key == o.key && runId == o.runId && queueEntryId == o.queueEntryId && name == o.name && state == o.state
+           && message == o.message && stepsDone == o.stepsDone && totalSteps == o.totalSteps
+           && etaSeconds == o.etaSeconds && sameLoss && tokensPerSecond == o.tokensPerSecond
+           && peakBytes == o.peakBytes;
+}
+
+QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue)
+{
+    QList<RunRow> rows;
+    for (const auto &snapshot : study.runs) {
+        const RunRecord &run = snapshot->run();
+        RunRow row;
+        row.runId = run.id;
+        row.key = QStringLiteral("run:%1").arg(run.id);
+        row.name = QString::fromStdString(run.name);
+        row.state = QString::fromStdString(run.status == "finished" ? run.outcome : run.status);
+        row.message = QString::fromStdString(run.message);
+        row.stepsDone = qint64(snapshot->metrics.size());
+        row.totalSteps = snapshot->totalSteps;
+        row.etaSeconds = snapshot->etaSeconds;
+        row.finalValidationLoss = snapshot->finalValidationLoss();
+        row.tokensPerSecond = snapshot->summary.throughput.median;
+        row.peakBytes = snapshot->summary.peakBytes;
+        rows.append(row);
+    }
+    for (const auto &entry : queue) {
+        if (entry.state == QLatin1String("running"))
+            continue; // shown by its study row once the engine has created it
+        RunRow row;
+        row.queueEntryId = entry.id;
+        row.key = QStringLiteral("queued:%1").arg(entry.id);
+        row.name = QString::fromStdString(entry.run.name);
+        row.state = entry.state;
+        row.message = entry.message;
+        rows.append(row);
+    }
+    return rows;
+}
+
+void RunTableModel::setRows(const QList<RunRow> &rows)
+{
+    QHash<QString, int> wanted;
+    for (int i = 0; i < rows.size(); ++i)
+        wanted.insert(rows[i].key, i);
+    // Remove rows that went away (back to front, so indexes stay valid).
+    for (int i = m_rows.size() - 1; i >= 0; --i) {
+        if (wanted.contains(m_rows[i].key))
+            continue;
+        beginRemoveRows({}, i, i);
+        m_rows.removeAt(i);
+        endRemoveRows();
+    }
+    // Rows keep their relative order, so the survivors are a prefix-ordered subsequence of `rows`;
+    // walk both lists together, updating matches and inserting what is new.
+    for (int i = 0; i < rows.size(); ++i) {
+        if (i < m_rows.size() && m_rows[i].key == rows[i].key) {
+            if (!(m_rows[i] == rows[i])) {
+                m_rows[i] = rows[i];
+                Q_EMIT dataChanged(index(i, 0), index(i, ColumnCount - 1));
+            }
+            continue;
+        }
+        beginInsertRows({}, i, i);
+        m_rows.insert(i, rows[i]);
+        endInsertRows();
+    }
+}
+
+int RunTableModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int RunTableModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+namespace {
+
+QString durationText(double seconds)
+{
+    if (seconds < 0)
+        return {};
+    const qint64 s = qint64(seconds + 0.5);
+    if (s < 60)
+        return QStringLiteral("%1 s").arg(s);
+    if (s < 3600)
+        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
+    return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
+}
+
+QColor stateColor(const QString &state)
+{
+    if (state == QLatin1String("completed"))
+        return QColor(0x2e, 0x7d, 0x32);
+    if (state == QLatin1String("running"))
+        return QColor(0x15, 0x65, 0xc0);
+    if (state == QLatin1String("queued"))
+        return QColor(0x61, 0x61, 0x61);
+    return QColor(0xc6, 0x28, 0x28); // every other outcome needs the user's attention
+}
+
+} // namespace
+
+QVariant RunTableModel::data(const QModelIndex &index, int role) const
+{
+    if (!index.isValid() || index.row() >= m_rows.size())
+        return {};
+    const RunRow &r = m_rows[index.row()];
+    if (role == RunIdRole)
+        return r.runId;
+    if (role == QueueEntryRole)
+        return r.queueEntryId;
+    if (role == ProgressRole)
+        return r.totalSteps > 0 ? double(r.stepsDone) / double(r.totalSteps) : 0.0;
+    if (role == Qt::ToolTipRole)
+        return r.message.isEmpty() ? r.name : r.name + QStringLiteral("\n") + r.message;
+    if (role == Qt::ForegroundRole && index.column() == State)
+        return stateColor(r.state);
+    if (role == Qt::TextAlignmentRole && index.column() >= ValidationLoss)
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (index.column()) {
+    case Name: return r.name;
+    case State: return r.message.isEmpty() || r.state == QLatin1String("completed")
+                           ? r.state : r.state + QStringLiteral(": ") + r.message;
+    case Progress: return r.totalSteps > 0 ? QStringLiteral("%1 / %2").arg(r.stepsDone).arg(r.totalSteps) : QString();
+    case Eta: return r.state == QLatin1String("running") ? durationText(r.etaSeconds) : QString();
+    case ValidationLoss: return qIsNaN(r.finalValidationLoss) ? QString() : QString::number(r.finalValidationLoss, 'f', 4);
+    case TokensPerSecond: return r.tokensPerSecond > 0 ? QString::number(r.tokensPerSecond, 'f', 0) : QString();
+    case PeakMemory: return r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();
+    }
+    return {};
+}
+
+QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case Name: return tr("Run");
+    case State: return tr("State");
+    case Progress: return tr("Steps");
+    case Eta: return tr("ETA");
+    case ValidationLoss: return tr("Val loss");
+    case TokensPerSecond: return tr("Tokens/s");
+    case PeakMemory: return tr("Peak memory");
+    }
+    return {};
+}
+
+} // namespace optlog

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "ui/runqueue.h"
+#include "ui/studysnapshot.h"
+
+#include <QAbstractTableModel>
+#include <QList>
+#include <QString>
+
+namespace optlog {
+
+// One line of the runs table: a run of the study, or a queued run the engine has not created yet.
+struct RunRow
+{
+    QString key;              // "run:<id>" or "queued:<entry id>": stable while the row lives
+    qint64 runId = 0;         // 0 for queued rows
+    int queueEntryId = 0;     // 0 for study rows
+    QString name;
+    QString state;            // running | completed | diverged | failed | cancelled | crashed | oom | queued
+    QString message;
+    qint64 stepsDone = 0;
+    qint64 totalSteps = 0;
+    double etaSeconds = -1;
+    double finalValidationLoss = qQNaN();
+    double tokensPerSecond = 0; // steady-state median
+    qint64 peakBytes = 0;
+
+    bool operator==(const RunRow &other) const;
+};
+
+// The study's runs followed by the queue's pending entries.
+QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue);
+
+class RunTableModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Column { Name, State, Progress, Eta, ValidationLoss, TokensPerSecond, PeakMemory, ColumnCount };
+    enum Role { ProgressRole = Qt::UserRole + 1, RunIdRole, QueueEntryRole };
+
+    using QAbstractTableModel::QAbstractTableModel;
+
+    // Updates in place: rows keep their identity (and the view its selection) across refreshes.
+    void setRows(const QList<RunRow> &rows);
+    const RunRow &row(int index) const { return m_rows.at(index); }
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    QList<RunRow> m_rows;
+};
+
+} // namespace optlog

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#include "ui/studysnapshot.h"
+
+#include "core/config.h"
+
+#include <cmath>
+#include <numeric>
+
+namespace optlog {
+
+double RunSnapshot::finalValidationLoss() const
+{
+    return summary.validation.empty() ? std::nan("") : summary.validation.back().loss;
+}
+
+RunSnapshotPtr StudySnapshot::find(int64_t runId) const
+{
+    for (const auto &run : runs)
+        if (run->run().id == runId)
+            return run;
+    return nullptr;
+}
+
+namespace {
+
+RunSnapshotPtr readRun(const Store &store, const RunRecord &record)
+{
+    auto snapshot = std::make_shared<RunSnapshot>();
+    snapshot->summary = summarize(store, record);
+    snapshot->metrics = store.metrics(record.id);
+    snapshot->memory = store.memory(record.id);
+    try {
+        RunConfig config;
+        applyTomlText(config, record.configToml, "run " + record.name);
+        snapshot->totalSteps = config.train.steps;
+    } catch (const ConfigError &) {
+        snapshot->totalSteps = 0; // written by a newer optlog: show the run without progress
+    }
+    const auto &m = snapshot->metrics;
+    if (record.status != "finished" && !m.empty() && snapshot->totalSteps > 0) {
+        const double seconds = std::accumulate(m.begin(), m.end(), 0.0,
+                                               [](double sum, const StepMetrics &s) { return sum + s.stepSeconds; });
+        const int64_t remaining = std::max<int64_t>(0, snapshot->totalSteps - int64_t(m.size()));
+        snapshot->etaSeconds = seconds / double(m.size()) * double(remaining);
+    }
+    return snapshot;
+}
+
+} // namespace
+
+StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t, RunSnapshotPtr> &finishedCache)
+{
+    StudySnapshot snapshot;
+    snapshot.path = path;
+    try {
+        const Store store(path, Store::Access::ReadOnly);
+        for (const auto &record : store.runs()) {
+            const auto cached = finishedCache.find(record.id);
+            const bool reusable = cached != finishedCache.end() && cached->second->isFinished()
+                                  && record.status == "finished";
+            snapshot.runs.push_back(reusable ? cached->second : readRun(store, record));
+        }
+    } catch (const std::exception &e) {
+        snapshot.error = e.what();
+        snapshot.runs.clear();
+    }
+    return snapshot;
+}
+
+} // namespace optlog
