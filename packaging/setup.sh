@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # One entry point for a fresh Debian 12 machine: installs what is missing, builds, then
-#   run   (default) runs the default study headless and prints its comparison
+#   run   (default) opens the workbench on the default study and runs it; without a display
+#                   (no DISPLAY or WAYLAND_DISPLAY) runs the study headless and prints its comparison
 #   test            runs the whole test suite
 # Idempotent: with everything installed and built it only checks and rebuilds what changed.
 set -euo pipefail
@@ -16,7 +17,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libopenblas0-pthread
   libsqlite3-dev sqlite3 libsqlitecpp-dev libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
-  qt6-base-dev
+  qt6-base-dev qt6-charts-dev
   fortunes fortunes-min
 )
 
@@ -34,12 +35,16 @@ fi
 
 # ccache keyed on paths relative to the checkout, so a fresh clone elsewhere reuses the cache.
 export CCACHE_BASEDIR="$here" CCACHE_NOHASHDIR=true
-cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTLOG_BUILD_GUI=ON >/dev/null
 cmake --build "$build"
 
 case "$mode" in
   run)
     mkdir -p "$here/out"
+    if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+      # Queues the default study's runs not yet completed in the file, and starts them.
+      exec "$build/app/optlog-workbench" "$here/out/default.sqlite" --queue default --start
+    fi
     "$build/app/optlog" study default --db "$here/out/default.sqlite"
     echo "The study is in out/default.sqlite: build/app/optlog runs out/default.sqlite lists its runs."
     ;;

@@ -88,12 +88,13 @@ CompareView::CompareView(QWidget *parent)
 QWidget *CompareView::buildControls()
 {
     auto *panel = new QWidget;
-    panel->setMaximumWidth(260);
+    panel->setMaximumWidth(220);
     m_runList->setToolTip(tr("Runs to compare"));
     m_tolerance->setDecimals(3);
     m_tolerance->setRange(0.0, 1.0);
     m_tolerance->setSingleStep(0.005);
     m_tolerance->setValue(0.02);
+    m_onlyDifferences->setChecked(true); // thirty equal rows would hide the two that matter
     m_tolerance->setSuffix(tr(" nats"));
     m_tolerance->setToolTip(tr("Validation-loss difference counted as noise when the study has no repeated "
                                "seeds to measure it from"));
@@ -123,12 +124,13 @@ QWidget *CompareView::buildControls()
 
 QWidget *CompareView::buildResults()
 {
-    m_verdicts->setHorizontalHeaderLabels({tr("Run"), tr("Outcome"), tr("Val loss"), tr("Δ vs baseline"),
+    m_verdicts->setHorizontalHeaderLabels({tr("Run"), tr("Outcome"), tr("Val loss @ tokens"), tr("Δ vs baseline"),
                                            tr("Speed-up"), tr("Tokens/s (p10–p90)"), tr("Peak memory"),
                                            tr("Verdict")});
     m_verdicts->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_verdicts->horizontalHeader()->setStretchLastSection(true);
-    m_verdicts->setMinimumHeight(150);
+    // The verdict wraps in a column of its own width instead of squeezing the numbers.
+    m_verdicts->horizontalHeader()->setSectionResizeMode(7, QHeaderView::Interactive);
+    m_verdicts->setColumnWidth(7, 340);
     m_config->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_config->setMinimumHeight(260);
     m_summary->setWordWrap(true);
@@ -280,7 +282,7 @@ void CompareView::fillVerdicts(const QList<RunSnapshotPtr> &runs)
         outcomeItem->setToolTip(QString::fromStdString(record.message));
         m_verdicts->setItem(row, 1, outcomeItem);
         const bool hasLoss = std::isfinite(r.validationLoss);
-        m_verdicts->setItem(row, 2, cell(hasLoss ? tr("%1 @ %2 tokens").arg(r.validationLoss, 0, 'f', 4).arg(r.matchedTokens)
+        m_verdicts->setItem(row, 2, cell(hasLoss ? tr("%1 @ %L2").arg(r.validationLoss, 0, 'f', 4).arg(r.matchedTokens)
                                                  : tr("none"), right));
         m_verdicts->setItem(row, 3, cell(i == 0 || !hasLoss ? QString()
                                                             : QStringLiteral("%1%2 (±%3)")
@@ -302,6 +304,11 @@ void CompareView::fillVerdicts(const QList<RunSnapshotPtr> &runs)
         m_verdicts->setItem(row, 7, cell(QString::fromStdString(r.verdict)));
     }
     m_verdicts->resizeRowsToContents();
+    // Every verdict in view at once: the table is the answer, it should not scroll.
+    int height = m_verdicts->horizontalHeader()->height() + 2 * m_verdicts->frameWidth();
+    for (int row = 0; row < m_verdicts->rowCount(); ++row)
+        height += m_verdicts->rowHeight(row);
+    m_verdicts->setFixedHeight(height);
 }
 
 void CompareView::fillCharts(const QList<RunSnapshotPtr> &runs)

@@ -56,7 +56,7 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     dock->setWidget(m_runs);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
-    resizeDocks({dock}, {520}, Qt::Horizontal);
+    resizeDocks({dock}, {400}, Qt::Horizontal);
 
     buildMenus();
 

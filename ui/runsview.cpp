@@ -55,9 +55,10 @@ RunsView::RunsView(RunTableModel *model, QWidget *parent)
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_table->setColumnWidth(RunTableModel::Name, 200);
-    m_table->setColumnWidth(RunTableModel::State, 130);
-    m_table->setColumnWidth(RunTableModel::Progress, 110);
+    m_table->setColumnWidth(RunTableModel::Name, 170);
+    m_table->setColumnWidth(RunTableModel::State, 95);
+    m_table->setColumnWidth(RunTableModel::Progress, 90);
+    m_table->setColumnWidth(RunTableModel::Eta, 60);
 
     auto *empty = new QWidget;
     auto *emptyLayout = new QVBoxLayout(empty);

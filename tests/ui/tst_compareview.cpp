@@ -97,7 +97,7 @@ private Q_SLOTS:
         QCOMPARE(table->item(0, 0)->text(), QStringLiteral("fp32 (baseline)"));
         QCOMPARE(table->item(1, 3)->text(), QStringLiteral("+0.0100 (±0.02)"));
         QCOMPARE(table->item(2, 3)->text(), QStringLiteral("+0.1500 (±0.02)"));
-        QCOMPARE(table->item(2, 2)->text(), QStringLiteral("2.4000 @ 10000 tokens"));
+        QCOMPARE(table->item(2, 2)->text(), QStringLiteral("2.4000 @ %L1").arg(10000));
         QCOMPARE(table->item(1, 4)->text(), QStringLiteral("1.20×"));
         QCOMPARE(table->item(1, 7)->text(), QString::fromStdString(rows[1].verdict));
         QVERIFY2(table->item(1, 7)->text().contains(QStringLiteral("same quality")), qPrintable(table->item(1, 7)->text()));
@@ -122,11 +122,13 @@ private Q_SLOTS:
         view.setSelectedRuns({m_baseline, m_same});
         QTableWidget *config = view.configTable();
         QCOMPARE(config->columnCount(), 3);
-        QVERIFY(config->rowCount() > 20); // every field
-        view.findChild<QCheckBox *>()->setChecked(true);
+        auto *onlyDifferences = view.findChild<QCheckBox *>();
+        QVERIFY(onlyDifferences->isChecked()); // the default: what differs is the question
         QCOMPARE(config->rowCount(), 1);
         QCOMPARE(config->item(0, 0)->text(), QStringLiteral("precision.mode"));
         QCOMPARE(config->item(0, 2)->text(), QStringLiteral("autocast-bf16"));
+        onlyDifferences->setChecked(false);
+        QVERIFY(config->rowCount() > 20); // every field but the name
     }
 
     void fewerThanTwoRunsShowsTheEmptyState()

@@ -4,6 +4,10 @@
 #include <QChart>
 #include <QFont>
 #include <QLegend>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
 
 namespace optlog {
 
@@ -27,6 +31,19 @@ void applyChartStyle(QChart *chart)
     title.setPointSizeF(title.pointSizeF() * 1.05);
     chart->setTitleFont(title);
     chart->legend()->setAlignment(Qt::AlignBottom);
+}
+
+void setAxisRange(QValueAxis *axis, double low, double high, bool roundEnds)
+{
+    axis->setRange(low, high);
+    axis->setTickCount(5);
+    if (roundEnds)
+        axis->applyNiceNumbers();
+    const double largest = std::max(std::abs(axis->min()), std::abs(axis->max()));
+    const double step = (axis->max() - axis->min()) / std::max(1, axis->tickCount() - 1);
+    // Tokens and bytes read best whole; losses need the decimals their ticks differ in.
+    const int decimals = largest >= 100 || step >= 1 ? 0 : std::clamp(int(std::ceil(-std::log10(step))), 1, 4);
+    axis->setLabelFormat(QStringLiteral("%.") + QString::number(decimals) + QStringLiteral("f"));
 }
 
 } // namespace optlog

@@ -4,6 +4,7 @@
 #include <QColor>
 
 class QChart;
+class QValueAxis;
 
 namespace optlog {
 
@@ -12,5 +13,8 @@ namespace optlog {
 QColor runColor(int index);
 // Titles, margins, fonts and legend shared by every chart.
 void applyChartStyle(QChart *chart);
+// Sets a value axis to [low, high] with labels that suit their size; `roundEnds` widens the
+// range to round tick values (not for tokens seen: the data should reach the right edge).
+void setAxisRange(QValueAxis *axis, double low, double high, bool roundEnds = true);
 
 } // namespace optlog

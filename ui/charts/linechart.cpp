@@ -21,8 +21,6 @@ LineChart::LineChart(const QString &title, const QString &xTitle, const QString 
     chart->setTitle(title);
     m_x->setTitleText(xTitle);
     m_y->setTitleText(yTitle);
-    m_x->setLabelFormat(QStringLiteral("%.3g"));
-    m_y->setLabelFormat(QStringLiteral("%.3g"));
     chart->addAxis(m_x, Qt::AlignBottom);
     chart->addAxis(m_y, Qt::AlignLeft);
     setChart(chart);
@@ -106,8 +104,8 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
         return;
     }
     const double yPad = std::max(1e-9, (yMax - yMin) * 0.05);
-    m_x->setRange(xMin, xMax > xMin ? xMax : xMin + 1);
-    m_y->setRange(yMin - yPad, yMax + yPad);
+    setAxisRange(m_x, xMin, xMax > xMin ? xMax : xMin + 1, false);
+    setAxisRange(m_y, yMin - yPad, yMax + yPad);
 }
 
 int LineChart::seriesCount() const

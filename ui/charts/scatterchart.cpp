@@ -21,8 +21,7 @@ ScatterChart::ScatterChart(const QString &title, const QString &xTitle, const QS
     chart->setTitle(title);
     m_x->setTitleText(xTitle);
     m_y->setTitleText(yTitle);
-    m_x->setLabelFormat(QStringLiteral("%.4g"));
-    m_y->setLabelFormat(QStringLiteral("%.4g"));
+    chart->legend()->hide(); // each point carries its run's name: a legend would not fit
     chart->addAxis(m_x, Qt::AlignBottom);
     chart->addAxis(m_y, Qt::AlignLeft);
     setChart(chart);
@@ -45,6 +44,9 @@ void ScatterChart::setPoints(const QList<ScatterPoint> &points)
         series->setColor(runColor(i));
         series->setBorderColor(runColor(i).darker(130));
         series->append(p.x, p.y);
+        series->setPointLabelsFormat(p.name);
+        series->setPointLabelsVisible(true);
+        series->setPointLabelsClipping(false);
         c->addSeries(series);
         series->attachAxis(m_x);
         series->attachAxis(m_y);
@@ -60,8 +62,8 @@ void ScatterChart::setPoints(const QList<ScatterPoint> &points)
     }
     const double xPad = std::max((xMax - xMin) * 0.1, std::abs(xMax) * 0.05 + 1e-9);
     const double yPad = std::max((yMax - yMin) * 0.1, std::abs(yMax) * 0.01 + 1e-9);
-    m_x->setRange(xMin - xPad, xMax + xPad);
-    m_y->setRange(yMin - yPad, yMax + yPad);
+    setAxisRange(m_x, xMin - xPad, xMax + xPad);
+    setAxisRange(m_y, yMin - yPad, yMax + yPad);
 }
 
 } // namespace optlog

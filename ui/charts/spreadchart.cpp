@@ -50,8 +50,7 @@ void SpreadChart::setData(const QList<SpreadData> &data)
     x->append(names.isEmpty() ? QStringList{QString()} : names);
     auto *y = new QValueAxis;
     y->setTitleText(m_yTitle);
-    y->setRange(0, top > 0 ? top * 1.1 : 1);
-    y->setLabelFormat(QStringLiteral("%.0f"));
+    setAxisRange(y, 0, top > 0 ? top * 1.1 : 1);
     c->addAxis(x, Qt::AlignBottom);
     c->addAxis(y, Qt::AlignLeft);
     series->attachAxis(x);

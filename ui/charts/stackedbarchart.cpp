@@ -52,8 +52,7 @@ void StackedBarChart::setData(const QStringList &categories, const QStringList &
     auto *axis = new QValueAxis;
     axis->setTitleText(m_valueTitle);
     const double top = totals.isEmpty() ? 0 : *std::max_element(totals.begin(), totals.end());
-    axis->setRange(0, top > 0 ? top * 1.05 : 1);
-    axis->setLabelFormat(QStringLiteral("%.0f"));
+    setAxisRange(axis, 0, top > 0 ? top * 1.05 : 1);
     c->addAxis(names, Qt::AlignLeft);
     c->addAxis(axis, Qt::AlignBottom);
     series->attachAxis(names);

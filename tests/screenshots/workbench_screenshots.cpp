@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// Screenshots of the workbench over a real study, for docs/ and for looking at: the Design page
+// with a sweep, the Monitor page while a real engine streams a run, and Compare with every run of
+// the study against its first. Run it under Xvfb (take.sh) so that it renders as on a desktop.
+#include "ui/compareview.h"
+#include "ui/designerview.h"
+#include "ui/mainwindow.h"
+#include "ui/monitorview.h"
+#include "ui/runqueue.h"
+#include "ui/runsview.h"
+#include "ui/studywatcher.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QEventLoop>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QStandardPaths>
+#include <QTimer>
+
+#include <cstdio>
+
+namespace {
+
+void wait(int milliseconds)
+{
+    QEventLoop loop;
+    QTimer::singleShot(milliseconds, &loop, &QEventLoop::quit);
+    loop.exec();
+}
+
+void save(QWidget *window, const QString &folder, const QString &name)
+{
+    wait(300); // let layouts settle and charts paint
+    const QString path = QDir(folder).filePath(name);
+    if (!window->grab().save(path))
+        std::fprintf(stderr, "cannot write %s\n", qPrintable(path));
+    else
+        std::printf("%s\n", qPrintable(path));
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    QStandardPaths::setTestModeEnabled(true); // leave the user's settings and recent files alone
+    if (argc < 4) {
+        std::fprintf(stderr, "usage: %s STUDY(.sqlite, with finished runs) OUTPUT_FOLDER ENGINE [WIDTHxHEIGHT...]\n", argv[0]);
+        return 2;
+    }
+    const QString study = QString::fromLocal8Bit(argv[1]);
+    const QString folder = QString::fromLocal8Bit(argv[2]);
+    QDir().mkpath(folder);
+    QStringList sizes;
+    for (int i = 4; i < argc; ++i)
+        sizes << QString::fromLocal8Bit(argv[i]);
+    if (sizes.isEmpty())
+        sizes << QStringLiteral("1280x800") << QStringLiteral("1920x1080");
+
+    // The monitor streams a fresh run into a copy, so the study handed in stays as it was.
+    const QString live = QDir(folder).filePath(QStringLiteral("screenshot-study.sqlite"));
+    QFile::remove(live);
+    if (!QFile::copy(study, live)) {
+        std::fprintf(stderr, "cannot copy %s\n", qPrintable(study));
+        return 1;
+    }
+
+    optlog::MainWindow window(QString::fromLocal8Bit(argv[3]));
+    if (!window.openStudy(live))
+        return 1;
+    window.show();
+    window.watcher()->refresh();
+    wait(1500);
+    const optlog::StudySnapshot &snapshot = window.watcher()->snapshot();
+    QList<qint64> all;
+    for (const auto &run : snapshot.runs)
+        all << run->run().id;
+    window.compareView()->setSelectedRuns(all);
+
+    optlog::DesignerView *designer = window.designer();
+    designer->setRunName(QStringLiteral("grid"));
+    designer->setSweepAxis(0, QStringLiteral("train.microbatch"), QStringLiteral("4, 8"));
+    designer->setSweepAxis(1, QStringLiteral("precision.mode"), QStringLiteral("fp32, autocast-bf16"));
+    designer->revalidate();
+
+    optlog::PlannedRun run;
+    run.name = "autocast-bf16 (live)";
+    run.preset = "default";
+    run.overrides = {"precision.mode=\"autocast-bf16\"", "train.steps=3000", "train.eval_interval=25"};
+    window.queue()->enqueue(run);
+    window.queue()->start();
+    wait(25000); // long enough for the charts to show a curve, short of the end: the Monitor is live
+
+    for (const QString &size : sizes) {
+        const QStringList wh = size.split(QLatin1Char('x'));
+        window.resize(wh.value(0).toInt(), wh.value(1).toInt());
+        wait(500);
+        window.showPage(0);
+        save(&window, folder, QStringLiteral("design-%1.png").arg(size));
+        window.showPage(1);
+        save(&window, folder, QStringLiteral("monitor-%1.png").arg(size));
+        window.showPage(2);
+        save(&window, folder, QStringLiteral("compare-%1.png").arg(size));
+        // The lower half of Compare: memory by role, trade-offs and the config diff.
+        if (auto *scroll = window.compareView()->findChild<QScrollArea *>()) {
+            scroll->verticalScrollBar()->setValue(scroll->verticalScrollBar()->maximum());
+            save(&window, folder, QStringLiteral("compare-lower-%1.png").arg(size));
+            scroll->verticalScrollBar()->setValue(0);
+        }
+    }
+    window.queue()->cancelRunning();
+    wait(2000);
+    return 0;
+}

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+// The main window around a study: opening, refusing what is not a study, queueing a plan,
+// empty states and restored window state.
+#include "core/store.h"
+#include "ui/mainwindow.h"
+#include "ui/runqueue.h"
+#include "ui/runsview.h"
+#include "ui/runtablemodel.h"
+#include "ui/studywatcher.h"
+
+#include <QMessageBox>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QtTest>
+
+using namespace optlog;
+
+class tst_MainWindow : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        QVERIFY(m_dir.isValid());
+    }
+
+    void aFileThatIsNotAStudyIsRefusedAndLeftAlone()
+    {
+        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        const QString study = m_dir.filePath(QStringLiteral("good.sqlite"));
+        QVERIFY(window.openStudy(study));
+        const QString junk = m_dir.filePath(QStringLiteral("notes.txt"));
+        QFile file(junk);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("my notes, not a study\n");
+        file.close();
+
+        QString message;
+        QTimer::singleShot(0, this, [&message] {
+            if (auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget())) {
+                message = box->informativeText().isEmpty() ? box->text() : box->informativeText();
+                box->accept();
+            }
+        });
+        QVERIFY(!window.openStudy(junk));
+        QVERIFY2(message.contains(QStringLiteral("Nothing in the file was changed")), qPrintable(message));
+        QCOMPARE(window.studyPath(), QFileInfo(study).absoluteFilePath()); // the open study stays open
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readAll(), QByteArray("my notes, not a study\n"));
+    }
+
+    void queuesOnlyWhatThePlanHasNotCompleted()
+    {
+        const QString study = m_dir.filePath(QStringLiteral("half.sqlite"));
+        {
+            Store store(study.toStdString());
+            const int64_t done = store.createRun("fp32", "");
+            store.finishRun(done, "completed", 299, "");
+            const int64_t failed = store.createRun("fp32-microbatch4-accum2", "");
+            store.finishRun(failed, "failed", 3, "boom");
+        }
+        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        QVERIFY(window.openStudy(study));
+        QCOMPARE(window.queuePlan(QStringLiteral("default")), 1); // the failed one runs again
+        QCOMPARE(window.queue()->entries().front().run.name, std::string("fp32-microbatch4-accum2"));
+        QCOMPARE(window.queuePlan(QStringLiteral("default")), 0); // already queued
+        QTRY_COMPARE(window.runModel()->rowCount(), 3); // two study runs and the queued one
+        QCOMPARE(window.runModel()->index(2, RunTableModel::State).data().toString(), QStringLiteral("queued"));
+    }
+
+    void anEmptyStudyOffersTheOptimizationLog()
+    {
+        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        QVERIFY(window.openStudy(m_dir.filePath(QStringLiteral("empty.sqlite"))));
+        auto *pages = window.runsView()->findChild<QStackedWidget *>();
+        QCOMPARE(pages->currentIndex(), 0); // "No runs yet"
+        auto *offer = window.runsView()->findChild<QPushButton *>();
+        QVERIFY(offer->text().contains(QStringLiteral("optimization-log")));
+        offer->click();
+        QVERIFY(window.queue()->entries().size() >= 6);
+        QTRY_COMPARE(pages->currentIndex(), 1); // the table, with the queued runs
+        QVERIFY(!window.queue()->isRunning()); // queued, not started: the user starts it
+    }
+
+    void windowStateIsRestored()
+    {
+        {
+            MainWindow window(QStringLiteral(OPTLOG_BINARY));
+            window.show();
+            window.resize(1000, 700);
+            window.showPage(2);
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            window.close();
+        }
+        MainWindow again(QStringLiteral(OPTLOG_BINARY));
+        again.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&again));
+        QCOMPARE(again.size(), QSize(1000, 700));
+        QCOMPARE(again.findChild<QTabWidget *>()->currentIndex(), 2);
+    }
+
+private:
+    QTemporaryDir m_dir;
+};
+
+QTEST_MAIN(tst_MainWindow)
+#include "tst_mainwindow.moc"
