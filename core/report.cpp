@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: MIT
+#include "core/report.h"
+
+#include "optlog_version.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace optlog {
+
+namespace {
+
+const char *const kRoleOrder[] = {"parameters", "gradients", "master_weights", "optimizer_state",
+                                  "saved_activations", "temporaries", "peak", "peak_rss"};
+// Stored dtype keys, and the names DESIGN.md's precision table gives them.
+const std::pair<const char *, const char *> kDtypeKeys[] = {{"weights", "weights"},
+                                                            {"gradients", "gradients"},
+                                                            {"master_weights", "master weights"},
+                                                            {"optimizer_state", "Adam m, v"},
+                                                            {"compute", "compute"}};
+
+std::string formatted(const char *format, double value)
+{
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), format, value);
+    return buffer;
+}
+
+std::string outcomeText(const RunRecord &run)
+{
+    if (run.status != "finished")
+        return "still running";
+    std::string text = run.outcome;
+    if (run.outcome != "completed" && run.outcomeStep >= 0)
+        text += " at step " + std::to_string(run.outcomeStep);
+    if (run.outcome == "oom" && !run.message.empty())
+        text += ": " + run.message; // names the phase, the request and the budget
+    else if (run.outcome != "completed" && !run.message.empty())
+        text += ": " + run.message;
+    return text;
+}
+
+RunConfig configOf(const RunRecord &run)
+{
+    RunConfig config;
+    try {
+        applyTomlText(config, run.configToml, run.name);
+    } catch (const ConfigError &) {
+        // written by another optlog version: compared as the defaults
+    }
+    return config;
+}
+
+std::vector<ReportMemoryLine> memoryLines(const std::vector<MemoryRow> &rows)
+{
+    std::vector<ReportMemoryLine> lines;
+    for (const char *role : kRoleOrder) {
+        ReportMemoryLine line;
+        line.role = role;
+        for (const auto &row : rows) {
+            if (row.role != role)
+                continue;
+            (row.source == "predicted" ? line.predicted : line.measured) = row.bytes;
+            if (line.dtype.empty() || row.source == "measured")
+                line.dtype = row.dtype;
+        }
+        if (line.predicted >= 0 || line.measured >= 0)
+            lines.push_back(line);
+    }
+    return lines;
+}
+
+std::string residualText(const ReportMemoryLine &line)
+{
+    if (line.predicted <= 0 || line.measured < 0)
+        return "";
+    return formatted("%+.1f%%", 100.0 * double(line.measured - line.predicted) / double(line.predicted));
+}
+
+std::string bytesOrDash(int64_t bytes)
+{
+    return bytes < 0 ? "-" : formatBytes(bytes);
+}
+
+// The verdict table's cells, shared by every writer so that they say the same thing.
+struct VerdictCells
+{
+    std::string run, outcome, loss, delta, speedup, throughput, peak, verdict;
+};
+
+VerdictCells verdictCells(const Report &report, const ReportRun &r, bool isBaseline)
+{
+    const ComparisonRow &c = r.comparison;
+    VerdictCells cells;
+    cells.run = c.name + (isBaseline ? " (baseline)" : "");
+    cells.outcome = r.outcomeText;
+    const bool hasLoss = std::isfinite(c.validationLoss);
+    cells.loss = hasLoss ? formatted("%.4f", c.validationLoss) + " @ " + std::to_string(c.matchedTokens) + " tokens"
+                         : "no validation";
+    cells.delta = isBaseline || !hasLoss ? "" : formatted("%+.4f", c.deltaLoss) + " (±" + formatted("%g", report.tolerance) + ")";
+    cells.speedup = isBaseline || c.speedup <= 0 ? "" : formatted("%.2fx", c.speedup);
+    cells.throughput = c.throughput.steps > 0 ? formatted("%.0f", c.throughput.median) + " (" + formatted("%.0f", c.throughput.p10)
+                                                    + "-" + formatted("%.0f", c.throughput.p90) + ")"
+                                              : "-";
+    cells.peak = c.peakBytes > 0 ? formatBytes(c.peakBytes) : "-";
+    if (!isBaseline && c.peakBytes > 0)
+        cells.peak += " (" + formatted("%+.0f%%", -100.0 * c.memorySaved) + ")";
+    cells.verdict = isBaseline ? "baseline" : c.verdict;
+    if (r.summary.run.outcome != "completed" && !isBaseline)
+        cells.verdict = "did not complete (" + r.outcomeText + "); " + c.verdict;
+    return cells;
+}
+
+std::string csvField(const std::string &text)
+{
+    if (text.find_first_of(",\"\n") == std::string::npos)
+        return text;
+    std::string quoted = "\"";
+    for (char c : text)
+        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+}
+
+std::string html(const std::string &text)
+{
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        default: out += c;
+        }
+    }
+    return out;
+}
+
+std::string markdownCell(const std::string &text)
+{
+    std::string out;
+    for (char c : text)
+        out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+    return out;
+}
+
+// A generic table the Markdown and HTML writers both render.
+struct Table
+{
+    std::vector<std::string> header;
+    std::vector<std::vector<std::string>> rows;
+};
+
+Table verdictTable(const Report &report)
+{
+    Table t{{"Run", "Outcome", "Val loss at matched tokens", "Δ vs baseline", "Speed-up", "Tokens/s (p10-p90)",
+             "Peak memory", "Verdict"},
+            {}};
+    for (size_t i = 0; i < report.runs.size(); ++i) {
+        const VerdictCells c = verdictCells(report, report.runs[i], i == 0);
+        t.rows.push_back({c.run, c.outcome, c.loss, c.delta, c.speedup, c.throughput, c.peak, c.verdict});
+    }
+    return t;
+}
+
+Table dtypeTable(const ReportRun &run)
+{
+    Table t{{"State", "Dtype"}, {}};
+    for (const auto &[name, dtype] : run.dtypes)
+        t.rows.push_back({name, dtype});
+    return t;
+}
+
+Table memoryTable(const ReportRun &run)
+{
+    Table t{{"Role", "Dtype", "Predicted", "Measured", "Residual"}, {}};
+    for (const auto &line : run.memoryLines)
+        t.rows.push_back({line.role, line.dtype, bytesOrDash(line.predicted), bytesOrDash(line.measured), residualText(line)});
+    return t;
+}
+
+Table changesTable(const Report &report, const ReportRun &run)
+{
+    Table t{{"Field", report.baseline, run.summary.run.name}, {}};
+    for (const auto &change : run.changes)
+        t.rows.push_back({change.path, change.values.at(0), change.values.at(1)});
+    return t;
+}
+
+std::string throughputLine(const ReportRun &run)
+{
+    const ThroughputSummary &t = run.summary.throughput;
+    if (t.steps == 0)
+        return "No steady-state steps were measured.";
+    return "Steady-state throughput: " + formatted("%.0f", t.median) + " tokens/s median over " + std::to_string(t.steps)
+           + " steps after warm-up (p10 " + formatted("%.0f", t.p10) + ", p90 " + formatted("%.0f", t.p90) + ").";
+}
+
+std::string markdownTable(const Table &t)
+{
+    std::ostringstream out;
+    out << "|";
+    for (const auto &h : t.header)
+        out << " " << markdownCell(h) << " |";
+    out << "\n|";
+    for (size_t i = 0; i < t.header.size(); ++i)
+        out << "---|";
+    out << "\n";
+    for (const auto &row : t.rows) {
+        out << "|";
+        for (const auto &cell : row)
+            out << " " << markdownCell(cell) << " |";
+        out << "\n";
+    }
+    return out.str();
+}
+
+std::string htmlTable(const Table &t, const std::string &cssClass = "")
+{
+    std::ostringstream out;
+    out << "<table" << (cssClass.empty() ? "" : " class=\"" + cssClass + "\"") << " border=\"1\" cellspacing=\"0\" cellpadding=\"4\">\n<tr>";
+    for (const auto &h : t.header)
+        out << "<th>" << html(h) << "</th>";
+    out << "</tr>\n";
+    for (const auto &row : t.rows) {
+        out << "<tr>";
+        for (const auto &cell : row)
+            out << "<td>" << html(cell) << "</td>";
+        out << "</tr>\n";
+    }
+    out << "</table>\n";
+    return out.str();
+}
+
+std::string question(const Report &report)
+{
+    return "Which memory and precision technique to use: " + std::to_string(report.runs.size() - 1)
+           + " run(s) judged against " + report.baseline + ", validation loss compared at matched tokens seen "
+           + "(differences within ±" + formatted("%g", report.tolerance) + " nats per token count as noise), "
+           + "throughput as the steady-state median with its spread, peak memory over complete steps after warm-up.";
+}
+
+std::vector<std::pair<std::string, std::string>> environmentRows(const std::vector<ReportRun> &runs, int64_t studySeed,
+                                                                 const std::string &createdAt)
+{
+    // (label, JSON key path) of what reproduction needs.
+    const std::vector<std::pair<std::string, std::vector<std::string>>> facts = {
+        {"optlog", {"optlog_version"}},        {"optlog commit", {"optlog_git"}},
+        {"LibTorch", {"libtorch_version"}},    {"BLAS", {"blas"}},
+        {"BLAS core type", {"blas_core"}},     {"intra-op threads", {"intra_op_threads"}},
+        {"BLAS threads", {"blas_threads"}},    {"device", {"device"}},
+        {"CPU", {"cpu_model"}},                {"logical CPUs", {"logical_cpus"}},
+        {"CPU flags", {"cpu_flags"}},          {"compiler", {"compiler"}},
+        {"set by optlog", {"variables_set_by_optlog"}}};
+    std::vector<std::pair<std::string, std::string>> rows;
+    for (const auto &[label, keys] : facts) {
+        std::map<std::string, std::vector<std::string>> byValue;
+        for (const auto &run : runs) {
+            std::string value = "unknown";
+            try {
+                const auto env = nlohmann::json::parse(run.summary.run.environmentJson);
+                if (env.contains(keys[0]))
+                    value = env[keys[0]].is_string() ? env[keys[0]].get<std::string>() : env[keys[0]].dump();
+            } catch (const nlohmann::json::exception &) {
+            }
+            byValue[value].push_back(run.summary.run.name);
+        }
+        std::string text;
+        if (byValue.size() == 1) {
+            text = byValue.begin()->first;
+        } else {
+            for (const auto &[value, names] : byValue) {
+                std::string who;
+                for (const auto &n : names)
+                    who += (who.empty() ? "" : ", ") + n;
+                text += (text.empty() ? "" : "; ") + value + " (" + who + ")";
+            }
+        }
+        rows.push_back({label, text});
+    }
+    std::set<std::string> seeds;
+    for (const auto &run : runs)
+        seeds.insert(std::to_string(configOf(run.summary.run).train.seed));
+    std::string seedText;
+    for (const auto &s : seeds)
+        seedText += (seedText.empty() ? "" : ", ") + s;
+    rows.push_back({"run seeds (train.seed)", seedText});
+    rows.push_back({"study seed (validation set)", std::to_string(studySeed)});
+    rows.push_back({"report written", createdAt});
+    return rows;
+}
+
+} // namespace
+
+Report buildReport(const Store &store, const std::vector<std::string> &runs, const std::string &baseline,
+                   double tolerance)
+{
+    std::vector<RunRecord> records;
+    if (runs.empty()) {
+        records = store.runs();
+    } else {
+        for (const auto &selector : runs) {
+            const auto found = store.findRun(selector);
+            if (!found)
+                throw StoreError("report: no run '" + selector + "' in " + store.path()
+                                 + "; `optlog runs " + store.path() + "` lists them");
+            records.push_back(*found);
+        }
+    }
+    if (records.empty())
+        throw StoreError("report: " + store.path() + " has no runs to report");
+    RunRecord base = records.front();
+    if (!baseline.empty()) {
+        const auto found = store.findRun(baseline);
+        if (!found)
+            throw StoreError("report: no baseline run '" + baseline + "' in " + store.path());
+        base = *found;
+    }
+    // The baseline leads; each run appears once.
+    std::vector<RunRecord> ordered = {base};
+    for (const auto &r : records)
+        if (r.id != base.id)
+            ordered.push_back(r);
+
+    Report report;
+    const auto slash = store.path().find_last_of('/');
+    report.study = slash == std::string::npos ? store.path() : store.path().substr(slash + 1);
+    report.baseline = base.name;
+    report.tolerance = tolerance;
+    report.createdAt = utcNow();
+    report.optlogVersion = std::string(OPTLOG_VERSION) + " (" + OPTLOG_GIT_DESCRIBE + ")";
+
+    std::vector<RunSummary> summaries;
+    for (const auto &r : ordered)
+        summaries.push_back(summarize(store, r));
+    const std::vector<ComparisonRow> rows = compare(summaries.front(), summaries, tolerance);
+    const RunConfig baseConfig = configOf(base);
+    for (size_t i = 0; i < ordered.size(); ++i) {
+        ReportRun run;
+        run.summary = summaries[i];
+        run.comparison = rows[i];
+        run.outcomeText = outcomeText(ordered[i]);
+        for (auto &field : compareConfigs({baseConfig, configOf(ordered[i])}))
+            if (field.differs && field.path != "name")
+                run.changes.push_back(field);
+        try {
+            const auto dtypes = nlohmann::json::parse(ordered[i].dtypesJson.empty() ? "{}" : ordered[i].dtypesJson);
+            for (const auto &[key, label] : kDtypeKeys)
+                run.dtypes.push_back({label, dtypes.value(key, std::string("none"))});
+        } catch (const nlohmann::json::exception &) {
+        }
+        run.memory = store.memory(ordered[i].id);
+        run.memoryLines = memoryLines(run.memory);
+        run.metrics = store.metrics(ordered[i].id);
+        report.runs.push_back(std::move(run));
+    }
+    report.environment = environmentRows(report.runs, store.studySeed(), report.createdAt);
+    return report;
+}
+
+std::string reportMarkdown(const Report &report, const std::vector<ReportChart> &charts)
+{
+    std::ostringstream out;
+    out << "# optlog report: " << report.study << "\n\n";
+    out << question(report) << "\n\n## Verdicts\n\n" << markdownTable(verdictTable(report)) << "\n";
+    if (!charts.empty()) {
+        out << "## Charts\n\n";
+        for (const auto &chart : charts)
+            out << "### " << chart.title << "\n\n![" << chart.title << "](" << chart.source << ")\n\n";
+    }
+    out << "## Runs\n\n";
+    for (size_t i = 0; i < report.runs.size(); ++i) {
+        const ReportRun &run = report.runs[i];
+        out << "### " << run.summary.run.name << (i == 0 ? " (baseline)" : "") << "\n\n";
+        out << "Outcome: " << run.outcomeText << ". " << throughputLine(run) << "\n\n";
+        if (i > 0)
+            out << (run.changes.empty() ? "Same config as the baseline.\n\n"
+                                        : "Config that differs from the baseline:\n\n" + markdownTable(changesTable(report, run)) + "\n");
+        if (!run.dtypes.empty())
+            out << "Dtypes, read from the run's tensors:\n\n" << markdownTable(dtypeTable(run)) << "\n";
+        out << "Memory by role (residual = measured against predicted):\n\n" << markdownTable(memoryTable(run)) << "\n";
+    }
+    out << "## Environment\n\n" << markdownTable(Table{{"", "value"}, [&] {
+        std::vector<std::vector<std::string>> rows;
+        for (const auto &[k, v] : report.environment)
+            rows.push_back({k, v});
+        return rows;
+    }()}) << "\n";
+    out << "Written by optlog " << report.optlogVersion << " on " << report.createdAt << ".\n";
+    return out.str();
+}
+
+std::string reportHtml(const Report &report, const std::vector<ReportChart> &charts)
+{
+    std::ostringstream out;
+    out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>optlog report: " << html(report.study)
+        << "</title>\n<style>\n"
+           "body { font-family: 'DejaVu Sans', sans-serif; font-size: 10pt; margin: 2em; color: #222; }\n"
+           "h1 { font-size: 16pt; } h2 { font-size: 13pt; margin-top: 1.5em; } h3 { font-size: 11pt; }\n"
+           "table { border-collapse: collapse; margin: 0.5em 0 1em 0; }\n"
+           "th, td { border: 1px solid #bbb; padding: 3px 6px; text-align: left; vertical-align: top; }\n"
+           "th { background: #eef2f7; }\n"
+           "img { max-width: 100%; }\n"
+           ".charts img { width: 48%; margin: 0.5%; }\n"
+           ".charts img.wide { width: 97%; }\n"
+           "</style></head><body>\n";
+    out << "<h1>optlog report: " << html(report.study) << "</h1>\n<p>" << html(question(report)) << "</p>\n";
+    out << "<h2>Verdicts</h2>\n" << htmlTable(verdictTable(report), "verdicts");
+    if (!charts.empty()) {
+        out << "<h2>Charts</h2>\n<div class=\"charts\">\n";
+        for (const auto &chart : charts)
+            out << "<img" << (chart.wide ? " class=\"wide\"" : "") << " src=\"" << html(chart.source) << "\" alt=\"" << html(chart.title) << "\" title=\""
+                << html(chart.title) << "\">\n";
+        out << "</div>\n";
+    }
+    out << "<h2>Runs</h2>\n";
+    for (size_t i = 0; i < report.runs.size(); ++i) {
+        const ReportRun &run = report.runs[i];
+        out << "<h3>" << html(run.summary.run.name) << (i == 0 ? " (baseline)" : "") << "</h3>\n";
+        out << "<p>Outcome: " << html(run.outcomeText) << ". " << html(throughputLine(run)) << "</p>\n";
+        if (i > 0) {
+            if (run.changes.empty())
+                out << "<p>Same config as the baseline.</p>\n";
+            else
+                out << "<p>Config that differs from the baseline:</p>\n" << htmlTable(changesTable(report, run));
+        }
+        if (!run.dtypes.empty())
+            out << "<p>Dtypes, read from the run's tensors:</p>\n" << htmlTable(dtypeTable(run));
+        out << "<p>Memory by role (residual = measured against predicted):</p>\n" << htmlTable(memoryTable(run));
+    }
+    Table environment{{"", "value"}, {}};
+    for (const auto &[k, v] : report.environment)
+        environment.rows.push_back({k, v});
+    out << "<h2>Environment</h2>\n" << htmlTable(environment);
+    out << "<p>Written by optlog " << html(report.optlogVersion) << " on " << html(report.createdAt) << ".</p>\n";
+    out << "</body></html>\n";
+    return out.str();
+}
+
+std::string reportJson(const Report &report)
+{
+    nlohmann::json runs = nlohmann::json::array();
+    for (size_t i = 0; i < report.runs.size(); ++i) {
+        const ReportRun &r = report.runs[i];
+        const ComparisonRow &c = r.comparison;
+        nlohmann::json changes = nlohmann::json::object();
+        for (const auto &change : r.changes)
+            changes[change.path] = {{"baseline", change.values.at(0)}, {"run", change.values.at(1)}};
+        nlohmann::json dtypes = nlohmann::json::object();
+        for (const auto &[name, dtype] : r.dtypes)
+            dtypes[name] = dtype;
+        nlohmann::json memory = nlohmann::json::array();
+        for (const auto &line : r.memoryLines)
+            memory.push_back({{"role", line.role}, {"dtype", line.dtype}, {"predicted_bytes", line.predicted},
+                              {"measured_bytes", line.measured}});
+        nlohmann::json metrics = nlohmann::json::array();
+        for (const auto &m : r.metrics)
+            metrics.push_back({{"step", m.step}, {"tokens", m.tokens}, {"train_loss", m.trainLoss},
+                               {"tokens_per_second", m.tokensPerSecond}, {"step_seconds", m.stepSeconds}});
+        nlohmann::json validation = nlohmann::json::array();
+        for (const auto &v : r.summary.validation)
+            validation.push_back({{"step", v.step}, {"tokens", v.tokens}, {"loss", v.loss}});
+        const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+        runs.push_back({{"name", c.name},
+                        {"baseline", i == 0},
+                        {"outcome", r.summary.run.outcome},
+                        {"outcome_text", r.outcomeText},
+                        {"matched_tokens", c.matchedTokens},
+                        {"validation_loss", finite(c.validationLoss)},
+                        {"delta_loss", finite(c.deltaLoss)},
+                        {"speedup", c.speedup},
+                        {"tokens_per_second", {{"median", c.throughput.median}, {"p10", c.throughput.p10},
+                                               {"p90", c.throughput.p90}, {"steps", c.throughput.steps}}},
+                        {"peak_bytes", c.peakBytes},
+                        {"memory_saved", c.memorySaved},
+                        {"verdict", i == 0 ? std::string("baseline") : c.verdict},
+                        {"config_changes", changes},
+                        {"dtypes", dtypes},
+                        {"memory", memory},
+                        {"validation", validation},
+                        {"metrics", metrics}});
+    }
+    nlohmann::json environment = nlohmann::json::object();
+    for (const auto &[k, v] : report.environment)
+        environment[k] = v;
+    return nlohmann::json{{"study", report.study},     {"baseline", report.baseline},
+                          {"tolerance", report.tolerance}, {"created_at", report.createdAt},
+                          {"optlog", report.optlogVersion}, {"runs", runs},
+                          {"environment", environment}}
+        .dump(2);
+}
+
+std::string reportSummaryCsv(const Report &report)
+{
+    std::ostringstream out;
+    out << "run,baseline,outcome,matched_tokens,validation_loss,delta_loss,tolerance,tokens_per_second_median,"
+           "tokens_per_second_p10,tokens_per_second_p90,speedup,peak_bytes,memory_saved,verdict\n";
+    for (size_t i = 0; i < report.runs.size(); ++i) {
+        const ReportRun &r = report.runs[i];
+        const ComparisonRow &c = r.comparison;
+        out << csvField(c.name) << "," << (i == 0 ? "true" : "false") << "," << csvField(r.outcomeText) << ","
+            << c.matchedTokens << "," << c.validationLoss << "," << c.deltaLoss << "," << report.tolerance << ","
+            << c.throughput.median << "," << c.throughput.p10 << "," << c.throughput.p90 << "," << c.speedup << ","
+            << c.peakBytes << "," << c.memorySaved << "," << csvField(i == 0 ? "baseline" : c.verdict) << "\n";
+    }
+    return out.str();
+}
+
+std::string reportMetricsCsv(const Report &report)
+{
+    std::ostringstream out;
+    out << "run,step,tokens,train_loss,learning_rate,grad_norm,step_seconds,tokens_per_second,loss_scale,skipped\n";
+    for (const auto &r : report.runs)
+        for (const auto &m : r.metrics)
+            out << csvField(r.summary.run.name) << "," << m.step << "," << m.tokens << "," << m.trainLoss << ","
+                << m.learningRate << "," << m.gradNorm << "," << m.stepSeconds << "," << m.tokensPerSecond << ","
+                << m.lossScale << "," << (m.skipped ? 1 : 0) << "\n";
+    return out.str();
+}
+
+} // namespace optlog

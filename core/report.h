@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/analysis.h"
+#include "core/config.h"
+#include "core/store.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace optlog {
+
+// One memory role of a run, predicted beside measured; -1 where a side has no figure.
+struct ReportMemoryLine
+{
+    std::string role;
+    std::string dtype;
+    int64_t predicted = -1;
+    int64_t measured = -1;
+};
+
+struct ReportRun
+{
+    RunSummary summary;
+    ComparisonRow comparison;                              // against the report's baseline
+    std::string outcomeText;                               // "diverged at step 12: loss is NaN", ...
+    std::vector<FieldComparison> changes;                  // fields that differ from the baseline: {baseline, this}
+    std::vector<std::pair<std::string, std::string>> dtypes; // weights, gradients, master weights, moments, compute
+    std::vector<ReportMemoryLine> memoryLines;
+    std::vector<MemoryRow> memory;                         // as stored, for the charts
+    std::vector<StepMetrics> metrics;
+};
+
+// A comparison someone else can check: the question and verdicts first, then charts, per-run
+// detail and the environment needed to reproduce it. Built from the study file alone.
+struct Report
+{
+    std::string study;       // file name of the study
+    std::string baseline;    // run name
+    double tolerance = 0.02; // nats per token counted as noise
+    std::string createdAt;   // ISO 8601, UTC
+    std::string optlogVersion;
+    std::vector<ReportRun> runs; // the baseline first
+    // Reproduction facts: one row per fact; a fact that differs between runs lists each run's value.
+    std::vector<std::pair<std::string, std::string>> environment;
+};
+
+// `runs` are ids or names (empty: every run of the study); `baseline` likewise (empty: the first
+// run). Throws StoreError naming a run that is not in the study.
+Report buildReport(const Store &store, const std::vector<std::string> &runs, const std::string &baseline,
+                   double tolerance);
+
+// A chart the report shows: its title, and where its image is (a path beside the report or a
+// data: URI); the writers only reference it.
+struct ReportChart
+{
+    std::string title;
+    std::string source;
+    bool wide = false; // one bar per run and source: takes the page's full width
+};
+
+std::string reportMarkdown(const Report &report, const std::vector<ReportChart> &charts);
+// Self-contained when every chart source is a data: URI; no scripts, no network.
+std::string reportHtml(const Report &report, const std::vector<ReportChart> &charts);
+std::string reportJson(const Report &report); // summary, per-run detail and every step's metrics
+std::string reportSummaryCsv(const Report &report);
+std::string reportMetricsCsv(const Report &report); // one row per run and step
+
+} // namespace optlog
