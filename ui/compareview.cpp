@@ -2,6 +2,7 @@
 #include "ui/compareview.h"
 
 #include "core/config.h"
+#include "ui/charts/comparisoncharts.h"
 #include "ui/charts/linechart.h"
 #include "ui/charts/scatterchart.h"
 #include "ui/charts/spreadchart.h"
@@ -17,6 +18,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QStackedWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -26,10 +28,6 @@
 namespace optlog {
 
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
-const char *const kRoles[] = {"parameters", "gradients", "master_weights", "optimizer_state", "saved_activations",
-                              "temporaries"};
 
 QTableWidgetItem *cell(const QString &text, Qt::Alignment alignment = Qt::AlignLeft | Qt::AlignVCenter)
 {
@@ -65,11 +63,7 @@ CompareView::CompareView(QWidget *parent)
     , m_pages(new QStackedWidget)
     , m_summary(new QLabel)
     , m_verdicts(readOnlyTable(8))
-    , m_validation(new LineChart(tr("Validation loss"), tr("tokens seen"), tr("nats per token")))
-    , m_throughput(new SpreadChart(tr("Steady-state throughput (p10, median, p90)"), tr("tokens/s")))
-    , m_memory(new StackedBarChart(tr("Peak memory by role: measured and predicted"), tr("MiB")))
-    , m_speedVsQuality(new ScatterChart(tr("Quality against speed"), tr("tokens/s"), tr("final validation loss")))
-    , m_memoryVsQuality(new ScatterChart(tr("Quality against memory"), tr("peak MiB"), tr("final validation loss")))
+    , m_charts(std::make_unique<ComparisonCharts>())
     , m_config(readOnlyTable(1))
 {
     auto *empty = new QLabel(tr("<h3>Nothing to compare yet</h3>"
@@ -85,10 +79,12 @@ CompareView::CompareView(QWidget *parent)
     layout->addWidget(m_pages, 1);
 }
 
+CompareView::~CompareView() = default;
+
 QWidget *CompareView::buildControls()
 {
     auto *panel = new QWidget;
-    panel->setMaximumWidth(220);
+    panel->setMaximumWidth(200);
     m_runList->setToolTip(tr("Runs to compare"));
     m_tolerance->setDecimals(3);
     m_tolerance->setRange(0.0, 1.0);
@@ -139,16 +135,15 @@ QWidget *CompareView::buildResults()
     auto *grid = new QGridLayout(content);
     grid->addWidget(m_summary, 0, 0, 1, 2);
     grid->addWidget(m_verdicts, 1, 0, 1, 2);
-    grid->addWidget(m_validation, 2, 0);
-    grid->addWidget(m_throughput, 2, 1);
-    grid->addWidget(m_memory, 3, 0, 1, 2);
-    grid->addWidget(m_speedVsQuality, 4, 0);
-    grid->addWidget(m_memoryVsQuality, 4, 1);
+    grid->addWidget(m_charts->validation, 2, 0);
+    grid->addWidget(m_charts->throughput, 2, 1);
+    grid->addWidget(m_charts->memory, 3, 0, 1, 2);
+    grid->addWidget(m_charts->speedVsQuality, 4, 0);
+    grid->addWidget(m_charts->memoryVsQuality, 4, 1);
     grid->addWidget(new QLabel(tr("<b>Config</b>")), 5, 0, 1, 2);
     grid->addWidget(m_config, 6, 0, 1, 2);
-    m_validation->setMinimumHeight(280);
-    m_throughput->setMinimumHeight(280);
-    m_memory->setMinimumHeight(300);
+    m_charts->validation->setMinimumHeight(280);
+    m_charts->throughput->setMinimumHeight(280);
     auto *scroll = new QScrollArea;
     scroll->setWidget(content);
     scroll->setWidgetResizable(true);
@@ -224,6 +219,11 @@ qint64 CompareView::baseline() const
 void CompareView::setTolerance(double natsPerToken)
 {
     m_tolerance->setValue(natsPerToken);
+}
+
+double CompareView::tolerance() const
+{
+    return m_tolerance->value();
 }
 
 void CompareView::update()
@@ -305,7 +305,8 @@ void CompareView::fillVerdicts(const QList<RunSnapshotPtr> &runs)
     }
     m_verdicts->resizeRowsToContents();
     // Every verdict in view at once: the table is the answer, it should not scroll.
-    int height = m_verdicts->horizontalHeader()->height() + 2 * m_verdicts->frameWidth();
+    int height = m_verdicts->horizontalHeader()->height() + 2 * m_verdicts->frameWidth()
+                 + m_verdicts->horizontalScrollBar()->sizeHint().height();
     for (int row = 0; row < m_verdicts->rowCount(); ++row)
         height += m_verdicts->rowHeight(row);
     m_verdicts->setFixedHeight(height);
@@ -313,41 +314,11 @@ void CompareView::fillVerdicts(const QList<RunSnapshotPtr> &runs)
 
 void CompareView::fillCharts(const QList<RunSnapshotPtr> &runs)
 {
-    QList<LineSeriesData> validation;
-    QList<SpreadData> throughput;
-    QList<ScatterPoint> speed, memory;
-    QStringList categories;
-    QList<QVector<double>> roleValues(std::size(kRoles));
-    for (const auto &run : runs) {
-        const QString name = QString::fromStdString(run->run().name);
-        LineSeriesData line{name, {}};
-        for (const auto &v : run->summary.validation)
-            line.points.append({double(v.tokens), v.loss});
-        validation << line;
-        const ThroughputSummary &t = run->summary.throughput;
-        throughput << SpreadData{name, t.p10, t.median, t.p90};
-        speed << ScatterPoint{name, t.median, run->finalValidationLoss()};
-        memory << ScatterPoint{name, double(run->summary.peakBytes) / kMiB, run->finalValidationLoss()};
-        for (const char *source : {"measured", "predicted"}) {
-            categories << QStringLiteral("%1 · %2").arg(name, QLatin1String(source));
-            for (size_t r = 0; r < std::size(kRoles); ++r) {
-                double bytes = 0;
-                for (const auto &row : run->memory)
-                    if (row.role == kRoles[r] && row.source == source)
-                        bytes = double(row.bytes);
-                roleValues[int(r)].append(bytes / kMiB);
-            }
-        }
-    }
-    QStringList parts;
-    for (const char *role : kRoles)
-        parts << QString::fromLatin1(role).replace(QLatin1Char('_'), QLatin1Char(' '));
-    m_validation->setSeries(validation);
-    m_throughput->setData(throughput);
-    m_memory->setData(categories, parts, roleValues);
-    m_memory->setMinimumHeight(std::max(300, int(categories.size()) * 28 + 120));
-    m_speedVsQuality->setPoints(speed);
-    m_memoryVsQuality->setPoints(memory);
+    QList<ChartRun> chartRuns;
+    for (const auto &run : runs)
+        chartRuns << ChartRun{QString::fromStdString(run->run().name), run->summary.validation, run->summary.throughput,
+                              run->finalValidationLoss(), run->summary.peakBytes, run->memory};
+    m_charts->fill(chartRuns);
 }
 
 void CompareView::fillConfig(const QList<RunSnapshotPtr> &runs)

@@ -7,6 +7,7 @@
 #include <QList>
 #include <QWidget>
 
+#include <memory>
 #include <vector>
 
 class QCheckBox;
@@ -19,10 +20,7 @@ class QTableWidget;
 
 namespace optlog {
 
-class LineChart;
-class ScatterChart;
-class SpreadChart;
-class StackedBarChart;
+class ComparisonCharts;
 
 // Selected runs side by side against a baseline: the verdicts first, then validation loss
 // against tokens seen, throughput with its spread, memory by role measured beside predicted,
@@ -32,6 +30,7 @@ class CompareView : public QWidget
     Q_OBJECT
 public:
     explicit CompareView(QWidget *parent = nullptr);
+    ~CompareView() override;
 
     void setStudy(const StudySnapshot &study);
     void setSelectedRuns(const QList<qint64> &runIds); // checks these runs, unchecks the others
@@ -39,6 +38,7 @@ public:
     void setBaseline(qint64 runId);
     qint64 baseline() const;
     void setTolerance(double natsPerToken);
+    double tolerance() const;
 
     const std::vector<ComparisonRow> &rows() const { return m_rows; }
     QTableWidget *verdictTable() const { return m_verdicts; }
@@ -65,11 +65,7 @@ private:
     QStackedWidget *m_pages; // the empty state, or the results
     QLabel *m_summary;
     QTableWidget *m_verdicts;
-    LineChart *m_validation;
-    SpreadChart *m_throughput;
-    StackedBarChart *m_memory;
-    ScatterChart *m_speedVsQuality;
-    ScatterChart *m_memoryVsQuality;
+    std::unique_ptr<ComparisonCharts> m_charts;
     QTableWidget *m_config;
     std::vector<ComparisonRow> m_rows;
     double m_lastUpdateMs = 0;

@@ -5,7 +5,9 @@
 #include "core/studyplan.h"
 #include "ui/compareview.h"
 #include "ui/designerview.h"
+#include "core/report.h"
 #include "ui/monitorview.h"
+#include "ui/reportwriter.h"
 #include "ui/runqueue.h"
 #include "ui/runsview.h"
 #include "ui/runtablemodel.h"
@@ -56,7 +58,7 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     dock->setWidget(m_runs);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
-    resizeDocks({dock}, {400}, Qt::Horizontal);
+    resizeDocks({dock}, {350}, Qt::Horizontal);
 
     buildMenus();
 
@@ -118,6 +120,7 @@ void MainWindow::buildMenus()
     file->addAction(tr("&Open study…"), QKeySequence::Open, this, &MainWindow::openStudyDialog);
     m_recent = file->addMenu(tr("Open &recent"));
     file->addSeparator();
+    file->addAction(tr("&Export report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportReport);
     file->addAction(tr("Add the &optimization-log presets"), this, [this] { queuePlan(QStringLiteral("optimization-log")); });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -272,6 +275,43 @@ void MainWindow::compareSelected()
     const QList<qint64> ids = m_runs->selectedRunIds();
     m_compare->setSelectedRuns(ids);
     showPage(2);
+}
+
+bool MainWindow::exportReportTo(const QString &path)
+{
+    QList<qint64> runs = m_compare->selectedRuns();
+    if (runs.isEmpty()) // nothing picked in Compare: the runs selected in the table, else all
+        runs = m_runs->selectedRunIds();
+    std::vector<std::string> selectors;
+    for (qint64 id : runs)
+        selectors.push_back(std::to_string(id));
+    const qint64 baseline = m_compare->baseline();
+    const auto format = reportFormatOfPath(path);
+    try {
+        if (!format)
+            throw ReportWriteError("unknown report format '" + QFileInfo(path).suffix().toStdString()
+                                   + "': use .html, .pdf, .md, .csv or .json");
+        const Store store(studyPath().toStdString(), Store::Access::ReadOnly);
+        const Report report = buildReport(store, selectors, baseline > 0 ? std::to_string(baseline) : std::string(),
+                                          m_compare->tolerance());
+        const QStringList files = writeReport(report, *format, path);
+        statusBar()->showMessage(tr("Report written: %1").arg(files.join(QStringLiteral(", "))), 10000);
+        return true;
+    } catch (const std::exception &e) {
+        QMessageBox::warning(this, tr("Cannot write the report"), QString::fromStdString(e.what()));
+        return false;
+    }
+}
+
+void MainWindow::exportReport()
+{
+    const QString suggested = QFileInfo(studyPath()).absoluteDir().filePath(QFileInfo(studyPath()).completeBaseName()
+                                                                            + QStringLiteral("-report.html"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export report"), suggested,
+        tr("HTML, one file (*.html);;PDF (*.pdf);;Markdown with images (*.md);;CSV (*.csv);;JSON (*.json)"));
+    if (!path.isEmpty())
+        exportReportTo(path);
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

@@ -34,6 +34,9 @@ public:
     // Queues the runs of a built-in or file study plan that the open study has not completed.
     int queuePlan(const QString &plan);
     static QString defaultStudyPath();
+    // The runs ticked in Compare (else those selected in the table, else all) against Compare's
+    // baseline and tolerance; the format follows the file's suffix. False after saying why.
+    bool exportReportTo(const QString &path);
 
     RunQueue *queue() const { return m_queue; }
     StudyWatcher *watcher() const { return m_watcher; }
@@ -55,6 +58,7 @@ private:
     void newStudy();
     void openStudyDialog();
     void compareSelected();
+    void exportReport();
 
     StudyWatcher *m_watcher;
     RunQueue *m_queue;

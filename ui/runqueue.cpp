@@ -171,8 +171,8 @@ void RunQueue::startNext()
     for (const auto &override : next->run.overrides)
         arguments << QStringLiteral("--set") << QString::fromStdString(override);
     arguments << QStringLiteral("--set") << QStringLiteral("name=\"%1\"").arg(QString::fromStdString(next->run.name));
-    Q_EMIT entriesChanged();
     m_process.start(m_engine, arguments);
+    Q_EMIT entriesChanged(); // after start(): listeners see isRunning()
 }
 
 void RunQueue::onStdout()

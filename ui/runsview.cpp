@@ -55,9 +55,9 @@ RunsView::RunsView(RunTableModel *model, QWidget *parent)
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_table->setColumnWidth(RunTableModel::Name, 170);
-    m_table->setColumnWidth(RunTableModel::State, 95);
-    m_table->setColumnWidth(RunTableModel::Progress, 90);
+    m_table->setColumnWidth(RunTableModel::Name, 150);
+    m_table->setColumnWidth(RunTableModel::State, 85);
+    m_table->setColumnWidth(RunTableModel::Progress, 85);
     m_table->setColumnWidth(RunTableModel::Eta, 60);
 
     auto *empty = new QWidget;

@@ -98,6 +98,8 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
             yMax = std::max(yMax, p.y());
         }
     }
+    // Many runs: names beside the plot, where each gets a line; few: below it, where they take less room.
+    c->legend()->setAlignment(series.size() > 3 ? Qt::AlignRight : Qt::AlignBottom);
     if (xMin > xMax) {
         m_x->setRange(0, 1);
         m_y->setRange(0, 1);

@@ -48,6 +48,7 @@ void SpreadChart::setData(const QList<SpreadData> &data)
     c->addSeries(series);
     auto *x = new QBarCategoryAxis;
     x->append(names.isEmpty() ? QStringList{QString()} : names);
+    x->setLabelsAngle(names.size() > 4 ? -35 : 0); // long run names stay readable when slanted
     auto *y = new QValueAxis;
     y->setTitleText(m_yTitle);
     setAxisRange(y, 0, top > 0 ? top * 1.1 : 1);
