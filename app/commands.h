@@ -64,6 +64,17 @@ struct FitRequest
 };
 int fitCommand(const FitRequest &request);
 
+struct ReportRequest
+{
+    std::string study;
+    std::vector<std::string> runs;  // names or ids; empty = every run
+    std::string baseline;           // name or id; empty = the first run
+    double tolerance = 0.02;        // nats per token
+    std::string format = "html";    // html | pdf | md | csv | json
+    std::string output;             // empty = <study>-report.<format>
+};
+int reportCommand(const ReportRequest &request, int argc, char **argv);
+
 int runsCommand(const std::string &study);
 int showCommand(const std::string &study, const std::string &run);
 int exportCommand(const std::string &study, const std::string &format, const std::string &output);

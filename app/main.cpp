@@ -67,6 +67,19 @@ int main(int argc, char **argv)
     fitCmd->add_option("--memory-budget", fit.budget, "the budget, e.g. 512MiB")->required();
 
     std::string studyFile, runName, format = "csv", output;
+    ReportRequest report;
+    auto *reportCmd = app.add_subcommand("report", "write a comparison report: verdicts, charts, per-run detail, "
+                                                   "environment");
+    reportCmd->add_option("study", report.study, "study file")->required();
+    reportCmd->add_option("--runs", report.runs, "runs to report (names or ids); default all")->delimiter(',');
+    reportCmd->add_option("--baseline", report.baseline, "baseline run (name or id); default the first run");
+    reportCmd->add_option("--tolerance", report.tolerance, "validation-loss difference counted as noise, "
+                                                           "nats per token")
+        ->capture_default_str();
+    reportCmd->add_option("--format", report.format, "html, pdf, md, csv or json")
+        ->check(CLI::IsMember({"html", "pdf", "md", "csv", "json"}))
+        ->capture_default_str();
+    reportCmd->add_option("-o,--output", report.output, "output file; default <study>-report.<format>");
     auto *runsCmd = app.add_subcommand("runs", "list the runs of a study");
     runsCmd->add_option("study", studyFile, "study file")->required();
     auto *showCmd = app.add_subcommand("show", "show one run: config, environment, memory by role, events");
@@ -111,6 +124,8 @@ int main(int argc, char **argv)
     }
     if (*compareCmd)
         return compareCommand(compare);
+    if (*reportCmd)
+        return reportCommand(report, argc, argv);
     if (*runsCmd)
         return runsCommand(studyFile);
     if (*showCmd)

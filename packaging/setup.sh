@@ -19,6 +19,7 @@ packages=(
   libsqlite3-dev sqlite3 libsqlitecpp-dev libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
   qt6-base-dev qt6-charts-dev
   fortunes fortunes-min
+  poppler-utils
 )
 
 missing=()

@@ -89,6 +89,42 @@ private Q_SLOTS:
         QVERIFY(!window.queue()->isRunning()); // queued, not started: the user starts it
     }
 
+    void exportsAReportOfTheRunsInCompare()
+    {
+        const QString study = m_dir.filePath(QStringLiteral("export.sqlite"));
+        {
+            Store store(study.toStdString());
+            for (const char *name : {"fp32", "bf16"}) {
+                const int64_t id = store.createRun(name, "");
+                store.appendValidation(id, {{9, 10240, 2.5}});
+                store.finishRun(id, "completed", 9, "");
+            }
+        }
+        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        QVERIFY(window.openStudy(study));
+        QTRY_COMPARE(window.runModel()->rowCount(), 2);
+        const QString path = m_dir.filePath(QStringLiteral("export.html"));
+        QVERIFY(window.exportReportTo(path));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray html = file.readAll();
+        QVERIFY(html.contains("<table class=\"verdicts\""));
+        QVERIFY(html.contains("<td>fp32 (baseline)</td>"));
+        QVERIFY(html.contains("<td>bf16</td>"));
+
+        // An unknown format is refused with the formats that work, and nothing is written.
+        QString message;
+        QTimer::singleShot(0, this, [&message] {
+            if (auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget())) {
+                message = box->text();
+                box->accept();
+            }
+        });
+        QVERIFY(!window.exportReportTo(m_dir.filePath(QStringLiteral("export.docx"))));
+        QVERIFY2(message.contains(QStringLiteral(".html, .pdf, .md, .csv or .json")), qPrintable(message));
+        QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("export.docx"))));
+    }
+
     void windowStateIsRestored()
     {
         {

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+// `optlog report`: a comparison someone else can check, as HTML, PDF, Markdown, CSV or JSON.
+// HTML, PDF and Markdown draw the workbench's charts, so they need a build with Qt
+// (OPTLOG_BUILD_GUI); CSV and JSON are written by the core alone.
+#include "app/commands.h"
+#include "core/report.h"
+#include "core/store.h"
+
+#ifdef OPTLOG_WITH_QT_REPORTS
+#include "ui/reportwriter.h"
+
+#include <QApplication>
+#endif
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+namespace optlog {
+
+namespace {
+
+#ifndef OPTLOG_WITH_QT_REPORTS
+bool writeText(const std::string &path, const std::string &text)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    return bool(out);
+}
+#endif
+
+std::string withSuffix(const std::string &path, const std::string &suffix)
+{
+    const auto dot = path.find_last_of('.');
+    const auto slash = path.find_last_of('/');
+    const bool hasExtension = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+    return (hasExtension ? path.substr(0, dot) : path) + suffix;
+}
+
+} // namespace
+
+int reportCommand(const ReportRequest &request, int argc, char **argv)
+{
+    Report report;
+    try {
+        const Store store(request.study, Store::Access::ReadOnly);
+        report = buildReport(store, request.runs, request.baseline, request.tolerance);
+    } catch (const std::exception &e) {
+        std::cerr << "optlog report: " << e.what() << "\n";
+        return kExitBadInput;
+    }
+    const std::string output = request.output.empty() ? withSuffix(request.study, "-report." + request.format)
+                                                       : request.output;
+#ifdef OPTLOG_WITH_QT_REPORTS
+    // Charts are drawn offscreen: no display is needed, and none is opened when there is one.
+    if (std::getenv("QT_QPA_PLATFORM") == nullptr)
+        setenv("QT_QPA_PLATFORM", "offscreen", 0);
+    QApplication app(argc, argv);
+    const auto format = reportFormatNamed(QString::fromStdString(request.format));
+    try {
+        for (const QString &file : writeReport(report, *format, QString::fromStdString(output)))
+            std::cout << file.toStdString() << "\n";
+    } catch (const std::exception &e) {
+        std::cerr << "optlog report: " << e.what() << "\n";
+        return kExitFailed;
+    }
+    return kExitOk;
+#else
+    (void)argc;
+    (void)argv;
+    if (request.format == "csv") {
+        const std::string metrics = withSuffix(output, "-metrics.csv");
+        if (!writeText(output, reportSummaryCsv(report)) || !writeText(metrics, reportMetricsCsv(report))) {
+            std::cerr << "optlog report: cannot write " << output << "\n";
+            return kExitFailed;
+        }
+        std::cout << output << "\n" << metrics << "\n";
+        return kExitOk;
+    }
+    if (request.format == "json") {
+        if (!writeText(output, reportJson(report))) {
+            std::cerr << "optlog report: cannot write " << output << "\n";
+            return kExitFailed;
+        }
+        std::cout << output << "\n";
+        return kExitOk;
+    }
+    std::cerr << "optlog report: --format " << request.format
+              << " draws charts and needs optlog built with Qt (-DOPTLOG_BUILD_GUI=ON); csv and json work in this build\n";
+    return kExitBadInput;
+#endif
+}
+
+} // namespace optlog
