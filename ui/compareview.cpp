@@ -8,6 +8,7 @@
 #include "ui/charts/spreadchart.h"
 #include "ui/charts/stackedbarchart.h"
 
+#include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -133,17 +134,17 @@ QWidget *CompareView::buildResults()
 
     auto *content = new QWidget;
     auto *grid = new QGridLayout(content);
-    grid->addWidget(m_summary, 0, 0, 1, 2);
-    grid->addWidget(m_verdicts, 1, 0, 1, 2);
-    grid->addWidget(m_charts->validation, 2, 0);
-    grid->addWidget(m_charts->throughput, 2, 1);
-    grid->addWidget(m_charts->memory, 3, 0, 1, 2);
-    grid->addWidget(m_charts->speedVsQuality, 4, 0);
-    grid->addWidget(m_charts->memoryVsQuality, 4, 1);
-    grid->addWidget(new QLabel(tr("<b>Config</b>")), 5, 0, 1, 2);
-    grid->addWidget(m_config, 6, 0, 1, 2);
-    m_charts->validation->setMinimumHeight(280);
-    m_charts->throughput->setMinimumHeight(280);
+    // One column: beside the runs dock, two charts side by side would each be too narrow to read
+    // at 1280 pixels; the page scrolls instead.
+    int row = 0;
+    grid->addWidget(m_summary, row++, 0);
+    grid->addWidget(m_verdicts, row++, 0);
+    for (QChartView *chart : m_charts->charts()) {
+        chart->setMinimumHeight(std::max(chart->minimumHeight(), 320));
+        grid->addWidget(chart, row++, 0);
+    }
+    grid->addWidget(new QLabel(tr("<b>Config</b>")), row++, 0);
+    grid->addWidget(m_config, row++, 0);
     auto *scroll = new QScrollArea;
     scroll->setWidget(content);
     scroll->setWidgetResizable(true);

@@ -99,9 +99,10 @@ QString durationText(double seconds)
     const qint64 s = qint64(seconds + 0.5);
     if (s < 60)
         return QStringLiteral("%1 s").arg(s);
+    // Short forms: the ETA column is narrow.
     if (s < 3600)
-        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
-    return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
+        return QStringLiteral("%1m %2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1h %2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
 }
 
 QColor stateColor(const QString &state)

@@ -115,7 +115,7 @@ int main(int argc, char **argv)
     probe.setInterval(5);
     QObject::connect(&probe, &QTimer::timeout, &window, [&] {
         if (tick.isValid())
-            gaps.push_back(double(tick.nsecsElapsed()) / 1e6 - 5.0);
+            gaps.push_back(std::max(0.0, double(tick.nsecsElapsed()) / 1e6 - 5.0));
         tick.restart();
     });
 
