@@ -2,6 +2,7 @@
 #include "ui/charts/charttheme.h"
 
 #include <QChart>
+#include <QChartView>
 #include <QFont>
 #include <QLegend>
 #include <QValueAxis>
@@ -21,16 +22,22 @@ QColor runColor(int index)
     return palette[((index % count) + count) % count];
 }
 
-void applyChartStyle(QChart *chart)
+QChart *setUpChartView(QChartView *view, const QString &title)
 {
+    auto *chart = new QChart;
+    chart->setTitle(title);
     chart->setAnimationOptions(QChart::NoAnimation); // live data: animations would lag behind it
     chart->setMargins(QMargins(4, 4, 4, 4));
     chart->setBackgroundRoundness(0);
-    QFont title = chart->titleFont();
-    title.setBold(true);
-    title.setPointSizeF(title.pointSizeF() * 1.05);
-    chart->setTitleFont(title);
+    QFont titleFont = chart->titleFont();
+    titleFont.setBold(true);
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 1.05);
+    chart->setTitleFont(titleFont);
     chart->legend()->setAlignment(Qt::AlignBottom);
+    view->setChart(chart);
+    view->setRenderHint(QPainter::Antialiasing);
+    view->setMinimumHeight(220);
+    return chart;
 }
 
 void setAxisRange(QValueAxis *axis, double low, double high, bool roundEnds)

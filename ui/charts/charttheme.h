@@ -4,6 +4,8 @@
 #include <QColor>
 
 class QChart;
+class QChartView;
+class QString;
 class QValueAxis;
 
 namespace optlog {
@@ -11,8 +13,9 @@ namespace optlog {
 // The same run keeps the same colour in every chart of a view: colours follow the order in
 // which the runs are handed to the charts.
 QColor runColor(int index);
-// Titles, margins, fonts and legend shared by every chart.
-void applyChartStyle(QChart *chart);
+// Gives `view` a new chart with the shared style (title font, margins, legend, no animation)
+// and the title, and returns it for the caller's axes and series.
+QChart *setUpChartView(QChartView *view, const QString &title);
 // Sets a value axis to [low, high] with labels that suit their size; `roundEnds` widens the
 // range to round tick values (not for tokens seen: the data should reach the right edge).
 void setAxisRange(QValueAxis *axis, double low, double high, bool roundEnds = true);

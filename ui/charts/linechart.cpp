@@ -16,16 +16,11 @@ LineChart::LineChart(const QString &title, const QString &xTitle, const QString 
     , m_x(new QValueAxis)
     , m_y(new QValueAxis)
 {
-    auto *chart = new QChart;
-    applyChartStyle(chart);
-    chart->setTitle(title);
+    QChart *chart = setUpChartView(this, title);
     m_x->setTitleText(xTitle);
     m_y->setTitleText(yTitle);
     chart->addAxis(m_x, Qt::AlignBottom);
     chart->addAxis(m_y, Qt::AlignLeft);
-    setChart(chart);
-    setRenderHint(QPainter::Antialiasing);
-    setMinimumHeight(220);
 }
 
 QVector<QPointF> LineChart::downsample(const QVector<QPointF> &points, int maxPoints)

@@ -16,17 +16,12 @@ ScatterChart::ScatterChart(const QString &title, const QString &xTitle, const QS
     , m_x(new QValueAxis)
     , m_y(new QValueAxis)
 {
-    auto *chart = new QChart;
-    applyChartStyle(chart);
-    chart->setTitle(title);
+    QChart *chart = setUpChartView(this, title);
     m_x->setTitleText(xTitle);
     m_y->setTitleText(yTitle);
     chart->legend()->hide(); // each point carries its run's name: a legend would not fit
     chart->addAxis(m_x, Qt::AlignBottom);
     chart->addAxis(m_y, Qt::AlignLeft);
-    setChart(chart);
-    setRenderHint(QPainter::Antialiasing);
-    setMinimumHeight(220);
 }
 
 void ScatterChart::setPoints(const QList<ScatterPoint> &points)

@@ -16,13 +16,7 @@ SpreadChart::SpreadChart(const QString &title, const QString &yTitle, QWidget *p
     : QChartView(parent)
     , m_yTitle(yTitle)
 {
-    auto *chart = new QChart;
-    applyChartStyle(chart);
-    chart->setTitle(title);
-    chart->legend()->hide();
-    setChart(chart);
-    setRenderHint(QPainter::Antialiasing);
-    setMinimumHeight(220);
+    setUpChartView(this, title)->legend()->hide();
     setData({});
 }
 

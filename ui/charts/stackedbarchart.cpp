@@ -16,12 +16,7 @@ StackedBarChart::StackedBarChart(const QString &title, const QString &valueTitle
     : QChartView(parent)
     , m_valueTitle(valueTitle)
 {
-    auto *chart = new QChart;
-    applyChartStyle(chart);
-    chart->setTitle(title);
-    setChart(chart);
-    setRenderHint(QPainter::Antialiasing);
-    setMinimumHeight(220);
+    setUpChartView(this, title);
     setData({}, {}, {});
 }
 
