@@ -34,11 +34,6 @@ Dtypes dtypesOf(const std::string &mode)
     return d;
 }
 
-std::string halfName(const std::string &mode)
-{
-    return mode.find("fp16") != std::string::npos ? "float16" : "bfloat16";
-}
-
 } // namespace
 
 const RoleEstimate *MemoryEstimate::find(const std::string &role) const
@@ -53,7 +48,7 @@ MemoryEstimate estimateMemory(const RunConfig &config)
 {
     const auto &m = config.model;
     const double B = double(config.train.microbatch), T = double(m.contextLength), C = double(m.width),
-                 H = double(m.heads), V = double(m.vocabSize), L = double(m.layers);
+                 H = double(m.heads), V = double(m.vocabSize);
     const std::string &mode = config.precision.mode;
     const Dtypes d = dtypesOf(mode);
     const bool dropout = m.dropout > 0;
