@@ -4,6 +4,7 @@
 #include "core/config.h"
 #include "core/memorymodel.h"
 #include "core/store.h"
+#include "core/engine/calibration.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/environment.h"
 #include "core/engine/precision.h"
@@ -86,14 +87,18 @@ int runCommand(const RunRequest &request)
 
     const nlohmann::json heap = keepTensorMemoryInHeap();
     CountingAllocator::install();
+    const ThreadSettings threads = applyThreadSettings(config.runtime);
+    // Before the budget: the calibration's matrices are the machine's, not the run's.
+    const MatmulPeak peak = matmulPeak(config, threads.intraOp);
     if (!config.memory.budget.empty())
         CountingAllocator::instance().setBudget(parseBytes(config.memory.budget, "memory.budget"));
-    const ThreadSettings threads = applyThreadSettings(config.runtime);
     std::signal(SIGINT, requestStop);
     std::signal(SIGTERM, requestStop);
 
     const int64_t runId = store->createRun(config.name, toToml(config));
-    store->setEnvironment(runId, captureEnvironment(threads, heap).dump());
+    nlohmann::json environment = captureEnvironment(threads, heap);
+    environment["matmul_peak"] = peak.toJson();
+    store->setEnvironment(runId, environment.dump());
     const std::vector<MemoryRow> predicted = predictedMemory(config);
     store->replaceMemory(runId, predicted);
 

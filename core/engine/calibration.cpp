@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/calibration.h"
+
+#include "core/config.h"
+#include "core/engine/environment.h"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include <unistd.h>
+
+namespace optlog {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string defaultCacheFile()
+{
+    const char *xdg = std::getenv("XDG_CACHE_HOME");
+    const char *home = std::getenv("HOME");
+    const std::string base = xdg && *xdg ? xdg : std::string(home && *home ? home : "/tmp") + "/.cache";
+    return base + "/optlog/matmul-peak.json";
+}
+
+nlohmann::json readCache(const std::string &path)
+{
+    std::ifstream in(path);
+    if (!in)
+        return nlohmann::json::object();
+    try {
+        return nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception &) {
+        return nlohmann::json::object(); // a damaged cache is measured again and rewritten
+    }
+}
+
+// GFLOP/s of a @ b, repeated for at least `seconds` after one untimed warm-up product.
+double gemmGflops(const at::Tensor &a, const at::Tensor &b, double seconds)
+{
+    at::Tensor out = at::matmul(a, b); // warm-up: thread pool, packing buffers, page faults
+    const double flops = 2.0 * double(a.size(0)) * double(a.size(1)) * double(b.size(1));
+    int64_t repeats = 0;
+    const auto start = Clock::now();
+    double elapsed = 0;
+    do {
+        at::matmul_out(out, a, b);
+        ++repeats;
+        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    } while (elapsed < seconds);
+    return flops * double(repeats) / elapsed / 1e9;
+}
+
+double bestOverModelShapes(const RunConfig &config, at::ScalarType dtype, double secondsPerShape)
+{
+    const int64_t M = config.train.microbatch * config.model.contextLength;
+    const int64_t C = config.model.width, V = config.model.vocabSize;
+    // (rows, inner, cols): QKV, attention output, MLP up and down, the head; backward runs the
+    // same shapes transposed.
+    const int64_t shapes[][3] = {{M, C, 3 * C}, {M, C, C}, {M, C, 4 * C}, {M, 4 * C, C}, {M, C, V}};
+    const auto options = at::TensorOptions().dtype(dtype);
+    double best = 0;
+    for (const auto &s : shapes) {
+        const at::Tensor a = at::rand({s[0], s[1]}, options);
+        const at::Tensor b = at::rand({s[1], s[2]}, options);
+        best = std::max(best, gemmGflops(a, b, secondsPerShape));
+    }
+    return best;
+}
+
+} // namespace
+
+nlohmann::json MatmulPeak::toJson() const
+{
+    return {{"float32_gflops", float32Gflops}, {"bfloat16_gflops", bfloat16Gflops}, {"shapes", shapes},
+            {"from_cache", fromCache}, {"seconds", seconds}};
+}
+
+MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile, double secondsPerShape)
+{
+    MatmulPeak peak;
+    const int64_t M = config.train.microbatch * config.model.contextLength;
+    peak.shapes = "M=" + std::to_string(M) + " C=" + std::to_string(config.model.width)
+                  + " V=" + std::to_string(config.model.vocabSize);
+    const nlohmann::json env = captureEnvironment({threads, threads}, nlohmann::json::object());
+    peak.key = env.value("cpu_model", "") + "|" + env.value("cpu_flags", "") + "|" + env.value("libtorch_version", "")
+               + "|" + env.value("blas_core", "") + "|threads=" + std::to_string(threads) + "|" + peak.shapes;
+
+    const std::string path = cacheFile.empty() ? defaultCacheFile() : cacheFile;
+    nlohmann::json cache = readCache(path);
+    if (cache.contains(peak.key)) {
+        const auto &entry = cache[peak.key];
+        peak.float32Gflops = entry.value("float32_gflops", 0.0);
+        peak.bfloat16Gflops = entry.value("bfloat16_gflops", 0.0);
+        peak.fromCache = peak.float32Gflops > 0;
+        if (peak.fromCache)
+            return peak;
+    }
+    const auto start = Clock::now();
+    peak.float32Gflops = bestOverModelShapes(config, at::kFloat, secondsPerShape);
+    peak.bfloat16Gflops = bestOverModelShapes(config, at::kBFloat16, secondsPerShape);
+    peak.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    cache[peak.key] = {{"float32_gflops", peak.float32Gflops}, {"bfloat16_gflops", peak.bfloat16Gflops},
+                       {"measured_seconds", peak.seconds}};
+    std::error_code ignored;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+    // Written to a temporary and renamed, so a concurrent reader never sees half a file.
+    const std::string temporary = path + ".tmp" + std::to_string(::getpid());
+    std::ofstream(temporary) << cache.dump(2);
+    std::filesystem::rename(temporary, path, ignored);
+    return peak;
+}
+
+double referenceKernelGflops()
+{
+    constexpr int64_t n = 512;
+    constexpr int repeats = 2;
+    constexpr int timings = 3;
+    // The matrices live outside LibTorch's allocator: the index must neither raise a run's
+    // measured peak nor be refused by its memory budget.
+    static std::vector<float> storage = [] {
+        std::vector<float> values(3 * n * n, 0.5f);
+        std::fill(values.begin() + n * n, values.begin() + 2 * n * n, 0.25f);
+        return values;
+    }();
+    const at::Tensor a = at::from_blob(storage.data(), {n, n});
+    const at::Tensor b = at::from_blob(storage.data() + n * n, {n, n});
+    at::Tensor out = at::from_blob(storage.data() + 2 * n * n, {n, n});
+    at::matmul_out(out, a, b); // wakes the BLAS threads the step's other kernels left asleep
+    // The best of a few short timings: one interruption is not the machine slowing down, a
+    // neighbour that stays is.
+    double best = 0;
+    for (int t = 0; t < timings; ++t) {
+        const auto start = Clock::now();
+        for (int i = 0; i < repeats; ++i)
+            at::matmul_out(out, a, b);
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        best = std::max(best, 2.0 * double(n * n * n) * repeats / seconds / 1e9);
+    }
+    return best;
+}
+
+} // namespace optlog

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace optlog {
+
+struct RunConfig;
+
+// The matmul throughput this machine reaches on the shapes of one model, with the threads in
+// use: the denominator of model FLOP utilisation. Measured once per machine, library versions,
+// threads and shape, then read from a cache file.
+struct MatmulPeak
+{
+    double float32Gflops = 0;
+    double bfloat16Gflops = 0;
+    std::string shapes;     // "M=1024 C=256 V=256": the GEMMs measured
+    std::string key;        // what the cache entry is keyed by
+    bool fromCache = false;
+    double seconds = 0;     // what measuring took (0 from the cache)
+
+    nlohmann::json toJson() const;
+};
+
+// `cacheFile` empty: $XDG_CACHE_HOME/optlog/matmul-peak.json, else ~/.cache/optlog/....
+// Each shape of the model's forward and backward GEMMs runs after a warm-up for at least
+// `secondsPerShape`, and the best rate over all of them is the peak.
+MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile = "",
+                      double secondsPerShape = 0.15);
+
+// A fixed FP32 matmul, timed: the machine-speed index. A change in it during a run is the
+// machine changing under the run (a neighbour, thermal limits), not the technique. Six 512^3
+// products in three timings (the best counts), about 10 ms; its matrices are outside LibTorch's
+// allocator, so it never adds to a run's peak or meets its budget.
+double referenceKernelGflops();
+
+} // namespace optlog

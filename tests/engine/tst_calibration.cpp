@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// The machine's matmul peak (cached) and the machine-speed index (invisible to a run's memory).
+#include "core/config.h"
+#include "core/engine/calibration.h"
+#include "core/engine/countingallocator.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace optlog;
+
+class tst_Calibration : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void peakIsMeasuredOnceThenCached()
+    {
+        QTemporaryDir dir;
+        const std::string cache = dir.filePath("peak.json").toStdString();
+        RunConfig config = loadRunConfig("smoke", "", {});
+        const MatmulPeak first = matmulPeak(config, 1, cache, 0.02);
+        QVERIFY(!first.fromCache);
+        QVERIFY(first.float32Gflops > 0.1);  // a real measurement, not a placeholder
+        QVERIFY(first.bfloat16Gflops > 0.1);
+        QCOMPARE(first.shapes, std::string("M=128 C=32 V=256"));
+        const MatmulPeak second = matmulPeak(config, 1, cache, 0.02);
+        QVERIFY(second.fromCache);
+        QCOMPARE(second.float32Gflops, first.float32Gflops);
+        QCOMPARE(second.bfloat16Gflops, first.bfloat16Gflops);
+        // Another shape is another entry.
+        config.model.width = 64;
+        QVERIFY(!matmulPeak(config, 1, cache, 0.02).fromCache);
+    }
+
+    void damagedCacheIsMeasuredAgain()
+    {
+        QTemporaryDir dir;
+        const QString cache = dir.filePath("peak.json");
+        QFile file(cache);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{ not json");
+        file.close();
+        const MatmulPeak peak = matmulPeak(loadRunConfig("smoke", "", {}), 1, cache.toStdString(), 0.02);
+        QVERIFY(!peak.fromCache && peak.float32Gflops > 0);
+        QVERIFY(matmulPeak(loadRunConfig("smoke", "", {}), 1, cache.toStdString(), 0.02).fromCache);
+    }
+
+    void speedIndexLeavesTheAllocatorAlone()
+    {
+        CountingAllocator::install();
+        CountingAllocator &allocator = CountingAllocator::instance();
+        allocator.resetPeak();
+        const int64_t inUse = allocator.currentBytes();
+        const int64_t peak = allocator.peakBytes();
+        allocator.setBudget(inUse + 1024); // a budget the probe's 3 MiB of matrices would break
+        const double gflops = referenceKernelGflops();
+        allocator.setBudget(0);
+        QVERIFY(gflops > 0.1);
+        QVERIFY(!allocator.refusal());
+        QCOMPARE(allocator.peakBytes(), peak);
+        QCOMPARE(allocator.currentBytes(), inUse);
+    }
+};
+
+QTEST_APPLESS_MAIN(tst_Calibration)
+#include "tst_calibration.moc"
