@@ -280,6 +280,9 @@ const std::vector<ConfigField> &configFields()
                 [](RunConfig &c) -> int64_t & { return c.runtime.threads; }, 0, 1024),
         integer("runtime", "blas_threads", "BLAS threads; 0 = same as runtime.threads",
                 [](RunConfig &c) -> int64_t & { return c.runtime.blasThreads; }, 0, 1024),
+        integer("runtime", "speed_probe_every",
+                "optimizer steps between timings of a fixed reference matmul (the machine-speed index); 0 = never",
+                [](RunConfig &c) -> int64_t & { return c.runtime.speedProbeEvery; }, 0, 1000000),
     };
     return fields;
 }

@@ -71,6 +71,7 @@ struct RuntimeConfig
 {
     int64_t threads = 0;     // intra-op threads; 0 = the measured default for this machine
     int64_t blasThreads = 0; // BLAS threads; 0 = same as threads
+    int64_t speedProbeEvery = 25; // optimizer steps between timings of the reference kernel; 0 = never
 };
 
 struct RunConfig

@@ -79,6 +79,10 @@ const std::vector<const char *> kMigrations = {
     ALTER TABLE metrics ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE runs ADD COLUMN dtypes TEXT;
     )sql",
+    // 3 -> 4: the machine-speed index, timed every few steps (NULL on the others).
+    R"sql(
+    ALTER TABLE metrics ADD COLUMN machine_gflops REAL;
+    )sql",
 };
 
 std::string hostName()
@@ -259,8 +263,8 @@ void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
         return;
     SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement insert(*m_db, "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, "
-                                    "grad_norm, step_seconds, tokens_per_second, loss_scale, skipped) "
-                                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                                    "grad_norm, step_seconds, tokens_per_second, loss_scale, skipped, machine_gflops) "
+                                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const auto &row : rows) {
         insert.bind(1, runId);
         insert.bind(2, row.step);
@@ -272,6 +276,10 @@ void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
         insert.bind(8, row.tokensPerSecond);
         insert.bind(9, row.lossScale);
         insert.bind(10, int(row.skipped));
+        if (row.machineGflops > 0)
+            insert.bind(11, row.machineGflops);
+        else
+            insert.bind(11); // NULL: not timed at this step
         insert.exec();
         insert.reset();
     }
@@ -404,7 +412,8 @@ std::optional<RunRecord> Store::findRun(const std::string &idOrName) const
 std::vector<StepMetrics> Store::metrics(int64_t runId) const
 {
     SQLite::Statement query(*m_db, "SELECT step, tokens, train_loss, learning_rate, grad_norm, step_seconds, "
-                                   "tokens_per_second, coalesce(loss_scale, 0), skipped FROM metrics WHERE run_id = ? ORDER BY step");
+                                   "tokens_per_second, coalesce(loss_scale, 0), skipped, coalesce(machine_gflops, 0) FROM metrics "
+                                   "WHERE run_id = ? ORDER BY step");
     query.bind(1, runId);
     std::vector<StepMetrics> out;
     while (query.executeStep()) {
@@ -418,6 +427,7 @@ std::vector<StepMetrics> Store::metrics(int64_t runId) const
         m.tokensPerSecond = query.getColumn(6).getDouble();
         m.lossScale = query.getColumn(7).getDouble();
         m.skipped = query.getColumn(8).getInt() != 0;
+        m.machineGflops = query.getColumn(9).getDouble();
         out.push_back(m);
     }
     return out;

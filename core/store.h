@@ -49,6 +49,7 @@ struct StepMetrics
     double tokensPerSecond = 0;
     double lossScale = 0;     // the loss scaler's scale after the step; 0 without a scaler
     bool skipped = false;     // the scaler found an inf or NaN gradient and skipped the step
+    double machineGflops = 0; // the reference kernel timed after this step (machine-speed index); 0 = not timed
 };
 
 struct ValidationPoint
@@ -81,7 +82,7 @@ class Store
 {
 public:
     enum class Access { ReadOnly, ReadWrite };
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
     static constexpr int64_t kDefaultStudySeed = 1234;
 

@@ -35,6 +35,8 @@ void StudyRecorder::step(const StepMetrics &m)
                             {"tokens_per_second", m.tokensPerSecond},
                             {"loss_scale", m.lossScale},
                             {"skipped", m.skipped}};
+    if (m.machineGflops > 0)
+        event["machine_gflops"] = m.machineGflops;
     if (m_options.allocatorBytes) {
         const auto [inUse, peak] = m_options.allocatorBytes();
         event["allocated_bytes"] = inUse;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/trainer.h"
 
+#include "core/engine/calibration.h"
 #include "core/engine/countingallocator.h"
 
 #include <torch/nn/utils/clip_grad.h>
@@ -286,6 +287,10 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
         metrics.tokensPerSecond = double(tokensPerStep) / seconds;
         metrics.lossScale = m_scaler ? m_scaler->currentScale() : 0.0;
         metrics.skipped = m_scaler && std::isnan(gradNorm);
+        // Outside the step's time: a change in this index is the machine, not the technique.
+        const int64_t probeEvery = m_config.runtime.speedProbeEvery;
+        if (probeEvery > 0 && (step + 1) % probeEvery == 0)
+            metrics.machineGflops = referenceKernelGflops();
         observer.step(metrics);
 
         if (!std::isfinite(lossValue)) {

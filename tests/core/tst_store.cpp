@@ -32,6 +32,7 @@ std::vector<StepMetrics> someMetrics(int64_t firstStep, int count)
         m.tokensPerSecond = 2560;
         m.lossScale = 1024;
         m.skipped = m.step == 3;
+        m.machineGflops = m.step % 5 == 0 ? 150.0 : 0.0;
         rows.push_back(m);
     }
     return rows;
@@ -86,6 +87,8 @@ void tst_Store::roundTrip()
     QCOMPARE(metrics[3].trainLoss, 4.97);
     QCOMPARE(metrics[3].lossScale, 1024.0);
     QVERIFY(metrics[3].skipped && !metrics[4].skipped);
+    QCOMPARE(metrics[5].machineGflops, 150.0); // timed at this step
+    QCOMPARE(metrics[4].machineGflops, 0.0);   // not timed: NULL in the file, 0 here
     QCOMPARE(store.validation(id).back().loss, 4.0);
     QCOMPARE(store.memory(id).size(), size_t(3));
     QCOMPARE(store.events(id).front().message, std::string("data: test"));
@@ -130,6 +133,7 @@ void tst_Store::migratesFromVersionOne()
     store.setDtypes(1, R"({"weights":"float32"})");                 // and version 3's columns
     QCOMPARE(store.memory(1).size(), size_t(1));
     QCOMPARE(store.metrics(1).front().lossScale, 0.0);
+    QCOMPARE(store.metrics(1).front().machineGflops, 0.0); // version 4's column, NULL for old rows
     QCOMPARE(store.runs().front().dtypesJson, std::string(R"({"weights":"float32"})"));
 }
 
