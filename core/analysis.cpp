@@ -4,6 +4,8 @@
 #include "core/config.h"
 #include "core/modelshape.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -106,6 +108,62 @@ double validationAt(const std::vector<ValidationPoint> &points, int64_t tokens)
     return std::numeric_limits<double>::quiet_NaN();
 }
 
+std::string MachineSpeed::describe() const
+{
+    if (!flagged())
+        return "";
+    std::string text;
+    if (slowdown > kTolerance / 2)
+        text = "the machine slowed by " + percent(slowdown) + " during this run";
+    else if (slowdown < -kTolerance / 2)
+        text = "the machine sped up by " + percent(-slowdown) + " during this run";
+    else
+        text = "the machine's speed varied by " + percent(variation) + " during this run";
+    char normalised[96];
+    std::snprintf(normalised, sizeof(normalised), " (reference kernel; %.0f tokens/s normalised to its median)",
+                  normalisedMedian);
+    return text + normalised;
+}
+
+MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmupSteps)
+{
+    MachineSpeed speed;
+    std::vector<double> index;
+    for (const auto &m : metrics)
+        if (m.step >= warmupSteps && m.machineGflops > 0)
+            index.push_back(m.machineGflops);
+    speed.probes = int64_t(index.size());
+    if (index.empty())
+        return speed;
+    std::vector<double> sorted = index;
+    std::sort(sorted.begin(), sorted.end());
+    speed.medianGflops = quantile(sorted, 0.5);
+    speed.variation = 1 - quantile(sorted, 0.1) / quantile(sorted, 0.9); // one odd timing is not a trend
+    const size_t third = std::max<size_t>(1, index.size() / 3);
+    std::vector<double> first(index.begin(), index.begin() + long(third));
+    std::vector<double> last(index.end() - long(third), index.end());
+    std::sort(first.begin(), first.end());
+    std::sort(last.begin(), last.end());
+    speed.slowdown = 1 - quantile(last, 0.5) / quantile(first, 0.5);
+    // Each step's tokens/s scaled by how fast the machine was at the nearest earlier timing.
+    std::vector<double> normalised;
+    double current = 0;
+    for (const auto &m : metrics) {
+        if (m.machineGflops > 0)
+            current = m.machineGflops;
+        if (m.step >= warmupSteps)
+            normalised.push_back(m.tokensPerSecond * (current > 0 ? speed.medianGflops / current : 1.0));
+    }
+    std::sort(normalised.begin(), normalised.end());
+    speed.normalisedMedian = quantile(normalised, 0.5);
+    return speed;
+}
+
+double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLength, int64_t width)
+{
+    return 6.0 * double(parameters) + 12.0 * double(layers) * double(contextLength) * double(width);
+}
+
 RunSummary summarize(const Store &store, const RunRecord &run)
 {
     RunSummary s;
@@ -118,7 +176,22 @@ RunSummary summarize(const Store &store, const RunRecord &run)
     } catch (const ConfigError &) {
         // A config written by another optlog version: the numbers below still stand.
     }
-    s.throughput = steadyThroughput(store.metrics(run.id), s.warmupSteps);
+    const std::vector<StepMetrics> metrics = store.metrics(run.id);
+    s.throughput = steadyThroughput(metrics, s.warmupSteps);
+    s.machine = machineSpeed(metrics, s.warmupSteps);
+    if (s.parameters > 0)
+        s.flopsPerToken = modelFlopsPerToken(s.parameters, config.model.layers, config.model.contextLength,
+                                             config.model.width);
+    s.achievedGflops = s.flopsPerToken * s.throughput.median / 1e9;
+    // FP32 runs are measured against the FP32 matmul peak; every 16-bit mode against BF16's.
+    s.peakDtype = config.precision.mode == "fp32" ? "float32" : "bfloat16";
+    try {
+        const auto environment = nlohmann::json::parse(run.environmentJson.empty() ? "{}" : run.environmentJson);
+        if (environment.contains("matmul_peak"))
+            s.peakGflops = environment["matmul_peak"].value(s.peakDtype + "_gflops", 0.0);
+    } catch (const nlohmann::json::exception &) {
+        // a run without a readable environment has no MFU
+    }
     s.validation = store.validation(run.id);
     for (const auto &row : store.memory(run.id)) {
         if (row.source != "measured")
@@ -147,7 +220,11 @@ std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector
         row.speedup = baseline.throughput.median > 0 ? s.throughput.median / baseline.throughput.median : 0;
         row.peakBytes = s.peakBytes;
         row.memorySaved = baseline.peakBytes > 0 ? 1 - double(s.peakBytes) / double(baseline.peakBytes) : 0;
+        row.mfu = s.mfu();
+        row.machineNote = s.machine.describe();
         row.verdict = verdictFor(row, baseline, tolerance);
+        if (!row.machineNote.empty())
+            row.verdict += "; " + row.machineNote;
         rows.push_back(row);
     }
     return rows;
@@ -168,17 +245,20 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
 {
     std::ostringstream out;
     char line[512];
-    std::snprintf(line, sizeof(line), "%-26s %-10s %10s %9s %8s %18s %8s %11s  %s\n", "run", "outcome", "tokens",
-                  "val loss", "delta", "tokens/s [p10-p90]", "speed", "peak mem", "verdict");
+    std::snprintf(line, sizeof(line), "%-26s %-10s %10s %9s %8s %18s %8s %5s %11s  %s\n", "run", "outcome", "tokens",
+                  "val loss", "delta", "tokens/s [p10-p90]", "speed", "MFU", "peak mem", "verdict");
     out << line;
     for (const auto &r : rows) {
         char rate[48];
         std::snprintf(rate, sizeof(rate), "%.0f [%.0f-%.0f]", r.throughput.median, r.throughput.p10,
                       r.throughput.p90);
-        std::snprintf(line, sizeof(line), "%-26s %-10s %10lld %9.4f %+8.4f %18s %7.2fx %11s  %s\n", r.name.c_str(),
+        const std::string mfu = r.mfu > 0 ? percent(r.mfu) : "-";
+        const std::string verdict = r.name == baselineName
+                                        ? "baseline" + (r.machineNote.empty() ? "" : "; " + r.machineNote)
+                                        : r.verdict;
+        std::snprintf(line, sizeof(line), "%-26s %-10s %10lld %9.4f %+8.4f %18s %7.2fx %5s %11s  %s\n", r.name.c_str(),
                       r.outcome.c_str(), static_cast<long long>(r.matchedTokens), r.validationLoss, r.deltaLoss,
-                      rate, r.speedup, formatBytes(r.peakBytes).c_str(),
-                      r.name == baselineName ? "baseline" : r.verdict.c_str());
+                      rate, r.speedup, mfu.c_str(), formatBytes(r.peakBytes).c_str(), verdict.c_str());
         out << line;
     }
     std::snprintf(line, sizeof(line),
@@ -187,6 +267,8 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
                   tolerance, baselineName.c_str());
     out << line;
     out << "Peak memory: counting allocator over complete steps after warm-up, optimizer step included.\n";
+    out << "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
+           "machine for the run's compute dtype (FP32, or BF16 for the 16-bit modes).\n";
     return out.str();
 }
 

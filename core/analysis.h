@@ -25,6 +25,24 @@ ThroughputSummary steadyThroughput(const std::vector<StepMetrics> &metrics, int6
 // NaN outside the measured range.
 double validationAt(const std::vector<ValidationPoint> &points, int64_t tokens);
 
+// The machine-speed index over a run: a fixed reference matmul timed every few steps. When it
+// moves, the machine changed under the run, and the run's tokens/s says less about the technique.
+struct MachineSpeed
+{
+    static constexpr double kTolerance = 0.15; // variation above this flags the run
+    int64_t probes = 0;             // timings after warm-up
+    double medianGflops = 0;        // the run's reference
+    double variation = 0;           // 1 - p10 / p90 of the timings
+    double slowdown = 0;            // 1 - (median of the last third) / (median of the first third); < 0: sped up
+    double normalisedMedian = 0;    // steady tokens/s, each step scaled by reference / index at that step
+    bool flagged() const { return probes >= 2 && variation > kTolerance; }
+    std::string describe() const;   // "" unless flagged: what happened, in words
+};
+MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmupSteps);
+
+// Model FLOPs per token (forward and backward): 6N + 12·L·T·C, N the parameters (PaLM's appendix).
+double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLength, int64_t width);
+
 // Everything a comparison needs about one run, read from the study.
 struct RunSummary
 {
@@ -35,6 +53,12 @@ struct RunSummary
     std::vector<ValidationPoint> validation;
     int64_t peakBytes = 0;    // counting allocator, complete steps after warm-up
     int64_t peakRssBytes = 0; // process high-water mark
+    MachineSpeed machine;
+    double flopsPerToken = 0;  // model FLOPs per token
+    double achievedGflops = 0; // flopsPerToken x steady tokens/s
+    double peakGflops = 0;     // the matmul peak measured on this machine for the run's compute dtype; 0 = unknown
+    std::string peakDtype;     // float32 | bfloat16
+    double mfu() const { return peakGflops > 0 ? achievedGflops / peakGflops : 0; }
 };
 RunSummary summarize(const Store &store, const RunRecord &run);
 
@@ -49,6 +73,8 @@ struct ComparisonRow
     double speedup = 0;         // steady tokens/s over the baseline's
     int64_t peakBytes = 0;
     double memorySaved = 0;     // 1 - peak / baseline peak
+    double mfu = 0;             // model FLOP utilisation against the measured matmul peak; 0 = unknown
+    std::string machineNote;    // the machine changed under the run (MachineSpeed::describe); usually empty
     std::string verdict;        // words a person can act on
 };
 

@@ -90,7 +90,7 @@ std::string bytesOrDash(int64_t bytes)
 // The verdict table's cells, shared by every writer so that they say the same thing.
 struct VerdictCells
 {
-    std::string run, outcome, loss, delta, speedup, throughput, peak, verdict;
+    std::string run, outcome, loss, delta, speedup, throughput, mfu, peak, verdict;
 };
 
 VerdictCells verdictCells(const Report &report, const ReportRun &r, bool isBaseline)
@@ -107,10 +107,11 @@ VerdictCells verdictCells(const Report &report, const ReportRun &r, bool isBasel
     cells.throughput = c.throughput.steps > 0 ? formatted("%.0f", c.throughput.median) + " (" + formatted("%.0f", c.throughput.p10)
                                                     + "-" + formatted("%.0f", c.throughput.p90) + ")"
                                               : "-";
+    cells.mfu = c.mfu > 0 ? formatted("%.0f%%", 100 * c.mfu) : "-";
     cells.peak = c.peakBytes > 0 ? formatBytes(c.peakBytes) : "-";
     if (!isBaseline && c.peakBytes > 0)
         cells.peak += " (" + formatted("%+.0f%%", -100.0 * c.memorySaved) + ")";
-    cells.verdict = isBaseline ? "baseline" : c.verdict;
+    cells.verdict = isBaseline ? "baseline" + (c.machineNote.empty() ? "" : "; " + c.machineNote) : c.verdict;
     if (r.summary.run.outcome != "completed" && !isBaseline)
         cells.verdict = "did not complete (" + r.outcomeText + "); " + c.verdict;
     return cells;
@@ -158,12 +159,12 @@ struct Table
 
 Table verdictTable(const Report &report)
 {
-    Table t{{"Run", "Outcome", "Val loss at matched tokens", "Δ vs baseline", "Speed-up", "Tokens/s (p10-p90)",
+    Table t{{"Run", "Outcome", "Val loss at matched tokens", "Δ vs baseline", "Speed-up", "Tokens/s (p10-p90)", "MFU",
              "Peak memory", "Verdict"},
             {}};
     for (size_t i = 0; i < report.runs.size(); ++i) {
         const VerdictCells c = verdictCells(report, report.runs[i], i == 0);
-        t.rows.push_back({c.run, c.outcome, c.loss, c.delta, c.speedup, c.throughput, c.peak, c.verdict});
+        t.rows.push_back({c.run, c.outcome, c.loss, c.delta, c.speedup, c.throughput, c.mfu, c.peak, c.verdict});
     }
     return t;
 }
@@ -197,8 +198,21 @@ std::string throughputLine(const ReportRun &run)
     const ThroughputSummary &t = run.summary.throughput;
     if (t.steps == 0)
         return "No steady-state steps were measured.";
-    return "Steady-state throughput: " + formatted("%.0f", t.median) + " tokens/s median over " + std::to_string(t.steps)
-           + " steps after warm-up (p10 " + formatted("%.0f", t.p10) + ", p90 " + formatted("%.0f", t.p90) + ").";
+    std::string line = "Steady-state throughput: " + formatted("%.0f", t.median) + " tokens/s median over "
+                       + std::to_string(t.steps) + " steps after warm-up (p10 " + formatted("%.0f", t.p10) + ", p90 "
+                       + formatted("%.0f", t.p90) + ").";
+    const RunSummary &s = run.summary;
+    if (s.peakGflops > 0)
+        line += " Model FLOPs " + formatted("%.1f", s.flopsPerToken / 1e6) + " M per token: "
+                + formatted("%.1f", s.achievedGflops) + " GFLOP/s achieved, MFU " + formatted("%.0f%%", 100 * s.mfu())
+                + " of the " + formatted("%.1f", s.peakGflops) + " GFLOP/s " + s.peakDtype
+                + " matmul peak measured on this machine.";
+    if (s.machine.probes > 0)
+        line += " Machine-speed index (reference matmul, " + std::to_string(s.machine.probes) + " timings): median "
+                + formatted("%.1f", s.machine.medianGflops) + " GFLOP/s, varied by "
+                + formatted("%.0f%%", 100 * s.machine.variation) + "."
+                + (s.machine.flagged() ? " Flagged: " + s.machine.describe() + "." : "");
+    return line;
 }
 
 std::string markdownTable(const Table &t)
@@ -476,6 +490,13 @@ std::string reportJson(const Report &report)
                         {"speedup", c.speedup},
                         {"tokens_per_second", {{"median", c.throughput.median}, {"p10", c.throughput.p10},
                                                {"p90", c.throughput.p90}, {"steps", c.throughput.steps}}},
+                        {"mfu", c.mfu},
+                        {"achieved_gflops", r.summary.achievedGflops},
+                        {"matmul_peak_gflops", r.summary.peakGflops},
+                        {"machine_index", {{"median_gflops", r.summary.machine.medianGflops},
+                                           {"variation", r.summary.machine.variation},
+                                           {"flagged", r.summary.machine.flagged()},
+                                           {"normalised_tokens_per_second", r.summary.machine.normalisedMedian}}},
                         {"peak_bytes", c.peakBytes},
                         {"memory_saved", c.memorySaved},
                         {"verdict", i == 0 ? std::string("baseline") : c.verdict},
@@ -499,14 +520,14 @@ std::string reportSummaryCsv(const Report &report)
 {
     std::ostringstream out;
     out << "run,baseline,outcome,matched_tokens,validation_loss,delta_loss,tolerance,tokens_per_second_median,"
-           "tokens_per_second_p10,tokens_per_second_p90,speedup,peak_bytes,memory_saved,verdict\n";
+           "tokens_per_second_p10,tokens_per_second_p90,speedup,mfu,peak_bytes,memory_saved,verdict\n";
     for (size_t i = 0; i < report.runs.size(); ++i) {
         const ReportRun &r = report.runs[i];
         const ComparisonRow &c = r.comparison;
         out << csvField(c.name) << "," << (i == 0 ? "true" : "false") << "," << csvField(r.outcomeText) << ","
             << c.matchedTokens << "," << c.validationLoss << "," << c.deltaLoss << "," << report.tolerance << ","
             << c.throughput.median << "," << c.throughput.p10 << "," << c.throughput.p90 << "," << c.speedup << ","
-            << c.peakBytes << "," << c.memorySaved << "," << csvField(i == 0 ? "baseline" : c.verdict) << "\n";
+            << c.mfu << "," << c.peakBytes << "," << c.memorySaved << "," << csvField(i == 0 ? "baseline" : c.verdict) << "\n";
     }
     return out.str();
 }
@@ -514,12 +535,13 @@ std::string reportSummaryCsv(const Report &report)
 std::string reportMetricsCsv(const Report &report)
 {
     std::ostringstream out;
-    out << "run,step,tokens,train_loss,learning_rate,grad_norm,step_seconds,tokens_per_second,loss_scale,skipped\n";
+    out << "run,step,tokens,train_loss,learning_rate,grad_norm,step_seconds,tokens_per_second,loss_scale,skipped,"
+           "machine_gflops\n";
     for (const auto &r : report.runs)
         for (const auto &m : r.metrics)
             out << csvField(r.summary.run.name) << "," << m.step << "," << m.tokens << "," << m.trainLoss << ","
                 << m.learningRate << "," << m.gradNorm << "," << m.stepSeconds << "," << m.tokensPerSecond << ","
-                << m.lossScale << "," << (m.skipped ? 1 : 0) << "\n";
+                << m.lossScale << "," << (m.skipped ? 1 : 0) << "," << m.machineGflops << "\n";
     return out.str();
 }
 

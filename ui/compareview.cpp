@@ -30,6 +30,8 @@ namespace optlog {
 
 namespace {
 
+constexpr int kVerdictColumn = 8;
+
 QTableWidgetItem *cell(const QString &text, Qt::Alignment alignment = Qt::AlignLeft | Qt::AlignVCenter)
 {
     auto *item = new QTableWidgetItem(text);
@@ -63,7 +65,7 @@ CompareView::CompareView(QWidget *parent)
     , m_onlyDifferences(new QCheckBox(tr("Only differences")))
     , m_pages(new QStackedWidget)
     , m_summary(new QLabel)
-    , m_verdicts(readOnlyTable(8))
+    , m_verdicts(readOnlyTable(9))
     , m_charts(std::make_unique<ComparisonCharts>())
     , m_config(readOnlyTable(1))
 {
@@ -122,12 +124,15 @@ QWidget *CompareView::buildControls()
 QWidget *CompareView::buildResults()
 {
     m_verdicts->setHorizontalHeaderLabels({tr("Run"), tr("Outcome"), tr("Val loss @ tokens"), tr("Δ vs baseline"),
-                                           tr("Speed-up"), tr("Tokens/s (p10–p90)"), tr("Peak memory"),
+                                           tr("Speed-up"), tr("Tokens/s (p10–p90)"), tr("MFU"), tr("Peak memory"),
                                            tr("Verdict")});
     m_verdicts->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     // The verdict wraps in a column of its own width instead of squeezing the numbers.
-    m_verdicts->horizontalHeader()->setSectionResizeMode(7, QHeaderView::Interactive);
-    m_verdicts->setColumnWidth(7, 340);
+    m_verdicts->horizontalHeader()->setSectionResizeMode(kVerdictColumn, QHeaderView::Interactive);
+    m_verdicts->setColumnWidth(kVerdictColumn, 340);
+    m_verdicts->horizontalHeaderItem(6)->setToolTip(
+        tr("Model FLOP utilisation: model FLOPs per token (6N + 12·L·T·C) × steady tokens/s, over the matmul peak "
+           "measured on this machine for the run's compute dtype"));
     m_config->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_config->setMinimumHeight(260);
     m_summary->setWordWrap(true);
@@ -301,8 +306,9 @@ void CompareView::fillVerdicts(const QList<RunSnapshotPtr> &runs)
         QString peak = r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();
         if (i > 0 && r.peakBytes > 0)
             peak += tr(" (%1)").arg(signedPercent(-r.memorySaved));
-        m_verdicts->setItem(row, 6, cell(peak, right));
-        m_verdicts->setItem(row, 7, cell(QString::fromStdString(r.verdict)));
+        m_verdicts->setItem(row, 6, cell(r.mfu > 0 ? QStringLiteral("%1%").arg(r.mfu * 100, 0, 'f', 0) : QString(), right));
+        m_verdicts->setItem(row, 7, cell(peak, right));
+        m_verdicts->setItem(row, kVerdictColumn, cell(QString::fromStdString(r.verdict)));
     }
     m_verdicts->resizeRowsToContents();
     // Every verdict in view at once: the table is the answer, it should not scroll.

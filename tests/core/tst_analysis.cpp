@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis.h"
+#include "core/config.h"
+#include "core/modelshape.h"
+#include "core/store.h"
+
+#include <QTemporaryDir>
 
 #include <QtTest>
 
@@ -37,6 +42,10 @@ private Q_SLOTS:
     void verdictsInWords_data();
     void verdictsInWords();
     void noisyThroughputIsNotCalled();
+    void steadyMachineIsNotFlagged();
+    void slowingMachineIsFlaggedAndNormalised();
+    void modelFlopsPerTokenFollowsTheFormula();
+    void mfuIsAgainstTheMeasuredPeakOfTheComputeDtype();
 };
 
 void tst_Analysis::steadyThroughputSkipsWarmup()
@@ -108,6 +117,83 @@ void tst_Analysis::verdictsInWords()
     const RunSummary base = summary("base", 1000, 1000, {{9, 1000, 3.0}});
     const RunSummary run = summary("run", tokensPerSecond, peak, {{9, 1000, finalLoss}});
     QCOMPARE(QString::fromStdString(compare(base, {run}, 0.02).front().verdict), verdict);
+}
+
+namespace {
+
+// 100 steps at 5,000 tokens/s, the reference kernel timed every 10 steps at `gflops(step)`;
+// the run's own speed follows the machine's.
+std::vector<StepMetrics> withMachine(double (*gflops)(int64_t))
+{
+    std::vector<StepMetrics> rows;
+    for (int64_t s = 0; s < 100; ++s) {
+        StepMetrics m;
+        m.step = s;
+        m.tokens = (s + 1) * 1000;
+        m.tokensPerSecond = 5000.0 * gflops(s) / 100.0;
+        m.machineGflops = s % 10 == 9 ? gflops(s) : 0.0;
+        rows.push_back(m);
+    }
+    return rows;
+}
+
+} // namespace
+
+void tst_Analysis::steadyMachineIsNotFlagged()
+{
+    const MachineSpeed speed = machineSpeed(withMachine([](int64_t s) { return s % 20 == 9 ? 98.0 : 102.0; }), 3);
+    QCOMPARE(speed.probes, int64_t(10));
+    QVERIFY(speed.variation < MachineSpeed::kTolerance);
+    QVERIFY(!speed.flagged());
+    QCOMPARE(speed.describe(), std::string());
+}
+
+void tst_Analysis::slowingMachineIsFlaggedAndNormalised()
+{
+    // The machine halves its speed after step 50 (a neighbour arrives): the run slows with it.
+    const MachineSpeed speed = machineSpeed(withMachine([](int64_t s) { return s < 50 ? 100.0 : 50.0; }), 3);
+    QVERIFY(speed.flagged());
+    QCOMPARE(speed.slowdown, 0.5);
+    QVERIFY2(speed.describe().rfind("the machine slowed by 50% during this run", 0) == 0, speed.describe().c_str());
+    // Normalised to the index, the run's speed is one number again: half the steps at 5,000
+    // tokens/s on the fast machine and half at 2,500 on the slow one all become the same rate
+    // at the median machine speed (between 50 and 100 GFLOP/s).
+    const double expected = 5000.0 * speed.medianGflops / 100.0;
+    QVERIFY2(std::fabs(speed.normalisedMedian - expected) < 1e-6 * expected,
+             qPrintable(QString::number(speed.normalisedMedian)));
+}
+
+void tst_Analysis::modelFlopsPerTokenFollowsTheFormula()
+{
+    // 6N + 12·L·T·C for the default preset's shape.
+    QCOMPARE(modelFlopsPerToken(3257856, 4, 128, 256), 6.0 * 3257856 + 12.0 * 4 * 128 * 256);
+}
+
+void tst_Analysis::mfuIsAgainstTheMeasuredPeakOfTheComputeDtype()
+{
+    QTemporaryDir dir;
+    Store store(dir.filePath("mfu.sqlite").toStdString());
+    for (const std::string mode : {"fp32", "autocast-bf16"}) {
+        RunConfig config;
+        config.precision.mode = mode;
+        config.memory.warmupSteps = 1;
+        const int64_t id = store.createRun(mode, toToml(config));
+        store.setEnvironment(id, R"({"matmul_peak": {"float32_gflops": 200.0, "bfloat16_gflops": 400.0}})");
+        std::vector<StepMetrics> steps(10);
+        for (int64_t s = 0; s < 10; ++s) {
+            steps[s].step = s;
+            steps[s].tokens = (s + 1) * 1000;
+            steps[s].tokensPerSecond = 5000;
+        }
+        store.appendMetrics(id, steps);
+        store.finishRun(id, "completed", 9, "");
+        const RunSummary summary = summarize(store, *store.findRun(mode));
+        const double flops = modelFlopsPerToken(parameterCount(config.model), 4, 128, 256);
+        QCOMPARE(summary.flopsPerToken, flops);
+        QCOMPARE(summary.peakDtype, std::string(mode == "fp32" ? "float32" : "bfloat16"));
+        const double peak = mode == "fp32" ? 200.0 : 400.0;
+        QVERIFY(std::fabs(summary.mfu() - flops * 5000 / 1e9 / peak) < 1e-12);
+    }
 }
 
 QTEST_APPLESS_MAIN(tst_Analysis)

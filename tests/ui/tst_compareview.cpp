@@ -99,9 +99,9 @@ private Q_SLOTS:
         QCOMPARE(table->item(2, 3)->text(), QStringLiteral("+0.1500 (±0.02)"));
         QCOMPARE(table->item(2, 2)->text(), QStringLiteral("2.4000 @ %L1").arg(10000));
         QCOMPARE(table->item(1, 4)->text(), QStringLiteral("1.20×"));
-        QCOMPARE(table->item(1, 7)->text(), QString::fromStdString(rows[1].verdict));
-        QVERIFY2(table->item(1, 7)->text().contains(QStringLiteral("same quality")), qPrintable(table->item(1, 7)->text()));
-        QVERIFY2(table->item(2, 7)->text().contains(QStringLiteral("worse")), qPrintable(table->item(2, 7)->text()));
+        QCOMPARE(table->item(1, 8)->text(), QString::fromStdString(rows[1].verdict));
+        QVERIFY2(table->item(1, 8)->text().contains(QStringLiteral("same quality")), qPrintable(table->item(1, 8)->text()));
+        QVERIFY2(table->item(2, 8)->text().contains(QStringLiteral("worse")), qPrintable(table->item(2, 8)->text()));
     }
 
     void anotherBaselineJudgesAgainstIt()
