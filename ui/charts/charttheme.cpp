@@ -40,6 +40,14 @@ QChart *setUpChartView(QChartView *view, const QString &title)
     return chart;
 }
 
+void addValueAxes(QChart *chart, QValueAxis *x, const QString &xTitle, QValueAxis *y, const QString &yTitle)
+{
+    x->setTitleText(xTitle);
+    y->setTitleText(yTitle);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+}
+
 void setAxisRange(QValueAxis *axis, double low, double high, bool roundEnds)
 {
     axis->setRange(low, high);

@@ -16,6 +16,8 @@ QColor runColor(int index);
 // Gives `view` a new chart with the shared style (title font, margins, legend, no animation)
 // and the title, and returns it for the caller's axes and series.
 QChart *setUpChartView(QChartView *view, const QString &title);
+// Titles `x` and `y` and puts them below and left of the plot.
+void addValueAxes(QChart *chart, QValueAxis *x, const QString &xTitle, QValueAxis *y, const QString &yTitle);
 // Sets a value axis to [low, high] with labels that suit their size; `roundEnds` widens the
 // range to round tick values (not for tokens seen: the data should reach the right edge).
 void setAxisRange(QValueAxis *axis, double low, double high, bool roundEnds = true);

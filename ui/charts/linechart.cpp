@@ -16,11 +16,7 @@ LineChart::LineChart(const QString &title, const QString &xTitle, const QString 
     , m_x(new QValueAxis)
     , m_y(new QValueAxis)
 {
-    QChart *chart = setUpChartView(this, title);
-    m_x->setTitleText(xTitle);
-    m_y->setTitleText(yTitle);
-    chart->addAxis(m_x, Qt::AlignBottom);
-    chart->addAxis(m_y, Qt::AlignLeft);
+    addValueAxes(setUpChartView(this, title), m_x, xTitle, m_y, yTitle);
 }
 
 QVector<QPointF> LineChart::downsample(const QVector<QPointF> &points, int maxPoints)

@@ -17,11 +17,8 @@ ScatterChart::ScatterChart(const QString &title, const QString &xTitle, const QS
     , m_y(new QValueAxis)
 {
     QChart *chart = setUpChartView(this, title);
-    m_x->setTitleText(xTitle);
-    m_y->setTitleText(yTitle);
     chart->legend()->hide(); // each point carries its run's name: a legend would not fit
-    chart->addAxis(m_x, Qt::AlignBottom);
-    chart->addAxis(m_y, Qt::AlignLeft);
+    addValueAxes(chart, m_x, xTitle, m_y, yTitle);
 }
 
 void ScatterChart::setPoints(const QList<ScatterPoint> &points)
