@@ -75,6 +75,18 @@ struct ReportRequest
 };
 int reportCommand(const ReportRequest &request, int argc, char **argv);
 
+struct TuneRequest
+{
+    std::string preset = "default";
+    std::vector<std::string> modes = {"fp32", "autocast-bf16"}; // one per precision family to tune
+    int steps = 15;  // per candidate run
+    int rounds = 2;  // alternations of all candidates
+    bool ifNeeded = false; // only when a requested family has no tuning for this machine yet
+};
+int tuneCommand(const TuneRequest &request, const std::string &self);
+// A GEMM with the OPENBLAS_CORETYPE this process started with, against a reference: exit 0 if right.
+int gemmCheckCommand();
+
 int runsCommand(const std::string &study);
 int showCommand(const std::string &study, const std::string &run);
 int exportCommand(const std::string &study, const std::string &format, const std::string &output);

@@ -3,11 +3,27 @@
 #include "app/commands.h"
 #include "app/launcher.h"
 
+#include "core/config.h"
 #include "core/presets.h"
 
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
+
+namespace {
+
+// The precision a run will use, for the launcher's choice of settings; a config that does not
+// load is reported by the command itself, so any mode will do here.
+std::string precisionModeOf(const std::string &preset, const std::string &file, const std::vector<std::string> &overrides)
+{
+    try {
+        return optlog::loadRunConfig(preset, file, overrides).precision.mode;
+    } catch (const std::exception &) {
+        return "fp32";
+    }
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
@@ -67,6 +83,19 @@ int main(int argc, char **argv)
     fitCmd->add_option("--memory-budget", fit.budget, "the budget, e.g. 512MiB")->required();
 
     std::string studyFile, runName, format = "csv", output;
+    TuneRequest tune;
+    bool gemmCheck = false;
+    auto *tuneCmd = app.add_subcommand("tune", "measure the fastest threads, wait policy and BLAS core type per "
+                                               "precision on this machine, and keep them for optlog run");
+    tuneCmd->add_option("--preset", tune.preset, "model to measure with")->capture_default_str();
+    tuneCmd->add_option("--modes", tune.modes, "precision modes to tune, one per family")->delimiter(',')
+        ->capture_default_str();
+    tuneCmd->add_option("--steps", tune.steps, "steps per candidate run")->capture_default_str()
+        ->check(CLI::Range(5, 100000));
+    tuneCmd->add_option("--rounds", tune.rounds, "alternations of all candidates")->capture_default_str()
+        ->check(CLI::Range(1, 100));
+    tuneCmd->add_flag("--if-needed", tune.ifNeeded, "do nothing when every requested family is already tuned here");
+    tuneCmd->add_flag("--gemm-check", gemmCheck, "internal: check a GEMM with this process's OpenBLAS core type");
     ReportRequest report;
     auto *reportCmd = app.add_subcommand("report", "write a comparison report: verdicts, charts, per-run detail, "
                                                    "environment");
@@ -99,9 +128,9 @@ int main(int argc, char **argv)
     }
 
     if (*runCmd) {
-        relaunchWithRuntimeVariables(argv);
         if (run.configFile.empty() && run.preset.empty())
             run.preset = "default";
+        relaunchWithRuntimeVariables(argv, precisionModeOf(run.preset, run.configFile, run.overrides));
         if (!runBudget.empty())
             run.overrides.push_back("memory.budget=\"" + runBudget + "\"");
         return runCommand(run);
@@ -112,9 +141,9 @@ int main(int argc, char **argv)
         return studyCommand(study, n > 0 ? std::string(self, size_t(n)) : std::string(argv[0]));
     }
     if (*fitCmd) {
-        relaunchWithRuntimeVariables(argv);
         if (fit.configFile.empty() && fit.preset.empty())
             fit.preset = "default";
+        relaunchWithRuntimeVariables(argv, precisionModeOf(fit.preset, fit.configFile, fit.overrides));
         return fitCommand(fit);
     }
     if (*estimateCmd) {
@@ -124,6 +153,13 @@ int main(int argc, char **argv)
     }
     if (*compareCmd)
         return compareCommand(compare);
+    if (*tuneCmd) {
+        if (gemmCheck)
+            return gemmCheckCommand();
+        char self[4096] = {};
+        const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        return tuneCommand(tune, n > 0 ? std::string(self, size_t(n)) : std::string(argv[0]));
+    }
     if (*reportCmd)
         return reportCommand(report, argc, argv);
     if (*runsCmd)

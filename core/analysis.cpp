@@ -187,6 +187,7 @@ RunSummary summarize(const Store &store, const RunRecord &run)
     s.peakDtype = config.precision.mode == "fp32" ? "float32" : "bfloat16";
     try {
         const auto environment = nlohmann::json::parse(run.environmentJson.empty() ? "{}" : run.environmentJson);
+        s.untunedSettings = environment.value("tuning", std::string()).rfind("untuned", 0) == 0;
         if (environment.contains("matmul_peak"))
             s.peakGflops = environment["matmul_peak"].value(s.peakDtype + "_gflops", 0.0);
     } catch (const nlohmann::json::exception &) {

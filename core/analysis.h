@@ -58,6 +58,7 @@ struct RunSummary
     double achievedGflops = 0; // flopsPerToken x steady tokens/s
     double peakGflops = 0;     // the matmul peak measured on this machine for the run's compute dtype; 0 = unknown
     std::string peakDtype;     // float32 | bfloat16
+    bool untunedSettings = false; // ran without `optlog tune`'s settings for its machine and precision
     double mfu() const { return peakGflops > 0 ? achievedGflops / peakGflops : 0; }
 };
 RunSummary summarize(const Store &store, const RunRecord &run);

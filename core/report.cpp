@@ -212,6 +212,8 @@ std::string throughputLine(const ReportRun &run)
                 + formatted("%.1f", s.machine.medianGflops) + " GFLOP/s, varied by "
                 + formatted("%.0f%%", 100 * s.machine.variation) + "."
                 + (s.machine.flagged() ? " Flagged: " + s.machine.describe() + "." : "");
+    if (s.untunedSettings)
+        line += " Ran with untuned runtime settings: optlog tune had not measured this machine and precision.";
     return line;
 }
 
@@ -270,7 +272,7 @@ std::vector<std::pair<std::string, std::string>> environmentRows(const std::vect
         {"BLAS threads", {"blas_threads"}},    {"device", {"device"}},
         {"CPU", {"cpu_model"}},                {"logical CPUs", {"logical_cpus"}},
         {"CPU flags", {"cpu_flags"}},          {"compiler", {"compiler"}},
-        {"set by optlog", {"variables_set_by_optlog"}}};
+        {"set by optlog", {"variables_set_by_optlog"}}, {"runtime settings", {"tuning"}}};
     std::vector<std::pair<std::string, std::string>> rows;
     for (const auto &[label, keys] : facts) {
         std::map<std::string, std::vector<std::string>> byValue;

@@ -42,6 +42,9 @@ cmake --build "$build"
 case "$mode" in
   run)
     mkdir -p "$here/out"
+    # First use on this machine: measure its best threads and wait policy per precision (about
+    # two minutes, once; `optlog tune` again after a hardware or library change).
+    "$build/app/optlog" tune --if-needed
     if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
       # Queues the default study's runs not yet completed in the file, and starts them.
       exec "$build/app/optlog-workbench" "$here/out/default.sqlite" --queue default --start

@@ -269,10 +269,18 @@ void CompareView::fillVerdicts(const QList<RunSnapshotPtr> &runs)
         summaries.push_back(run->summary);
     const double tolerance = m_tolerance->value();
     m_rows = compare(runs.front()->summary, summaries, tolerance);
+    QStringList untuned;
+    for (const auto &run : runs)
+        if (run->summary.untunedSettings)
+            untuned << QString::fromStdString(run->run().name).toHtmlEscaped();
     m_summary->setText(tr("Against <b>%1</b>, validation loss compared at matched tokens seen; differences "
-                          "within ±%2 nats per token count as noise.")
+                          "within ±%2 nats per token count as noise.%3")
                            .arg(QString::fromStdString(runs.front()->run().name).toHtmlEscaped())
-                           .arg(tolerance));
+                           .arg(tolerance)
+                           .arg(untuned.isEmpty() ? QString()
+                                                  : tr(" <i>Untuned runtime settings</i> (no <tt>optlog tune</tt> for "
+                                                       "this machine and precision): %1.")
+                                                        .arg(untuned.join(QStringLiteral(", ")))));
     m_verdicts->setRowCount(0);
     const Qt::Alignment right = Qt::AlignRight | Qt::AlignVCenter;
     for (size_t i = 0; i < m_rows.size(); ++i) {

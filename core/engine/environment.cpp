@@ -89,7 +89,10 @@ int defaultThreads()
 ThreadSettings applyThreadSettings(const RuntimeConfig &runtime)
 {
     ThreadSettings settings;
-    settings.intraOp = runtime.threads > 0 ? int(runtime.threads) : defaultThreads();
+    // `optlog tune`'s choice for this machine and precision, passed on by the launcher.
+    const char *tuned = std::getenv("OPTLOG_TUNED_THREADS");
+    const int tunedThreads = tuned ? std::atoi(tuned) : 0;
+    settings.intraOp = runtime.threads > 0 ? int(runtime.threads) : tunedThreads > 0 ? tunedThreads : defaultThreads();
     settings.blas = runtime.blasThreads > 0 ? int(runtime.blasThreads) : settings.intraOp;
     at::set_num_threads(settings.intraOp);
     auto setBlasThreads = blasSymbol<void (*)(int)>("openblas_set_num_threads");
@@ -98,6 +101,16 @@ ThreadSettings applyThreadSettings(const RuntimeConfig &runtime)
     else
         settings.blas = -1;
     return settings;
+}
+
+std::string machineKey()
+{
+    auto blasConfig = blasSymbol<char *(*)()>("openblas_get_config");
+    std::string blas = blasConfig ? std::string(blasConfig()) : "no OpenBLAS";
+    // "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... Haswell ...": the name and version only.
+    const auto second = blas.find(' ', blas.find(' ') + 1);
+    blas = blas.substr(0, second);
+    return cpuInfoField("model name") + "|" + relevantCpuFlags() + "|libtorch " + TORCH_VERSION + "|" + blas;
 }
 
 std::string blasCoreName()
@@ -129,6 +142,9 @@ nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann:
     // Which of them optlog's launcher set (app/launcher.cpp), as opposed to the user or system.
     env["variables_set_by_optlog"] = variable("OPTLOG_SET_VARIABLES");
     env["heap"] = heap;
+    // Whether the launcher applied `optlog tune`'s measured settings (app/launcher.cpp).
+    const char *tuning = std::getenv("OPTLOG_TUNING");
+    env["tuning"] = tuning ? tuning : "untuned: started without optlog's launcher";
     env["parallel_info"] = at::get_parallel_info();
     return env;
 }

@@ -31,6 +31,10 @@ int defaultThreads();
 // threads, CPU model and flags, compiler, optlog version, and the variables that steer them.
 nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann::json &heap);
 
+// The CPU, its flags and the library versions: what a cached tuning or calibration is valid for.
+// Leaves out OpenBLAS's chosen core, which the tuning itself may change.
+std::string machineKey();
+
 // OpenBLAS's name for the kernels it chose ("Prescott" is its generic fallback); empty when
 // the BLAS in use is not OpenBLAS.
 std::string blasCoreName();

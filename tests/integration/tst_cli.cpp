@@ -4,6 +4,8 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 
 using namespace optlog;
@@ -19,9 +21,11 @@ struct Result
     QString err;
 };
 
-Result runOptlog(const QStringList &arguments, int timeoutMs = 120000)
+Result runOptlog(const QStringList &arguments, int timeoutMs = 120000,
+                 const QProcessEnvironment &environment = QProcessEnvironment::systemEnvironment())
 {
     QProcess process;
+    process.setProcessEnvironment(environment);
     process.start(OPTLOG_BINARY, arguments);
     Result r;
     if (!process.waitForFinished(timeoutMs))
@@ -71,6 +75,7 @@ private Q_SLOTS:
     void refusesAStudyFromTheFuture();
     void overBudgetRunEndsAsOom();
     void fitsProposalRunsUnderTheSameBudget();
+    void tunedSettingsAreUsedAndRecorded();
 
 private:
     QTemporaryDir m_dir;
@@ -296,6 +301,45 @@ void tst_Cli::fitsProposalRunsUnderTheSameBudget()
     const Result run = runOptlog(QStringList{"run", "--db", m_dir.filePath("fit-after.sqlite"), "--memory-budget", "2MiB"}
                                  + base + proposal.split(' '));
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+}
+
+void tst_Cli::tunedSettingsAreUsedAndRecorded()
+{
+    QTemporaryDir cacheDir;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("XDG_CACHE_HOME", cacheDir.path());
+    environment.remove("OMP_WAIT_POLICY");
+    const QString study = m_dir.filePath("tuned.sqlite");
+    const auto tuningOf = [&study](const std::string &run) {
+        const Store store(study.toStdString(), Store::Access::ReadOnly);
+        return QJsonDocument::fromJson(QByteArray::fromStdString(store.findRun(run)->environmentJson)).object();
+    };
+
+    // No tuning yet: the run says so.
+    QCOMPARE(runOptlog(QStringList{"run", "--db", study, "--set", "name=before"} + kSmoke, 120000, environment).exitCode, 0);
+    QVERIFY2(tuningOf("before").value("tuning").toString().startsWith("untuned"),
+             qPrintable(tuningOf("before").value("tuning").toString()));
+
+    const Result tune = runOptlog({"tune", "--preset", "smoke", "--modes", "fp32", "--steps", "8", "--rounds", "1"},
+                                  300000, environment);
+    QVERIFY2(tune.exitCode == 0, qPrintable(tune.err));
+    QVERIFY2(tune.out.contains("best for fp32:"), qPrintable(tune.out));
+    QFile cacheFile(cacheDir.filePath("optlog/runtime-tuning.json"));
+    QVERIFY(cacheFile.open(QIODevice::ReadOnly));
+    const QJsonObject machines = QJsonDocument::fromJson(cacheFile.readAll()).object();
+    QCOMPARE(machines.size(), 1);
+    const QJsonObject fp32 = machines.begin().value().toObject().value("fp32").toObject();
+
+    // The next run uses what the tuning chose, and records that it did.
+    QCOMPARE(runOptlog(QStringList{"run", "--db", study, "--set", "name=after"} + kSmoke + QStringList{"--set", "runtime.threads=0"},
+                       120000, environment).exitCode, 0);
+    const QJsonObject after = tuningOf("after");
+    QVERIFY2(after.value("tuning").toString().startsWith("tuned for fp32"), qPrintable(after.value("tuning").toString()));
+    QCOMPARE(after.value("intra_op_threads").toInt(), fp32.value("threads").toInt());
+    QCOMPARE(after.value("variables").toObject().value("OMP_WAIT_POLICY").toString(), fp32.value("wait_policy").toString());
+
+    // The GEMM check that guards a core type passes with the kernels in use.
+    QCOMPARE(runOptlog({"tune", "--gemm-check"}, 60000, environment).exitCode, 0);
 }
 
 QTEST_GUILESS_MAIN(tst_Cli)
