@@ -1,44 +1,21 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/calibration.h"
 
+#include "core/cachefile.h"
 #include "core/config.h"
 #include "core/engine/environment.h"
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <vector>
-
-#include <unistd.h>
 
 namespace optlog {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string defaultCacheFile()
-{
-    const char *xdg = std::getenv("XDG_CACHE_HOME");
-    const char *home = std::getenv("HOME");
-    const std::string base = xdg && *xdg ? xdg : std::string(home && *home ? home : "/tmp") + "/.cache";
-    return base + "/optlog/matmul-peak.json";
-}
-
-nlohmann::json readCache(const std::string &path)
-{
-    std::ifstream in(path);
-    if (!in)
-        return nlohmann::json::object();
-    try {
-        return nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception &) {
-        return nlohmann::json::object(); // a damaged cache is measured again and rewritten
-    }
-}
 
 // GFLOP/s of a @ b, repeated for at least `seconds` after one untimed warm-up product.
 double gemmGflops(const at::Tensor &a, const at::Tensor &b, double seconds)
@@ -91,8 +68,8 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     peak.key = env.value("cpu_model", "") + "|" + env.value("cpu_flags", "") + "|" + env.value("libtorch_version", "")
                + "|" + env.value("blas_core", "") + "|threads=" + std::to_string(threads) + "|" + peak.shapes;
 
-    const std::string path = cacheFile.empty() ? defaultCacheFile() : cacheFile;
-    nlohmann::json cache = readCache(path);
+    const std::string path = cacheFile.empty() ? cacheFilePath("matmul-peak.json") : cacheFile;
+    nlohmann::json cache = readJsonCache(path);
     if (cache.contains(peak.key)) {
         const auto &entry = cache[peak.key];
         peak.float32Gflops = entry.value("float32_gflops", 0.0);
@@ -107,12 +84,7 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     peak.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     cache[peak.key] = {{"float32_gflops", peak.float32Gflops}, {"bfloat16_gflops", peak.bfloat16Gflops},
                        {"measured_seconds", peak.seconds}};
-    std::error_code ignored;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-    // Written to a temporary and renamed, so a concurrent reader never sees half a file.
-    const std::string temporary = path + ".tmp" + std::to_string(::getpid());
-    std::ofstream(temporary) << cache.dump(2);
-    std::filesystem::rename(temporary, path, ignored);
+    writeJsonCache(path, cache);
     return peak;
 }
 

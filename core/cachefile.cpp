@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+#include "core/cachefile.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+namespace optlog {
+
+std::string cacheFilePath(const std::string &name)
+{
+    const char *xdg = std::getenv("XDG_CACHE_HOME");
+    const char *home = std::getenv("HOME");
+    const std::string base = xdg && *xdg ? xdg : std::string(home && *home ? home : "/tmp") + "/.cache";
+    return base + "/optlog/" + name;
+}
+
+nlohmann::json readJsonCache(const std::string &path)
+{
+    std::ifstream in(path);
+    if (!in)
+        return nlohmann::json::object();
+    try {
+        nlohmann::json value = nlohmann::json::parse(in);
+        return value.is_object() ? value : nlohmann::json::object();
+    } catch (const nlohmann::json::exception &) {
+        return nlohmann::json::object();
+    }
+}
+
+void writeJsonCache(const std::string &path, const nlohmann::json &value)
+{
+    std::error_code ignored;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+    const std::string temporary = path + ".tmp" + std::to_string(::getpid());
+    std::ofstream(temporary) << value.dump(2);
+    std::filesystem::rename(temporary, path, ignored);
+}
+
+} // namespace optlog

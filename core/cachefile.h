@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace optlog {
+
+// $XDG_CACHE_HOME/optlog/<name>, else ~/.cache/optlog/<name>: what optlog measured about this
+// machine (matmul peak, runtime tuning), kept between runs.
+std::string cacheFilePath(const std::string &name);
+
+// The JSON object in `path`; an empty object when the file is missing or damaged (a damaged
+// cache is measured again and rewritten, never trusted).
+nlohmann::json readJsonCache(const std::string &path);
+// Written to a temporary file and renamed, so a concurrent reader never sees half a file.
+void writeJsonCache(const std::string &path, const nlohmann::json &value);
+
+} // namespace optlog
