@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <c10/core/ScalarType.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -31,10 +32,12 @@ struct MatmulPeak
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile = "",
                       double secondsPerShape = 0.15);
 
-// A fixed FP32 matmul, timed: the machine-speed index. A change in it during a run is the
-// machine changing under the run (a neighbour, thermal limits), not the technique. Six 512^3
-// products in three timings (the best counts), about 10 ms; its matrices are outside LibTorch's
-// allocator, so it never adds to a run's peak or meets its budget.
-double referenceKernelGflops();
+// A fixed matmul, timed: the machine-speed index. A change in it during a run is the machine
+// changing under the run (a neighbour, thermal limits), not the technique. Six 512^3 products in
+// three timings (the best counts), about 10 ms; its matrices are outside LibTorch's allocator,
+// so it never adds to a run's peak or meets its budget. `dtype` should be the run's compute
+// dtype: its kernels use the same thread pool as the run's (OpenBLAS for FP32, oneDNN's OpenMP
+// workers for BF16), so the run's own idle threads do not disturb the timing.
+double referenceKernelGflops(at::ScalarType dtype = at::kFloat);
 
 } // namespace optlog

@@ -65,8 +65,9 @@ std::optional<BudgetRefusal> CountingAllocator::refusal() const
 
 c10::DataPtr CountingAllocator::allocate(size_t bytes) const
 {
+    const bool counted = m_uncounted.load(std::memory_order_relaxed) == 0;
     const int64_t budget = m_budget.load(std::memory_order_relaxed);
-    if (budget > 0 && currentBytes() + int64_t(bytes) > budget) {
+    if (counted && budget > 0 && currentBytes() + int64_t(bytes) > budget) {
         BudgetRefusal r{int64_t(bytes), currentBytes(), budget, m_phase.load(std::memory_order_relaxed)};
         {
             std::lock_guard<std::mutex> lock(m_refusalMutex);
@@ -78,8 +79,12 @@ c10::DataPtr CountingAllocator::allocate(size_t bytes) const
     void *base = nullptr;
     if (posix_memalign(&base, kAlignment, kHeader + bytes) != 0)
         throw std::bad_alloc();
-    *static_cast<size_t *>(base) = bytes;
+    // The header: the size, then whether it was counted (so that its free matches).
+    static_cast<size_t *>(base)[0] = bytes;
+    static_cast<size_t *>(base)[1] = counted ? 1 : 0;
     void *data = static_cast<char *>(base) + kHeader;
+    if (!counted)
+        return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
 
     const int64_t now = m_current.fetch_add(int64_t(bytes), std::memory_order_relaxed) + int64_t(bytes);
     int64_t peak = m_peak.load(std::memory_order_relaxed);
@@ -93,8 +98,9 @@ void CountingAllocator::release(void *data)
     if (!data)
         return;
     void *base = static_cast<char *>(data) - kHeader;
-    const size_t bytes = *static_cast<size_t *>(base);
-    instance().m_current.fetch_sub(int64_t(bytes), std::memory_order_relaxed);
+    const size_t bytes = static_cast<size_t *>(base)[0];
+    if (static_cast<size_t *>(base)[1] != 0)
+        instance().m_current.fetch_sub(int64_t(bytes), std::memory_order_relaxed);
     std::free(base);
 }
 

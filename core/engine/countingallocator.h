@@ -57,6 +57,18 @@ public:
     // The first refusal since the budget was set, if any.
     std::optional<BudgetRefusal> refusal() const;
 
+    // While one exists, allocations are neither counted nor held to the budget (nor are their
+    // frees subtracted): for optlog's own measurements between steps, which are the machine's,
+    // not the run's. Only where no training runs at the same time.
+    class Uncounted
+    {
+    public:
+        Uncounted() { instance().m_uncounted.fetch_add(1, std::memory_order_relaxed); }
+        ~Uncounted() { instance().m_uncounted.fetch_sub(1, std::memory_order_relaxed); }
+        Uncounted(const Uncounted &) = delete;
+        Uncounted &operator=(const Uncounted &) = delete;
+    };
+
 private:
     CountingAllocator() = default;
     // The deleter gets only the data pointer, so the size lives in a header just before it;
@@ -66,6 +78,7 @@ private:
     mutable std::atomic<int64_t> m_current{0};
     mutable std::atomic<int64_t> m_peak{0};
     std::atomic<int64_t> m_budget{0};
+    std::atomic<int> m_uncounted{0};
     std::atomic<const char *> m_phase{"setup"};
     mutable std::mutex m_refusalMutex;
     mutable std::optional<BudgetRefusal> m_refusal;

@@ -290,7 +290,8 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
         // Outside the step's time: a change in this index is the machine, not the technique.
         const int64_t probeEvery = m_config.runtime.speedProbeEvery;
         if (probeEvery > 0 && (step + 1) % probeEvery == 0)
-            metrics.machineGflops = referenceKernelGflops();
+            metrics.machineGflops =
+                referenceKernelGflops(m_config.precision.mode == "fp32" ? at::kFloat : at::kBFloat16);
         observer.step(metrics);
 
         if (!std::isfinite(lossValue)) {

@@ -55,8 +55,10 @@ private Q_SLOTS:
         const int64_t peak = allocator.peakBytes();
         allocator.setBudget(inUse + 1024); // a budget the probe's 3 MiB of matrices would break
         const double gflops = referenceKernelGflops();
+        const double bf16 = referenceKernelGflops(at::kBFloat16);
         allocator.setBudget(0);
         QVERIFY(gflops > 0.1);
+        QVERIFY(bf16 > 0.1);
         QVERIFY(!allocator.refusal());
         QCOMPARE(allocator.peakBytes(), peak);
         QCOMPARE(allocator.currentBytes(), inUse);

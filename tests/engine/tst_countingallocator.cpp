@@ -20,6 +20,7 @@ private Q_SLOTS:
     void rawAllocationRoundTrips();
     void survivesMatmulGeluSoftmaxPaths();
     void peakAfterFirstOptimizerStepCoversModelState();
+    void uncountedScopeLeavesNoTrace();
 };
 
 void tst_CountingAllocator::knownAllocationIsCountedExactly()
@@ -90,6 +91,27 @@ void tst_CountingAllocator::peakAfterFirstOptimizerStepCoversModelState()
     // weights + gradients + Adam's two moments, all float32
     QVERIFY2(allocator.peakBytes() - before >= 4 * parameterBytes,
              qPrintable(QString("%1 < %2").arg(allocator.peakBytes() - before).arg(4 * parameterBytes)));
+}
+
+void tst_CountingAllocator::uncountedScopeLeavesNoTrace()
+{
+    CountingAllocator &allocator = CountingAllocator::instance();
+    allocator.resetPeak();
+    const int64_t before = allocator.currentBytes();
+    const int64_t peak = allocator.peakBytes();
+    at::Tensor kept;
+    {
+        const CountingAllocator::Uncounted uncounted;
+        allocator.setBudget(before + 1); // would refuse any counted allocation
+        kept = at::empty({1 << 20}, at::kFloat); // 4 MiB, outlives the scope
+        allocator.setBudget(0);
+    }
+    QCOMPARE(allocator.currentBytes(), before);
+    QCOMPARE(allocator.peakBytes(), peak);
+    kept = at::Tensor(); // its free must not be subtracted either
+    QCOMPARE(allocator.currentBytes(), before);
+    const at::Tensor counted = at::empty({256}, at::kFloat); // and counting resumes
+    QCOMPARE(allocator.currentBytes(), before + 1024);
 }
 
 QTEST_APPLESS_MAIN(tst_CountingAllocator)
