@@ -166,6 +166,12 @@ double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLen
 
 RunSummary summarize(const Store &store, const RunRecord &run)
 {
+    return summarize(run, store.metrics(run.id), store.validation(run.id), store.memory(run.id));
+}
+
+RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metrics,
+                     std::vector<ValidationPoint> validation, const std::vector<MemoryRow> &memory)
+{
     RunSummary s;
     s.run = run;
     RunConfig config;
@@ -176,7 +182,6 @@ RunSummary summarize(const Store &store, const RunRecord &run)
     } catch (const ConfigError &) {
         // A config written by another optlog version: the numbers below still stand.
     }
-    const std::vector<StepMetrics> metrics = store.metrics(run.id);
     s.throughput = steadyThroughput(metrics, s.warmupSteps);
     s.machine = machineSpeed(metrics, s.warmupSteps);
     if (s.parameters > 0)
@@ -193,8 +198,8 @@ RunSummary summarize(const Store &store, const RunRecord &run)
     } catch (const nlohmann::json::exception &) {
         // a run without a readable environment has no MFU
     }
-    s.validation = store.validation(run.id);
-    for (const auto &row : store.memory(run.id)) {
+    s.validation = std::move(validation);
+    for (const auto &row : memory) {
         if (row.source != "measured")
             continue;
         if (row.role == "peak")

@@ -62,6 +62,9 @@ struct RunSummary
     double mfu() const { return peakGflops > 0 ? achievedGflops / peakGflops : 0; }
 };
 RunSummary summarize(const Store &store, const RunRecord &run);
+// The same from rows already read, for callers that keep them too.
+RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metrics,
+                     std::vector<ValidationPoint> validation, const std::vector<MemoryRow> &memory);
 
 struct ComparisonRow
 {

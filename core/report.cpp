@@ -351,9 +351,15 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
     report.createdAt = utcNow();
     report.optlogVersion = std::string(OPTLOG_VERSION) + " (" + OPTLOG_GIT_DESCRIBE + ")";
 
+    // Each run's rows are read once: for its summary and for the report's tables and charts.
+    std::vector<std::vector<StepMetrics>> metrics;
+    std::vector<std::vector<MemoryRow>> memory;
     std::vector<RunSummary> summaries;
-    for (const auto &r : ordered)
-        summaries.push_back(summarize(store, r));
+    for (const auto &r : ordered) {
+        metrics.push_back(store.metrics(r.id));
+        memory.push_back(store.memory(r.id));
+        summaries.push_back(summarize(r, metrics.back(), store.validation(r.id), memory.back()));
+    }
     const std::vector<ComparisonRow> rows = compare(summaries.front(), summaries, tolerance);
     const RunConfig baseConfig = configOf(base);
     for (size_t i = 0; i < ordered.size(); ++i) {
@@ -370,9 +376,9 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
                 run.dtypes.push_back({label, dtypes.value(key, std::string("none"))});
         } catch (const nlohmann::json::exception &) {
         }
-        run.memory = store.memory(ordered[i].id);
+        run.memory = std::move(memory[i]);
         run.memoryLines = memoryLines(run.memory);
-        run.metrics = store.metrics(ordered[i].id);
+        run.metrics = std::move(metrics[i]);
         report.runs.push_back(std::move(run));
     }
     report.environment = environmentRows(report.runs, store.studySeed(), report.createdAt);

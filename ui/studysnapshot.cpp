@@ -26,9 +26,9 @@ namespace {
 RunSnapshotPtr readRun(const Store &store, const RunRecord &record)
 {
     auto snapshot = std::make_shared<RunSnapshot>();
-    snapshot->summary = summarize(store, record);
     snapshot->metrics = store.metrics(record.id);
     snapshot->memory = store.memory(record.id);
+    snapshot->summary = summarize(record, snapshot->metrics, store.validation(record.id), snapshot->memory);
     try {
         RunConfig config;
         applyTomlText(config, record.configToml, "run " + record.name);
