@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Screenshots of the workbench under Xvfb at 1280x800 and 1920x1080, from a real study.
-#   tests/screenshots/take.sh [STUDY] [OUTPUT_FOLDER]
+#   tools/screenshots/take.sh [STUDY] [OUTPUT_FOLDER]
 # Without STUDY it runs the optimization-log study (150 steps per run) first: about 10 minutes.
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,5 +15,5 @@ if [ -z "$study" ]; then
   "$build/app/optlog" study optimization-log --db "$study" --set train.steps=150 --set train.eval_interval=25
 fi
 QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1920x1080x24" \
-  "$build/tests/workbench_screenshots" "$study" "$out" "$build/app/optlog"
+  "$build/tools/screenshots/workbench_screenshots" "$study" "$out" "$build/app/optlog"
 rm -f "$out/screenshot-study.sqlite" "$out/screenshot-study.sqlite-wal" "$out/screenshot-study.sqlite-shm"

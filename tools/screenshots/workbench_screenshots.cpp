@@ -29,14 +29,17 @@ void wait(int milliseconds)
     loop.exec();
 }
 
-void save(QWidget *window, const QString &folder, const QString &name)
+// False after saying why: a missing screenshot must fail take.sh, not pass unnoticed.
+bool save(QWidget *window, const QString &folder, const QString &name)
 {
     wait(300); // let layouts settle and charts paint
     const QString path = QDir(folder).filePath(name);
-    if (!window->grab().save(path))
+    if (!window->grab().save(path)) {
         std::fprintf(stderr, "cannot write %s\n", qPrintable(path));
-    else
-        std::printf("%s\n", qPrintable(path));
+        return false;
+    }
+    std::printf("%s\n", qPrintable(path));
+    return true;
 }
 
 } // namespace
@@ -76,6 +79,11 @@ int main(int argc, char **argv)
     QList<qint64> all;
     for (const auto &run : snapshot.runs)
         all << run->run().id;
+    if (all.size() < 2) {
+        std::fprintf(stderr, "%s: needs a study with two or more runs for Compare (it has %lld)\n",
+                     qPrintable(study), static_cast<long long>(all.size()));
+        return 1;
+    }
     window.compareView()->setSelectedRuns(all);
 
     optlog::DesignerView *designer = window.designer();
@@ -88,26 +96,35 @@ int main(int argc, char **argv)
     run.name = "autocast-bf16 (live)";
     run.preset = "default";
     run.overrides = {"precision.mode=\"autocast-bf16\"", "train.steps=3000", "train.eval_interval=25"};
+    int events = 0;
+    QObject::connect(window.queue(), &optlog::RunQueue::engineEvent, &window, [&events] { ++events; });
     window.queue()->enqueue(run);
     window.queue()->start();
     wait(25000); // long enough for the charts to show a curve, short of the end: the Monitor is live
+    if (events == 0 || !window.monitor()->isLive()) {
+        std::fprintf(stderr, "the live run did not stream (%d events): no Monitor screenshot to take\n", events);
+        return 1;
+    }
 
     for (const QString &size : sizes) {
         const QStringList wh = size.split(QLatin1Char('x'));
         window.resize(wh.value(0).toInt(), wh.value(1).toInt());
         wait(500);
+        bool saved = true;
         window.showPage(0);
-        save(&window, folder, QStringLiteral("design-%1.png").arg(size));
+        saved = save(&window, folder, QStringLiteral("design-%1.png").arg(size)) && saved;
         window.showPage(1);
-        save(&window, folder, QStringLiteral("monitor-%1.png").arg(size));
+        saved = save(&window, folder, QStringLiteral("monitor-%1.png").arg(size)) && saved;
         window.showPage(2);
-        save(&window, folder, QStringLiteral("compare-%1.png").arg(size));
+        saved = save(&window, folder, QStringLiteral("compare-%1.png").arg(size)) && saved;
         // The lower half of Compare: memory by role, trade-offs and the config diff.
         if (auto *scroll = window.compareView()->findChild<QScrollArea *>()) {
             scroll->verticalScrollBar()->setValue(scroll->verticalScrollBar()->maximum());
-            save(&window, folder, QStringLiteral("compare-lower-%1.png").arg(size));
+            saved = save(&window, folder, QStringLiteral("compare-lower-%1.png").arg(size)) && saved;
             scroll->verticalScrollBar()->setValue(0);
         }
+        if (!saved)
+            return 1;
     }
     window.queue()->cancelRunning();
     wait(2000);
