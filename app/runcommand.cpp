@@ -6,6 +6,7 @@
 #include "core/store.h"
 #include "core/engine/calibration.h"
 #include "core/engine/countingallocator.h"
+#include "core/engine/device.h"
 #include "core/engine/environment.h"
 #include "core/engine/precision.h"
 #include "core/engine/studyrecorder.h"
@@ -64,10 +65,11 @@ int runCommand(const RunRequest &request)
     // so a bad config or corpus writes nothing.
     RunConfig config;
     TokenSplit data;
+    c10::Device device(c10::DeviceType::CPU);
     try {
         config = loadRunConfig(request.preset, request.configFile, request.overrides);
-        // The engine trains on the CPU only so far (see README): CUDA-only modes are refused here.
-        requireSupported(precisionPlan(config.precision.mode), c10::DeviceType::CPU);
+        // A device this build or machine lacks, or a mode or attention it cannot run, is refused here.
+        device = runDevice(config);
         data = loadTokens(config.data, config.model.vocabSize, config.model.contextLength);
     } catch (const ConfigError &e) {
         std::cerr << "optlog run: " << e.what() << "\n";
@@ -97,6 +99,7 @@ int runCommand(const RunRequest &request)
 
     const int64_t runId = store->createRun(config.name, toToml(config));
     nlohmann::json environment = captureEnvironment(threads, heap);
+    environment["device"] = describeDevice(device);
     environment["matmul_peak"] = peak.toJson();
     store->setEnvironment(runId, environment.dump());
     const std::vector<MemoryRow> predicted = predictedMemory(config);
@@ -105,14 +108,13 @@ int runCommand(const RunRequest &request)
     StudyRecorder::Options options;
     options.jsonLines = request.jsonLines;
     options.progress = isatty(STDERR_FILENO);
-    options.allocatorBytes = [] {
-        const CountingAllocator &allocator = CountingAllocator::instance();
-        return std::pair<int64_t, int64_t>{allocator.currentBytes(), allocator.peakBytes()};
+    options.allocatorBytes = [memory = DeviceMemory(device)] {
+        return std::pair<int64_t, int64_t>{memory.currentBytes(), memory.peakBytes()};
     };
     StudyRecorder recorder(*store, runId, config.train.steps, options);
     recorder.event("started", std::string(config.memory.budget.empty() ? "" : "memory budget " + config.memory.budget + "; ")
                                   + "data: " + data.description + "; threads: " + std::to_string(threads.intraOp)
-                                  + " intra-op, " + std::to_string(threads.blas) + " BLAS");
+                                  + " intra-op, " + std::to_string(threads.blas) + " BLAS; device: " + describeDevice(device));
 
     TrainingOutcome outcome;
     try {

@@ -269,8 +269,8 @@ const std::vector<ConfigField> &configFields()
                                               "block; trades recomputation time for saved activations",
                 [](RunConfig &c) -> int64_t & { return c.memory.checkpointEvery; }, 0, 1024),
         text("memory", "attention", "naive keeps the T x T attention scores for backward; chunked recomputes "
-                                    "them chunk by chunk",
-             [](RunConfig &c) -> std::string & { return c.memory.attention; }, {"naive", "chunked"}),
+                                    "them chunk by chunk; sdpa is LibTorch 2.x's fused attention",
+             [](RunConfig &c) -> std::string & { return c.memory.attention; }, {"naive", "chunked", "sdpa"}),
         text("memory", "budget", "allocator budget, e.g. 512MiB: a run past it ends as oom; empty = none",
              [](RunConfig &c) -> std::string & { return c.memory.budget; }),
         integer("memory", "attention_chunk", "queries per chunk for chunked attention",
@@ -283,6 +283,8 @@ const std::vector<ConfigField> &configFields()
         integer("runtime", "speed_probe_every",
                 "optimizer steps between timings of a fixed reference matmul (the machine-speed index); 0 = never",
                 [](RunConfig &c) -> int64_t & { return c.runtime.speedProbeEvery; }, 0, 1000000),
+        text("runtime", "device", "where the run trains: cpu, or cuda (needs a CUDA build of LibTorch and a GPU)",
+             [](RunConfig &c) -> std::string & { return c.runtime.device; }, {"cpu", "cuda"}),
     };
     return fields;
 }
@@ -363,6 +365,10 @@ void validate(const RunConfig &c)
 {
     if (!c.memory.budget.empty())
         parseBytes(c.memory.budget, "memory.budget");
+    if (!c.memory.budget.empty() && c.runtime.device != "cpu")
+        throw ConfigError("config: memory.budget = \"" + c.memory.budget + "\" with runtime.device = \""
+                          + c.runtime.device + "\": the budget rehearses a device's limit on the CPU's allocator; "
+                          "on a GPU its own memory is the limit. Leave memory.budget empty, or set runtime.device = \"cpu\"");
     if (c.model.width % c.model.heads != 0)
         throw ConfigError("config: model.width = " + std::to_string(c.model.width)
                           + ": must be divisible by model.heads = " + std::to_string(c.model.heads));

@@ -62,7 +62,7 @@ struct MemoryConfig
 {
     int64_t warmupSteps = 3;     // steps excluded from the peak and from steady-state throughput
     int64_t checkpointEvery = 0; // activation checkpointing: 0 none, 1 every block, k every k-th block
-    std::string attention = "naive"; // naive | chunked
+    std::string attention = "naive"; // naive | chunked | sdpa (LibTorch 2.x)
     int64_t attentionChunk = 64; // queries per chunk when attention = chunked
     std::string budget;          // allocator budget to rehearse, e.g. "512MiB"; empty = none
 };
@@ -72,6 +72,7 @@ struct RuntimeConfig
     int64_t threads = 0;     // intra-op threads; 0 = the measured default for this machine
     int64_t blasThreads = 0; // BLAS threads; 0 = same as threads
     int64_t speedProbeEvery = 25; // optimizer steps between timings of the reference kernel; 0 = never
+    std::string device = "cpu";   // cpu | cuda (the first visible GPU; CUDA_VISIBLE_DEVICES picks another)
 };
 
 struct RunConfig

@@ -53,6 +53,7 @@ MemoryEstimate estimateMemory(const RunConfig &config)
     const Dtypes d = dtypesOf(mode);
     const bool dropout = m.dropout > 0;
     const bool chunked = config.memory.attention == "chunked" && config.memory.attentionChunk < m.contextLength;
+    const bool fused = config.memory.attention == "sdpa";
     const double chunks = chunked ? double((m.contextLength + config.memory.attentionChunk - 1)
                                            / config.memory.attentionChunk)
                                   : 1;
@@ -67,7 +68,10 @@ MemoryEstimate estimateMemory(const RunConfig &config)
 
     // Saved activations of one block that is not checkpointed, in bytes.
     double attention = 0;
-    if (chunked) {
+    if (fused) {
+        // Flash-style kernels keep Q, K, V, their output and one log-sum-exp per query row.
+        attention = 4 * BTC * d.matmul + B * H * T * 4;
+    } else if (chunked) {
         // Each chunk saves views of Q, K and V, which keep the whole QKV output alive,
         // plus the generator state; no T x T matrix outlives its chunk.
         attention = 3 * BTC * d.matmul + chunks * kGeneratorState;
@@ -125,8 +129,9 @@ MemoryEstimate estimateMemory(const RunConfig &config)
     // (scores, softmax, their gradients, contiguous copies of its Q, K and V), and the gradients
     // of the Q, K and V slices, each padded to full size before they are summed.
     const double c = double(config.memory.attentionChunk), D = C / H;
-    const double attentionTransient = chunked ? 3 * B * H * c * T * 4 + B * H * (c + 2 * T) * D * 4 + 6 * BTC * d.matmul
-                                              : 2 * B * H * T * T * d.pointwise;
+    const double attentionTransient = fused     ? 3 * BTC * d.matmul // the gradients of Q, K and V
+                                      : chunked ? 3 * B * H * c * T * 4 + B * H * (c + 2 * T) * D * 4 + 6 * BTC * d.matmul
+                                                : 2 * B * H * T * T * d.pointwise;
     const double attentionBackward = attentionTransient + gradientBuffers - mlp - 2 * BTC * d.matmul;
     double live = saved;
     double highest = live + 2 * B * T * V * 4;    // loss and log-softmax gradients over the logits

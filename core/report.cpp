@@ -16,7 +16,8 @@ namespace optlog {
 namespace {
 
 const char *const kRoleOrder[] = {"parameters", "gradients", "master_weights", "optimizer_state",
-                                  "saved_activations", "temporaries", "peak", "peak_rss"};
+                                  "saved_activations", "temporaries", "peak", "peak_reserved",
+                                  "peak_rss"};
 // Stored dtype keys, and the names DESIGN.md's precision table gives them.
 const std::pair<const char *, const char *> kDtypeKeys[] = {{"weights", "weights"},
                                                             {"gradients", "gradients"},

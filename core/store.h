@@ -62,7 +62,7 @@ struct ValidationPoint
 struct MemoryRow
 {
     std::string role;   // parameters | gradients | master_weights | optimizer_state | saved_activations |
-                        // temporaries | peak | peak_rss
+                        // temporaries | peak | peak_reserved (CUDA: the caching allocator's) | peak_rss
     std::string dtype;  // float32, bfloat16, ...; "mixed" or "" where a role holds several
     int64_t bytes = 0;
     std::string source; // predicted | measured

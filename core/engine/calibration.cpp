@@ -4,6 +4,8 @@
 #include "core/cachefile.h"
 #include "core/config.h"
 #include "core/engine/countingallocator.h"
+#include "core/engine/cudasupport.h"
+#include "core/engine/device.h"
 #include "core/engine/environment.h"
 
 #include <ATen/ATen.h>
@@ -25,24 +27,29 @@ double gemmGflops(const at::Tensor &a, const at::Tensor &b, double seconds)
     at::Tensor out = at::matmul(a, b); // warm-up: thread pool, packing buffers, page faults
     const double flops = 2.0 * double(a.size(0)) * double(a.size(1)) * double(b.size(1));
     int64_t repeats = 0;
+    synchronize(a.device());
     const auto start = Clock::now();
     double elapsed = 0;
     do {
         at::matmul_out(out, a, b);
         ++repeats;
+        // A GPU queues the product and returns: time what it has done, in batches of ten.
+        if (a.is_cuda() && repeats % 10 != 0)
+            continue;
+        synchronize(a.device());
         elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     } while (elapsed < seconds);
     return flops * double(repeats) / elapsed / 1e9;
 }
 
-double bestOverModelShapes(const RunConfig &config, at::ScalarType dtype, double secondsPerShape)
+double bestOverModelShapes(const RunConfig &config, at::ScalarType dtype, c10::Device device, double secondsPerShape)
 {
     const int64_t M = config.train.microbatch * config.model.contextLength;
     const int64_t C = config.model.width, V = config.model.vocabSize;
     // (rows, inner, cols): QKV, attention output, MLP up and down, the head; backward runs the
     // same shapes transposed.
     const int64_t shapes[][3] = {{M, C, 3 * C}, {M, C, C}, {M, C, 4 * C}, {M, 4 * C, C}, {M, C, V}};
-    const auto options = at::TensorOptions().dtype(dtype);
+    const auto options = at::TensorOptions().dtype(dtype).device(device);
     double best = 0;
     for (const auto &s : shapes) {
         const at::Tensor a = at::rand({s[0], s[1]}, options);
@@ -67,8 +74,11 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     peak.shapes = "M=" + std::to_string(M) + " C=" + std::to_string(config.model.width)
                   + " V=" + std::to_string(config.model.vocabSize);
     const nlohmann::json env = captureEnvironment({threads, threads}, nlohmann::json::object());
+    const c10::Device device = runDevice(config);
     peak.key = env.value("cpu_model", "") + "|" + env.value("cpu_flags", "") + "|" + env.value("libtorch_version", "")
                + "|" + env.value("blas_core", "") + "|threads=" + std::to_string(threads) + "|" + peak.shapes;
+    if (device.is_cuda())
+        peak.key += "|" + describeDevice(device);
 
     const std::string path = cacheFile.empty() ? cacheFilePath("matmul-peak.json") : cacheFile;
     nlohmann::json cache = readJsonCache(path);
@@ -81,8 +91,10 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
             return peak;
     }
     const auto start = Clock::now();
-    peak.float32Gflops = bestOverModelShapes(config, at::kFloat, secondsPerShape);
-    peak.bfloat16Gflops = bestOverModelShapes(config, at::kBFloat16, secondsPerShape);
+    peak.float32Gflops = bestOverModelShapes(config, at::kFloat, device, secondsPerShape);
+    peak.bfloat16Gflops = bestOverModelShapes(config, at::kBFloat16, device, secondsPerShape);
+    if (device.is_cuda())
+        cuda::releaseCachedMemory(); // else the run's reserved peak would start with these matrices
     peak.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     cache[peak.key] = {{"float32_gflops", peak.float32Gflops}, {"bfloat16_gflops", peak.bfloat16Gflops},
                        {"measured_seconds", peak.seconds}};
@@ -90,29 +102,38 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     return peak;
 }
 
-double referenceKernelGflops(at::ScalarType dtype)
+double referenceKernelGflops(at::ScalarType dtype, c10::Device device)
 {
     // oneDNN's BF16 matmul allocates scratch memory through LibTorch: not the run's either.
     const CountingAllocator::Uncounted uncounted;
     constexpr int64_t n = 512;
-    constexpr int repeats = 2;
+    // A GPU needs more products per timing for the launch cost not to dominate.
+    const int repeats = device.is_cuda() ? 50 : 2;
     constexpr int timings = 3;
-    // The matrices live outside LibTorch's allocator, made once per dtype; with the scope above
-    // the index neither raises a run's measured peak nor meets its memory budget.
-    static std::map<at::ScalarType, std::vector<at::Tensor>> matrices;
-    std::vector<at::Tensor> &m = matrices[dtype];
+    // The matrices live outside LibTorch's allocators, made once per dtype and device; with the
+    // scope above the index neither raises a run's measured peak nor meets its memory budget.
+    static std::map<std::pair<at::ScalarType, std::string>, std::vector<at::Tensor>> matrices;
+    std::vector<at::Tensor> &m = matrices[{dtype, device.str()}];
     if (m.empty()) {
-        static std::map<at::ScalarType, std::vector<float>> storage;
-        std::vector<float> &values = storage[dtype];
-        values.assign(size_t(3 * n * n), 0.0f); // room for three float matrices, enough for any 16-bit one
-        const auto options = at::TensorOptions().dtype(dtype);
+        const size_t floats = size_t(3 * n * n); // room for three float matrices, enough for any 16-bit one
+        void *storage = nullptr;
+        if (device.is_cuda()) {
+            storage = cuda::allocateOutsideCache(floats * sizeof(float));
+        } else {
+            static std::map<at::ScalarType, std::vector<float>> hostStorage;
+            std::vector<float> &values = hostStorage[dtype];
+            values.assign(floats, 0.0f);
+            storage = values.data();
+        }
+        const auto options = at::TensorOptions().dtype(dtype).device(device);
         for (int k = 0; k < 3; ++k)
-            m.push_back(at::from_blob(values.data() + k * n * n, {n, n}, options));
+            m.push_back(at::from_blob(static_cast<float *>(storage) + k * n * n, {n, n}, options));
         m[0].fill_(0.5);
         m[1].fill_(0.25);
     }
     at::Tensor &out = m[2];
     at::matmul_out(out, m[0], m[1]); // wakes the threads the step's other kernels left asleep
+    synchronize(device);
     // The best of a few short timings: one interruption is not the machine slowing down, a
     // neighbour that stays is.
     double best = 0;
@@ -120,6 +141,7 @@ double referenceKernelGflops(at::ScalarType dtype)
         const auto start = Clock::now();
         for (int i = 0; i < repeats; ++i)
             at::matmul_out(out, m[0], m[1]);
+        synchronize(device);
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         best = std::max(best, 2.0 * double(n * n * n) * repeats / seconds / 1e9);
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 #include <nlohmann/json.hpp>
 
@@ -27,17 +28,18 @@ struct MatmulPeak
 };
 
 // `cacheFile` empty: $XDG_CACHE_HOME/optlog/matmul-peak.json, else ~/.cache/optlog/....
-// Each shape of the model's forward and backward GEMMs runs after a warm-up for at least
+// Measured on the config's runtime.device. Each shape of the model's forward and backward GEMMs runs after a warm-up for at least
 // `secondsPerShape`, and the best rate over all of them is the peak.
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile = "",
                       double secondsPerShape = 0.15);
 
 // A fixed matmul, timed: the machine-speed index. A change in it during a run is the machine
 // changing under the run (a neighbour, thermal limits), not the technique. Six 512^3 products in
-// three timings (the best counts), about 10 ms; its matrices are outside LibTorch's allocator,
-// so it never adds to a run's peak or meets its budget. `dtype` should be the run's compute
+// three timings (the best counts), about 10 ms on a CPU; its matrices are outside LibTorch's
+// allocators (the CPU's and CUDA's caching one), so it never adds to a run's peak or meets its
+// budget. `dtype` should be the run's compute
 // dtype: its kernels use the same thread pool as the run's (OpenBLAS for FP32, oneDNN's OpenMP
 // workers for BF16), so the run's own idle threads do not disturb the timing.
-double referenceKernelGflops(at::ScalarType dtype = at::kFloat);
+double referenceKernelGflops(at::ScalarType dtype = at::kFloat, c10::Device device = c10::Device(c10::DeviceType::CPU));
 
 } // namespace optlog

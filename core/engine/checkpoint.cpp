@@ -4,7 +4,7 @@
 #include "core/engine/precision.h"
 #include "core/engine/torchcompat.h"
 
-#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -20,21 +20,24 @@ namespace {
 struct Recomputation : torch::CustomClassHolder
 {
     TensorFunction function;
+    c10::Device device{c10::DeviceType::CPU}; // whose generator and autocast state the forward used
     at::Tensor generatorState;
     bool autocast = false;
     c10::ScalarType autocastDtype = c10::kBFloat16;
 };
 
-at::Tensor cpuGeneratorState()
+// The default generator of the device the block runs on: dropout on CUDA tensors draws from
+// the GPU's generator, on CPU tensors from the CPU's.
+at::Tensor generatorState(c10::Device device)
 {
-    auto generator = at::detail::getDefaultCPUGenerator();
+    auto generator = at::globalContext().defaultGenerator(device);
     std::lock_guard<std::mutex> lock(generator.mutex());
     return generator.get_state();
 }
 
-void setCpuGeneratorState(const at::Tensor &state)
+void setGeneratorState(c10::Device device, const at::Tensor &state)
 {
-    auto generator = at::detail::getDefaultCPUGenerator();
+    auto generator = at::globalContext().defaultGenerator(device);
     std::lock_guard<std::mutex> lock(generator.mutex());
     generator.set_state(state);
 }
@@ -61,15 +64,15 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction>
             inputs.push_back(saved.detach().requires_grad_(saved.requires_grad()));
 
         // Replay the forward's random draws, then put the generator back where backward found it.
-        const at::Tensor stateNow = cpuGeneratorState();
-        setCpuGeneratorState(r->generatorState);
+        const at::Tensor stateNow = generatorState(r->device);
+        setGeneratorState(r->device, r->generatorState);
         at::Tensor output;
         {
             torch::autograd::AutoGradMode enableGrad(true);
-            AutocastGuard autocast(c10::DeviceType::CPU, r->autocastDtype, r->autocast);
+            AutocastGuard autocast(r->device.type(), r->autocastDtype, r->autocast);
             output = r->function(inputs);
         }
-        setCpuGeneratorState(stateNow);
+        setGeneratorState(r->device, stateNow);
 
         torch::autograd::backward({output}, {gradOutputs[0]});
 
@@ -86,9 +89,10 @@ at::Tensor checkpointed(const TensorFunction &function, const std::vector<at::Te
 {
     auto r = c10::make_intrusive<Recomputation>();
     r->function = function;
-    r->generatorState = cpuGeneratorState();
-    r->autocast = compat::autocastEnabled(c10::DeviceType::CPU);
-    r->autocastDtype = compat::autocastDtype(c10::DeviceType::CPU);
+    r->device = inputs.front().device();
+    r->generatorState = generatorState(r->device);
+    r->autocast = compat::autocastEnabled(r->device.type());
+    r->autocastDtype = compat::autocastDtype(r->device.type());
     return CheckpointFunction::apply(c10::IValue::make_capsule(std::move(r)), at::TensorList(inputs));
 }
 

@@ -8,6 +8,10 @@
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/init.h>
 #include <torch/utils.h>
+#include <torch/version.h>
+#if TORCH_VERSION_MAJOR >= 2
+#include <ATen/ops/scaled_dot_product_attention.h>
+#endif
 
 #include <cmath>
 
@@ -24,12 +28,15 @@ GPTOptions GPTOptions::from(const ModelConfig &model, const MemoryConfig &memory
 {
     return from(model)
         .checkpoint_every(memory.checkpointEvery)
-        .attention_chunk(memory.attention == "chunked" ? memory.attentionChunk : 0);
+        .attention_chunk(memory.attention == "chunked" ? memory.attentionChunk : 0)
+        .fused_attention(memory.attention == "sdpa");
 }
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTOptions &o)
     : m_heads(o.heads())
     , m_chunk(o.attention_chunk())
+    , m_fused(o.fused_attention())
+    , m_dropout(o.dropout())
 {
     m_qkv = register_module("qkv", torch::nn::Linear(o.width(), 3 * o.width()));
     m_proj = register_module("proj", torch::nn::Linear(o.width(), o.width()));
@@ -55,7 +62,14 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x)
     auto qkv = m_qkv(x).view({B, T, 3, m_heads, D}).permute({2, 0, 3, 1, 4});
     auto q = qkv[0], k = qkv[1], v = qkv[2];
     torch::Tensor y;
-    if (m_chunk <= 0 || m_chunk >= T) {
+    if (m_fused) {
+#if TORCH_VERSION_MAJOR >= 2
+        y = at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, is_training() ? m_dropout : 0.0,
+                                             /*is_causal=*/true);
+#else
+        throw std::logic_error("fused attention needs LibTorch 2.x"); // runDevice() refuses it first
+#endif
+    } else if (m_chunk <= 0 || m_chunk >= T) {
         y = attend(q, k, v, 0);
     } else {
         std::vector<torch::Tensor> chunks;

@@ -36,11 +36,15 @@ struct GPTOptions
     // 0 = naive attention (the full T x T scores are kept for backward); n = queries in chunks
     // of n, each recomputed in backward so no T x T matrix is kept.
     TORCH_ARG(int64_t, attention_chunk) = 0;
+    // LibTorch 2.x's scaled_dot_product_attention (flash or memory-efficient kernels where the
+    // device has them); overrides attention_chunk.
+    TORCH_ARG(bool, fused_attention) = false;
 };
 
 // Multi-head causal self-attention. Naive: materialises the (B, H, T, T) scores and their
 // softmax, the activation term quadratic in T. Chunked: queries in chunks, each chunk's scores
-// recomputed in backward, so at most (B, H, chunk, T) exists at once.
+// recomputed in backward, so at most (B, H, chunk, T) exists at once. Fused (LibTorch 2.x only):
+// one scaled_dot_product_attention call, whose kernel chooses what to keep.
 class CausalSelfAttentionImpl : public torch::nn::Module
 {
 public:
@@ -53,6 +57,8 @@ private:
 
     int64_t m_heads;
     int64_t m_chunk;
+    bool m_fused;
+    double m_dropout;
     torch::nn::Linear m_qkv{nullptr};  // C -> 3C
     torch::nn::Linear m_proj{nullptr}; // C -> C
     torch::nn::Dropout m_attentionDropout{nullptr};

@@ -39,9 +39,9 @@ void requireSupported(const PrecisionPlan &plan, c10::DeviceType device)
 {
     if (plan.cudaOnly && device != c10::DeviceType::CUDA)
         throw ConfigError("config: precision.mode = \"" + plan.mode
-                          + "\" needs a CUDA device: LibTorch 1.13 has no FP16 autocast and no FP16 matmul on "
-                            "CPU, and this run is on the CPU. Use \"autocast-bf16\" or \"master-bf16\" instead "
-                            "(BF16 has FP32's exponent range and needs no loss scaler).");
+                          + "\" needs a CUDA device (runtime.device = \"cuda\"): LibTorch 1.13 has no FP16 "
+                            "autocast and no FP16 matmul on CPU, and this run is on the CPU. Use \"autocast-bf16\" "
+                            "or \"master-bf16\" instead (BF16 has FP32's exponent range and needs no loss scaler).");
 }
 
 AutocastGuard::AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled)
@@ -82,16 +82,16 @@ bool LossScaler::unscale(const std::vector<at::Tensor> &parameters) const
 {
     at::NoGradGuard noGrad;
     const double inverse = 1.0 / m_scale;
-    bool finite = true;
+    std::vector<at::Tensor> finite;
     for (const auto &p : parameters) {
         at::Tensor g = p.grad();
         if (!g.defined())
             continue;
         g.mul_(inverse);
-        // One host read per tensor; a fused check would save a few on CUDA.
-        finite = finite && at::isfinite(g).all().item<bool>();
+        finite.push_back(at::isfinite(g).all());
     }
-    return finite;
+    // One host read for all of them: on a GPU each read waits for the queued kernels.
+    return finite.empty() || at::stack(finite).all().item<bool>();
 }
 
 void LossScaler::update(bool foundNonFinite)

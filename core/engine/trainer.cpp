@@ -3,6 +3,7 @@
 
 #include "core/engine/calibration.h"
 #include "core/engine/countingallocator.h"
+#include "core/engine/device.h"
 
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
@@ -42,6 +43,11 @@ std::string dtypeOf(const std::vector<at::Tensor> &tensors)
     return name;
 }
 
+Batch onDevice(const Batch &batch, c10::Device device)
+{
+    return {batch.inputs.to(device), batch.targets.to(device)};
+}
+
 int64_t peakRssBytes()
 {
     rusage usage{};
@@ -57,20 +63,22 @@ at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatche
     for (auto &p : model->parameters())
         if (p.grad().defined())
             p.grad().zero_();
+    const c10::Device device = microbatches.front().inputs.device();
+    const DeviceMemory memory(device);
     const double share = 1.0 / double(microbatches.size());
-    at::Tensor total = torch::zeros({});
+    at::Tensor total = torch::zeros({}, at::TensorOptions().device(device));
     for (size_t i = 0; i < microbatches.size(); ++i) {
-        const int64_t before = CountingAllocator::instance().currentBytes();
+        const int64_t before = memory.currentBytes();
         at::Tensor loss;
-        CountingAllocator::instance().setPhase("forward");
+        memory.setPhase("forward");
         {
             // Forward only: backward runs in the dtypes the forward chose.
-            AutocastGuard autocast(c10::DeviceType::CPU, plan.autocastDtype, plan.autocast);
+            AutocastGuard autocast(device.type(), plan.autocastDtype, plan.autocast);
             loss = model->loss(microbatches[i].inputs, microbatches[i].targets);
         }
         if (savedActivationBytes && i == 0)
-            *savedActivationBytes = CountingAllocator::instance().currentBytes() - before;
-        CountingAllocator::instance().setPhase("backward");
+            *savedActivationBytes = memory.currentBytes() - before;
+        memory.setPhase("backward");
         const at::Tensor part = loss * share;
         (scaler ? scaler->scale(part) : part).backward();
         total += loss.detach() * share;
@@ -102,14 +110,16 @@ double learningRateAt(const TrainConfig &train, int64_t step)
 Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed)
     : m_config(config)
     , m_plan(precisionPlan(config.precision.mode))
+    , m_device(runDevice(config))
+    , m_memory(m_device)
     , m_data(std::move(data))
 {
-    requireSupported(m_plan, c10::DeviceType::CPU);
     torch::manual_seed(uint64_t(config.train.seed));
     m_model = GPT(GPTOptions::from(config.model, config.memory));
     m_model->train();
-    // Initialised in FP32, then cast: every mode starts from the same weights, rounded.
-    m_model->to(m_plan.weights);
+    // Initialised in FP32 on the CPU, then moved and cast: every mode on every device starts
+    // from the same weights, rounded.
+    m_model->to(m_device, m_plan.weights);
     m_parameters = m_model->parameters();
     if (m_plan.masterWeights)
         for (const auto &p : m_parameters)
@@ -130,8 +140,9 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed)
                                    torch::optim::AdamWOptions(options).weight_decay(0.0)));
     m_optimizer = std::make_unique<torch::optim::AdamW>(std::move(groups), options);
 
-    m_validationBatches = validationBatches(m_data.validation, config.model.contextLength, config.data.evalSequences,
-                                            config.train.microbatch, studySeed);
+    for (const auto &batch : validationBatches(m_data.validation, config.model.contextLength,
+                                               config.data.evalSequences, config.train.microbatch, studySeed))
+        m_validationBatches.push_back(onDevice(batch, m_device));
 }
 
 Trainer::~Trainer() = default;
@@ -143,7 +154,7 @@ const std::vector<at::Tensor> &Trainer::optimizedTensors() const
 
 double Trainer::optimizerStep()
 {
-    CountingAllocator::instance().setPhase("optimizer step");
+    m_memory.setPhase("optimizer step");
     if (m_plan.masterWeights) {
         // FP32 gradients for the master copies exist only during the optimizer step, so the
         // persistent layout stays 16-bit weights and gradients + FP32 master weights and moments.
@@ -190,7 +201,7 @@ std::map<std::string, std::string> Trainer::dtypes()
     std::string compute;
     {
         torch::NoGradGuard noGrad;
-        AutocastGuard autocast(c10::DeviceType::CPU, m_plan.autocastDtype, m_plan.autocast);
+        AutocastGuard autocast(m_device.type(), m_plan.autocastDtype, m_plan.autocast);
         compute = dtypeName(m_model->forward(m_validationBatches.front().inputs.slice(0, 0, 1)));
     }
     return {{"weights", dtypeOf(m_parameters)},
@@ -202,12 +213,12 @@ std::map<std::string, std::string> Trainer::dtypes()
 
 double Trainer::validate()
 {
-    CountingAllocator::instance().setPhase("validation");
+    m_memory.setPhase("validation");
     torch::NoGradGuard noGrad;
     m_model->eval();
     double sum = 0;
     int64_t sequences = 0;
-    AutocastGuard autocast(c10::DeviceType::CPU, m_plan.autocastDtype, m_plan.autocast);
+    AutocastGuard autocast(m_device.type(), m_plan.autocastDtype, m_plan.autocast);
     for (const auto &batch : m_validationBatches) {
         sum += m_model->loss(batch.inputs, batch.targets).item<double>() * double(batch.inputs.size(0));
         sequences += batch.inputs.size(0);
@@ -223,6 +234,12 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
     int64_t savedActivationBytes = -1;
     try {
         trainSteps(observer, stopRequested, outcome, savedActivationBytes);
+    } catch (const c10::OutOfMemoryError &e) {
+        // A GPU's own limit (the CPU's rehearsed budget is handled below).
+        outcome.outcome = "oom";
+        outcome.step += 1;
+        outcome.message = "out of " + m_device.str() + " memory at step " + std::to_string(outcome.step) + ": "
+                          + e.what_without_backtrace();
     } catch (const std::exception &) {
         // LibTorch may wrap the allocator's exception; the allocator remembers the refusal.
         const auto refusal = allocator.refusal();
@@ -234,7 +251,7 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
                           + std::to_string(outcome.step);
         outcome.refusal = refusal;
     }
-    allocator.setPhase("setup");
+    m_memory.setPhase("setup");
     // The budget rehearses training; what follows only reads the tensors, without it.
     allocator.setBudget(0);
     outcome.measuredMemory = measureMemory(savedActivationBytes);
@@ -250,7 +267,6 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
     const auto &train = m_config.train;
     const int64_t tokensPerStep = m_config.tokensPerStep();
     BatchSampler sampler(m_data.train, m_config.model.contextLength, uint64_t(train.seed));
-    auto &allocator = CountingAllocator::instance();
     for (int64_t step = 0; step < train.steps; ++step) {
         if (stopRequested.load()) {
             outcome.outcome = "cancelled";
@@ -261,7 +277,7 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
         // The peak counts complete steps after warm-up: Adam's moments exist from the first step on.
         const bool firstMeasuredStep = step == m_config.memory.warmupSteps;
         if (firstMeasuredStep)
-            allocator.resetPeak();
+            m_memory.resetPeak();
 
         const auto start = Clock::now();
         const double lr = learningRateAt(train, step);
@@ -270,11 +286,12 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
 
         std::vector<Batch> microbatches;
         for (int64_t i = 0; i < train.accumulation; ++i)
-            microbatches.push_back(sampler.next(train.microbatch));
+            microbatches.push_back(onDevice(sampler.next(train.microbatch), m_device));
         at::Tensor loss = accumulateGradients(m_model, microbatches, m_plan, scaler(),
                                               firstMeasuredStep ? &savedActivationBytes : nullptr);
         const double gradNorm = optimizerStep();
-        const double lossValue = loss.item<double>(); // the one host read of the step
+        // The one host read of the step; on CUDA it also waits for the step's queued kernels.
+        const double lossValue = loss.item<double>();
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
         StepMetrics metrics;
@@ -291,7 +308,7 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
         const int64_t probeEvery = m_config.runtime.speedProbeEvery;
         if (probeEvery > 0 && (step + 1) % probeEvery == 0)
             metrics.machineGflops =
-                referenceKernelGflops(m_config.precision.mode == "fp32" ? at::kFloat : at::kBFloat16);
+                referenceKernelGflops(m_config.precision.mode == "fp32" ? at::kFloat : at::kBFloat16, m_device);
         observer.step(metrics);
 
         if (!std::isfinite(lossValue)) {
@@ -310,7 +327,7 @@ std::vector<MemoryRow> Trainer::measureMemory(int64_t savedActivationBytes) cons
 {
     const std::vector<at::Tensor> &parameters = m_parameters;
     const std::vector<at::Tensor> gradients = this->gradients(), moments = this->moments(); // AdamW without amsgrad
-    const int64_t peak = CountingAllocator::instance().peakBytes();
+    const int64_t peak = m_memory.peakBytes();
     std::vector<MemoryRow> rows = {
         {"parameters", dtypeOf(parameters), bytesOf(parameters), "measured"},
         {"gradients", dtypeOf(gradients), bytesOf(gradients), "measured"},
@@ -326,6 +343,8 @@ std::vector<MemoryRow> Trainer::measureMemory(int64_t savedActivationBytes) cons
         rows.push_back({"temporaries", "mixed", std::max<int64_t>(0, peak - persistent), "measured"});
     }
     rows.push_back({"peak", "mixed", peak, "measured"});
+    if (const auto reserved = m_memory.reservedPeakBytes())
+        rows.push_back({"peak_reserved", "mixed", *reserved, "measured"});
     rows.push_back({"peak_rss", "mixed", peakRssBytes(), "measured"});
     return rows;
 }

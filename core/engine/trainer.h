@@ -3,6 +3,7 @@
 
 #include "core/config.h"
 #include "core/engine/countingallocator.h"
+#include "core/engine/device.h"
 #include "core/engine/gpt.h"
 #include "core/engine/precision.h"
 #include "core/engine/textdata.h"
@@ -44,8 +45,9 @@ struct TrainingOutcome
 // Zeroes the gradients, then runs forward and backward on each microbatch with its loss divided
 // by the number of microbatches, so the accumulated gradient equals that of one batch of all of
 // them. The forward runs under the plan's autocast; with a scaler the loss is scaled before
-// backward. Returns the mean unscaled loss as a tensor (no host sync). When
-// `savedActivationBytes` is given, the allocator's growth over the first forward is stored there.
+// backward. Returns the mean unscaled loss as a tensor (no host sync). Runs on the batches'
+// device. When `savedActivationBytes` is given, the allocator's growth over the first forward
+// is stored there.
 at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatches, const PrecisionPlan &plan = {},
                                const LossScaler *scaler = nullptr, int64_t *savedActivationBytes = nullptr);
 
@@ -89,6 +91,8 @@ private:
 
     RunConfig m_config;
     PrecisionPlan m_plan;
+    c10::Device m_device;
+    DeviceMemory m_memory;
     TokenSplit m_data;
     GPT m_model{nullptr};
     std::vector<at::Tensor> m_parameters; // the model's, in their training dtype

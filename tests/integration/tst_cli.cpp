@@ -125,6 +125,11 @@ void tst_Cli::badInputExitsTwoAndWritesNothing_data()
                                  << "precision.mode = \"autocast-fp16\" needs a CUDA device";
     QTest::newRow("master fp16 on cpu") << QStringList{"--set", "precision.mode=master-fp16"}
                                         << "Use \"autocast-bf16\" or \"master-bf16\" instead";
+    // The development machine's LibTorch is CPU only.
+    QTest::newRow("cuda without one") << QStringList{"--set", "runtime.device=cuda"}
+                                      << "runtime.device = \"cuda\": this optlog is built against LibTorch";
+    QTest::newRow("budget on cuda") << QStringList{"--set", "runtime.device=cuda", "--set", "memory.budget=64MiB"}
+                                    << "the budget rehearses a device's limit on the CPU's allocator";
     QTest::newRow("context") << QStringList{"--set", "model.context_length=9000000"}
                              << "model.context_length = 9000000: must be from 1 to 65536";
 }

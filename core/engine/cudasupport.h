@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The few calls that need CUDA's own headers, compiled only when LibTorch was built with CUDA
+// (cudasupport_cuda.cpp; cudasupport_none.cpp otherwise). Everything else in the engine reaches
+// the GPU through device-generic LibTorch calls.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace optlog::cuda {
+
+// Whether this optlog was built against a CUDA LibTorch.
+bool built();
+
+struct MemoryStats
+{
+    int64_t allocatedBytes = 0;     // in tensors now
+    int64_t allocatedPeakBytes = 0; // since the last reset
+    int64_t reservedPeakBytes = 0;  // held by the caching allocator from the driver
+};
+MemoryStats memoryStats(int deviceIndex);
+void resetPeakStats(int deviceIndex);
+
+// Hands the caching allocator's free blocks back to the driver.
+void releaseCachedMemory();
+// Device memory from cudaMalloc, outside the caching allocator and its statistics; never freed
+// (for buffers that live as long as the process).
+void *allocateOutsideCache(size_t bytes);
+
+// "NVIDIA H200, 139.8 GiB"
+std::string deviceDescription(int deviceIndex);
+
+} // namespace optlog::cuda

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace optlog {
+
+struct RunConfig;
+
+// The device a run trains on, from runtime.device. Refuses (ConfigError, before a run writes
+// anything) a device this build or machine cannot use, and a precision mode or attention the
+// device cannot run, each with the reason and what to use instead.
+c10::Device runDevice(const RunConfig &config);
+
+// Waits for the device's queued work: a timing on CUDA must include the kernels it launched.
+void synchronize(c10::Device device);
+
+// "cpu", or "cuda:0 NVIDIA H200, 139.8 GiB": recorded with each run.
+std::string describeDevice(c10::Device device);
+
+// Bytes in use on the run's device and their high-water mark. On the CPU they come from the
+// counting allocator (exact, and a budget can be rehearsed there); on CUDA from the caching
+// allocator's statistics, which also know what it holds from the driver (`reservedPeakBytes`).
+class DeviceMemory
+{
+public:
+    explicit DeviceMemory(c10::Device device);
+
+    int64_t currentBytes() const;
+    int64_t peakBytes() const;
+    // Starts a new high-water mark from what is in use now (after warm-up, say).
+    void resetPeak() const;
+    // CUDA: the most the caching allocator held from the driver since the last reset.
+    std::optional<int64_t> reservedPeakBytes() const;
+    // What the trainer is doing, named when the CPU budget refuses an allocation. A literal.
+    void setPhase(const char *phase) const;
+
+private:
+    c10::Device m_device;
+};
+
+} // namespace optlog
