@@ -189,7 +189,8 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
                                              config.model.width);
     s.achievedGflops = s.flopsPerToken * s.throughput.median / 1e9;
     // FP32 runs are measured against the FP32 matmul peak; every 16-bit mode against BF16's.
-    s.peakDtype = config.precision.mode == "fp32" ? "float32" : "bfloat16";
+    const std::string &mode = config.precision.mode;
+    s.peakDtype = mode == "fp32" ? "float32" : mode.find("fp16") != std::string::npos ? "float16" : "bfloat16";
     try {
         const auto environment = nlohmann::json::parse(run.environmentJson.empty() ? "{}" : run.environmentJson);
         s.untunedSettings = environment.value("tuning", std::string()).rfind("untuned", 0) == 0;

@@ -63,8 +63,11 @@ double bestOverModelShapes(const RunConfig &config, at::ScalarType dtype, c10::D
 
 nlohmann::json MatmulPeak::toJson() const
 {
-    return {{"float32_gflops", float32Gflops}, {"bfloat16_gflops", bfloat16Gflops}, {"shapes", shapes},
-            {"from_cache", fromCache}, {"seconds", seconds}};
+    nlohmann::json out = {{"float32_gflops", float32Gflops}, {"bfloat16_gflops", bfloat16Gflops}, {"shapes", shapes},
+                          {"from_cache", fromCache}, {"seconds", seconds}};
+    if (float16Gflops > 0)
+        out["float16_gflops"] = float16Gflops;
+    return out;
 }
 
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile, double secondsPerShape)
@@ -86,6 +89,7 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
         const auto &entry = cache[peak.key];
         peak.float32Gflops = entry.value("float32_gflops", 0.0);
         peak.bfloat16Gflops = entry.value("bfloat16_gflops", 0.0);
+        peak.float16Gflops = entry.value("float16_gflops", 0.0);
         peak.fromCache = peak.float32Gflops > 0;
         if (peak.fromCache)
             return peak;
@@ -93,11 +97,13 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     const auto start = Clock::now();
     peak.float32Gflops = bestOverModelShapes(config, at::kFloat, device, secondsPerShape);
     peak.bfloat16Gflops = bestOverModelShapes(config, at::kBFloat16, device, secondsPerShape);
-    if (device.is_cuda())
+    if (device.is_cuda()) {
+        peak.float16Gflops = bestOverModelShapes(config, at::kHalf, device, secondsPerShape);
         cuda::releaseCachedMemory(); // else the run's reserved peak would start with these matrices
+    }
     peak.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     cache[peak.key] = {{"float32_gflops", peak.float32Gflops}, {"bfloat16_gflops", peak.bfloat16Gflops},
-                       {"measured_seconds", peak.seconds}};
+                       {"float16_gflops", peak.float16Gflops}, {"measured_seconds", peak.seconds}};
     writeJsonCache(path, cache);
     return peak;
 }
@@ -106,9 +112,9 @@ double referenceKernelGflops(at::ScalarType dtype, c10::Device device)
 {
     // oneDNN's BF16 matmul allocates scratch memory through LibTorch: not the run's either.
     const CountingAllocator::Uncounted uncounted;
-    constexpr int64_t n = 512;
-    // A GPU needs more products per timing for the launch cost not to dominate.
-    const int repeats = device.is_cuda() ? 50 : 2;
+    // A GPU needs larger and more products per timing for the launch cost not to dominate.
+    const int64_t n = device.is_cuda() ? 2048 : 512;
+    const int repeats = device.is_cuda() ? 20 : 2;
     constexpr int timings = 3;
     // The matrices live outside LibTorch's allocators, made once per dtype and device; with the
     // scope above the index neither raises a run's measured peak nor meets its memory budget.

@@ -19,6 +19,7 @@ struct MatmulPeak
 {
     double float32Gflops = 0;
     double bfloat16Gflops = 0;
+    double float16Gflops = 0; // CUDA only: the CPU has no FP16 matmul in LibTorch 1.13
     std::string shapes;     // "M=1024 C=256 V=256": the GEMMs measured
     std::string key;        // what the cache entry is keyed by
     bool fromCache = false;
@@ -34,11 +35,11 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
                       double secondsPerShape = 0.15);
 
 // A fixed matmul, timed: the machine-speed index. A change in it during a run is the machine
-// changing under the run (a neighbour, thermal limits), not the technique. Six 512^3 products in
-// three timings (the best counts), about 10 ms on a CPU; its matrices are outside LibTorch's
-// allocators (the CPU's and CUDA's caching one), so it never adds to a run's peak or meets its
-// budget. `dtype` should be the run's compute
-// dtype: its kernels use the same thread pool as the run's (OpenBLAS for FP32, oneDNN's OpenMP
+// changing under the run (a neighbour, thermal limits), not the technique. On a CPU six 512^3
+// products in three timings (the best counts), about 10 ms; on a GPU sixty 2048^3 ones. Its
+// matrices are outside LibTorch's allocators (the CPU's, and CUDA's caching one), so it never
+// adds to a run's peak or meets its budget. `dtype` should be the run's compute dtype: on a CPU
+// its kernels then use the same thread pool as the run's (OpenBLAS for FP32, oneDNN's OpenMP
 // workers for BF16), so the run's own idle threads do not disturb the timing.
 double referenceKernelGflops(at::ScalarType dtype = at::kFloat, c10::Device device = c10::Device(c10::DeviceType::CPU));
 

@@ -5,6 +5,7 @@
 #include <c10/util/Exception.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <sstream>
 
@@ -63,7 +64,12 @@ std::optional<BudgetRefusal> CountingAllocator::refusal() const
     return m_refusal;
 }
 
-c10::DataPtr CountingAllocator::allocate(size_t bytes) const
+void CountingAllocator::copy_data(void *destination, const void *source, size_t bytes) const
+{
+    std::memcpy(destination, source, bytes);
+}
+
+c10::DataPtr CountingAllocator::allocate(size_t bytes) OPTLOG_ALLOCATE_QUALIFIER
 {
     const bool counted = m_uncounted.load(std::memory_order_relaxed) == 0;
     const int64_t budget = m_budget.load(std::memory_order_relaxed);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/engine/torchcompat.h"
+
 #include <c10/core/Allocator.h>
 
 #include <atomic>
@@ -39,8 +41,10 @@ public:
     // Replaces LibTorch's default CPU allocator for the rest of the process.
     static void install();
 
-    c10::DataPtr allocate(size_t bytes) const override;
+    c10::DataPtr allocate(size_t bytes) OPTLOG_ALLOCATE_QUALIFIER override;
     c10::DeleterFnPtr raw_deleter() const override { return &release; }
+    // Required (pure virtual) from LibTorch 2.2 on, unused before: hence no `override`.
+    void copy_data(void *destination, const void *source, size_t bytes) const;
 
     int64_t currentBytes() const { return m_current.load(std::memory_order_relaxed); }
     int64_t peakBytes() const { return m_peak.load(std::memory_order_relaxed); }

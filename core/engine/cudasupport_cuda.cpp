@@ -2,7 +2,6 @@
 // Built only against a CUDA LibTorch (see core/engine/CMakeLists.txt).
 #include "core/engine/cudasupport.h"
 
-#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 
 #include <cuda_runtime_api.h>
@@ -43,10 +42,12 @@ void *allocateOutsideCache(size_t bytes)
 
 std::string deviceDescription(int deviceIndex)
 {
-    const auto *properties = at::cuda::getDeviceProperties(c10::DeviceIndex(deviceIndex));
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, deviceIndex) != cudaSuccess)
+        return "unknown CUDA device";
     char memory[32];
-    std::snprintf(memory, sizeof memory, ", %.1f GiB", double(properties->totalGlobalMem) / double(1 << 30));
-    return std::string(properties->name) + memory;
+    std::snprintf(memory, sizeof memory, ", %.1f GiB", double(properties.totalGlobalMem) / double(1 << 30));
+    return std::string(properties.name) + memory;
 }
 
 } // namespace optlog::cuda

@@ -23,6 +23,9 @@ struct PrecisionPlan
 };
 PrecisionPlan precisionPlan(const std::string &mode);
 
+// The dtype the plan's matmuls run in: autocast's, else the weights'.
+inline c10::ScalarType computeDtype(const PrecisionPlan &plan) { return plan.autocast ? plan.autocastDtype : plan.weights; }
+
 // Refuses a mode the device cannot run, with the reason and what to use instead
 // (throws ConfigError, before a run writes anything).
 void requireSupported(const PrecisionPlan &plan, c10::DeviceType device);

@@ -7,7 +7,7 @@
 
 namespace optlog::compat {
 
-#if TORCH_VERSION_MAJOR >= 2 && TORCH_VERSION_MINOR >= 4
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
 // 2.4 folded the per-device functions into ones that take the device type.
 bool autocastEnabled(c10::DeviceType device) { return at::autocast::is_autocast_enabled(device); }
 void setAutocastEnabled(c10::DeviceType device, bool enabled) { at::autocast::set_autocast_enabled(device, enabled); }

@@ -6,6 +6,15 @@
 
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
+#include <torch/version.h>
+
+// c10::Allocator::allocate is const up to LibTorch 2.2 and not from 2.3 on; an allocator declares
+// it with this qualifier.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define OPTLOG_ALLOCATE_QUALIFIER
+#else
+#define OPTLOG_ALLOCATE_QUALIFIER const
+#endif
 
 namespace optlog::compat {
 

@@ -308,7 +308,7 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
         const int64_t probeEvery = m_config.runtime.speedProbeEvery;
         if (probeEvery > 0 && (step + 1) % probeEvery == 0)
             metrics.machineGflops =
-                referenceKernelGflops(m_config.precision.mode == "fp32" ? at::kFloat : at::kBFloat16, m_device);
+                referenceKernelGflops(computeDtype(m_plan), m_device);
         observer.step(metrics);
 
         if (!std::isfinite(lossValue)) {

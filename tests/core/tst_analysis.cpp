@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <map>
 
 using namespace optlog;
 
@@ -173,12 +174,16 @@ void tst_Analysis::mfuIsAgainstTheMeasuredPeakOfTheComputeDtype()
 {
     QTemporaryDir dir;
     Store store(dir.filePath("mfu.sqlite").toStdString());
-    for (const std::string mode : {"fp32", "autocast-bf16"}) {
+    // The dtype's peak, from the run's environment; FP16 has one only where it ran (CUDA).
+    const std::map<std::string, std::pair<std::string, double>> expected = {
+        {"fp32", {"float32", 200.0}}, {"autocast-bf16", {"bfloat16", 400.0}}, {"master-fp16", {"float16", 800.0}}};
+    for (const auto &[mode, dtypeAndPeak] : expected) {
         RunConfig config;
         config.precision.mode = mode;
         config.memory.warmupSteps = 1;
         const int64_t id = store.createRun(mode, toToml(config));
-        store.setEnvironment(id, R"({"matmul_peak": {"float32_gflops": 200.0, "bfloat16_gflops": 400.0}})");
+        store.setEnvironment(
+            id, R"({"matmul_peak": {"float32_gflops": 200.0, "bfloat16_gflops": 400.0, "float16_gflops": 800.0}})");
         std::vector<StepMetrics> steps(10);
         for (int64_t s = 0; s < 10; ++s) {
             steps[s].step = s;
@@ -190,9 +195,8 @@ void tst_Analysis::mfuIsAgainstTheMeasuredPeakOfTheComputeDtype()
         const RunSummary summary = summarize(store, *store.findRun(mode));
         const double flops = modelFlopsPerToken(parameterCount(config.model), 4, 128, 256);
         QCOMPARE(summary.flopsPerToken, flops);
-        QCOMPARE(summary.peakDtype, std::string(mode == "fp32" ? "float32" : "bfloat16"));
-        const double peak = mode == "fp32" ? 200.0 : 400.0;
-        QVERIFY(std::fabs(summary.mfu() - flops * 5000 / 1e9 / peak) < 1e-12);
+        QCOMPARE(summary.peakDtype, dtypeAndPeak.first);
+        QVERIFY(std::fabs(summary.mfu() - flops * 5000 / 1e9 / dtypeAndPeak.second) < 1e-12);
     }
 }
 
