@@ -126,7 +126,6 @@ nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann:
     env["optlog_version"] = OPTLOG_VERSION;
     env["optlog_git"] = OPTLOG_GIT_DESCRIBE;
     env["libtorch_version"] = TORCH_VERSION;
-    env["device"] = "cpu";
     env["compiler"] = std::string("gcc ") + __VERSION__;
     env["cpu_model"] = cpuInfoField("model name");
     env["cpu_flags"] = relevantCpuFlags();
