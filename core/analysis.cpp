@@ -273,9 +273,10 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
                   "same quality = within %.3f of %s.\n",
                   tolerance, baselineName.c_str());
     out << line;
-    out << "Peak memory: counting allocator over complete steps after warm-up, optimizer step included.\n";
+    out << "Peak memory: bytes in tensors (the CPU's counting allocator, CUDA's caching allocator) over complete "
+           "steps after warm-up, optimizer step included.\n";
     out << "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
-           "machine for the run's compute dtype (FP32, or BF16 for the 16-bit modes).\n";
+           "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA).\n";
     return out.str();
 }
 

@@ -6,13 +6,13 @@
 # run the device checks on the GPU (and on its CPU), then a short study of every precision mode
 # on the GPU and its comparison. Logs and the study go to $OUT (or out/cuda-check).
 #
-#   DEVICE=cuda STEPS=150 tools/cuda/check.sh
+#   DEVICE=cuda STEPS=100 EXTRA_CMAKE_ARGS="..." tools/cuda/check.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=${OUT:-$ROOT/out/cuda-check}
 DEVICE=${DEVICE:-cuda}
-STEPS=${STEPS:-150}
+STEPS=${STEPS:-100}
 BUILD=${BUILD:-/tmp/optlog-build-$DEVICE}
 mkdir -p "$OUT"
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
@@ -40,7 +40,7 @@ fi
 generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 log "configure"
 cmake -S "$ROOT" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX" \
-  -DOPTLOG_BUILD_GUI=OFF -DOPTLOG_BUILD_TESTS=ON "${cuda_args[@]}" \
+  -DOPTLOG_BUILD_GUI=OFF -DOPTLOG_BUILD_TESTS=ON "${cuda_args[@]}" ${EXTRA_CMAKE_ARGS:-} \
   -DCMAKE_PREFIX_PATH="$ROOT/.devdeps/usr;$ROOT/.devdeps/usr/share/cmake;$TORCH_PREFIX" \
   >"$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; fail "configure (configure.log)"; }
 grep -E "optlog:|Torch|CUDA" "$OUT/configure.log" | head -8
