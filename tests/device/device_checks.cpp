@@ -12,6 +12,7 @@
 #include "core/engine/precision.h"
 #include "core/engine/textdata.h"
 #include "core/engine/trainer.h"
+#include "tests/common/gradientcheck.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -28,6 +29,7 @@
 #include <vector>
 
 using namespace optlog;
+using optlog::testing::largestDifference;
 
 namespace {
 
@@ -146,27 +148,9 @@ GPTOptions shape(int64_t layers, double dropout, int64_t context)
     return GPTOptions(256, context, 32, layers, 2).dropout(dropout);
 }
 
-// Every parameter's gradient after one forward and backward on `device`, from fixed seeds.
 std::vector<at::Tensor> gradients(const GPTOptions &options, const at::Tensor &inputs, c10::Device device)
 {
-    torch::manual_seed(5);
-    GPT model(options);
-    model->to(device);
-    model->train();
-    torch::manual_seed(6);
-    accumulateGradients(model, {{inputs.to(device), inputs.to(device)}});
-    std::vector<at::Tensor> out;
-    for (const auto &p : model->parameters())
-        out.push_back(p.grad().cpu().clone());
-    return out;
-}
-
-double largestDifference(const std::vector<at::Tensor> &a, const std::vector<at::Tensor> &b)
-{
-    double worst = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-        worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>());
-    return worst;
+    return testing::oneStepGradients(options, inputs, {}, device);
 }
 
 // The recomputation replays the device's own generator, so dropout draws the same masks.

@@ -4,6 +4,7 @@
 #include "core/engine/gpt.h"
 #include "core/engine/precision.h"
 #include "core/engine/trainer.h"
+#include "tests/common/gradientcheck.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -12,6 +13,7 @@
 #include <QtTest>
 
 using namespace optlog;
+using optlog::testing::largestDifference;
 
 namespace {
 
@@ -20,27 +22,9 @@ GPTOptions shape(int64_t layers, double dropout, int64_t context = 32)
     return GPTOptions(256, context, 32, layers, 2).dropout(dropout);
 }
 
-// Gradients of every parameter after one forward and backward, from a model built with `seed`
-// and a forward that starts from `seed` too (so dropout draws the same masks).
-std::vector<at::Tensor> gradients(GPTOptions options, const at::Tensor &inputs, const PrecisionPlan &plan = {})
+std::vector<at::Tensor> gradients(const GPTOptions &options, const at::Tensor &inputs, const PrecisionPlan &plan = {})
 {
-    torch::manual_seed(5);
-    GPT model(options);
-    model->train();
-    torch::manual_seed(6);
-    accumulateGradients(model, {{inputs, inputs}}, plan);
-    std::vector<at::Tensor> out;
-    for (const auto &p : model->parameters())
-        out.push_back(p.grad().clone());
-    return out;
-}
-
-double largestDifference(const std::vector<at::Tensor> &a, const std::vector<at::Tensor> &b)
-{
-    double worst = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-        worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>());
-    return worst;
+    return testing::oneStepGradients(options, inputs, plan);
 }
 
 // Allocator bytes held after the forward pass, before backward: the saved activations.
