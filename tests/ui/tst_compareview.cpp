@@ -3,6 +3,7 @@
 #include "core/config.h"
 #include "core/store.h"
 #include "ui/charts/linechart.h"
+#include "ui/charts/scatterchart.h"
 #include "ui/compareview.h"
 
 #include <QCheckBox>
@@ -137,6 +138,40 @@ private Q_SLOTS:
         view.setStudy(loadStudySnapshot(m_path, {}));
         view.setSelectedRuns({m_baseline});
         QVERIFY(view.rows().empty());
+    }
+
+    void scatterLabelsDoNotOverlap()
+    {
+        // Five runs on one loss, two of them on one spot, as checkpointing and its twin would be;
+        // "lost" has no validation loss and no place.
+        ScatterChart chart(QStringLiteral("speed"), QStringLiteral("tokens/s"), QStringLiteral("loss"));
+        chart.resize(800, 600);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.setPoints({{QStringLiteral("checkpoint-every-block"), 4100, 2.40},
+                         {QStringLiteral("twin"), 4110, 2.40},
+                         {QStringLiteral("microbatch4-accum2"), 4900, 2.40},
+                         {QStringLiteral("fp32"), 5100, 2.40},
+                         {QStringLiteral("autocast-bf16"), 12000, 2.40},
+                         {QStringLiteral("better"), 4100, 2.00},
+                         {QStringLiteral("lost"), 9000, NAN}});
+        QCOMPARE(chart.pointCount(), 6);
+        const auto check = [&chart] {
+            const auto labels = chart.labels();
+            QCOMPARE(labels.size(), 6); // every drawn run keeps its own name
+            const double line = labels.front().rect.height();
+            for (int i = 0; i < labels.size(); ++i) {
+                for (int j = 0; j < i; ++j)
+                    QVERIFY2(!labels[i].rect.intersects(labels[j].rect),
+                             qPrintable(labels[i].text + " overlaps " + labels[j].text));
+                // Near its point: at most a few lines away, and over it unless held inside the plot.
+                QVERIFY2(std::abs(labels[i].rect.center().y() - labels[i].point.y()) < 6 * line,
+                         qPrintable(labels[i].text));
+            }
+        };
+        check();
+        chart.resize(1400, 500); // placed again for the new size
+        check();
     }
 
     void longSeriesAreDownsampledForDisplayKeepingSpikes()
