@@ -45,7 +45,7 @@ cmake -S "$ROOT" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
   >"$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; fail "configure (configure.log)"; }
 grep -E "optlog:|Torch|CUDA" "$OUT/configure.log" | head -8
 log "build"
-cmake --build "$BUILD" --parallel "$(nproc)" --target optlog device_checks bench_memory \
+cmake --build "$BUILD" --parallel "$(nproc)" --target optlog device_checks \
   >"$OUT/build.log" 2>&1 || { grep -E "error|Error" -A3 "$OUT/build.log" | head -60; fail "build (build.log)"; }
 
 status=0
