@@ -361,10 +361,20 @@ int64_t parseBytes(const std::string &text, const std::string &what)
                       + "\": expected a positive size such as 512MiB, 1.5GiB, 300MB or 1000000 (bytes)");
 }
 
+void requirePrecisionOnDevice(const std::string &mode, const std::string &device)
+{
+    if (mode.find("fp16") != std::string::npos && device != "cuda")
+        throw ConfigError("config: precision.mode = \"" + mode
+                          + "\" needs a CUDA device (runtime.device = \"cuda\"): LibTorch 1.13 has no FP16 "
+                            "autocast and no FP16 matmul on CPU, and this run is on the CPU. Use \"autocast-bf16\" "
+                            "or \"master-bf16\" instead (BF16 has FP32's exponent range and needs no loss scaler).");
+}
+
 void validate(const RunConfig &c)
 {
     if (!c.memory.budget.empty())
         parseBytes(c.memory.budget, "memory.budget");
+    requirePrecisionOnDevice(c.precision.mode, c.runtime.device);
     if (!c.memory.budget.empty() && c.runtime.device != "cpu")
         throw ConfigError("config: memory.budget = \"" + c.memory.budget + "\" with runtime.device = \""
                           + c.runtime.device + "\": the budget rehearses a device's limit on the CPU's allocator; "

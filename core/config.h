@@ -119,6 +119,10 @@ int64_t parseBytes(const std::string &text, const std::string &what);
 // Rules that involve more than one field.
 void validate(const RunConfig &config);
 
+// The FP16 modes run on CUDA only (LibTorch 1.13 has no FP16 autocast and no FP16 matmul on the
+// CPU): on another device, throws ConfigError with the reason and the BF16 alternative.
+void requirePrecisionOnDevice(const std::string &mode, const std::string &device);
+
 // The whole config as TOML, every field written, so a stored run can be re-run exactly.
 std::string toToml(const RunConfig &config);
 

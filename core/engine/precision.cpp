@@ -37,11 +37,7 @@ PrecisionPlan precisionPlan(const std::string &mode)
 
 void requireSupported(const PrecisionPlan &plan, c10::DeviceType device)
 {
-    if (plan.cudaOnly && device != c10::DeviceType::CUDA)
-        throw ConfigError("config: precision.mode = \"" + plan.mode
-                          + "\" needs a CUDA device (runtime.device = \"cuda\"): LibTorch 1.13 has no FP16 "
-                            "autocast and no FP16 matmul on CPU, and this run is on the CPU. Use \"autocast-bf16\" "
-                            "or \"master-bf16\" instead (BF16 has FP32's exponent range and needs no loss scaler).");
+    requirePrecisionOnDevice(plan.mode, device == c10::DeviceType::CUDA ? "cuda" : "cpu");
 }
 
 AutocastGuard::AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled)

@@ -110,15 +110,27 @@ void tst_Precision::cudaOnlyModesAreRefusedOnTheCpu_data()
 void tst_Precision::cudaOnlyModesAreRefusedOnTheCpu()
 {
     QFETCH(QString, mode);
-    const RunConfig config = smokeWith(mode);
-    try {
-        Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
-        QFAIL("an FP16 mode was accepted on the CPU");
-    } catch (const ConfigError &e) {
+    const auto expectRefusal = [](const ConfigError &e) {
         const QString message = e.what();
         QVERIFY2(message.contains("needs a CUDA device") && message.contains("no FP16 autocast")
                      && message.contains("Use \"autocast-bf16\""),
                  e.what());
+    };
+    // Reading the config refuses it...
+    try {
+        smokeWith(mode);
+        QFAIL("an FP16 mode on the CPU passed the config's rules");
+    } catch (const ConfigError &e) {
+        expectRefusal(e);
+    }
+    // ...and so does the trainer, for a config changed after it was read.
+    RunConfig config = smokeWith("fp32");
+    config.precision.mode = mode.toStdString();
+    try {
+        Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
+        QFAIL("an FP16 mode was accepted on the CPU");
+    } catch (const ConfigError &e) {
+        expectRefusal(e);
     }
 }
 

@@ -59,6 +59,8 @@ private Q_SLOTS:
                                                    << QStringList{"model.heads=3"};
         QTest::newRow("bad budget") << "memory.budget" << "lots" << "memory.budget"
                                     << QStringList{"memory.budget=\"lots\""};
+        QTest::newRow("fp16 on the cpu") << "precision.mode" << "master-fp16" << "precision.mode"
+                                         << QStringList{"precision.mode=\"master-fp16\""};
     }
 
     void invalidFieldIsRefusedWithTheCliMessage()
