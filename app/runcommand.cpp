@@ -108,9 +108,7 @@ int runCommand(const RunRequest &request)
     StudyRecorder::Options options;
     options.jsonLines = request.jsonLines;
     options.progress = isatty(STDERR_FILENO);
-    options.allocatorBytes = [memory = DeviceMemory(device)] {
-        return std::pair<int64_t, int64_t>{memory.currentBytes(), memory.peakBytes()};
-    };
+    options.allocatorBytes = [memory = DeviceMemory(device)] { return memory.inUseAndPeakBytes(); };
     StudyRecorder recorder(*store, runId, config.train.steps, options);
     recorder.event("started", std::string(config.memory.budget.empty() ? "" : "memory budget " + config.memory.budget + "; ")
                                   + "data: " + data.description + "; threads: " + std::to_string(threads.intraOp)

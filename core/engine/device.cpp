@@ -73,6 +73,14 @@ int64_t DeviceMemory::peakBytes() const
                               : CountingAllocator::instance().peakBytes();
 }
 
+std::pair<int64_t, int64_t> DeviceMemory::inUseAndPeakBytes() const
+{
+    if (!m_device.is_cuda())
+        return {CountingAllocator::instance().currentBytes(), CountingAllocator::instance().peakBytes()};
+    const cuda::MemoryStats stats = cuda::memoryStats(m_device.index());
+    return {stats.allocatedBytes, stats.allocatedPeakBytes};
+}
+
 void DeviceMemory::resetPeak() const
 {
     if (m_device.is_cuda())

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace optlog {
 
@@ -32,6 +33,8 @@ public:
 
     int64_t currentBytes() const;
     int64_t peakBytes() const;
+    // Both at once: on CUDA one read of the allocator's statistics (the per-step event needs both).
+    std::pair<int64_t, int64_t> inUseAndPeakBytes() const;
     // Starts a new high-water mark from what is in use now (after warm-up, say).
     void resetPeak() const;
     // CUDA: the most the caching allocator held from the driver since the last reset.
