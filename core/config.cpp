@@ -365,9 +365,10 @@ void requirePrecisionOnDevice(const std::string &mode, const std::string &device
 {
     if (mode.find("fp16") != std::string::npos && device != "cuda")
         throw ConfigError("config: precision.mode = \"" + mode
-                          + "\" needs a CUDA device (runtime.device = \"cuda\"): LibTorch 1.13 has no FP16 "
-                            "autocast and no FP16 matmul on CPU, and this run is on the CPU. Use \"autocast-bf16\" "
-                            "or \"master-bf16\" instead (BF16 has FP32's exponent range and needs no loss scaler).");
+                          + "\" needs a CUDA device, and runtime.device = \"" + device
+                          + "\": LibTorch 1.13 has no FP16 autocast and no FP16 matmul on the CPU. Set "
+                            "runtime.device = \"cuda\" on a GPU, or use \"autocast-bf16\" or \"master-bf16\" "
+                            "(BF16 has FP32's exponent range and needs no loss scaler).");
 }
 
 void validate(const RunConfig &c)

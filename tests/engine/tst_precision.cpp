@@ -113,7 +113,7 @@ void tst_Precision::cudaOnlyModesAreRefusedOnTheCpu()
     const auto expectRefusal = [](const ConfigError &e) {
         const QString message = e.what();
         QVERIFY2(message.contains("needs a CUDA device") && message.contains("no FP16 autocast")
-                     && message.contains("Use \"autocast-bf16\""),
+                     && message.contains("runtime.device = \"cpu\"") && message.contains("use \"autocast-bf16\""),
                  e.what());
     };
     // Reading the config refuses it...

@@ -124,7 +124,7 @@ void tst_Cli::badInputExitsTwoAndWritesNothing_data()
     QTest::newRow("fp16 on cpu") << QStringList{"--set", "precision.mode=autocast-fp16"}
                                  << "precision.mode = \"autocast-fp16\" needs a CUDA device";
     QTest::newRow("master fp16 on cpu") << QStringList{"--set", "precision.mode=master-fp16"}
-                                        << "Use \"autocast-bf16\" or \"master-bf16\" instead";
+                                        << "or use \"autocast-bf16\" or \"master-bf16\"";
     // The development machine's LibTorch is CPU only.
     QTest::newRow("cuda without one") << QStringList{"--set", "runtime.device=cuda"}
                                       << "runtime.device = \"cuda\": this optlog is built against LibTorch";
