@@ -53,12 +53,11 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     m_pages->setDocumentMode(true);
     setCentralWidget(m_pages);
 
-    auto *dock = new QDockWidget(tr("Runs"));
-    dock->setObjectName(QStringLiteral("runsDock"));
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
-    dock->setWidget(m_runs);
-    addDockWidget(Qt::LeftDockWidgetArea, dock);
-    resizeDocks({dock}, {350}, Qt::Horizontal);
+    m_runsDock = new QDockWidget(tr("Runs"));
+    m_runsDock->setObjectName(QStringLiteral("runsDock"));
+    m_runsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    m_runsDock->setWidget(m_runs);
+    addDockWidget(Qt::LeftDockWidgetArea, m_runsDock);
 
     buildMenus();
 
@@ -104,7 +103,8 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
 
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+    if (restoreState(settings.value(QStringLiteral("windowState")).toByteArray()))
+        m_fittedDockWidth = -1;
     m_pages->setCurrentIndex(settings.value(QStringLiteral("page"), 0).toInt());
     if (!settings.contains(QStringLiteral("geometry")))
         resize(1280, 800);
@@ -112,6 +112,27 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::resizeEvent(QResizeEvent *event)
+{
+    QMainWindow::resizeEvent(event);
+    fitRunsDock();
+}
+
+void MainWindow::fitRunsDock()
+{
+    // A dragged edge is the user's choice: keep it from then on.
+    if (m_fittedDockWidth < 0 || (m_fittedDockWidth > 0 && qAbs(m_runsDock->width() - m_fittedDockWidth) > 2)) {
+        m_fittedDockWidth = -1;
+        return;
+    }
+    // The pages need about 1,100 px (the designer's form beside its memory table, Compare's table
+    // beside its chart); the dock takes what the window has beyond that, from the run's name, state
+    // and steps up to every column (validation loss, tokens/s and peak memory).
+    const int narrowest = 350, pagesWidth = 1100;
+    m_fittedDockWidth = qBound(narrowest, width() - pagesWidth, qMax(narrowest, m_runs->widthForAllColumns()));
+    resizeDocks({m_runsDock}, {m_fittedDockWidth}, Qt::Horizontal);
+}
 
 void MainWindow::buildMenus()
 {

@@ -5,6 +5,7 @@
 #include <QStringList>
 
 class QAction;
+class QDockWidget;
 class QMenu;
 class QTabWidget;
 
@@ -49,9 +50,11 @@ public:
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
     void buildMenus();
+    void fitRunsDock();
     void refreshRows();
     void refreshRecentMenu();
     void updateQueueStatus();
@@ -68,6 +71,9 @@ private:
     MonitorView *m_monitor;
     CompareView *m_compare;
     QTabWidget *m_pages;
+    QDockWidget *m_runsDock = nullptr;
+    // The width fitRunsDock() last gave the dock; -1 once the user or a saved layout chose one.
+    int m_fittedDockWidth = 0;
     QMenu *m_recent = nullptr;
     QAction *m_start = nullptr;
     QAction *m_pause = nullptr;

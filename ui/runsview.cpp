@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QStackedWidget>
 #include <QStyledItemDelegate>
 #include <QTableView>
@@ -58,6 +59,9 @@ RunsView::RunsView(RunTableModel *model, QWidget *parent)
     m_table->setColumnWidth(RunTableModel::Name, 150);
     m_table->setColumnWidth(RunTableModel::State, 85);
     m_table->setColumnWidth(RunTableModel::Progress, 85);
+    m_table->setColumnWidth(RunTableModel::ValidationLoss, 70);
+    m_table->setColumnWidth(RunTableModel::TokensPerSecond, 70);
+    m_table->setColumnWidth(RunTableModel::PeakMemory, 90);
     m_table->setColumnWidth(RunTableModel::Eta, 60);
 
     auto *empty = new QWidget;
@@ -90,6 +94,14 @@ RunsView::RunsView(RunTableModel *model, QWidget *parent)
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this] { Q_EMIT currentRunChanged(currentRunId()); });
     updateEmptyState();
+}
+
+int RunsView::widthForAllColumns() const
+{
+    int width = 2 * m_table->frameWidth() + m_table->verticalScrollBar()->sizeHint().width();
+    for (int column = 0; column < RunTableModel::ColumnCount; ++column)
+        width += m_table->columnWidth(column);
+    return width;
 }
 
 void RunsView::updateEmptyState()

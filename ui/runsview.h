@@ -25,6 +25,8 @@ public:
     qint64 currentRunId() const;
     QTableView *table() const { return m_table; }
     void setQueueStatus(const QString &text);
+    // The width that shows every column without scrolling.
+    int widthForAllColumns() const;
 
 Q_SIGNALS:
     void addPresetsRequested();

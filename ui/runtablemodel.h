@@ -36,7 +36,8 @@ class RunTableModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { Name, State, Progress, Eta, ValidationLoss, TokensPerSecond, PeakMemory, ColumnCount };
+    // ETA comes last: it is empty for every run but the running one.
+    enum Column { Name, State, Progress, ValidationLoss, TokensPerSecond, PeakMemory, Eta, ColumnCount };
     enum Role { ProgressRole = Qt::UserRole + 1, RunIdRole, QueueEntryRole };
 
     using QAbstractTableModel::QAbstractTableModel;

@@ -8,6 +8,7 @@
 #include "ui/runtablemodel.h"
 #include "ui/studywatcher.h"
 
+#include <QDockWidget>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QTabWidget>
@@ -123,6 +124,37 @@ private Q_SLOTS:
         QVERIFY(!window.exportReportTo(m_dir.filePath(QStringLiteral("export.docx"))));
         QVERIFY2(message.contains(QStringLiteral(".html, .pdf, .md, .csv or .json")), qPrintable(message));
         QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("export.docx"))));
+    }
+
+    void theRunsDockFitsItsColumnsUntilTheUserDragsIt()
+    {
+        QSettings().clear(); // no saved layout
+        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        auto *dock = window.findChild<QDockWidget *>(QStringLiteral("runsDock"));
+        QVERIFY(dock);
+        const int allColumns = window.runsView()->widthForAllColumns();
+        window.resize(1280, 800);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        // Too narrow for every column: the pages keep their room, the dock's other columns scroll.
+        QVERIFY(allColumns > 350);
+        QTRY_VERIFY2(qAbs(dock->width() - 350) <= 2, qPrintable(QString::number(dock->width())));
+        // Wider: the dock takes what the pages do not need...
+        window.resize(1600, 900);
+        QTRY_VERIFY2(qAbs(dock->width() - qMin(allColumns, 500)) <= 2, qPrintable(QString::number(dock->width())));
+        // ...up to every column, and no more.
+        QVERIFY(1920 - 1100 > allColumns);
+        window.resize(1920, 1080);
+        QTRY_VERIFY2(qAbs(dock->width() - allColumns) <= 2, qPrintable(QString::number(dock->width())));
+        // Once the user drags the edge, the window's size no longer moves it.
+        window.resizeDocks({dock}, {300}, Qt::Horizontal);
+        QTRY_COMPARE(dock->width(), 300);
+        window.resize(1600, 900);
+        QTest::qWait(100);
+        QCOMPARE(dock->width(), 300);
+        window.resize(1280, 800);
+        QTest::qWait(100);
+        QCOMPARE(dock->width(), 300);
     }
 
     void windowStateIsRestored()

@@ -15,6 +15,7 @@
 #include <QEventLoop>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QTimer>
 
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
     QStandardPaths::setTestModeEnabled(true); // leave the user's settings and recent files alone
+    QSettings().clear();                      // and show the window as on a first start
     if (argc < 4) {
         std::fprintf(stderr, "usage: %s STUDY(.sqlite, with finished runs) OUTPUT_FOLDER ENGINE [WIDTHxHEIGHT...]\n", argv[0]);
         return 2;
