@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
@@ -51,6 +52,8 @@ std::string verdictFor(const ComparisonRow &row, const RunSummary &baseline, dou
         parts.push_back("same quality");
     else
         parts.push_back(row.deltaLoss > 0 ? "worse quality" : "better quality");
+    if (!std::isnan(row.deltaLoss) && !row.validationDifference.empty())
+        parts.back() += " (validated differently: " + row.validationDifference + ")";
 
     const double noise = std::max({kSameSpeed, row.throughput.relativeSpread() / 2,
                                    baseline.throughput.relativeSpread() / 2});
@@ -75,6 +78,26 @@ std::string verdictFor(const ComparisonRow &row, const RunSummary &baseline, dou
     std::string out;
     for (const auto &p : parts)
         out += (out.empty() ? "" : ", ") + p;
+    return out;
+}
+
+// The fields that decide what a validation loss is measured on: the text, the split, how many
+// sequences and their length (a token's loss depends on the context it is predicted from).
+// Runs that differ in one of them are not compared on equal terms, whatever their technique.
+constexpr const char *kValidationFields[] = {"model.context_length", "data.corpus", "data.path",
+                                             "data.validation_fraction", "data.eval_sequences"};
+
+std::string validationDifference(const RunSummary &run, const RunSummary &baseline)
+{
+    if (!run.config || !baseline.config)
+        return "";
+    std::string out;
+    for (const auto &field : compareConfigs({*run.config, *baseline.config})) {
+        const bool decidesValidation = std::find(std::begin(kValidationFields), std::end(kValidationFields),
+                                                 field.path) != std::end(kValidationFields);
+        if (decidesValidation && field.differs)
+            out += (out.empty() ? "" : ", ") + field.path + " " + field.values[0] + " vs " + field.values[1];
+    }
     return out;
 }
 
@@ -177,6 +200,7 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
     RunConfig config;
     try {
         applyTomlText(config, run.configToml, "run " + std::to_string(run.id));
+        s.config = config;
         s.parameters = parameterCount(config.model);
         s.warmupSteps = config.memory.warmupSteps;
     } catch (const ConfigError &) {
@@ -229,6 +253,7 @@ std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector
         row.memorySaved = baseline.peakBytes > 0 ? 1 - double(s.peakBytes) / double(baseline.peakBytes) : 0;
         row.mfu = s.mfu();
         row.machineNote = s.machine.describe();
+        row.validationDifference = validationDifference(s, baseline);
         row.verdict = verdictFor(row, baseline, tolerance);
         if (!row.machineNote.empty())
             row.verdict += "; " + row.machineNote;

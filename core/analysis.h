@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/config.h"
 #include "core/store.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,7 @@ double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLen
 struct RunSummary
 {
     RunRecord run;
+    std::optional<RunConfig> config; // as stored with the run; empty when this optlog cannot read it
     int64_t parameters = 0;
     int64_t warmupSteps = 1;
     ThroughputSummary throughput;
@@ -79,6 +82,9 @@ struct ComparisonRow
     double memorySaved = 0;     // 1 - peak / baseline peak
     double mfu = 0;             // model FLOP utilisation against the measured matmul peak; 0 = unknown
     std::string machineNote;    // the machine changed under the run (MachineSpeed::describe); usually empty
+    // The config fields that make the run's validation loss a different measurement from the
+    // baseline's ("model.context_length 512 vs 128"); empty when both validate alike.
+    std::string validationDifference;
     std::string verdict;        // words a person can act on
 };
 

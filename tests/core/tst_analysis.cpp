@@ -43,6 +43,7 @@ private Q_SLOTS:
     void verdictsInWords_data();
     void verdictsInWords();
     void noisyThroughputIsNotCalled();
+    void aDifferentValidationIsNamedInTheVerdict();
     void steadyMachineIsNotFlagged();
     void slowingMachineIsFlaggedAndNormalised();
     void modelFlopsPerTokenFollowsTheFormula();
@@ -107,6 +108,26 @@ void tst_Analysis::noisyThroughputIsNotCalled()
     run.throughput.p90 = 1000; // spread of 133% of the median: a busy machine
     QCOMPARE(QString::fromStdString(compare(base, {run}, 0.02).front().verdict),
              QString("same quality, speed too noisy to call (step-time spread 133%), same memory"));
+}
+
+void tst_Analysis::aDifferentValidationIsNamedInTheVerdict()
+{
+    RunSummary base = summary("base", 1000, 1000, {{9, 1000, 3.0}});
+    RunSummary longer = summary("T512", 1000, 1000, {{9, 1000, 3.2}});
+    RunSummary bf16 = summary("bf16", 1000, 1000, {{9, 1000, 3.2}});
+    base.config = loadRunConfig("default", "", {});
+    longer.config = loadRunConfig("default", "", {"model.context_length=512", "data.eval_sequences=8"});
+    bf16.config = loadRunConfig("default", "", {"precision.mode=autocast-bf16", "train.microbatch=4"});
+    const auto rows = compare(base, {longer, bf16}, 0.02);
+    QCOMPARE(QString::fromStdString(rows[0].verdict),
+             QString("worse quality (validated differently: model.context_length 512 vs 128, "
+                     "data.eval_sequences 8 vs 32), same speed, same memory"));
+    // A technique's own fields do not change what validation measures.
+    QCOMPARE(QString::fromStdString(rows[1].verdict), QString("worse quality, same speed, same memory"));
+    // Without a readable config there is nothing to name.
+    longer.config.reset();
+    QCOMPARE(QString::fromStdString(compare(base, {longer}, 0.02).front().verdict),
+             QString("worse quality, same speed, same memory"));
 }
 
 void tst_Analysis::verdictsInWords()
