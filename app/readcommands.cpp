@@ -204,7 +204,8 @@ int compareCommand(const CompareRequest &request)
         rows.push_back(row);
     }
     std::cout << "Study " << request.study << ", baseline " << baseline->run.name << "\n"
-              << formatComparison(rows, baseline->run.name, request.tolerance);
+              << formatComparison(rows, baseline->run.name, request.tolerance) << "\n"
+              << formatMemoryByRole(summaries);
     return kExitOk;
 }
 

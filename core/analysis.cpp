@@ -224,6 +224,7 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
         // a run without a readable environment has no MFU
     }
     s.validation = std::move(validation);
+    s.memory = memory;
     for (const auto &row : memory) {
         if (row.source != "measured")
             continue;
@@ -302,6 +303,51 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
            "steps after warm-up, optimizer step included.\n";
     out << "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
            "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA).\n";
+    return out.str();
+}
+
+std::string formatMemoryByRole(const std::vector<RunSummary> &runs)
+{
+    // "float32" -> "fp32": the short names of DESIGN.md's precision table, so a cell stays narrow.
+    const auto shortDtype = [](const std::string &dtype) -> std::string {
+        if (dtype == "float32")
+            return "fp32";
+        if (dtype == "bfloat16")
+            return "bf16";
+        if (dtype == "float16")
+            return "fp16";
+        return dtype;
+    };
+    std::ostringstream out;
+    char cell[64];
+    std::snprintf(cell, sizeof(cell), "%-26s", "measured memory by role");
+    out << cell;
+    for (const char *role : kPeakParts) {
+        std::string heading = role;
+        std::replace(heading.begin(), heading.end(), '_', ' ');
+        std::snprintf(cell, sizeof(cell), " %18s", heading.c_str());
+        out << cell;
+    }
+    std::snprintf(cell, sizeof(cell), " %11s\n", "peak");
+    out << cell;
+    for (const auto &run : runs) {
+        std::snprintf(cell, sizeof(cell), "%-26s", run.run.name.c_str());
+        out << cell;
+        for (const char *role : kPeakParts) {
+            std::string text = "-";
+            for (const auto &row : run.memory)
+                if (row.role == role && row.source == "measured")
+                    text = formatBytes(row.bytes) + (row.dtype.empty() ? "" : " " + shortDtype(row.dtype));
+            std::snprintf(cell, sizeof(cell), " %18s", text.c_str());
+            out << cell;
+        }
+        std::snprintf(cell, sizeof(cell), " %11s\n", run.peakBytes > 0 ? formatBytes(run.peakBytes).c_str() : "-");
+        out << cell;
+    }
+    out << "Each state with the dtype read from the run's tensors; saved activations and temporaries are the "
+           "allocator's bytes over a step, several dtypes (\"mixed\"); \"-\": the run has no such state (master "
+           "weights exist in the master modes only). `optlog show STUDY RUN` sets each beside the memory model's "
+           "prediction.\n";
     return out.str();
 }
 

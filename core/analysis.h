@@ -56,6 +56,7 @@ struct RunSummary
     std::vector<ValidationPoint> validation;
     int64_t peakBytes = 0;    // counting allocator, complete steps after warm-up
     int64_t peakRssBytes = 0; // process high-water mark
+    std::vector<MemoryRow> memory; // every role, measured and predicted
     MachineSpeed machine;
     double flopsPerToken = 0;  // model FLOPs per token
     double achievedGflops = 0; // flopsPerToken x steady tokens/s
@@ -95,5 +96,8 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
                              double tolerance);
 
 std::string formatBytes(int64_t bytes);
+
+// Each run's measured peak by role with the dtype of each state, one line per run.
+std::string formatMemoryByRole(const std::vector<RunSummary> &runs);
 
 } // namespace optlog

@@ -15,9 +15,6 @@ namespace optlog {
 
 namespace {
 
-const char *const kRoleOrder[] = {"parameters", "gradients", "master_weights", "optimizer_state",
-                                  "saved_activations", "temporaries", "peak", "peak_reserved",
-                                  "peak_rss"};
 // Stored dtype keys, and the names DESIGN.md's precision table gives them.
 const std::pair<const char *, const char *> kDtypeKeys[] = {{"weights", "weights"},
                                                             {"gradients", "gradients"},
@@ -60,7 +57,9 @@ RunConfig configOf(const RunRecord &run)
 std::vector<ReportMemoryLine> memoryLines(const std::vector<MemoryRow> &rows)
 {
     std::vector<ReportMemoryLine> lines;
-    for (const char *role : kRoleOrder) {
+    std::vector<std::string> roles(std::begin(kPeakParts), std::end(kPeakParts));
+    roles.insert(roles.end(), {"peak", "peak_reserved", "peak_rss"});
+    for (const std::string &role : roles) {
         ReportMemoryLine line;
         line.role = role;
         for (const auto &row : rows) {

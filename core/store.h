@@ -59,6 +59,10 @@ struct ValidationPoint
     double loss = 0; // nats per token over the study's fixed validation set
 };
 
+// The parts a peak is made of, in the order every table and chart shows them.
+inline constexpr const char *kPeakParts[] = {"parameters",      "gradients",         "master_weights",
+                                             "optimizer_state", "saved_activations", "temporaries"};
+
 struct MemoryRow
 {
     std::string role;   // parameters | gradients | master_weights | optimizer_state | saved_activations |

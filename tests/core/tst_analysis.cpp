@@ -44,6 +44,7 @@ private Q_SLOTS:
     void verdictsInWords();
     void noisyThroughputIsNotCalled();
     void aDifferentValidationIsNamedInTheVerdict();
+    void memoryByRoleNamesEachStatesDtype();
     void steadyMachineIsNotFlagged();
     void slowingMachineIsFlaggedAndNormalised();
     void modelFlopsPerTokenFollowsTheFormula();
@@ -128,6 +129,28 @@ void tst_Analysis::aDifferentValidationIsNamedInTheVerdict()
     longer.config.reset();
     QCOMPARE(QString::fromStdString(compare(base, {longer}, 0.02).front().verdict),
              QString("worse quality, same speed, same memory"));
+}
+
+void tst_Analysis::memoryByRoleNamesEachStatesDtype()
+{
+    RunSummary plain = summary("fp32", 1000, 3 << 20, {});
+    plain.memory = {{"parameters", "float32", 1 << 20, "measured"},
+                    {"parameters", "float32", 1 << 20, "predicted"}, // predictions stay out of this table
+                    {"gradients", "float32", 1 << 20, "measured"},
+                    {"optimizer_state", "float32", 2 << 20, "measured"},
+                    {"peak", "mixed", 3 << 20, "measured"}};
+    RunSummary master = summary("master-bf16", 1000, 4 << 20, {});
+    master.memory = {{"parameters", "bfloat16", 1 << 19, "measured"}, {"master_weights", "float32", 1 << 20, "measured"},
+                     {"saved_activations", "mixed", 3 << 19, "measured"}};
+    const QStringList lines = QString::fromStdString(formatMemoryByRole({plain, master})).split(QLatin1Char('\n'));
+    QVERIFY(lines.size() >= 3);
+    QCOMPARE(lines[0].simplified(), QString("measured memory by role parameters gradients master weights optimizer "
+                                            "state saved activations temporaries peak"));
+    QCOMPARE(lines[1].simplified(), QString("fp32 1.0 MiB fp32 1.0 MiB fp32 - 2.0 MiB fp32 - - 3.0 MiB"));
+    QCOMPARE(lines[2].simplified(), QString("master-bf16 0.5 MiB bf16 - 1.0 MiB fp32 - 1.5 MiB mixed - 4.0 MiB"));
+    // Every cell under its heading: the lines are as wide as the header.
+    QCOMPARE(lines[1].size(), lines[0].size());
+    QCOMPARE(lines[2].size(), lines[0].size());
 }
 
 void tst_Analysis::verdictsInWords()

@@ -6,6 +6,7 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QtTest>
 
 using namespace optlog;
@@ -224,6 +225,13 @@ void tst_Cli::studyRunsEachRunOnceAndCompares()
     QVERIFY(first.out.contains("baseline"));
     QVERIFY(first.out.contains("accumulated"));
     QVERIFY(first.out.contains("same quality") || first.out.contains("quality"));
+    // Then each run's peak by role, every state with the dtype read from its tensors.
+    const qsizetype memory = first.out.indexOf("measured memory by role");
+    QVERIFY2(memory >= 0, qPrintable(first.out));
+    const QRegularExpression accumulatedLine(
+        "\\naccumulated +[0-9.]+ MiB fp32 +[0-9.]+ MiB fp32 +- +[0-9.]+ MiB fp32 +[0-9.]+ MiB mixed +[0-9.]+ MiB mixed "
+        "+[0-9.]+ MiB\\n");
+    QVERIFY2(first.out.mid(memory).contains(accumulatedLine), qPrintable(first.out.mid(memory)));
 
     const Result again = runOptlog({"study", plan, "--db", study});
     QCOMPARE(again.exitCode, 0);

@@ -14,8 +14,6 @@ namespace optlog {
 
 namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
-const char *const kRoles[] = {"parameters", "gradients", "master_weights", "optimizer_state", "saved_activations",
-                              "temporaries"};
 } // namespace
 
 ComparisonCharts::ComparisonCharts()
@@ -52,7 +50,7 @@ void ComparisonCharts::fill(const QList<ChartRun> &runs)
     QList<SpreadData> spreads;
     QList<ScatterPoint> speed, peak;
     QStringList categories;
-    QList<QVector<double>> roleValues(int(std::size(kRoles)));
+    QList<QVector<double>> roleValues(int(std::size(kPeakParts)));
     for (const ChartRun &run : runs) {
         LineSeriesData line{run.name, {}};
         for (const auto &v : run.validation)
@@ -63,17 +61,17 @@ void ComparisonCharts::fill(const QList<ChartRun> &runs)
         peak << ScatterPoint{run.name, double(run.peakBytes) / kMiB, run.finalValidationLoss};
         for (const char *source : {"measured", "predicted"}) {
             categories << QStringLiteral("%1 · %2").arg(run.name, QLatin1String(source));
-            for (size_t r = 0; r < std::size(kRoles); ++r) {
+            for (size_t r = 0; r < std::size(kPeakParts); ++r) {
                 double bytes = 0;
                 for (const auto &row : run.memory)
-                    if (row.role == kRoles[r] && row.source == source)
+                    if (row.role == kPeakParts[r] && row.source == source)
                         bytes = double(row.bytes);
                 roleValues[int(r)].append(bytes / kMiB);
             }
         }
     }
     QStringList parts;
-    for (const char *role : kRoles)
+    for (const char *role : kPeakParts)
         parts << QString::fromLatin1(role).replace(QLatin1Char('_'), QLatin1Char(' '));
     validation->setSeries(lines);
     throughput->setData(spreads);
