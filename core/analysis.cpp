@@ -306,18 +306,54 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
     return out.str();
 }
 
+std::vector<std::string> memoryRoleOrder()
+{
+    std::vector<std::string> roles(std::begin(kPeakParts), std::end(kPeakParts));
+    roles.insert(roles.end(), {"peak", "peak_reserved", "peak_rss"});
+    return roles;
+}
+
+std::vector<RoleMemory> memoryByRole(const std::vector<MemoryRow> &rows)
+{
+    std::vector<RoleMemory> lines;
+    for (const std::string &role : memoryRoleOrder()) {
+        RoleMemory line;
+        line.role = role;
+        for (const auto &row : rows) {
+            if (row.role != role)
+                continue;
+            (row.source == "predicted" ? line.predicted : line.measured) = row.bytes;
+            if (line.dtype.empty() || row.source == "measured")
+                line.dtype = row.dtype;
+        }
+        if (line.predicted >= 0 || line.measured >= 0)
+            lines.push_back(line);
+    }
+    return lines;
+}
+
+std::string residualText(const RoleMemory &line)
+{
+    if (line.predicted <= 0 || line.measured < 0)
+        return "";
+    char text[32];
+    std::snprintf(text, sizeof(text), "%+.1f%%", 100.0 * double(line.measured - line.predicted) / double(line.predicted));
+    return text;
+}
+
+std::string shortDtype(const std::string &dtype)
+{
+    if (dtype == "float32")
+        return "fp32";
+    if (dtype == "bfloat16")
+        return "bf16";
+    if (dtype == "float16")
+        return "fp16";
+    return dtype;
+}
+
 std::string formatMemoryByRole(const std::vector<RunSummary> &runs)
 {
-    // "float32" -> "fp32": the short names of DESIGN.md's precision table, so a cell stays narrow.
-    const auto shortDtype = [](const std::string &dtype) -> std::string {
-        if (dtype == "float32")
-            return "fp32";
-        if (dtype == "bfloat16")
-            return "bf16";
-        if (dtype == "float16")
-            return "fp16";
-        return dtype;
-    };
     std::ostringstream out;
     char cell[64];
     std::snprintf(cell, sizeof(cell), "%-26s", "measured memory by role");
@@ -333,11 +369,12 @@ std::string formatMemoryByRole(const std::vector<RunSummary> &runs)
     for (const auto &run : runs) {
         std::snprintf(cell, sizeof(cell), "%-26s", run.run.name.c_str());
         out << cell;
+        const std::vector<RoleMemory> lines = memoryByRole(run.memory);
         for (const char *role : kPeakParts) {
             std::string text = "-";
-            for (const auto &row : run.memory)
-                if (row.role == role && row.source == "measured")
-                    text = formatBytes(row.bytes) + (row.dtype.empty() ? "" : " " + shortDtype(row.dtype));
+            for (const auto &line : lines)
+                if (line.role == role && line.measured >= 0)
+                    text = formatBytes(line.measured) + (line.dtype.empty() ? "" : " " + shortDtype(line.dtype));
             std::snprintf(cell, sizeof(cell), " %18s", text.c_str());
             out << cell;
         }

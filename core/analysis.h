@@ -97,6 +97,23 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
 
 std::string formatBytes(int64_t bytes);
 
+// One memory role of a run, predicted beside measured; -1 where a side has no figure.
+struct RoleMemory
+{
+    std::string role;
+    std::string dtype; // the measured state's, else the prediction's
+    int64_t predicted = -1;
+    int64_t measured = -1;
+};
+// The order tables show roles in: the peak's parts (kPeakParts), then peak, peak_reserved, peak_rss.
+std::vector<std::string> memoryRoleOrder();
+// Every role the rows hold, in that order.
+std::vector<RoleMemory> memoryByRole(const std::vector<MemoryRow> &rows);
+// "+1.5%": measured against predicted; "" unless both are there.
+std::string residualText(const RoleMemory &line);
+// "float32" -> "fp32", "bfloat16" -> "bf16", "float16" -> "fp16": DESIGN.md's short names.
+std::string shortDtype(const std::string &dtype);
+
 // Each run's measured peak by role with the dtype of each state, one line per run.
 std::string formatMemoryByRole(const std::vector<RunSummary> &runs);
 

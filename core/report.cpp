@@ -54,34 +54,6 @@ RunConfig configOf(const RunRecord &run)
     return config;
 }
 
-std::vector<ReportMemoryLine> memoryLines(const std::vector<MemoryRow> &rows)
-{
-    std::vector<ReportMemoryLine> lines;
-    std::vector<std::string> roles(std::begin(kPeakParts), std::end(kPeakParts));
-    roles.insert(roles.end(), {"peak", "peak_reserved", "peak_rss"});
-    for (const std::string &role : roles) {
-        ReportMemoryLine line;
-        line.role = role;
-        for (const auto &row : rows) {
-            if (row.role != role)
-                continue;
-            (row.source == "predicted" ? line.predicted : line.measured) = row.bytes;
-            if (line.dtype.empty() || row.source == "measured")
-                line.dtype = row.dtype;
-        }
-        if (line.predicted >= 0 || line.measured >= 0)
-            lines.push_back(line);
-    }
-    return lines;
-}
-
-std::string residualText(const ReportMemoryLine &line)
-{
-    if (line.predicted <= 0 || line.measured < 0)
-        return "";
-    return formatted("%+.1f%%", 100.0 * double(line.measured - line.predicted) / double(line.predicted));
-}
-
 std::string bytesOrDash(int64_t bytes)
 {
     return bytes < 0 ? "-" : formatBytes(bytes);
@@ -353,12 +325,10 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
 
     // Each run's rows are read once: for its summary and for the report's tables and charts.
     std::vector<std::vector<StepMetrics>> metrics;
-    std::vector<std::vector<MemoryRow>> memory;
     std::vector<RunSummary> summaries;
     for (const auto &r : ordered) {
         metrics.push_back(store.metrics(r.id));
-        memory.push_back(store.memory(r.id));
-        summaries.push_back(summarize(r, metrics.back(), store.validation(r.id), memory.back()));
+        summaries.push_back(summarize(r, metrics.back(), store.validation(r.id), store.memory(r.id)));
     }
     const std::vector<ComparisonRow> rows = compare(summaries.front(), summaries, tolerance);
     const RunConfig baseConfig = configOf(base);
@@ -376,8 +346,7 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
                 run.dtypes.push_back({label, dtypes.value(key, std::string("none"))});
         } catch (const nlohmann::json::exception &) {
         }
-        run.memory = std::move(memory[i]);
-        run.memoryLines = memoryLines(run.memory);
+        run.memoryLines = memoryByRole(run.summary.memory);
         run.metrics = std::move(metrics[i]);
         report.runs.push_back(std::move(run));
     }

@@ -12,15 +12,6 @@
 
 namespace optlog {
 
-// One memory role of a run, predicted beside measured; -1 where a side has no figure.
-struct ReportMemoryLine
-{
-    std::string role;
-    std::string dtype;
-    int64_t predicted = -1;
-    int64_t measured = -1;
-};
-
 struct ReportRun
 {
     RunSummary summary;
@@ -28,8 +19,7 @@ struct ReportRun
     std::string outcomeText;                               // "diverged at step 12: loss is NaN", ...
     std::vector<FieldComparison> changes;                  // fields that differ from the baseline: {baseline, this}
     std::vector<std::pair<std::string, std::string>> dtypes; // weights, gradients, master weights, moments, compute
-    std::vector<ReportMemoryLine> memoryLines;
-    std::vector<MemoryRow> memory;                         // as stored, for the charts
+    std::vector<RoleMemory> memoryLines;                   // the summary's memory rows, by role
     std::vector<StepMetrics> metrics;
 };
 

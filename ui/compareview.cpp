@@ -24,7 +24,9 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace optlog {
 
@@ -67,6 +69,7 @@ CompareView::CompareView(QWidget *parent)
     , m_summary(new QLabel)
     , m_verdicts(readOnlyTable(9))
     , m_charts(std::make_unique<ComparisonCharts>())
+    , m_memory(readOnlyTable(1))
     , m_config(readOnlyTable(1))
 {
     auto *empty = new QLabel(tr("<h3>Nothing to compare yet</h3>"
@@ -135,6 +138,8 @@ QWidget *CompareView::buildResults()
            "measured on this machine for the run's compute dtype"));
     m_config->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_config->setMinimumHeight(260);
+    m_memory->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_memory->setSelectionBehavior(QAbstractItemView::SelectItems);
     m_summary->setWordWrap(true);
 
     auto *content = new QWidget;
@@ -148,6 +153,11 @@ QWidget *CompareView::buildResults()
         chart->setMinimumHeight(std::max(chart->minimumHeight(), 320));
         grid->addWidget(chart, row++, 0);
     }
+    auto *memoryHeading = new QLabel(tr("<b>Memory by role</b>: measured, with the dtype read from each state's "
+                                        "tensors, and the memory model's prediction beside it"));
+    memoryHeading->setWordWrap(true);
+    grid->addWidget(memoryHeading, row++, 0);
+    grid->addWidget(m_memory, row++, 0);
     grid->addWidget(new QLabel(tr("<b>Config</b>")), row++, 0);
     grid->addWidget(m_config, row++, 0);
     auto *scroll = new QScrollArea;
@@ -258,6 +268,7 @@ void CompareView::update()
     m_shownTolerance = m_tolerance->value();
     fillVerdicts(runs);
     fillCharts(runs);
+    fillMemory(runs);
     fillConfig(runs);
     m_lastUpdateMs = double(timer.nsecsElapsed()) / 1e6;
 }
@@ -332,8 +343,64 @@ void CompareView::fillCharts(const QList<RunSnapshotPtr> &runs)
     QList<ChartRun> chartRuns;
     for (const auto &run : runs)
         chartRuns << ChartRun{QString::fromStdString(run->run().name), run->summary.validation, run->summary.throughput,
-                              run->finalValidationLoss(), run->summary.peakBytes, run->memory};
+                              run->finalValidationLoss(), run->summary.peakBytes, run->summary.memory};
     m_charts->fill(chartRuns);
+}
+
+void CompareView::fillMemory(const QList<RunSnapshotPtr> &runs)
+{
+    // Roles as rows in their usual order (the peak's parts, then the peaks), a column per run.
+    std::vector<std::vector<RoleMemory>> lines;
+    QStringList headers = {tr("Role")};
+    for (const auto &run : runs) {
+        lines.push_back(memoryByRole(run->summary.memory));
+        headers << QString::fromStdString(run->run().name);
+    }
+    const auto anyRunHas = [&lines](const std::string &role) {
+        for (const auto &runLines : lines)
+            for (const auto &line : runLines)
+                if (line.role == role)
+                    return true;
+        return false;
+    };
+
+    m_memory->setRowCount(0);
+    m_memory->setColumnCount(int(headers.size()));
+    m_memory->setHorizontalHeaderLabels(headers);
+    const Qt::Alignment right = Qt::AlignRight | Qt::AlignVCenter;
+    for (const std::string &role : memoryRoleOrder()) {
+        if (!anyRunHas(role))
+            continue;
+        // A dtype belongs to a state; the peaks (the allocator's, the process's) are sums of many.
+        const bool isState = std::find(std::begin(kPeakParts), std::end(kPeakParts), role) != std::end(kPeakParts);
+        const int row = m_memory->rowCount();
+        m_memory->insertRow(row);
+        m_memory->setItem(row, 0, cell(QString::fromStdString(role).replace(QLatin1Char('_'), QLatin1Char(' '))));
+        for (size_t r = 0; r < lines.size(); ++r) {
+            QStringList text;
+            for (const auto &line : lines[r]) {
+                if (line.role != role)
+                    continue;
+                const QString dtype = isState ? QString::fromStdString(shortDtype(line.dtype)) : QString();
+                text << (line.measured >= 0 ? QString::fromStdString(formatBytes(line.measured)) : tr("not measured"))
+                             + (dtype.isEmpty() ? QString() : QStringLiteral(" · ") + dtype);
+                if (line.predicted >= 0) {
+                    const QString residual = QString::fromStdString(residualText(line));
+                    text << tr("predicted %1").arg(QString::fromStdString(formatBytes(line.predicted)))
+                                + (residual.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(residual));
+                }
+            }
+            // No such state in this run (master weights outside the master modes).
+            m_memory->setItem(row, int(r) + 1, cell(text.isEmpty() ? QStringLiteral("–") : text.join(QLatin1Char('\n')), right));
+        }
+    }
+    m_memory->resizeRowsToContents();
+    // All of it in view: nine roles at most.
+    int height = m_memory->horizontalHeader()->height() + 2 * m_memory->frameWidth()
+                 + m_memory->horizontalScrollBar()->sizeHint().height();
+    for (int row = 0; row < m_memory->rowCount(); ++row)
+        height += m_memory->rowHeight(row);
+    m_memory->setFixedHeight(height);
 }
 
 void CompareView::fillConfig(const QList<RunSnapshotPtr> &runs)
@@ -341,13 +408,8 @@ void CompareView::fillConfig(const QList<RunSnapshotPtr> &runs)
     std::vector<RunConfig> configs;
     QStringList headers = {tr("Field")};
     for (const auto &run : runs) {
-        RunConfig config;
-        try {
-            applyTomlText(config, run->run().configToml, run->run().name);
-        } catch (const ConfigError &) {
-            // A run written by another optlog version: its fields show as the defaults would.
-        }
-        configs.push_back(config);
+        // A run written by another optlog version: its fields show as the defaults would.
+        configs.push_back(run->summary.config.value_or(RunConfig{}));
         headers << QString::fromStdString(run->run().name);
     }
     const std::vector<FieldComparison> fields = compareConfigs(configs);

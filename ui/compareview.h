@@ -24,7 +24,8 @@ class ComparisonCharts;
 
 // Selected runs side by side against a baseline: the verdicts first, then validation loss
 // against tokens seen, throughput with its spread, memory by role measured beside predicted,
-// the quality-versus-speed and quality-versus-memory trade-offs, and the config diff.
+// the quality-versus-speed and quality-versus-memory trade-offs, memory by role with each state's
+// dtype, and the config diff.
 class CompareView : public QWidget
 {
     Q_OBJECT
@@ -42,6 +43,7 @@ public:
 
     const std::vector<ComparisonRow> &rows() const { return m_rows; }
     QTableWidget *verdictTable() const { return m_verdicts; }
+    QTableWidget *memoryTable() const { return m_memory; }
     QTableWidget *configTable() const { return m_config; }
     double lastUpdateMilliseconds() const { return m_lastUpdateMs; }
 
@@ -52,6 +54,7 @@ private:
     void update();
     void fillVerdicts(const QList<RunSnapshotPtr> &runs);
     void fillCharts(const QList<RunSnapshotPtr> &runs);
+    void fillMemory(const QList<RunSnapshotPtr> &runs);
     void fillConfig(const QList<RunSnapshotPtr> &runs);
 
     StudySnapshot m_study;
@@ -66,6 +69,7 @@ private:
     QLabel *m_summary;
     QTableWidget *m_verdicts;
     std::unique_ptr<ComparisonCharts> m_charts;
+    QTableWidget *m_memory;
     QTableWidget *m_config;
     std::vector<ComparisonRow> m_rows;
     double m_lastUpdateMs = 0;

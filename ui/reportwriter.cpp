@@ -37,7 +37,7 @@ QList<RenderedChart> renderCharts(const Report &report)
     for (const auto &run : report.runs) {
         const auto &v = run.summary.validation;
         runs << ChartRun{QString::fromStdString(run.summary.run.name), v, run.summary.throughput,
-                         v.empty() ? std::nan("") : v.back().loss, run.summary.peakBytes, run.memory};
+                         v.empty() ? std::nan("") : v.back().loss, run.summary.peakBytes, run.summary.memory};
     }
     ComparisonCharts charts;
     charts.fill(runs);

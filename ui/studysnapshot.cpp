@@ -27,15 +27,9 @@ RunSnapshotPtr readRun(const Store &store, const RunRecord &record)
 {
     auto snapshot = std::make_shared<RunSnapshot>();
     snapshot->metrics = store.metrics(record.id);
-    snapshot->memory = store.memory(record.id);
-    snapshot->summary = summarize(record, snapshot->metrics, store.validation(record.id), snapshot->memory);
-    try {
-        RunConfig config;
-        applyTomlText(config, record.configToml, "run " + record.name);
-        snapshot->totalSteps = config.train.steps;
-    } catch (const ConfigError &) {
-        snapshot->totalSteps = 0; // written by a newer optlog: show the run without progress
-    }
+    snapshot->summary = summarize(record, snapshot->metrics, store.validation(record.id), store.memory(record.id));
+    // 0 for a config written by a newer optlog: the run shows without progress.
+    snapshot->totalSteps = snapshot->summary.config ? snapshot->summary.config->train.steps : 0;
     const auto &m = snapshot->metrics;
     if (record.status != "finished" && !m.empty() && snapshot->totalSteps > 0) {
         const double seconds = std::accumulate(m.begin(), m.end(), 0.0,

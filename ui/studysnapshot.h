@@ -15,9 +15,8 @@ namespace optlog {
 // Everything the workbench shows about one run, read from the study file in one go.
 struct RunSnapshot
 {
-    RunSummary summary;                // the record, throughput, validation points, peaks
+    RunSummary summary;                // the record, config, throughput, validation, memory by role
     std::vector<StepMetrics> metrics;  // every step: the full data, downsampled only for display
-    std::vector<MemoryRow> memory;     // predicted and measured, by role
     int64_t totalSteps = 0;            // from the run's config
     double etaSeconds = -1;            // running runs: remaining steps at the mean step time so far
 

@@ -47,7 +47,7 @@ int64_t addRun(Store &store, const KnownRun &known)
         points.push_back({tokens / 1000 - 1, tokens, loss});
     store.appendValidation(id, points);
     store.replaceMemory(id, {{"parameters", "float32", known.peakBytes / 4, "measured"},
-                             {"peak", "", known.peakBytes, "measured"},
+                             {"peak", "mixed", known.peakBytes, "measured"},
                              {"parameters", "float32", known.peakBytes / 4, "predicted"}});
     store.finishRun(id, "completed", 19, "");
     return id;
@@ -130,6 +130,26 @@ private Q_SLOTS:
         QCOMPARE(config->item(0, 2)->text(), QStringLiteral("autocast-bf16"));
         onlyDifferences->setChecked(false);
         QVERIFY(config->rowCount() > 20); // every field but the name
+    }
+
+    void memoryByRoleShowsDtypeAndPrediction()
+    {
+        CompareView view;
+        view.setStudy(loadStudySnapshot(m_path, {}));
+        view.setSelectedRuns({m_baseline, m_worse});
+        view.setBaseline(m_baseline);
+        QTableWidget *memory = view.memoryTable();
+        QCOMPARE(memory->columnCount(), 3); // the role, then the baseline and the other run
+        QCOMPARE(memory->horizontalHeaderItem(1)->text(), QStringLiteral("fp32"));
+        QCOMPARE(memory->horizontalHeaderItem(2)->text(), QStringLiteral("short"));
+        // The roles the runs stored, in the usual order: parameters (with its prediction), then the peak.
+        QCOMPARE(memory->rowCount(), 2);
+        QCOMPARE(memory->item(0, 0)->text(), QStringLiteral("parameters"));
+        QCOMPARE(memory->item(0, 1)->text(), QStringLiteral("100.0 MiB · fp32\npredicted 100.0 MiB (+0.0%)"));
+        QCOMPARE(memory->item(0, 2)->text(), QStringLiteral("50.0 MiB · fp32\npredicted 50.0 MiB (+0.0%)"));
+        QCOMPARE(memory->item(1, 0)->text(), QStringLiteral("peak"));
+        QCOMPARE(memory->item(1, 1)->text(), QStringLiteral("400.0 MiB")); // a sum of states: no dtype
+        QCOMPARE(memory->item(1, 2)->text(), QStringLiteral("200.0 MiB"));
     }
 
     void fewerThanTwoRunsShowsTheEmptyState()
