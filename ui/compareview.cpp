@@ -57,6 +57,18 @@ QTableWidget *readOnlyTable(int columns)
     return table;
 }
 
+// Rows sized to their text, and the table as tall as all of them: it never scrolls vertically
+// inside the page, which scrolls instead.
+void fitHeightToRows(QTableWidget *table)
+{
+    table->resizeRowsToContents();
+    int height = table->horizontalHeader()->height() + 2 * table->frameWidth()
+                 + table->horizontalScrollBar()->sizeHint().height();
+    for (int row = 0; row < table->rowCount(); ++row)
+        height += table->rowHeight(row);
+    table->setFixedHeight(height);
+}
+
 } // namespace
 
 CompareView::CompareView(QWidget *parent)
@@ -329,13 +341,8 @@ void CompareView::fillVerdicts(const QList<RunSnapshotPtr> &runs)
         m_verdicts->setItem(row, 7, cell(peak, right));
         m_verdicts->setItem(row, kVerdictColumn, cell(QString::fromStdString(r.verdict)));
     }
-    m_verdicts->resizeRowsToContents();
     // Every verdict in view at once: the table is the answer, it should not scroll.
-    int height = m_verdicts->horizontalHeader()->height() + 2 * m_verdicts->frameWidth()
-                 + m_verdicts->horizontalScrollBar()->sizeHint().height();
-    for (int row = 0; row < m_verdicts->rowCount(); ++row)
-        height += m_verdicts->rowHeight(row);
-    m_verdicts->setFixedHeight(height);
+    fitHeightToRows(m_verdicts);
 }
 
 void CompareView::fillCharts(const QList<RunSnapshotPtr> &runs)
@@ -394,13 +401,7 @@ void CompareView::fillMemory(const QList<RunSnapshotPtr> &runs)
             m_memory->setItem(row, int(r) + 1, cell(text.isEmpty() ? QStringLiteral("–") : text.join(QLatin1Char('\n')), right));
         }
     }
-    m_memory->resizeRowsToContents();
-    // All of it in view: nine roles at most.
-    int height = m_memory->horizontalHeader()->height() + 2 * m_memory->frameWidth()
-                 + m_memory->horizontalScrollBar()->sizeHint().height();
-    for (int row = 0; row < m_memory->rowCount(); ++row)
-        height += m_memory->rowHeight(row);
-    m_memory->setFixedHeight(height);
+    fitHeightToRows(m_memory); // nine roles at most
 }
 
 void CompareView::fillConfig(const QList<RunSnapshotPtr> &runs)
