@@ -133,19 +133,23 @@ MemoryEstimate estimateMemory(const RunConfig &config)
                                       : chunked ? 3 * B * H * c * T * 4 + B * H * (c + 2 * T) * D * 4 + 6 * BTC * d.matmul
                                                 : 2 * B * H * T * T * d.pointwise;
     const double attentionBackward = attentionTransient + gradientBuffers - mlp - 2 * BTC * d.matmul;
+    // MLP backward, relative to what is saved when the block's backward starts: the block output's
+    // gradient, then the gradient of the GELU output beside the GELU input's, both hidden-sized
+    // (4·B·T·C), while the GELU output is already freed.
+    const double mlpBackward = BTC * d.residual + 4 * BTC * std::max(d.matmul, d.pointwise);
     double live = saved;
     double highest = live + 2 * B * T * V * 4;    // loss and log-softmax gradients over the logits
     live -= head;
     for (int64_t i = m.layers - 1; i >= 0; --i) {
         if (isCheckpointed(i)) {
             // The block is recomputed with its saved tensors, then its own backward runs.
-            highest = std::max(highest, live + block + std::max(gradientBuffers, attentionBackward));
+            highest = std::max(highest, live + block + std::max({gradientBuffers, mlpBackward, attentionBackward}));
             live -= checkpointedBlock;
             continue;
         }
         // Attention backward: the gradient of the softmax weights and of the scores exist at once,
         // after the MLP half, the projection input and the V copy are gone.
-        highest = std::max(highest, live + attentionBackward);
+        highest = std::max({highest, live + mlpBackward, live + attentionBackward});
         live -= block;
     }
     // The optimizer step: activations are gone; master weights add their FP32 gradients.
