@@ -43,15 +43,10 @@ std::string outcomeText(const RunRecord &run)
     return text;
 }
 
-RunConfig configOf(const RunRecord &run)
+// A run written by another optlog version is compared as the defaults.
+RunConfig configOf(const RunSummary &summary)
 {
-    RunConfig config;
-    try {
-        applyTomlText(config, run.configToml, run.name);
-    } catch (const ConfigError &) {
-        // written by another optlog version: compared as the defaults
-    }
-    return config;
+    return summary.config.value_or(RunConfig{});
 }
 
 std::string bytesOrDash(int64_t bytes)
@@ -273,7 +268,7 @@ std::vector<std::pair<std::string, std::string>> environmentRows(const std::vect
     }
     std::set<std::string> seeds;
     for (const auto &run : runs)
-        seeds.insert(std::to_string(configOf(run.summary.run).train.seed));
+        seeds.insert(std::to_string(configOf(run.summary).train.seed));
     std::string seedText;
     for (const auto &s : seeds)
         seedText += (seedText.empty() ? "" : ", ") + s;
@@ -331,13 +326,13 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
         summaries.push_back(summarize(r, metrics.back(), store.validation(r.id), store.memory(r.id)));
     }
     const std::vector<ComparisonRow> rows = compare(summaries.front(), summaries, tolerance);
-    const RunConfig baseConfig = configOf(base);
+    const RunConfig baseConfig = configOf(summaries.front());
     for (size_t i = 0; i < ordered.size(); ++i) {
         ReportRun run;
         run.summary = summaries[i];
         run.comparison = rows[i];
         run.outcomeText = outcomeText(ordered[i]);
-        for (auto &field : compareConfigs({baseConfig, configOf(ordered[i])}))
+        for (auto &field : compareConfigs({baseConfig, configOf(summaries[i])}))
             if (field.differs && field.path != "name")
                 run.changes.push_back(field);
         try {
