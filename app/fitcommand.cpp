@@ -2,9 +2,9 @@
 // `optlog fit`: the largest microbatch that fits a memory budget, then the next levers.
 #include "app/commands.h"
 
-#include "core/analysis.h"
-#include "core/config.h"
-#include "core/memorymodel.h"
+#include "core/analysis/analysis.h"
+#include "core/config/config.h"
+#include "core/memorymodel/memorymodel.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/environment.h"
 #include "core/engine/trainer.h"

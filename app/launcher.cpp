@@ -2,7 +2,7 @@
 #include "app/launcher.h"
 
 #include "core/engine/environment.h"
-#include "core/tuning.h"
+#include "core/config/tuning.h"
 
 #include <cerrno>
 #include <cstdio>

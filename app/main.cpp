@@ -3,8 +3,8 @@
 #include "app/commands.h"
 #include "app/launcher.h"
 
-#include "core/config.h"
-#include "core/presets.h"
+#include "core/config/config.h"
+#include "core/config/presets.h"
 
 #include <CLI/CLI.hpp>
 

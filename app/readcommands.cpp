@@ -2,10 +2,10 @@
 // The commands that read a study: runs, show, compare, export.
 #include "app/commands.h"
 
-#include "core/analysis.h"
-#include "core/config.h"
-#include "core/memorymodel.h"
-#include "core/store.h"
+#include "core/analysis/analysis.h"
+#include "core/config/config.h"
+#include "core/memorymodel/memorymodel.h"
+#include "core/store/store.h"
 
 #include <nlohmann/json.hpp>
 

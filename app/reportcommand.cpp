@@ -3,8 +3,8 @@
 // HTML, PDF and Markdown draw the workbench's charts, so they need a build with Qt
 // (OPTLOG_BUILD_GUI); CSV and JSON are written by the core alone.
 #include "app/commands.h"
-#include "core/report.h"
-#include "core/store.h"
+#include "core/analysis/report.h"
+#include "core/store/store.h"
 
 #ifdef OPTLOG_WITH_QT_REPORTS
 #include "ui/reportwriter.h"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "app/commands.h"
 
-#include "core/config.h"
-#include "core/memorymodel.h"
-#include "core/store.h"
+#include "core/config/config.h"
+#include "core/memorymodel/memorymodel.h"
+#include "core/store/store.h"
 #include "core/engine/calibration.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/device.h"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "app/commands.h"
 
-#include "core/config.h"
-#include "core/studyplan.h"
-#include "core/store.h"
+#include "core/config/config.h"
+#include "core/config/studyplan.h"
+#include "core/store/store.h"
 
 #include <iostream>
 

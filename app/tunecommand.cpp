@@ -5,9 +5,9 @@
 // back to its generic kernels, the CPU's flags support better ones, the user or system has not
 // set OPENBLAS_CORETYPE, and a GEMM with that core type matches a reference result.
 #include "app/commands.h"
-#include "core/analysis.h"
-#include "core/store.h"
-#include "core/tuning.h"
+#include "core/analysis/analysis.h"
+#include "core/store/store.h"
+#include "core/config/tuning.h"
 #include "core/engine/environment.h"
 
 #include <ATen/ATen.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // optlog-workbench: the desktop GUI over one study file. Never links LibTorch: each run is an
 // `optlog run` engine process.
-#include "core/studyplan.h"
+#include "core/config/studyplan.h"
 #include "optlog_version.h"
 #include "ui/mainwindow.h"
 #include "ui/runqueue.h"

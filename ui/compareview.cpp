@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/compareview.h"
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/linechart.h"
 #include "ui/charts/scatterchart.h"

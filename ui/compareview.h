@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/analysis.h"
+#include "core/analysis/analysis.h"
 #include "ui/studysnapshot.h"
 
 #include <QList>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "ui/designerview.h"
 
-#include "core/analysis.h"
-#include "core/config.h"
-#include "core/memorymodel.h"
-#include "core/presets.h"
-#include "core/sweep.h"
+#include "core/analysis/analysis.h"
+#include "core/config/config.h"
+#include "core/memorymodel/memorymodel.h"
+#include "core/config/presets.h"
+#include "core/config/sweep.h"
 #include "ui/tradeoffs.h"
 
 #include <QCheckBox>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "ui/mainwindow.h"
 
-#include "core/store.h"
-#include "core/studyplan.h"
+#include "core/store/store.h"
+#include "core/config/studyplan.h"
 #include "ui/compareview.h"
 #include "ui/designerview.h"
-#include "core/report.h"
+#include "core/analysis/report.h"
 #include "ui/monitorview.h"
 #include "ui/reportwriter.h"
 #include "ui/runqueue.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/report.h"
+#include "core/analysis/report.h"
 
 #include <QString>
 #include <QStringList>

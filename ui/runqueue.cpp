@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/runqueue.h"
 
-#include "core/store.h"
+#include "core/store/store.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/studyplan.h"
+#include "core/config/studyplan.h"
 
 #include <QJsonObject>
 #include <QList>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/runtablemodel.h"
 
-#include "core/analysis.h"
+#include "core/analysis/analysis.h"
 
 #include <QColor>
 #include <QHash>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/studysnapshot.h"
 
-#include "core/config.h"
+#include "core/config/config.h"
 
 #include <cmath>
 #include <numeric>

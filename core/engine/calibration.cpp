@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/calibration.h"
 
-#include "core/cachefile.h"
-#include "core/config.h"
+#include "core/config/cachefile.h"
+#include "core/config/config.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/cudasupport.h"
 #include "core/engine/device.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/device.h"
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/cudasupport.h"
 #include "core/engine/precision.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/environment.h"
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "optlog_version.h"
 
 #include <ATen/Parallel.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/gpt.h"
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "core/engine/checkpoint.h"
 
 #include <ATen/ops/linear.h>

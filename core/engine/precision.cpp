@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/precision.h"
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "core/engine/torchcompat.h"
 
 #include <ATen/ATen.h>

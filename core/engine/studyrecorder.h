@@ -2,7 +2,7 @@
 #pragma once
 
 #include "core/engine/trainer.h"
-#include "core/store.h"
+#include "core/store/store.h"
 
 #include <chrono>
 #include <functional>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/textdata.h"
 
-#include "core/config.h"
+#include "core/config/config.h"
 
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/empty.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/device.h"
 #include "core/engine/gpt.h"
 #include "core/engine/precision.h"
 #include "core/engine/textdata.h"
-#include "core/store.h"
+#include "core/store/store.h"
 
 #include <atomic>
 #include <map>

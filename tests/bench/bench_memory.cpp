@@ -3,8 +3,8 @@
 // over a grid of microbatch x context x width x depth x precision x checkpointing x attention.
 // Prints a table; the target is the peak within 10% on at least 90% of the configs.
 // Run: build/tests/bench/bench_memory [--markdown]
-#include "core/config.h"
-#include "core/memorymodel.h"
+#include "core/config/config.h"
+#include "core/memorymodel/memorymodel.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/trainer.h"
 

@@ -5,13 +5,13 @@
 // slices and repeated; prints each round's median step time and the median ratio.
 // Target: instrumented / bare <= 1.02.
 //   build/tests/bench/bench_overhead [ROUNDS] [STEPS] [PRESET]
-#include "core/config.h"
+#include "core/config/config.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/environment.h"
 #include "core/engine/studyrecorder.h"
 #include "core/engine/textdata.h"
 #include "core/engine/trainer.h"
-#include "core/store.h"
+#include "core/store/store.h"
 
 #include <algorithm>
 #include <atomic>

@@ -3,8 +3,8 @@
 // Compare while a real engine streams a run at full speed into the Monitor. Prints the longest
 // event-loop stall (target: under 50 ms), the stall percentiles, and what each redraw costs.
 //   build/tests/bench/bench_workbench [ENGINE] [SECONDS]      (QT_QPA_PLATFORM=offscreen or Xvfb)
-#include "core/config.h"
-#include "core/store.h"
+#include "core/config/config.h"
+#include "core/store/store.h"
 #include "ui/compareview.h"
 #include "ui/mainwindow.h"
 #include "ui/monitorview.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "core/analysis.h"
-#include "core/config.h"
-#include "core/modelshape.h"
-#include "core/store.h"
+#include "core/analysis/analysis.h"
+#include "core/config/config.h"
+#include "core/memorymodel/modelshape.h"
+#include "core/store/store.h"
 
 #include <QTemporaryDir>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "core/config.h"
-#include "core/modelshape.h"
-#include "core/presets.h"
-#include "core/studyplan.h"
+#include "core/config/config.h"
+#include "core/memorymodel/modelshape.h"
+#include "core/config/presets.h"
+#include "core/config/studyplan.h"
 
 #include <QtTest>
 

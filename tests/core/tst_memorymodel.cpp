@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "core/config.h"
-#include "core/memorymodel.h"
-#include "core/modelshape.h"
+#include "core/config/config.h"
+#include "core/memorymodel/memorymodel.h"
+#include "core/memorymodel/modelshape.h"
 
 #include <QtTest>
 

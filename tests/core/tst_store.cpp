@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/store.h"
+#include "core/store/store.h"
 
 #include <QtTest>
 

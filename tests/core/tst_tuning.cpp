@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The runtime-tuning cache: per machine and precision family, and nothing from a damaged file.
-#include "core/tuning.h"
+#include "core/config/tuning.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -5,7 +5,7 @@
 // exit status 1.
 //
 //   device_checks --device cpu|cuda [--only NAME]
-#include "core/config.h"
+#include "core/config/config.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/device.h"
 #include "core/engine/gpt.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "core/config.h"
-#include "core/memorymodel.h"
-#include "core/modelshape.h"
-#include "core/store.h"
+#include "core/config/config.h"
+#include "core/memorymodel/memorymodel.h"
+#include "core/memorymodel/modelshape.h"
+#include "core/store/store.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/studyrecorder.h"
 #include "core/engine/trainer.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The machine's matmul peak (cached) and the machine-speed index (invisible to a run's memory).
-#include "core/config.h"
+#include "core/config/config.h"
 #include "core/engine/calibration.h"
 #include "core/engine/countingallocator.h"
 

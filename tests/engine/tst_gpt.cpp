@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "core/config.h"
-#include "core/modelshape.h"
+#include "core/config/config.h"
+#include "core/memorymodel/modelshape.h"
 #include "core/engine/gpt.h"
 #include "core/engine/trainer.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/config.h"
+#include "core/config/config.h"
 #include "core/engine/textdata.h"
 
 #include <ATen/ATen.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Integration tests: the real `optlog` binary in real processes, a real study file.
-#include "core/store.h"
+#include "core/store/store.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 

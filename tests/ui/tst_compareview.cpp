@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The compare view on a study with known numbers: matched-token deltas, verdicts, config diff.
-#include "core/config.h"
-#include "core/store.h"
+#include "core/config/config.h"
+#include "core/store/store.h"
 #include "ui/charts/linechart.h"
 #include "ui/charts/scatterchart.h"
 #include "ui/compareview.h"

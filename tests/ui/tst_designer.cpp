@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The experiment designer: the CLI's own messages inline, sweeps, and what it queues.
-#include "core/config.h"
+#include "core/config/config.h"
 #include "ui/designerview.h"
 
 #include <QSignalSpy>

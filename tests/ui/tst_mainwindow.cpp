@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The main window around a study: opening, refusing what is not a study, queueing a plan,
 // empty states and restored window state.
-#include "core/store.h"
+#include "core/store/store.h"
 #include "ui/mainwindow.h"
 #include "ui/runqueue.h"
 #include "ui/runsview.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Reports from a real small study made by the engine: every format, read back for content.
-#include "core/report.h"
-#include "core/store.h"
+#include "core/analysis/report.h"
+#include "core/store/store.h"
 #include "ui/reportwriter.h"
 
 #include <QJsonArray>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The queue with real `optlog run` engine processes and a real study file.
-#include "core/store.h"
+#include "core/store/store.h"
 #include "ui/compareview.h"
 #include "ui/mainwindow.h"
 #include "ui/monitorview.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The runs table model over a real study file, as the engine writes it.
-#include "core/config.h"
-#include "core/store.h"
+#include "core/config/config.h"
+#include "core/store/store.h"
 #include "ui/runtablemodel.h"
 #include "ui/studywatcher.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/analysis.h"
-#include "core/store.h"
+#include "core/analysis/analysis.h"
+#include "core/store/store.h"
 
 #include <QList>
 #include <QString>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "core/analysis.h"
+#include "core/analysis/analysis.h"
 
-#include "core/config.h"
-#include "core/modelshape.h"
+#include "core/config/config.h"
+#include "core/memorymodel/modelshape.h"
 
 #include <nlohmann/json.hpp>
 
@@ -261,16 +261,6 @@ std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector
         rows.push_back(row);
     }
     return rows;
-}
-
-std::string formatBytes(int64_t bytes)
-{
-    char text[32];
-    if (bytes >= (int64_t(1) << 30))
-        std::snprintf(text, sizeof(text), "%.2f GiB", double(bytes) / double(int64_t(1) << 30));
-    else
-        std::snprintf(text, sizeof(text), "%.1f MiB", double(bytes) / double(1 << 20));
-    return text;
 }
 
 std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName,

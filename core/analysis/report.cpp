@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/report.h"
+#include "core/analysis/report.h"
 
 #include "optlog_version.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/config.h"
+#include "core/config/config.h"
 
 #include <string>
 #include <vector>

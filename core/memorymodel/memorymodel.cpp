@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "core/memorymodel.h"
+#include "core/memorymodel/memorymodel.h"
 
-#include "core/analysis.h"
-#include "core/modelshape.h"
+#include "core/contract/format.h"
+#include "core/memorymodel/modelshape.h"
 
 #include <algorithm>
 #include <cstdio>

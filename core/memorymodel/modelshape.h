@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/config.h"
-#include "core/store.h"
+#include "core/config/config.h"
+#include "core/contract/measurements.h"
 
 #include <cstdint>
 #include <vector>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "core/studyplan.h"
+#include "core/config/studyplan.h"
 
-#include "core/presets.h"
+#include "core/config/presets.h"
 
 #include <toml++/toml.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "core/sweep.h"
+#include "core/config/sweep.h"
 
-#include "core/config.h"
+#include "core/config/config.h"
 
 namespace optlog {
 

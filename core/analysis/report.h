@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/analysis.h"
-#include "core/config.h"
-#include "core/store.h"
+#include "core/analysis/analysis.h"
+#include "core/config/config.h"
+#include "core/store/store.h"
 
 #include <cstdint>
 #include <string>

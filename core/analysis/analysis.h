@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/config.h"
-#include "core/store.h"
+#include "core/config/config.h"
+#include "core/contract/format.h"
+#include "core/store/store.h"
 
 #include <cstdint>
 #include <optional>
@@ -94,8 +95,6 @@ std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector
                                    double tolerance);
 std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
                              double tolerance);
-
-std::string formatBytes(int64_t bytes);
 
 // One memory role of a run, predicted beside measured; -1 where a side has no figure.
 struct RoleMemory

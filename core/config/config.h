@@ -1,21 +1,15 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/config/configerror.h"
+
 #include <cstdint>
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
 
 namespace optlog {
-
-// A config that cannot run. The message names the key, the value and what is allowed.
-class ConfigError : public std::runtime_error
-{
-public:
-    using std::runtime_error::runtime_error;
-};
 
 struct ModelConfig
 {

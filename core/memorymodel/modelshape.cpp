@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/modelshape.h"
+#include "core/memorymodel/modelshape.h"
 
 namespace optlog {
 

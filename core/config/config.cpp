@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "core/config.h"
+#include "core/config/config.h"
 
-#include "core/presets.h"
+#include "core/config/presets.h"
 
 #include <toml++/toml.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/cachefile.h"
+#include "core/config/cachefile.h"
 
 #include <cstdlib>
 #include <filesystem>

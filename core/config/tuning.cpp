@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "core/tuning.h"
+#include "core/config/tuning.h"
 
-#include "core/cachefile.h"
+#include "core/config/cachefile.h"
 
 namespace optlog {
 

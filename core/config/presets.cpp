@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "core/presets.h"
+#include "core/config/presets.h"
 
-#include "core/config.h"
+#include "core/config/configerror.h"
 
 #include <map>
 

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+#include "core/contract/format.h"
+
+#include <cstdio>
+
+namespace optlog {
+
+std::string formatBytes(int64_t bytes)
+{
+    char text[32];
+    if (bytes >= (int64_t(1) << 30))
+        std::snprintf(text, sizeof(text), "%.2f GiB", double(bytes) / double(int64_t(1) << 30));
+    else
+        std::snprintf(text, sizeof(text), "%.1f MiB", double(bytes) / double(1 << 20));
+    return text;
+}
+
+} // namespace optlog
