@@ -108,13 +108,12 @@ int showCommand(const std::string &path, const std::string &runName)
         std::printf("validation loss: %.4f at %lld tokens\n", s.validation.back().loss,
                     static_cast<long long>(s.validation.back().tokens));
 
-    if (!run->dtypesJson.empty()) {
-        const auto dtypes = nlohmann::json::parse(run->dtypesJson);
-        std::printf("dtypes (read from the tensors): weights %s, gradients %s, master weights %s, Adam moments %s, "
-                    "compute %s\n",
-                    dtypes.value("weights", "?").c_str(), dtypes.value("gradients", "?").c_str(),
-                    dtypes.value("master_weights", "?").c_str(), dtypes.value("optimizer_state", "?").c_str(),
-                    dtypes.value("compute", "?").c_str());
+    const auto dtypes = storedDtypes(*run);
+    if (!dtypes.empty()) {
+        std::string line;
+        for (const auto &[state, dtype] : dtypes)
+            line += (line.empty() ? "" : "; ") + std::string(precisionStateLabel(state)) + " " + dtype;
+        std::printf("dtypes (read from the tensors): %s\n", line.c_str());
     }
     std::printf("\nmemory by role          dtype        predicted     measured     residual\n");
     std::map<std::string, std::pair<const MemoryRow *, const MemoryRow *>> byRole;

@@ -2,6 +2,7 @@
 #include "ui/compareview.h"
 
 #include "core/config/config.h"
+#include "core/contract/dtype.h"
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/linechart.h"
 #include "ui/charts/scatterchart.h"

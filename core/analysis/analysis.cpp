@@ -182,6 +182,21 @@ MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmu
     return speed;
 }
 
+std::vector<std::pair<PrecisionState, std::string>> storedDtypes(const RunRecord &run)
+{
+    std::vector<std::pair<PrecisionState, std::string>> dtypes;
+    try {
+        const auto stored = nlohmann::json::parse(run.dtypesJson.empty() ? "{}" : run.dtypesJson);
+        if (stored.empty())
+            return dtypes;
+        for (PrecisionState state : kPrecisionStates)
+            dtypes.push_back({state, stored.value(precisionStateKey(state), std::string("none"))});
+    } catch (const nlohmann::json::exception &) {
+        dtypes.clear(); // written by hand or by another program: no dtypes rather than wrong ones
+    }
+    return dtypes;
+}
+
 double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLength, int64_t width)
 {
     return 6.0 * double(parameters) + 12.0 * double(layers) * double(contextLength) * double(width);
@@ -212,9 +227,8 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
         s.flopsPerToken = modelFlopsPerToken(s.parameters, config.model.layers, config.model.contextLength,
                                              config.model.width);
     s.achievedGflops = s.flopsPerToken * s.throughput.median / 1e9;
-    // FP32 runs are measured against the FP32 matmul peak; every 16-bit mode against BF16's.
-    const std::string &mode = config.precision.mode;
-    s.peakDtype = mode == "fp32" ? "float32" : mode.find("fp16") != std::string::npos ? "float16" : "bfloat16";
+    // Each run is measured against the matmul peak of its compute dtype.
+    s.peakDtype = dtypeName(precisionModeOf(config).compute);
     try {
         const auto environment = nlohmann::json::parse(run.environmentJson.empty() ? "{}" : run.environmentJson);
         s.untunedSettings = environment.value("tuning", std::string()).rfind("untuned", 0) == 0;
@@ -329,17 +343,6 @@ std::string residualText(const RoleMemory &line)
     char text[32];
     std::snprintf(text, sizeof(text), "%+.1f%%", 100.0 * double(line.measured - line.predicted) / double(line.predicted));
     return text;
-}
-
-std::string shortDtype(const std::string &dtype)
-{
-    if (dtype == "float32")
-        return "fp32";
-    if (dtype == "bfloat16")
-        return "bf16";
-    if (dtype == "float16")
-        return "fp16";
-    return dtype;
 }
 
 std::string formatMemoryByRole(const std::vector<RunSummary> &runs)

@@ -3,11 +3,13 @@
 
 #include "core/config/config.h"
 #include "core/contract/format.h"
+#include "core/contract/precisionmodes.h"
 #include "core/store/store.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace optlog {
@@ -42,6 +44,10 @@ struct MachineSpeed
     std::string describe() const;   // "" unless flagged: what happened, in words
 };
 MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmupSteps);
+
+// Each state's dtype as the run read it from its tensors, in the precision table's order ("none":
+// the mode has no such state); empty when the run stored none (it ended before measuring them).
+std::vector<std::pair<PrecisionState, std::string>> storedDtypes(const RunRecord &run);
 
 // Model FLOPs per token (forward and backward): 6N + 12·L·T·C, N the parameters (PaLM's appendix).
 double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLength, int64_t width);
@@ -110,8 +116,6 @@ std::vector<std::string> memoryRoleOrder();
 std::vector<RoleMemory> memoryByRole(const std::vector<MemoryRow> &rows);
 // "+1.5%": measured against predicted; "" unless both are there.
 std::string residualText(const RoleMemory &line);
-// "float32" -> "fp32", "bfloat16" -> "bf16", "float16" -> "fp16": DESIGN.md's short names.
-std::string shortDtype(const std::string &dtype);
 
 // Each run's measured peak by role with the dtype of each state, one line per run.
 std::string formatMemoryByRole(const std::vector<RunSummary> &runs);

@@ -15,13 +15,6 @@ namespace optlog {
 
 namespace {
 
-// Stored dtype keys, and the names DESIGN.md's precision table gives them.
-const std::pair<const char *, const char *> kDtypeKeys[] = {{"weights", "weights"},
-                                                            {"gradients", "gradients"},
-                                                            {"master_weights", "master weights"},
-                                                            {"optimizer_state", "Adam m, v"},
-                                                            {"compute", "compute"}};
-
 std::string formatted(const char *format, double value)
 {
     char buffer[64];
@@ -335,12 +328,8 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
         for (auto &field : compareConfigs({baseConfig, configOf(summaries[i])}))
             if (field.differs && field.path != "name")
                 run.changes.push_back(field);
-        try {
-            const auto dtypes = nlohmann::json::parse(ordered[i].dtypesJson.empty() ? "{}" : ordered[i].dtypesJson);
-            for (const auto &[key, label] : kDtypeKeys)
-                run.dtypes.push_back({label, dtypes.value(key, std::string("none"))});
-        } catch (const nlohmann::json::exception &) {
-        }
+        for (const auto &[state, dtype] : storedDtypes(ordered[i]))
+            run.dtypes.push_back({precisionStateLabel(state), dtype});
         run.memoryLines = memoryByRole(run.summary.memory);
         run.metrics = std::move(metrics[i]);
         report.runs.push_back(std::move(run));

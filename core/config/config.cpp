@@ -259,9 +259,8 @@ const std::vector<ConfigField> &configFields()
         integer("train", "eval_interval", "optimizer steps between validations",
                 [](RunConfig &c) -> int64_t & { return c.train.evalInterval; }, 1),
 
-        text("precision", "mode", "which state has which dtype (DESIGN.md's precision table)",
-             [](RunConfig &c) -> std::string & { return c.precision.mode; },
-             {"fp32", "autocast-bf16", "autocast-fp16", "master-bf16", "master-fp16", "pure-bf16"}),
+        text("precision", "mode", "which state has which dtype (the precision table, docs/techniques.md)",
+             [](RunConfig &c) -> std::string & { return c.precision.mode; }, precisionModeNames()),
 
         integer("memory", "warmup_steps", "steps excluded from the peak and from steady-state throughput",
                 [](RunConfig &c) -> int64_t & { return c.memory.warmupSteps; }, 1),
@@ -361,10 +360,18 @@ int64_t parseBytes(const std::string &text, const std::string &what)
                       + "\": expected a positive size such as 512MiB, 1.5GiB, 300MB or 1000000 (bytes)");
 }
 
-void requirePrecisionOnDevice(const std::string &mode, const std::string &device)
+const PrecisionMode &precisionModeNamed(const std::string &name)
 {
-    if (mode.find("fp16") != std::string::npos && device != "cuda")
-        throw ConfigError("config: precision.mode = \"" + mode
+    const PrecisionMode *mode = findPrecisionMode(name);
+    if (!mode)
+        throw ConfigError("config: precision.mode = \"" + name + "\": must be one of " + joined(precisionModeNames()));
+    return *mode;
+}
+
+void requirePrecisionOnDevice(const PrecisionMode &mode, const std::string &device)
+{
+    if (mode.cudaOnly && device != "cuda")
+        throw ConfigError("config: precision.mode = \"" + mode.name
                           + "\" needs a CUDA device, and runtime.device = \"" + device
                           + "\": LibTorch 1.13 has no FP16 autocast and no FP16 matmul on the CPU. Set "
                             "runtime.device = \"cuda\" on a GPU, or use \"autocast-bf16\" or \"master-bf16\" "
@@ -375,7 +382,7 @@ void validate(const RunConfig &c)
 {
     if (!c.memory.budget.empty())
         parseBytes(c.memory.budget, "memory.budget");
-    requirePrecisionOnDevice(c.precision.mode, c.runtime.device);
+    requirePrecisionOnDevice(precisionModeOf(c), c.runtime.device);
     if (!c.memory.budget.empty() && c.runtime.device != "cpu")
         throw ConfigError("config: memory.budget = \"" + c.memory.budget + "\" with runtime.device = \""
                           + c.runtime.device + "\": the budget rehearses a device's limit on the CPU's allocator; "

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/config/configerror.h"
+#include "core/contract/precisionmodes.h"
 
 #include <cstdint>
 #include <functional>
@@ -49,7 +50,7 @@ struct TrainConfig
 
 struct PrecisionConfig
 {
-    std::string mode = "fp32"; // see DESIGN.md's precision table
+    std::string mode = "fp32"; // a row of the precision table (core/contract/precisionmodes.h)
 };
 
 struct MemoryConfig
@@ -113,9 +114,14 @@ int64_t parseBytes(const std::string &text, const std::string &what);
 // Rules that involve more than one field.
 void validate(const RunConfig &config);
 
+// The precision table's row of a mode name; throws ConfigError naming precision.mode and the known
+// modes when the table has none.
+const PrecisionMode &precisionModeNamed(const std::string &name);
+inline const PrecisionMode &precisionModeOf(const RunConfig &config) { return precisionModeNamed(config.precision.mode); }
+
 // The FP16 modes run on CUDA only (LibTorch 1.13 has no FP16 autocast and no FP16 matmul on the
 // CPU): on another device, throws ConfigError with the reason and the BF16 alternative.
-void requirePrecisionOnDevice(const std::string &mode, const std::string &device);
+void requirePrecisionOnDevice(const PrecisionMode &mode, const std::string &device);
 
 // The whole config as TOML, every field written, so a stored run can be re-run exactly.
 std::string toToml(const RunConfig &config);

@@ -2,14 +2,13 @@
 #include "core/config/tuning.h"
 
 #include "core/config/cachefile.h"
+#include "core/config/config.h"
 
 namespace optlog {
 
 std::string precisionFamily(const std::string &precisionMode)
 {
-    if (precisionMode == "fp32")
-        return "fp32";
-    return precisionMode.find("fp16") != std::string::npos ? "fp16" : "bf16";
+    return shortDtypeName(precisionModeNamed(precisionMode).compute);
 }
 
 std::string tuningCacheFile()

@@ -18,7 +18,8 @@ struct TunedSettings
     double untunedTokensPerSecond = 0; // measured with optlog's defaults, in the same alternation
 };
 
-// "fp32", "bf16" or "fp16": the runs that share kernels, and so their best settings.
+// "fp32", "bf16" or "fp16": the mode's compute dtype. Runs that compute in one dtype share kernels,
+// and so their best settings. Throws ConfigError for a mode the precision table does not have.
 std::string precisionFamily(const std::string &precisionMode);
 
 // $XDG_CACHE_HOME/optlog/runtime-tuning.json, else ~/.cache/optlog/runtime-tuning.json.

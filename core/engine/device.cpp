@@ -4,7 +4,6 @@
 #include "core/config/config.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/cudasupport.h"
-#include "core/engine/precision.h"
 
 #include <torch/cuda.h>
 #include <torch/version.h>
@@ -33,7 +32,7 @@ c10::Device requestedDevice(const std::string &name)
 c10::Device runDevice(const RunConfig &config)
 {
     const c10::Device device = requestedDevice(config.runtime.device);
-    requireSupported(precisionPlan(config.precision.mode), device.type());
+    requirePrecisionOnDevice(precisionModeOf(config), device.is_cuda() ? "cuda" : "cpu");
 #if TORCH_VERSION_MAJOR < 2
     if (config.memory.attention == "sdpa")
         throw ConfigError("config: memory.attention = \"sdpa\" needs LibTorch 2.0 or newer (its fused "

@@ -10,34 +10,27 @@
 
 namespace optlog {
 
-PrecisionPlan precisionPlan(const std::string &mode)
+c10::ScalarType scalarType(Dtype dtype)
 {
-    PrecisionPlan p;
-    p.mode = mode;
-    if (mode == "fp32")
-        return p;
-    if (mode == "autocast-bf16" || mode == "autocast-fp16") {
-        p.autocast = true;
-        p.autocastDtype = mode == "autocast-bf16" ? c10::kBFloat16 : c10::kHalf;
-        p.lossScaling = p.cudaOnly = mode == "autocast-fp16";
-        return p;
+    switch (dtype) {
+    case Dtype::Float32: return c10::kFloat;
+    case Dtype::BFloat16: return c10::kBFloat16;
+    case Dtype::Float16: return c10::kHalf;
     }
-    if (mode == "master-bf16" || mode == "master-fp16") {
-        p.weights = mode == "master-bf16" ? c10::kBFloat16 : c10::kHalf;
-        p.masterWeights = true;
-        p.lossScaling = p.cudaOnly = mode == "master-fp16";
-        return p;
-    }
-    if (mode == "pure-bf16") {
-        p.weights = c10::kBFloat16;
-        return p;
-    }
-    throw ConfigError("config: precision.mode = \"" + mode + "\": unknown");
+    return c10::kFloat;
 }
 
-void requireSupported(const PrecisionPlan &plan, c10::DeviceType device)
+PrecisionPlan precisionPlan(const std::string &name)
 {
-    requirePrecisionOnDevice(plan.mode, device == c10::DeviceType::CUDA ? "cuda" : "cpu");
+    const PrecisionMode &mode = precisionModeNamed(name);
+    PrecisionPlan plan;
+    plan.mode = mode.name;
+    plan.weights = scalarType(mode.weights);
+    plan.compute = scalarType(mode.compute);
+    plan.masterWeights = mode.masterWeights.has_value();
+    plan.autocast = mode.autocast;
+    plan.lossScaling = mode.lossScaling;
+    return plan;
 }
 
 AutocastGuard::AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled)
@@ -106,10 +99,10 @@ void LossScaler::update(bool foundNonFinite)
 
 std::string dtypeName(c10::ScalarType type)
 {
+    for (Dtype dtype : {Dtype::Float32, Dtype::BFloat16, Dtype::Float16})
+        if (scalarType(dtype) == type)
+            return optlog::dtypeName(dtype);
     switch (type) {
-    case c10::kFloat: return "float32";
-    case c10::kBFloat16: return "bfloat16";
-    case c10::kHalf: return "float16";
     case c10::kDouble: return "float64";
     case c10::kLong: return "int64";
     default: return c10::toString(type);

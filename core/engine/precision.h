@@ -5,30 +5,28 @@
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
+#include "core/contract/dtype.h"
+
 #include <string>
 #include <vector>
 
 namespace optlog {
 
-// Which state has which dtype in a precision mode (DESIGN.md's precision table).
+// What the training loop does for a precision mode: its row of the precision table
+// (core/contract/precisionmodes.h) in LibTorch's types. Default-constructed: fp32.
 struct PrecisionPlan
 {
-    std::string mode;
-    c10::ScalarType weights = c10::kFloat;   // the model's parameters
-    bool masterWeights = false;              // an FP32 copy that the optimizer updates
-    bool autocast = false;                   // matmul-class ops in autocastDtype, the rest FP32
-    c10::ScalarType autocastDtype = c10::kBFloat16;
-    bool lossScaling = false;                // FP16: dynamic loss scaler
-    bool cudaOnly = false;                   // no FP16 autocast or FP16 matmul on CPU in LibTorch 1.13
+    std::string mode = "fp32";
+    c10::ScalarType weights = c10::kFloat; // the model's parameters
+    c10::ScalarType compute = c10::kFloat; // matmul-class ops; under autocast only those
+    bool masterWeights = false;            // an FP32 copy that the optimizer updates
+    bool autocast = false;
+    bool lossScaling = false;              // a dynamic loss scaler
 };
+// Throws ConfigError for a mode the table does not have.
 PrecisionPlan precisionPlan(const std::string &mode);
 
-// The dtype the plan's matmuls run in: autocast's, else the weights'.
-inline c10::ScalarType computeDtype(const PrecisionPlan &plan) { return plan.autocast ? plan.autocastDtype : plan.weights; }
-
-// Refuses a mode the device cannot run, with the reason and what to use instead
-// (throws ConfigError, before a run writes anything).
-void requireSupported(const PrecisionPlan &plan, c10::DeviceType device);
+c10::ScalarType scalarType(Dtype dtype);
 
 // Turns autocast on for one device and dtype for its lifetime, counting the nesting so that the
 // cast cache is cleared when the outermost guard ends, and restores the previous state.

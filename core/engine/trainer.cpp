@@ -3,6 +3,7 @@
 
 #include "core/engine/calibration.h"
 #include "core/engine/countingallocator.h"
+#include "core/contract/precisionmodes.h"
 #include "core/engine/device.h"
 
 #include <torch/nn/utils/clip_grad.h>
@@ -73,7 +74,7 @@ at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatche
         memory.setPhase("forward");
         {
             // Forward only: backward runs in the dtypes the forward chose.
-            AutocastGuard autocast(device.type(), plan.autocastDtype, plan.autocast);
+            AutocastGuard autocast(device.type(), plan.compute, plan.autocast);
             loss = model->loss(microbatches[i].inputs, microbatches[i].targets);
         }
         if (savedActivationBytes && i == 0)
@@ -201,14 +202,14 @@ std::map<std::string, std::string> Trainer::dtypes()
     std::string compute;
     {
         torch::NoGradGuard noGrad;
-        AutocastGuard autocast(m_device.type(), m_plan.autocastDtype, m_plan.autocast);
+        AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
         compute = dtypeName(m_model->forward(m_validationBatches.front().inputs.slice(0, 0, 1)));
     }
-    return {{"weights", dtypeOf(m_parameters)},
-            {"gradients", dtypeOf(gradients())},
-            {"master_weights", m_master.empty() ? "none" : dtypeOf(m_master)},
-            {"optimizer_state", dtypeOf(moments())},
-            {"compute", compute}};
+    return {{precisionStateKey(PrecisionState::Weights), dtypeOf(m_parameters)},
+            {precisionStateKey(PrecisionState::Gradients), dtypeOf(gradients())},
+            {precisionStateKey(PrecisionState::MasterWeights), m_master.empty() ? "none" : dtypeOf(m_master)},
+            {precisionStateKey(PrecisionState::OptimizerState), dtypeOf(moments())},
+            {precisionStateKey(PrecisionState::Compute), compute}};
 }
 
 double Trainer::validate()
@@ -218,7 +219,7 @@ double Trainer::validate()
     m_model->eval();
     double sum = 0;
     int64_t sequences = 0;
-    AutocastGuard autocast(m_device.type(), m_plan.autocastDtype, m_plan.autocast);
+    AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
     for (const auto &batch : m_validationBatches) {
         sum += m_model->loss(batch.inputs, batch.targets).item<double>() * double(batch.inputs.size(0));
         sequences += batch.inputs.size(0);
@@ -308,7 +309,7 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
         const int64_t probeEvery = m_config.runtime.speedProbeEvery;
         if (probeEvery > 0 && (step + 1) % probeEvery == 0)
             metrics.machineGflops =
-                referenceKernelGflops(computeDtype(m_plan), m_device);
+                referenceKernelGflops(m_plan.compute, m_device);
         observer.step(metrics);
 
         if (!std::isfinite(lossValue)) {

@@ -12,27 +12,21 @@ namespace optlog {
 
 namespace {
 
+// Bytes per element of what the forward keeps, from the mode's row of the precision table.
 struct Dtypes
 {
-    double weights = 4;     // bytes per element of the model's parameters
-    double matmul = 4;      // activations that matmul-class ops save (their inputs)
-    double residual = 4;    // the residual stream, LayerNorm inputs
-    double pointwise = 4;   // GELU and softmax inputs and outputs
-    bool autocast = false;  // matmul weights are cast per forward, and the casts are saved
-};
-
-Dtypes dtypesOf(const std::string &mode)
-{
-    Dtypes d;
-    if (mode == "autocast-bf16" || mode == "autocast-fp16") {
-        d.matmul = 2;
-        d.pointwise = 2; // GELU and softmax run on the 16-bit outputs of the matmuls before them
-        d.autocast = true;
-    } else if (mode != "fp32") {
-        d.weights = d.matmul = d.residual = d.pointwise = 2;
+    explicit Dtypes(const PrecisionMode &mode)
+        : matmul(dtypeBytes(mode.compute))
+        , residual(dtypeBytes(mode.weights))
+        , pointwise(dtypeBytes(mode.compute))
+        , autocast(mode.autocast)
+    {
     }
-    return d;
-}
+    double matmul;    // activations that matmul-class ops save (their inputs), in the compute dtype
+    double residual;  // the residual stream, LayerNorm inputs: autocast leaves them in the weights' dtype
+    double pointwise; // GELU and softmax inputs and outputs: they run on the matmuls' outputs
+    bool autocast;    // matmul weights are cast per forward, and the casts are saved
+};
 
 } // namespace
 
@@ -49,8 +43,8 @@ MemoryEstimate estimateMemory(const RunConfig &config)
     const auto &m = config.model;
     const double B = double(config.train.microbatch), T = double(m.contextLength), C = double(m.width),
                  H = double(m.heads), V = double(m.vocabSize);
-    const std::string &mode = config.precision.mode;
-    const Dtypes d = dtypesOf(mode);
+    const PrecisionMode &mode = precisionModeOf(config);
+    const Dtypes d(mode);
     const bool dropout = m.dropout > 0;
     const bool chunked = config.memory.attention == "chunked" && config.memory.attentionChunk < m.contextLength;
     const bool fused = config.memory.attention == "sdpa";
@@ -153,7 +147,7 @@ MemoryEstimate estimateMemory(const RunConfig &config)
         live -= block;
     }
     // The optimizer step: activations are gone; master weights add their FP32 gradients.
-    const double masterGradients = mode.rfind("master-", 0) == 0 ? 4.0 * double(n) : 0;
+    const double masterGradients = mode.masterWeights ? double(dtypeBytes(*mode.masterWeights)) * double(n) : 0;
     highest = std::max(highest, masterGradients);
     const double batches = double(config.train.accumulation) * 2 * B * T * 8; // the step's token tensors
     const double temporaries = batches + std::max(0.0, highest - saved);

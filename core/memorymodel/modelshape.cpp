@@ -14,20 +14,17 @@ int64_t parameterCount(const ModelConfig &m)
 std::vector<MemoryRow> predictedModelState(const RunConfig &config)
 {
     const int64_t n = parameterCount(config.model);
-    const std::string &mode = config.precision.mode;
-    // DESIGN.md's precision table: bytes per parameter of each state.
-    const bool sixteenBitWeights = mode.rfind("master-", 0) == 0 || mode == "pure-bf16";
-    const std::string half = mode == "master-fp16" ? "float16" : "bfloat16";
-    const std::string weights = sixteenBitWeights ? half : "float32";
-    const int64_t weightBytes = sixteenBitWeights ? 2 : 4;
-    std::vector<MemoryRow> rows = {
-        {"parameters", weights, weightBytes * n, "predicted"},
-        {"gradients", weights, weightBytes * n, "predicted"},
-        {"optimizer_state", mode == "pure-bf16" ? "bfloat16" : "float32", (mode == "pure-bf16" ? 4 : 8) * n,
-         "predicted"},
+    const PrecisionMode &mode = precisionModeOf(config);
+    const auto row = [n](const char *role, Dtype dtype, int64_t perParameter) {
+        return MemoryRow{role, dtypeName(dtype), perParameter * dtypeBytes(dtype) * n, "predicted"};
     };
-    if (mode.rfind("master-", 0) == 0)
-        rows.push_back({"master_weights", "float32", 4 * n, "predicted"});
+    std::vector<MemoryRow> rows = {
+        row("parameters", mode.weights, 1),
+        row("gradients", mode.gradients, 1),
+        row("optimizer_state", mode.optimizerState, 2), // AdamW's m and v
+    };
+    if (mode.masterWeights)
+        rows.push_back(row("master_weights", *mode.masterWeights, 1));
     return rows;
 }
 

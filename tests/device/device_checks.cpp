@@ -65,7 +65,8 @@ public:
     void step(const StepMetrics &m) override { steps.push_back(m); }
 };
 
-// The dtypes DESIGN.md's precision table gives each mode: weights, gradients, master, moments, compute.
+// The dtypes each mode must show on the tensors, written out independently of the precision table
+// (core/contract/precisionmodes.h): weights, gradients, master, moments, compute.
 const std::map<std::string, std::vector<std::string>> kDtypeTable = {
     {"fp32", {"float32", "float32", "none", "float32", "float32"}},
     {"autocast-bf16", {"float32", "float32", "none", "float32", "bfloat16"}},
@@ -83,7 +84,7 @@ void eachModeTrains(Checks &checks, const std::string &deviceName)
         const std::vector<std::string> overrides = {"data.corpus=generated", "precision.mode=" + mode,
                                                     "runtime.device=" + deviceName};
         const std::string name = "trains/" + mode;
-        if (precisionPlan(mode).cudaOnly && deviceName != "cuda") {
+        if (precisionModeNamed(mode).cudaOnly && deviceName != "cuda") {
             try {
                 loadRunConfig("smoke", "", overrides);
                 checks.expect(false, name, "an FP16 mode was accepted on the CPU");

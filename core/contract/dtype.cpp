@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#include "core/contract/dtype.h"
+
+namespace optlog {
+
+namespace {
+
+struct DtypeFacts
+{
+    Dtype dtype;
+    const char *name;
+    const char *shortName;
+    int bytes;
+};
+
+constexpr DtypeFacts kDtypes[] = {
+    {Dtype::Float32, "float32", "fp32", 4},
+    {Dtype::BFloat16, "bfloat16", "bf16", 2},
+    {Dtype::Float16, "float16", "fp16", 2},
+};
+
+const DtypeFacts &factsOf(Dtype dtype)
+{
+    for (const auto &facts : kDtypes)
+        if (facts.dtype == dtype)
+            return facts;
+    return kDtypes[0]; // unreachable: every enumerator has a row
+}
+
+} // namespace
+
+const char *dtypeName(Dtype dtype) { return factsOf(dtype).name; }
+const char *shortDtypeName(Dtype dtype) { return factsOf(dtype).shortName; }
+int dtypeBytes(Dtype dtype) { return factsOf(dtype).bytes; }
+
+std::string shortDtype(const std::string &name)
+{
+    for (const auto &facts : kDtypes)
+        if (name == facts.name)
+            return facts.shortName;
+    return name;
+}
+
+} // namespace optlog
