@@ -1,21 +1,14 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/contract/outcome.h"
+
 #include <map>
 #include <string>
 #include <vector>
 
 namespace optlog {
 
-// Exit codes of `optlog`, also what `optlog study` reads from its engine processes.
-enum ExitCode : int {
-    kExitOk = 0,        // completed
-    kExitFailed = 1,    // an exception during training; the message is stored with the run
-    kExitBadInput = 2,  // config, data or study file refused before anything was written
-    kExitDiverged = 3,  // non-finite loss
-    kExitCancelled = 4, // SIGINT or SIGTERM: the step finished, metrics flushed
-    kExitOutOfBudget = 5, // the allocator refused an allocation past memory.budget
-};
 
 struct RunRequest
 {

@@ -57,7 +57,7 @@ Trial trial(RunConfig config, const TokenSplit &data, int64_t budget, int64_t st
         Trainer trainer(config, data, 1234);
         Quiet quiet;
         const TrainingOutcome outcome = trainer.run(quiet, quiet.stop);
-        t.fits = outcome.outcome == "completed";
+        t.fits = outcome.outcome == Outcome::Completed;
         t.message = outcome.message;
         for (const auto &row : outcome.measuredMemory)
             if (row.role == "peak")

@@ -28,8 +28,8 @@ std::string precisionModeOf(const std::string &preset, const std::string &file, 
 int main(int argc, char **argv)
 {
     using namespace optlog;
-    CLI::App app{"optlog: the optimization log of training a small transformer language model.\n"
-                 "Exit codes: 0 completed, 1 failed, 2 bad input (nothing written), 3 diverged, 4 cancelled,\n5 out of memory budget."};
+    CLI::App app{"optlog: the optimization log of training a small transformer language model.\nExit codes: "
+                 + exitCodesText() + "."};
     app.require_subcommand(1);
 
     RunRequest run;

@@ -28,15 +28,6 @@ std::unique_ptr<Store> openStudy(const std::string &path, const char *command)
     }
 }
 
-std::string outcomeText(const RunRecord &run)
-{
-    if (run.outcome.empty())
-        return run.status;
-    if (run.outcome == "completed")
-        return run.outcome;
-    return run.outcome + " at step " + std::to_string(run.outcomeStep);
-}
-
 } // namespace
 
 int estimateCommand(const EstimateRequest &request)
@@ -243,7 +234,7 @@ int exportCommand(const std::string &path, const std::string &format, const std:
     }
     nlohmann::json runs = nlohmann::json::array();
     for (const auto &run : store->runs()) {
-        nlohmann::json r = {{"id", run.id}, {"name", run.name}, {"status", run.status}, {"outcome", run.outcome},
+        nlohmann::json r = {{"id", run.id}, {"name", run.name}, {"status", run.isFinished() ? "finished" : "running"}, {"outcome", run.outcome ? outcomeName(*run.outcome) : ""},
                             {"outcome_step", run.outcomeStep}, {"message", run.message},
                             {"created_at", run.createdAt}, {"finished_at", run.finishedAt},
                             {"config_toml", run.configToml}};

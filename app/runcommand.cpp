@@ -44,19 +44,6 @@ std::vector<MemoryRow> predictedMemory(const RunConfig &config)
     return rows;
 }
 
-int exitCodeFor(const std::string &outcome)
-{
-    if (outcome == "completed")
-        return kExitOk;
-    if (outcome == "diverged")
-        return kExitDiverged;
-    if (outcome == "cancelled")
-        return kExitCancelled;
-    if (outcome == "oom")
-        return kExitOutOfBudget;
-    return kExitFailed;
-}
-
 } // namespace
 
 int runCommand(const RunRequest &request)
@@ -121,7 +108,7 @@ int runCommand(const RunRequest &request)
     } catch (const std::exception &e) {
         // Building the model or its optimizer can already exceed a budget.
         const auto refusal = CountingAllocator::instance().refusal();
-        outcome.outcome = refusal ? "oom" : "failed";
+        outcome.outcome = refusal ? Outcome::Oom : Outcome::Failed;
         outcome.message = refusal ? MemoryBudgetExceeded(*refusal).what() : e.what();
         outcome.refusal = refusal;
         CountingAllocator::instance().setBudget(0);
@@ -140,7 +127,7 @@ int runCommand(const RunRequest &request)
         store->setDtypes(runId, nlohmann::json(outcome.dtypes).dump());
     recorder.finished(outcome.outcome, outcome.step, outcome.message);
 
-    std::cerr << "optlog run: run " << runId << " (" << config.name << ") " << outcome.outcome
+    std::cerr << "optlog run: run " << runId << " (" << config.name << ") " << outcomeName(outcome.outcome)
               << (outcome.message.empty() ? "" : ": " + outcome.message) << " -> " << request.study << "\n";
     return exitCodeFor(outcome.outcome);
 }

@@ -59,7 +59,7 @@ int studyCommand(const StudyRequest &request, const std::string &self)
         try {
             Store store(studyFile);
             for (const auto &existing : store.runs())
-                done = done || (existing.name == run.name && existing.outcome == "completed"
+                done = done || (existing.name == run.name && existing.outcome == Outcome::Completed
                                 && existing.configToml == configText);
         } catch (const StoreError &e) {
             std::cerr << "optlog study: " << e.what() << "\n";

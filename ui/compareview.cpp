@@ -199,7 +199,7 @@ void CompareView::rebuildRunList()
     for (const auto &run : m_study.runs) {
         const RunRecord &record = run->run();
         const QString label = QStringLiteral("%1  (%2)").arg(QString::fromStdString(record.name),
-                                                             QString::fromStdString(record.outcome.empty() ? record.status : record.outcome));
+                                                             QString::fromLatin1(outcomeName(record.outcome)));
         auto *item = new QListWidgetItem(label, m_runList);
         item->setData(Qt::UserRole, qint64(record.id));
         item->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled | Qt::ItemIsSelectable);
@@ -313,10 +313,7 @@ void CompareView::fillVerdicts(const QList<RunSnapshotPtr> &runs)
         m_verdicts->insertRow(row);
         m_verdicts->setItem(row, 0, cell(QString::fromStdString(r.name) + (i == 0 ? tr(" (baseline)") : QString())));
         const RunRecord &record = runs[int(i)]->run();
-        QString outcome = QString::fromStdString(r.outcome);
-        if (record.outcomeStep >= 0 && r.outcome != "completed")
-            outcome += tr(" at step %1").arg(record.outcomeStep);
-        auto *outcomeItem = cell(outcome);
+        auto *outcomeItem = cell(QString::fromStdString(outcomeText(record)));
         outcomeItem->setToolTip(QString::fromStdString(record.message));
         m_verdicts->setItem(row, 1, outcomeItem);
         const bool hasLoss = std::isfinite(r.validationLoss);

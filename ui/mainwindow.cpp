@@ -225,7 +225,7 @@ int MainWindow::queuePlan(const QString &plan)
     int queued = 0;
     for (const auto &run : loaded.runs) {
         const bool completed = std::any_of(existing.begin(), existing.end(), [&run](const RunRecord &r) {
-            return r.name == run.name && r.outcome == "completed";
+            return r.name == run.name && r.outcome == Outcome::Completed;
         });
         const QList<QueueEntry> entries = m_queue->entries();
         const bool pending = std::any_of(entries.begin(), entries.end(),
@@ -249,7 +249,7 @@ void MainWindow::updateQueueStatus()
 {
     int queued = 0;
     for (const auto &entry : m_queue->entries())
-        queued += entry.state == QLatin1String("queued") ? 1 : 0;
+        queued += entry.state == QueueEntry::State::Queued ? 1 : 0;
     QString text;
     if (m_queue->isRunning())
         text = tr("Running one run; %1 queued after it. One run at a time keeps measurements clean.").arg(queued);

@@ -12,17 +12,14 @@ namespace optlog {
 
 namespace {
 
-// `optlog run`'s exit codes (app/main.cpp), as outcomes.
-QString outcomeForExitCode(int code)
+// The outcome runFinished() reports for a run the engine never created.
+constexpr char kRefused[] = "refused";
+
+// What the engine's exit code says: the run's outcome, or that it refused the input.
+QString outcomeOfExit(int exitCode)
 {
-    switch (code) {
-    case 0: return QStringLiteral("completed");
-    case 2: return QStringLiteral("refused");
-    case 3: return QStringLiteral("diverged");
-    case 4: return QStringLiteral("cancelled");
-    case 5: return QStringLiteral("oom");
-    default: return QStringLiteral("failed");
-    }
+    const std::optional<Outcome> outcome = outcomeForExitCode(exitCode);
+    return QString::fromLatin1(outcome ? outcomeName(*outcome) : kRefused);
 }
 
 QString lastLine(const QByteArray &text)
@@ -33,6 +30,16 @@ QString lastLine(const QByteArray &text)
 }
 
 } // namespace
+
+QString QueueEntry::stateName(State state)
+{
+    switch (state) {
+    case State::Queued: return QStringLiteral("queued");
+    case State::Running: return QStringLiteral("running");
+    case State::Failed: return QStringLiteral("failed");
+    }
+    return {};
+}
 
 RunQueue::RunQueue(QString engineBinary, QObject *parent)
     : QObject(parent)
@@ -92,7 +99,7 @@ int RunQueue::enqueue(const PlannedRun &run)
     QueueEntry entry;
     entry.id = m_nextId++;
     entry.run = run;
-    entry.state = QStringLiteral("queued");
+    entry.state = QueueEntry::State::Queued;
     m_entries.append(entry);
     Q_EMIT entriesChanged();
     if (m_active && !isRunning())
@@ -105,7 +112,7 @@ void RunQueue::remove(int entryId)
     for (int i = 0; i < m_entries.size(); ++i) {
         if (m_entries[i].id != entryId)
             continue;
-        if (m_entries[i].state == QLatin1String("running"))
+        if (m_entries[i].state == QueueEntry::State::Running)
             return cancelRunning();
         m_entries.removeAt(i);
         Q_EMIT entriesChanged();
@@ -142,7 +149,7 @@ void RunQueue::cancelRunning()
 QueueEntry *RunQueue::runningEntry()
 {
     for (auto &entry : m_entries)
-        if (entry.state == QLatin1String("running"))
+        if (entry.state == QueueEntry::State::Running)
             return &entry;
     return nullptr;
 }
@@ -153,7 +160,7 @@ void RunQueue::startNext()
         return;
     QueueEntry *next = nullptr;
     for (auto &entry : m_entries) {
-        if (entry.state == QLatin1String("queued")) {
+        if (entry.state == QueueEntry::State::Queued) {
             next = &entry;
             break;
         }
@@ -162,7 +169,7 @@ void RunQueue::startNext()
         pause(); // the queue ran dry: a later enqueue waits for Start again
         return;
     }
-    next->state = QStringLiteral("running");
+    next->state = QueueEntry::State::Running;
     m_runCreated = false;
     m_stdoutBuffer.clear();
     m_stderrTail.clear();
@@ -199,10 +206,11 @@ void RunQueue::onFinished(int exitCode, QProcess::ExitStatus status)
     if (!entry)
         return; // FailedToStart and finished can both report one failure
     onStdout();
-    QString outcome = status == QProcess::CrashExit ? QStringLiteral("crashed") : outcomeForExitCode(exitCode);
+    QString outcome = status == QProcess::CrashExit ? QString::fromLatin1(outcomeName(Outcome::Crashed))
+                                                   : outcomeOfExit(exitCode);
     QString message = lastLine(m_stderrTail);
     if (status == QProcess::CrashExit && m_process.error() == QProcess::FailedToStart) {
-        outcome = QStringLiteral("refused");
+        outcome = QString::fromLatin1(kRefused);
         message = tr("cannot start the engine %1: %2").arg(m_engine, m_process.errorString());
     } else if (status == QProcess::CrashExit) {
         // The engine could not record its own end: the study marks the run whose process is gone.
@@ -216,7 +224,7 @@ void RunQueue::onFinished(int exitCode, QProcess::ExitStatus status)
     if (m_runCreated) {
         m_entries.removeIf([id = entry->id](const QueueEntry &e) { return e.id == id; });
     } else {
-        entry->state = QStringLiteral("failed");
+        entry->state = QueueEntry::State::Failed;
         entry->message = message.isEmpty() ? tr("the engine stopped before creating the run (%1)").arg(outcome)
                                            : message;
         message = entry->message;

@@ -16,9 +16,16 @@ namespace optlog {
 // the study file is its record and the entry leaves the queue.
 struct QueueEntry
 {
+    enum class State {
+        Queued,
+        Running,
+        Failed, // the engine refused it before creating the run
+    };
+    static QString stateName(State state); // "queued", "running", "failed"
+
     int id = 0;           // unique within this queue
     PlannedRun run;
-    QString state;        // queued | running | failed (the engine refused it before creating the run)
+    State state = State::Queued;
     QString message;      // why it failed: the engine's own words
 };
 
@@ -56,7 +63,8 @@ Q_SIGNALS:
     void entriesChanged();
     void activeChanged(bool active);
     void engineEvent(const QJsonObject &event); // one JSON line of the running engine
-    // outcome: completed | diverged | failed | cancelled | oom | crashed | refused
+    // outcome: an Outcome's name (outcomeName), or "refused" when the engine refused the input
+    // before it created a run
     void runFinished(const QString &name, const QString &outcome, const QString &message);
 
 private:

@@ -27,7 +27,8 @@ QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue
         row.runId = run.id;
         row.key = QStringLiteral("run:%1").arg(run.id);
         row.name = QString::fromStdString(run.name);
-        row.state = QString::fromStdString(run.status == "finished" ? run.outcome : run.status);
+        row.outcome = run.outcome;
+        row.state = QString::fromLatin1(outcomeName(run.outcome));
         row.message = QString::fromStdString(run.message);
         row.stepsDone = qint64(snapshot->metrics.size());
         row.totalSteps = snapshot->totalSteps;
@@ -38,13 +39,14 @@ QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue
         rows.append(row);
     }
     for (const auto &entry : queue) {
-        if (entry.state == QLatin1String("running"))
+        if (entry.state == QueueEntry::State::Running)
             continue; // shown by its study row once the engine has created it
         RunRow row;
         row.queueEntryId = entry.id;
         row.key = QStringLiteral("queued:%1").arg(entry.id);
         row.name = QString::fromStdString(entry.run.name);
-        row.state = entry.state;
+        row.queueState = entry.state;
+        row.state = QueueEntry::stateName(entry.state);
         row.message = entry.message;
         rows.append(row);
     }
@@ -105,13 +107,13 @@ QString durationText(double seconds)
     return QStringLiteral("%1h %2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
 }
 
-QColor stateColor(const QString &state)
+QColor stateColor(const RunRow &row)
 {
-    if (state == QLatin1String("completed"))
+    if (row.outcome == Outcome::Completed)
         return QColor(0x2e, 0x7d, 0x32);
-    if (state == QLatin1String("running"))
-        return QColor(0x15, 0x65, 0xc0);
-    if (state == QLatin1String("queued"))
+    if (row.runId > 0 && !row.outcome)
+        return QColor(0x15, 0x65, 0xc0); // running
+    if (row.queueState == QueueEntry::State::Queued)
         return QColor(0x61, 0x61, 0x61);
     return QColor(0xc6, 0x28, 0x28); // every other outcome needs the user's attention
 }
@@ -132,17 +134,17 @@ QVariant RunTableModel::data(const QModelIndex &index, int role) const
     if (role == Qt::ToolTipRole)
         return r.message.isEmpty() ? r.name : r.name + QStringLiteral("\n") + r.message;
     if (role == Qt::ForegroundRole && index.column() == State)
-        return stateColor(r.state);
+        return stateColor(r);
     if (role == Qt::TextAlignmentRole && index.column() >= ValidationLoss)
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
     case Name: return r.name;
-    case State: return r.message.isEmpty() || r.state == QLatin1String("completed")
+    case State: return r.message.isEmpty() || r.outcome == Outcome::Completed
                            ? r.state : r.state + QStringLiteral(": ") + r.message;
     case Progress: return r.totalSteps > 0 ? QStringLiteral("%1 / %2").arg(r.stepsDone).arg(r.totalSteps) : QString();
-    case Eta: return r.state == QLatin1String("running") ? durationText(r.etaSeconds) : QString();
+    case Eta: return r.runId > 0 && !r.outcome ? durationText(r.etaSeconds) : QString();
     case ValidationLoss: return qIsNaN(r.finalValidationLoss) ? QString() : QString::number(r.finalValidationLoss, 'f', 4);
     case TokensPerSecond: return r.tokensPerSecond > 0 ? QString::number(r.tokensPerSecond, 'f', 0) : QString();
     case PeakMemory: return r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();

@@ -17,7 +17,9 @@ struct RunRow
     qint64 runId = 0;         // 0 for queued rows
     int queueEntryId = 0;     // 0 for study rows
     QString name;
-    QString state;            // running | completed | diverged | failed | cancelled | crashed | oom | queued
+    std::optional<Outcome> outcome;              // study rows: empty while running
+    std::optional<QueueEntry::State> queueState; // queue rows
+    QString state;            // in words: the outcome, "running", or the queue entry's state
     QString message;
     qint64 stepsDone = 0;
     qint64 totalSteps = 0;

@@ -31,7 +31,7 @@ RunSnapshotPtr readRun(const Store &store, const RunRecord &record)
     // 0 for a config written by a newer optlog: the run shows without progress.
     snapshot->totalSteps = snapshot->summary.config ? snapshot->summary.config->train.steps : 0;
     const auto &m = snapshot->metrics;
-    if (record.status != "finished" && !m.empty() && snapshot->totalSteps > 0) {
+    if (!record.isFinished() && !m.empty() && snapshot->totalSteps > 0) {
         const double seconds = std::accumulate(m.begin(), m.end(), 0.0,
                                                [](double sum, const StepMetrics &s) { return sum + s.stepSeconds; });
         const int64_t remaining = std::max<int64_t>(0, snapshot->totalSteps - int64_t(m.size()));
@@ -51,7 +51,7 @@ StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t,
         for (const auto &record : store.runs()) {
             const auto cached = finishedCache.find(record.id);
             const bool reusable = cached != finishedCache.end() && cached->second->isFinished()
-                                  && record.status == "finished";
+                                  && record.isFinished();
             snapshot.runs.push_back(reusable ? cached->second : readRun(store, record));
         }
     } catch (const std::exception &e) {

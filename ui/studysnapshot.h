@@ -21,7 +21,7 @@ struct RunSnapshot
     double etaSeconds = -1;            // running runs: remaining steps at the mean step time so far
 
     const RunRecord &run() const { return summary.run; }
-    bool isFinished() const { return summary.run.status == "finished"; }
+    bool isFinished() const { return summary.run.isFinished(); }
     double finalValidationLoss() const;
 };
 

@@ -43,8 +43,8 @@ constexpr double kTooNoisy = 0.25;
 
 std::string verdictFor(const ComparisonRow &row, const RunSummary &baseline, double tolerance)
 {
-    if (row.outcome != "completed")
-        return row.outcome + " - no verdict";
+    if (row.outcome != Outcome::Completed)
+        return std::string(outcomeName(row.outcome)) + " - no verdict";
     std::vector<std::string> parts;
     if (std::isnan(row.deltaLoss))
         parts.push_back("quality not comparable (no common validation tokens)");
@@ -182,6 +182,18 @@ MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmu
     return speed;
 }
 
+std::string outcomeText(const RunRecord &run, bool withMessage)
+{
+    std::string text = outcomeName(run.outcome);
+    if (!run.outcome || *run.outcome == Outcome::Completed)
+        return text;
+    if (run.outcomeStep >= 0)
+        text += " at step " + std::to_string(run.outcomeStep);
+    if (withMessage && !run.message.empty())
+        text += ": " + run.message; // an oom names the phase, the request and the budget
+    return text;
+}
+
 std::vector<std::pair<PrecisionState, std::string>> storedDtypes(const RunRecord &run)
 {
     std::vector<std::pair<PrecisionState, std::string>> dtypes;
@@ -256,7 +268,7 @@ std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector
     for (const auto &s : runs) {
         ComparisonRow row;
         row.name = s.run.name;
-        row.outcome = s.run.outcome.empty() ? s.run.status : s.run.outcome;
+        row.outcome = s.run.outcome;
         const int64_t lastRun = s.validation.empty() ? 0 : s.validation.back().tokens;
         const int64_t lastBase = baseline.validation.empty() ? 0 : baseline.validation.back().tokens;
         row.matchedTokens = std::min(lastRun, lastBase);
@@ -294,7 +306,7 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
                                         ? "baseline" + (r.machineNote.empty() ? "" : "; " + r.machineNote)
                                         : r.verdict;
         std::snprintf(line, sizeof(line), "%-26s %-10s %10lld %9.4f %+8.4f %18s %7.2fx %5s %11s  %s\n", r.name.c_str(),
-                      r.outcome.c_str(), static_cast<long long>(r.matchedTokens), r.validationLoss, r.deltaLoss,
+                      outcomeName(r.outcome), static_cast<long long>(r.matchedTokens), r.validationLoss, r.deltaLoss,
                       rate, r.speedup, mfu.c_str(), formatBytes(r.peakBytes).c_str(), verdict.c_str());
         out << line;
     }

@@ -45,6 +45,10 @@ struct MachineSpeed
 };
 MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmupSteps);
 
+// How a run ended, in words: "running", "completed", "oom at step 6". With `withMessage` the
+// engine's reason follows a run that did not complete ("oom at step 6: out of memory budget ...").
+std::string outcomeText(const RunRecord &run, bool withMessage = false);
+
 // Each state's dtype as the run read it from its tensors, in the precision table's order ("none":
 // the mode has no such state); empty when the run stored none (it ended before measuring them).
 std::vector<std::pair<PrecisionState, std::string>> storedDtypes(const RunRecord &run);
@@ -80,7 +84,7 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
 struct ComparisonRow
 {
     std::string name;
-    std::string outcome;
+    std::optional<Outcome> outcome; // empty while the run is running
     int64_t matchedTokens = 0; // where both runs have validation loss
     double validationLoss = 0;  // at matchedTokens
     double deltaLoss = 0;       // minus the baseline's, at matchedTokens

@@ -22,20 +22,6 @@ std::string formatted(const char *format, double value)
     return buffer;
 }
 
-std::string outcomeText(const RunRecord &run)
-{
-    if (run.status != "finished")
-        return "still running";
-    std::string text = run.outcome;
-    if (run.outcome != "completed" && run.outcomeStep >= 0)
-        text += " at step " + std::to_string(run.outcomeStep);
-    if (run.outcome == "oom" && !run.message.empty())
-        text += ": " + run.message; // names the phase, the request and the budget
-    else if (run.outcome != "completed" && !run.message.empty())
-        text += ": " + run.message;
-    return text;
-}
-
 // A run written by another optlog version is compared as the defaults.
 RunConfig configOf(const RunSummary &summary)
 {
@@ -72,7 +58,7 @@ VerdictCells verdictCells(const Report &report, const ReportRun &r, bool isBasel
     if (!isBaseline && c.peakBytes > 0)
         cells.peak += " (" + formatted("%+.0f%%", -100.0 * c.memorySaved) + ")";
     cells.verdict = isBaseline ? "baseline" + (c.machineNote.empty() ? "" : "; " + c.machineNote) : c.verdict;
-    if (r.summary.run.outcome != "completed" && !isBaseline)
+    if (r.summary.run.outcome != Outcome::Completed && !isBaseline)
         cells.verdict = "did not complete (" + r.outcomeText + "); " + c.verdict;
     return cells;
 }
@@ -324,7 +310,7 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
         ReportRun run;
         run.summary = summaries[i];
         run.comparison = rows[i];
-        run.outcomeText = outcomeText(ordered[i]);
+        run.outcomeText = outcomeText(ordered[i], true);
         for (auto &field : compareConfigs({baseConfig, configOf(summaries[i])}))
             if (field.differs && field.path != "name")
                 run.changes.push_back(field);
@@ -443,7 +429,7 @@ std::string reportJson(const Report &report)
         const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
         runs.push_back({{"name", c.name},
                         {"baseline", i == 0},
-                        {"outcome", r.summary.run.outcome},
+                        {"outcome", outcomeName(r.summary.run.outcome)},
                         {"outcome_text", r.outcomeText},
                         {"matched_tokens", c.matchedTokens},
                         {"validation_loss", finite(c.validationLoss)},

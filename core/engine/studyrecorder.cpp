@@ -87,13 +87,13 @@ void StudyRecorder::flush()
     m_lastFlush = std::chrono::steady_clock::now();
 }
 
-void StudyRecorder::finished(const std::string &outcome, int64_t step, const std::string &message)
+void StudyRecorder::finished(Outcome outcome, int64_t step, const std::string &message)
 {
     flush();
     m_store.finishRun(m_runId, outcome, step, message);
     if (m_options.progress)
         std::fprintf(stderr, "\n");
-    emitJson(nlohmann::json{{"event", "finished"}, {"run", m_runId}, {"outcome", outcome}, {"step", step},
+    emitJson(nlohmann::json{{"event", "finished"}, {"run", m_runId}, {"outcome", outcomeName(outcome)}, {"step", step},
                             {"message", message}}
                  .dump());
 }

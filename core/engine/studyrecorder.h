@@ -33,7 +33,7 @@ public:
     void event(const std::string &kind, const std::string &message) override;
     // Writes every buffered row; call before the run's outcome is stored.
     void flush();
-    void finished(const std::string &outcome, int64_t step, const std::string &message);
+    void finished(Outcome outcome, int64_t step, const std::string &message);
 
 private:
     void progressAndFlush(const StepMetrics &m); // status line, and a batched write every flushSeconds

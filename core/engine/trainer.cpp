@@ -237,7 +237,7 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
         trainSteps(observer, stopRequested, outcome, savedActivationBytes);
     } catch (const c10::OutOfMemoryError &e) {
         // A GPU's own limit (the CPU's rehearsed budget is handled below).
-        outcome.outcome = "oom";
+        outcome.outcome = Outcome::Oom;
         outcome.step += 1;
         outcome.message = "out of " + m_device.str() + " memory at step " + std::to_string(outcome.step) + ": "
                           + e.what_without_backtrace();
@@ -246,7 +246,7 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
         const auto refusal = allocator.refusal();
         if (!refusal)
             throw;
-        outcome.outcome = "oom";
+        outcome.outcome = Outcome::Oom;
         outcome.step += 1; // the step that did not complete
         outcome.message = MemoryBudgetExceeded(*refusal).what() + std::string(", at step ")
                           + std::to_string(outcome.step);
@@ -270,7 +270,7 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
     BatchSampler sampler(m_data.train, m_config.model.contextLength, uint64_t(train.seed));
     for (int64_t step = 0; step < train.steps; ++step) {
         if (stopRequested.load()) {
-            outcome.outcome = "cancelled";
+            outcome.outcome = Outcome::Cancelled;
             // outcome.step is the last completed step
             outcome.message = "stopped by a signal after step " + std::to_string(step - 1);
             break;
@@ -314,7 +314,7 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
 
         if (!std::isfinite(lossValue)) {
             outcome.step = step;
-            outcome.outcome = "diverged";
+            outcome.outcome = Outcome::Diverged;
             outcome.message = "training loss became " + std::to_string(lossValue) + " at step " + std::to_string(step);
             break;
         }

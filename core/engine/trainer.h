@@ -7,7 +7,8 @@
 #include "core/engine/gpt.h"
 #include "core/engine/precision.h"
 #include "core/engine/textdata.h"
-#include "core/store/store.h"
+#include "core/contract/measurements.h"
+#include "core/contract/outcome.h"
 
 #include <atomic>
 #include <map>
@@ -34,7 +35,7 @@ public:
 
 struct TrainingOutcome
 {
-    std::string outcome = "completed"; // completed | diverged | cancelled | oom
+    Outcome outcome = Outcome::Completed; // or Diverged, Cancelled, Oom
     int64_t step = -1;                 // last step completed; diverged and oom: the step that failed
     std::optional<BudgetRefusal> refusal; // oom: what the budget refused
     std::string message;

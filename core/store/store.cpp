@@ -333,11 +333,11 @@ void Store::addEvent(int64_t runId, const std::string &kind, const std::string &
     insert.exec();
 }
 
-void Store::finishRun(int64_t runId, const std::string &outcome, int64_t step, const std::string &message)
+void Store::finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message)
 {
     SQLite::Statement update(*m_db, "UPDATE runs SET status = 'finished', outcome = ?, outcome_step = ?, "
                                     "message = ?, finished_at = ? WHERE id = ?");
-    update.bind(1, outcome);
+    update.bind(1, outcomeName(outcome));
     update.bind(2, step);
     update.bind(3, message);
     update.bind(4, utcNow());
@@ -365,7 +365,7 @@ int Store::markCrashedRuns()
         dead.push_back({running.getColumn(0).getInt64(), pid, lastStep});
     }
     for (const auto &run : dead)
-        finishRun(run.id, "crashed", run.lastStep,
+        finishRun(run.id, Outcome::Crashed, run.lastStep,
                   "engine process " + std::to_string(run.pid)
                       + " ended without finishing the run (killed, crashed or the machine stopped); "
                         "metrics up to step "
@@ -385,10 +385,18 @@ std::vector<RunRecord> Store::runs() const
         r.id = query.getColumn(0).getInt64();
         r.name = query.getColumn(1).getString();
         r.configToml = query.getColumn(2).getString();
-        r.status = query.getColumn(3).getString();
-        r.outcome = query.getColumn(4).getString();
         r.outcomeStep = query.getColumn(5).getInt64();
         r.message = query.getColumn(6).getString();
+        if (query.getColumn(3).getString() == "finished") {
+            const std::string outcome = query.getColumn(4).getString();
+            r.outcome = outcomeNamed(outcome);
+            if (!r.outcome) {
+                // Written by hand or by another program: show it as a failure that says what it was.
+                r.outcome = Outcome::Failed;
+                r.message = "the study records the outcome '" + outcome + "', which this optlog does not know"
+                            + (r.message.empty() ? "" : "; " + r.message);
+            }
+        }
         r.createdAt = query.getColumn(7).getString();
         r.finishedAt = query.getColumn(8).getString();
         r.pid = query.getColumn(9).getInt64();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/contract/measurements.h"
+#include "core/contract/outcome.h"
 
 #include <cstdint>
 #include <memory>
@@ -28,8 +29,7 @@ struct RunRecord
     int64_t id = 0;
     std::string name;
     std::string configToml;      // the full resolved config, every field
-    std::string status;          // running | finished
-    std::string outcome;         // empty while running; completed | diverged | failed | cancelled | crashed
+    std::optional<Outcome> outcome; // empty while running
     int64_t outcomeStep = -1;    // the step the outcome happened at (diverged, cancelled, ...)
     std::string message;         // why it failed, diverged, crashed
     std::string createdAt;       // ISO 8601, UTC
@@ -38,6 +38,8 @@ struct RunRecord
     std::string host;
     std::string environmentJson; // library versions, threads, CPU (engine's EnvironmentInfo)
     std::string dtypesJson;      // {"weights": "bfloat16", ...}, read from the run's tensors
+
+    bool isFinished() const { return outcome.has_value(); }
 };
 
 struct EventRecord
@@ -82,7 +84,7 @@ public:
     void appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows);
     void replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows);
     void addEvent(int64_t runId, const std::string &kind, const std::string &message);
-    void finishRun(int64_t runId, const std::string &outcome, int64_t step, const std::string &message);
+    void finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message);
     // Runs left "running" by an engine process that no longer exists on this host.
     int markCrashedRuns();
 

@@ -56,7 +56,7 @@ void writeFinishedRuns(const std::string &path)
                                  {"saved_activations", "mixed", 75 << 20, "measured"},
                                  {"peak", "", 128 << 20, "measured"},
                                  {"parameters", "float32", 13 << 20, "predicted"}});
-        store.finishRun(id, "completed", kStepsPerRun - 1, "");
+        store.finishRun(id, Outcome::Completed, kStepsPerRun - 1, "");
     }
 }
 

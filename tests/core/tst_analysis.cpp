@@ -20,8 +20,7 @@ RunSummary summary(const std::string &name, double tokensPerSecond, int64_t peak
 {
     RunSummary s;
     s.run.name = name;
-    s.run.status = "finished";
-    s.run.outcome = "completed";
+    s.run.outcome = Outcome::Completed;
     s.throughput.median = tokensPerSecond;
     s.throughput.p10 = tokensPerSecond * 0.99;
     s.throughput.p90 = tokensPerSecond * 1.01;
@@ -49,6 +48,8 @@ private Q_SLOTS:
     void slowingMachineIsFlaggedAndNormalised();
     void modelFlopsPerTokenFollowsTheFormula();
     void mfuIsAgainstTheMeasuredPeakOfTheComputeDtype();
+    void outcomeTextSaysHowARunEnded_data();
+    void outcomeTextSaysHowARunEnded();
 };
 
 void tst_Analysis::steadyThroughputSkipsWarmup()
@@ -235,13 +236,39 @@ void tst_Analysis::mfuIsAgainstTheMeasuredPeakOfTheComputeDtype()
             steps[s].tokensPerSecond = 5000;
         }
         store.appendMetrics(id, steps);
-        store.finishRun(id, "completed", 9, "");
+        store.finishRun(id, Outcome::Completed, 9, "");
         const RunSummary summary = summarize(store, *store.findRun(mode));
         const double flops = modelFlopsPerToken(parameterCount(config.model), 4, 128, 256);
         QCOMPARE(summary.flopsPerToken, flops);
         QCOMPARE(summary.peakDtype, dtypeAndPeak.first);
         QVERIFY(std::fabs(summary.mfu() - flops * 5000 / 1e9 / dtypeAndPeak.second) < 1e-12);
     }
+}
+
+void tst_Analysis::outcomeTextSaysHowARunEnded_data()
+{
+    QTest::addColumn<QString>("outcome"); // empty: running
+    QTest::addColumn<int>("step");
+    QTest::addColumn<QString>("shortText");
+    QTest::addColumn<QString>("withMessage");
+    QTest::newRow("running") << "" << -1 << "running" << "running";
+    QTest::newRow("completed") << "completed" << 99 << "completed" << "completed";
+    QTest::newRow("oom") << "oom" << 6 << "oom at step 6" << "oom at step 6: the reason";
+    QTest::newRow("crashed before a step") << "crashed" << -1 << "crashed" << "crashed: the reason";
+}
+
+void tst_Analysis::outcomeTextSaysHowARunEnded()
+{
+    QFETCH(QString, outcome);
+    QFETCH(int, step);
+    QFETCH(QString, shortText);
+    QFETCH(QString, withMessage);
+    RunRecord run;
+    run.outcome = outcomeNamed(outcome.toStdString());
+    run.outcomeStep = step;
+    run.message = "the reason";
+    QCOMPARE(QString::fromStdString(outcomeText(run)), shortText);
+    QCOMPARE(QString::fromStdString(outcomeText(run, true)), withMessage);
 }
 
 QTEST_APPLESS_MAIN(tst_Analysis)

@@ -53,6 +53,7 @@ private Q_SLOTS:
     void refusesFilesThatAreNotStudies();
     void readOnlyOpenOfMissingStudyFails();
     void marksRunsOfDeadProcessesCrashed();
+    void unknownOutcomeReadsAsAFailureThatNamesIt();
     void readersReadWhileTheWriterWrites();
 };
 
@@ -70,14 +71,14 @@ void tst_Store::roundTrip()
         store.replaceMemory(id, {{"parameters", "float32", 4000, "predicted"}, {"parameters", "float32", 4000, "measured"},
                                  {"peak", "mixed", 9000, "measured"}});
         store.addEvent(id, "started", "data: test");
-        store.finishRun(id, "completed", 9, "");
+        store.finishRun(id, Outcome::Completed, 9, "");
     }
     Store store(path, Store::Access::ReadOnly);
     const auto runs = store.runs();
     QCOMPARE(runs.size(), size_t(1));
     QCOMPARE(runs[0].name, std::string("fp32"));
-    QCOMPARE(runs[0].status, std::string("finished"));
-    QCOMPARE(runs[0].outcome, std::string("completed"));
+    QVERIFY(runs[0].isFinished());
+    QCOMPARE(std::string(outcomeName(runs[0].outcome)), std::string("completed"));
     QCOMPARE(runs[0].outcomeStep, int64_t(9));
     QCOMPARE(runs[0].configToml, std::string("name = 'fp32'\n"));
     QCOMPARE(runs[0].environmentJson, std::string(R"({"libtorch_version":"1.13.0"})"));
@@ -218,12 +219,29 @@ void tst_Store::marksRunsOfDeadProcessesCrashed()
     }
     Store store(path);
     const auto ghost = store.findRun("ghost");
-    QCOMPARE(ghost->status, std::string("finished"));
-    QCOMPARE(ghost->outcome, std::string("crashed"));
+    QVERIFY(ghost->isFinished());
+    QCOMPARE(std::string(outcomeName(ghost->outcome)), std::string("crashed"));
     QCOMPARE(ghost->outcomeStep, int64_t(4));
     QVERIFY(QString::fromStdString(ghost->message).contains("metrics up to step 4 are kept"));
     QCOMPARE(store.metrics(ghost->id).size(), size_t(5));
-    QCOMPARE(store.findRun("alive")->status, std::string("running"));
+    QVERIFY(!store.findRun("alive")->isFinished()); // still running
+}
+
+void tst_Store::unknownOutcomeReadsAsAFailureThatNamesIt()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("study.sqlite").toStdString();
+    {
+        Store store(path);
+        store.finishRun(store.createRun("edited", ""), Outcome::Completed, 9, "all fine");
+        SQLite::Database db(path, SQLite::OPEN_READWRITE);
+        db.exec("UPDATE runs SET outcome = 'vanished'");
+    }
+    const Store store(path, Store::Access::ReadOnly);
+    const RunRecord run = store.runs().at(0);
+    QCOMPARE(std::string(outcomeName(run.outcome)), std::string("failed"));
+    QVERIFY2(run.message.find("'vanished'") != std::string::npos && run.message.find("all fine") != std::string::npos,
+             run.message.c_str());
 }
 
 void tst_Store::readersReadWhileTheWriterWrites()

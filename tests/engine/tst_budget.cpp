@@ -109,7 +109,7 @@ void tst_Budget::firstAdamStepCanBreakABudgetTheBackwardFits()
     allocator.setBudget(modelBytes - 4 * parameterCount(config.model) + (backwardPeak + optimizerNeeds) / 2);
     Quiet quiet;
     const TrainingOutcome outcome = trainer.run(quiet, quiet.stop);
-    QCOMPARE(outcome.outcome, std::string("oom"));
+    QCOMPARE(std::string(outcomeName(outcome.outcome)), std::string("oom"));
     QVERIFY(outcome.refusal);
     QCOMPARE(outcome.refusal->phase, std::string("optimizer step"));
     QCOMPARE(outcome.step, int64_t(0));
@@ -129,11 +129,11 @@ void tst_Budget::metricsBeforeAnOomAreKept()
     const TrainingOutcome outcome = trainer.run(squeeze, squeeze.stop);
     recorder.finished(outcome.outcome, outcome.step, outcome.message);
 
-    QCOMPARE(outcome.outcome, std::string("oom"));
+    QCOMPARE(std::string(outcomeName(outcome.outcome)), std::string("oom"));
     QCOMPARE(outcome.step, int64_t(6));
     Store reader(dir.filePath("study.sqlite").toStdString(), Store::Access::ReadOnly);
     QCOMPARE(reader.metrics(runId).size(), size_t(6)); // steps 0 to 5, none lost
-    QCOMPARE(reader.runs().front().outcome, std::string("oom"));
+    QCOMPARE(std::string(outcomeName(reader.runs().front().outcome)), std::string("oom"));
     QCOMPARE(reader.runs().front().outcomeStep, int64_t(6));
 }
 

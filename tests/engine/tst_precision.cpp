@@ -71,7 +71,7 @@ void tst_Precision::eachModeTrainsWithItsDtypes()
     const double before = trainer.validate();
     Silent observer;
     const TrainingOutcome outcome = trainer.run(observer, observer.stop);
-    QCOMPARE(outcome.outcome, std::string("completed"));
+    QCOMPARE(std::string(outcomeName(outcome.outcome)), std::string("completed"));
     const double after = trainer.validate();
     QVERIFY2(after < before - 1.0, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
 

@@ -49,7 +49,7 @@ int64_t addRun(Store &store, const KnownRun &known)
     store.replaceMemory(id, {{"parameters", "float32", known.peakBytes / 4, "measured"},
                              {"peak", "mixed", known.peakBytes, "measured"},
                              {"parameters", "float32", known.peakBytes / 4, "predicted"}});
-    store.finishRun(id, "completed", 19, "");
+    store.finishRun(id, Outcome::Completed, 19, "");
     return id;
 }
 

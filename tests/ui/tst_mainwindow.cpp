@@ -63,9 +63,9 @@ private Q_SLOTS:
         {
             Store store(study.toStdString());
             const int64_t done = store.createRun("fp32", "");
-            store.finishRun(done, "completed", 299, "");
+            store.finishRun(done, Outcome::Completed, 299, "");
             const int64_t failed = store.createRun("fp32-microbatch4-accum2", "");
-            store.finishRun(failed, "failed", 3, "boom");
+            store.finishRun(failed, Outcome::Failed, 3, "boom");
         }
         MainWindow window(QStringLiteral(OPTLOG_BINARY));
         QVERIFY(window.openStudy(study));
@@ -98,7 +98,7 @@ private Q_SLOTS:
             for (const char *name : {"fp32", "bf16"}) {
                 const int64_t id = store.createRun(name, "");
                 store.appendValidation(id, {{9, 10240, 2.5}});
-                store.finishRun(id, "completed", 9, "");
+                store.finishRun(id, Outcome::Completed, 9, "");
             }
         }
         MainWindow window(QStringLiteral(OPTLOG_BINARY));

@@ -105,7 +105,7 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
         QCOMPARE(finishedOutcome(finished, 0), QStringLiteral("cancelled"));
         Store store(m_study.toStdString(), Store::Access::ReadOnly);
-        QCOMPARE(store.runs().at(0).outcome, std::string("cancelled"));
+        QCOMPARE(std::string(outcomeName(store.runs().at(0).outcome)), std::string("cancelled"));
     }
 
     void startPauseStartAgain()
@@ -122,7 +122,7 @@ private Q_SLOTS:
         QTest::qWait(300);
         QVERIFY(!queue.isRunning());
         QCOMPARE(queue.entries().size(), 1);
-        QCOMPARE(queue.entries().front().state, QStringLiteral("queued"));
+        QCOMPARE(QueueEntry::stateName(queue.entries().front().state), QStringLiteral("queued"));
 
         queue.start();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, kRunTimeoutMs);
@@ -148,7 +148,7 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kRunTimeoutMs);
         QCOMPARE(finishedOutcome(finished, 0), QStringLiteral("refused"));
         QCOMPARE(queue.entries().size(), 1);
-        QCOMPARE(queue.entries().front().state, QStringLiteral("failed"));
+        QCOMPARE(QueueEntry::stateName(queue.entries().front().state), QStringLiteral("failed"));
         QVERIFY2(queue.entries().front().message.contains(QStringLiteral("CUDA")),
                  qPrintable(queue.entries().front().message));
         // Refused before anything was written: no run, and here not even a study file.
@@ -180,7 +180,7 @@ private Q_SLOTS:
         {
             Store store(m_study.toStdString(), Store::Access::ReadOnly);
             const RunRecord doomed = *store.findRun("doomed");
-            QCOMPARE(doomed.outcome, std::string("crashed"));
+            QCOMPARE(std::string(outcomeName(doomed.outcome)), std::string("crashed"));
             QVERIFY2(!store.metrics(doomed.id).empty(), "the crashed run keeps the steps it recorded");
         }
         // The window carries on: the table shows the crash, and the next run completes.

@@ -62,7 +62,7 @@ private Q_SLOTS:
         QueueEntry queued;
         queued.id = 7;
         queued.run.name = "bf16";
-        queued.state = "queued";
+        queued.state = QueueEntry::State::Queued;
         model.setRows(runRows(loadStudySnapshot(m_path.toStdString(), {}), {queued}));
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(model.index(0, RunTableModel::Name).data().toString(), QStringLiteral("fp32"));
@@ -81,7 +81,7 @@ private Q_SLOTS:
         QCOMPARE(model.index(0, RunTableModel::Eta).data().toString(), QStringLiteral("12 s")); // 60 steps x 0.2 s
 
         // The queued run starts: its queue row gives way to the study's row, in one insert and one removal.
-        store.finishRun(first, "completed", 99, "");
+        store.finishRun(first, Outcome::Completed, 99, "");
         const int64_t second = store.createRun("bf16", configWithSteps(100));
         QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
         model.setRows(runRows(loadStudySnapshot(m_path.toStdString(), {}), {}));
@@ -92,7 +92,7 @@ private Q_SLOTS:
         QCOMPARE(model.index(0, RunTableModel::Eta).data().toString(), QString());
 
         // A failed run shows its message beside the outcome.
-        store.finishRun(second, "diverged", 12, "loss is NaN at step 12");
+        store.finishRun(second, Outcome::Diverged, 12, "loss is NaN at step 12");
         model.setRows(runRows(loadStudySnapshot(m_path.toStdString(), {}), {}));
         QCOMPARE(model.index(1, RunTableModel::State).data().toString(),
                  QStringLiteral("diverged: loss is NaN at step 12"));
@@ -114,7 +114,7 @@ private Q_SLOTS:
         store.appendMetrics(run, steps(0, 10));
         QTRY_COMPARE(model.index(0, RunTableModel::Progress).data().toString(), QStringLiteral("10 / 50"));
         store.appendMetrics(run, steps(10, 40));
-        store.finishRun(run, "completed", 49, "");
+        store.finishRun(run, Outcome::Completed, 49, "");
         QTRY_COMPARE(model.index(0, RunTableModel::State).data().toString(), QStringLiteral("completed"));
 
         // A finished run is read once and then reused: the snapshot keeps the same object.
