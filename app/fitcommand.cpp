@@ -60,7 +60,7 @@ Trial trial(RunConfig config, const TokenSplit &data, int64_t budget, int64_t st
         t.fits = outcome.outcome == Outcome::Completed;
         t.message = outcome.message;
         for (const auto &row : outcome.measuredMemory)
-            if (row.role == "peak")
+            if (row.role == MemoryRole::Peak)
                 t.peakBytes = row.bytes;
         t.tokensPerSecond = steadyThroughput(quiet.steps, 1).median;
     } catch (const std::exception &e) {

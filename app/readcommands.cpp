@@ -46,7 +46,7 @@ int estimateCommand(const EstimateRequest &request)
     }
     nlohmann::json out = {{"name", config.name}, {"precision", config.precision.mode}, {"peak_bytes", estimate.peakBytes}};
     for (const auto &r : estimate.roles)
-        out["roles"].push_back({{"role", r.role}, {"dtype", r.dtype}, {"bytes_per_element", r.bytesPerElement},
+        out["roles"].push_back({{"role", memoryRoleName(r.role)}, {"dtype", r.dtype}, {"bytes_per_element", r.bytesPerElement},
                                 {"bytes", r.bytes}, {"note", r.note}});
     for (const auto &z : zeroSharding(config, request.ranks))
         out["zero"].push_back({{"stage", z.stage}, {"ranks", z.ranks}, {"bytes_per_rank", z.bytesPerRank}});
@@ -107,21 +107,12 @@ int showCommand(const std::string &path, const std::string &runName)
         std::printf("dtypes (read from the tensors): %s\n", line.c_str());
     }
     std::printf("\nmemory by role          dtype        predicted     measured     residual\n");
-    std::map<std::string, std::pair<const MemoryRow *, const MemoryRow *>> byRole;
-    std::vector<std::string> order;
-    const auto memory = store->memory(run->id);
-    for (const auto &row : memory) {
-        if (!byRole.count(row.role))
-            order.push_back(row.role);
-        (row.source == "predicted" ? byRole[row.role].first : byRole[row.role].second) = &row;
-    }
-    for (const auto &role : order) {
-        const auto [predicted, measured] = byRole[role];
-        const std::string dtype = measured ? measured->dtype : predicted->dtype;
-        std::printf("  %-20s %-10s %12s %12s %12s\n", role.c_str(), dtype.c_str(),
-                    predicted ? formatBytes(predicted->bytes).c_str() : "-",
-                    measured ? formatBytes(measured->bytes).c_str() : "-",
-                    predicted && measured ? formatBytes(measured->bytes - predicted->bytes).c_str() : "-");
+    for (const RoleMemory &line : memoryByRole(s.memory)) {
+        const bool both = line.predicted >= 0 && line.measured >= 0;
+        std::printf("  %-20s %-10s %12s %12s %12s\n", memoryRoleName(line.role), line.dtype.c_str(),
+                    line.predicted >= 0 ? formatBytes(line.predicted).c_str() : "-",
+                    line.measured >= 0 ? formatBytes(line.measured).c_str() : "-",
+                    both ? formatBytes(line.measured - line.predicted).c_str() : "-");
     }
     std::printf("\nevents:\n");
     for (const auto &e : store->events(run->id))
@@ -246,7 +237,8 @@ int exportCommand(const std::string &path, const std::string &format, const std:
         for (const auto &v : store->validation(run.id))
             r["validation"].push_back({{"step", v.step}, {"tokens", v.tokens}, {"loss", v.loss}});
         for (const auto &m : store->memory(run.id))
-            r["memory"].push_back({{"role", m.role}, {"dtype", m.dtype}, {"bytes", m.bytes}, {"source", m.source}});
+            r["memory"].push_back({{"role", memoryRoleName(m.role)}, {"dtype", m.dtype}, {"bytes", m.bytes},
+                                   {"source", memorySourceName(m.source)}});
         for (const auto &e : store->events(run.id))
             r["events"].push_back({{"at", e.at}, {"kind", e.kind}, {"message", e.message}});
         runs.push_back(r);

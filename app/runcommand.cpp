@@ -32,18 +32,6 @@ void requestStop(int signal)
     std::signal(signal, SIG_DFL);
 }
 
-// The memory model's prediction as study rows, stored before the run so the workbench can show
-// it at once; the measured rows join it when the run ends.
-std::vector<MemoryRow> predictedMemory(const RunConfig &config)
-{
-    const MemoryEstimate estimate = estimateMemory(config);
-    std::vector<MemoryRow> rows;
-    for (const auto &r : estimate.roles)
-        rows.push_back({r.role, r.dtype, r.bytes, "predicted"});
-    rows.push_back({"peak", "mixed", estimate.peakBytes, "predicted"});
-    return rows;
-}
-
 } // namespace
 
 int runCommand(const RunRequest &request)
@@ -89,7 +77,7 @@ int runCommand(const RunRequest &request)
     environment["device"] = describeDevice(device);
     environment["matmul_peak"] = peak.toJson();
     store->setEnvironment(runId, environment.dump());
-    const std::vector<MemoryRow> predicted = predictedMemory(config);
+    const std::vector<MemoryRow> predicted = estimateMemory(config).rows();
     store->replaceMemory(runId, predicted);
 
     StudyRecorder::Options options;

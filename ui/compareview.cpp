@@ -361,7 +361,7 @@ void CompareView::fillMemory(const QList<RunSnapshotPtr> &runs)
         lines.push_back(memoryByRole(run->summary.memory));
         headers << QString::fromStdString(run->run().name);
     }
-    const auto anyRunHas = [&lines](const std::string &role) {
+    const auto anyRunHas = [&lines](MemoryRole role) {
         for (const auto &runLines : lines)
             for (const auto &line : runLines)
                 if (line.role == role)
@@ -373,14 +373,14 @@ void CompareView::fillMemory(const QList<RunSnapshotPtr> &runs)
     m_memory->setColumnCount(int(headers.size()));
     m_memory->setHorizontalHeaderLabels(headers);
     const Qt::Alignment right = Qt::AlignRight | Qt::AlignVCenter;
-    for (const std::string &role : memoryRoleOrder()) {
+    for (MemoryRole role : kMemoryRoles) {
         if (!anyRunHas(role))
             continue;
         // A dtype belongs to a state; the peaks (the allocator's, the process's) are sums of many.
-        const bool isState = std::find(std::begin(kPeakParts), std::end(kPeakParts), role) != std::end(kPeakParts);
+        const bool isState = isPeakPart(role);
         const int row = m_memory->rowCount();
         m_memory->insertRow(row);
-        m_memory->setItem(row, 0, cell(QString::fromStdString(role).replace(QLatin1Char('_'), QLatin1Char(' '))));
+        m_memory->setItem(row, 0, cell(QString::fromLatin1(memoryRoleLabel(role))));
         for (size_t r = 0; r < lines.size(); ++r) {
             QStringList text;
             for (const auto &line : lines[r]) {

@@ -252,11 +252,11 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
     s.validation = std::move(validation);
     s.memory = memory;
     for (const auto &row : memory) {
-        if (row.source != "measured")
+        if (row.source != MemorySource::Measured)
             continue;
-        if (row.role == "peak")
+        if (row.role == MemoryRole::Peak)
             s.peakBytes = row.bytes;
-        if (row.role == "peak_rss")
+        if (row.role == MemoryRole::PeakRss)
             s.peakRssBytes = row.bytes;
     }
     return s;
@@ -322,24 +322,17 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
     return out.str();
 }
 
-std::vector<std::string> memoryRoleOrder()
-{
-    std::vector<std::string> roles(std::begin(kPeakParts), std::end(kPeakParts));
-    roles.insert(roles.end(), {"peak", "peak_reserved", "peak_rss"});
-    return roles;
-}
-
 std::vector<RoleMemory> memoryByRole(const std::vector<MemoryRow> &rows)
 {
     std::vector<RoleMemory> lines;
-    for (const std::string &role : memoryRoleOrder()) {
+    for (MemoryRole role : kMemoryRoles) {
         RoleMemory line;
         line.role = role;
         for (const auto &row : rows) {
             if (row.role != role)
                 continue;
-            (row.source == "predicted" ? line.predicted : line.measured) = row.bytes;
-            if (line.dtype.empty() || row.source == "measured")
+            (row.source == MemorySource::Predicted ? line.predicted : line.measured) = row.bytes;
+            if (line.dtype.empty() || row.source == MemorySource::Measured)
                 line.dtype = row.dtype;
         }
         if (line.predicted >= 0 || line.measured >= 0)
@@ -363,10 +356,8 @@ std::string formatMemoryByRole(const std::vector<RunSummary> &runs)
     char cell[64];
     std::snprintf(cell, sizeof(cell), "%-26s", "measured memory by role");
     out << cell;
-    for (const char *role : kPeakParts) {
-        std::string heading = role;
-        std::replace(heading.begin(), heading.end(), '_', ' ');
-        std::snprintf(cell, sizeof(cell), " %18s", heading.c_str());
+    for (MemoryRole role : kPeakParts) {
+        std::snprintf(cell, sizeof(cell), " %18s", memoryRoleLabel(role));
         out << cell;
     }
     std::snprintf(cell, sizeof(cell), " %11s\n", "peak");
@@ -375,7 +366,7 @@ std::string formatMemoryByRole(const std::vector<RunSummary> &runs)
         std::snprintf(cell, sizeof(cell), "%-26s", run.run.name.c_str());
         out << cell;
         const std::vector<RoleMemory> lines = memoryByRole(run.memory);
-        for (const char *role : kPeakParts) {
+        for (MemoryRole role : kPeakParts) {
             std::string text = "-";
             for (const auto &line : lines)
                 if (line.role == role && line.measured >= 0)

@@ -109,14 +109,12 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
 // One memory role of a run, predicted beside measured; -1 where a side has no figure.
 struct RoleMemory
 {
-    std::string role;
+    MemoryRole role;
     std::string dtype; // the measured state's, else the prediction's
     int64_t predicted = -1;
     int64_t measured = -1;
 };
-// The order tables show roles in: the peak's parts (kPeakParts), then peak, peak_reserved, peak_rss.
-std::vector<std::string> memoryRoleOrder();
-// Every role the rows hold, in that order.
+// Every role the rows hold, in the roles' order (core/contract/memoryroles.h).
 std::vector<RoleMemory> memoryByRole(const std::vector<MemoryRow> &rows);
 // "+1.5%": measured against predicted; "" unless both are there.
 std::string residualText(const RoleMemory &line);

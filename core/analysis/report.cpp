@@ -127,7 +127,7 @@ Table memoryTable(const ReportRun &run)
 {
     Table t{{"Role", "Dtype", "Predicted", "Measured", "Residual"}, {}};
     for (const auto &line : run.memoryLines)
-        t.rows.push_back({line.role, line.dtype, bytesOrDash(line.predicted), bytesOrDash(line.measured), residualText(line)});
+        t.rows.push_back({memoryRoleName(line.role), line.dtype, bytesOrDash(line.predicted), bytesOrDash(line.measured), residualText(line)});
     return t;
 }
 
@@ -417,7 +417,7 @@ std::string reportJson(const Report &report)
             dtypes[name] = dtype;
         nlohmann::json memory = nlohmann::json::array();
         for (const auto &line : r.memoryLines)
-            memory.push_back({{"role", line.role}, {"dtype", line.dtype}, {"predicted_bytes", line.predicted},
+            memory.push_back({{"role", memoryRoleName(line.role)}, {"dtype", line.dtype}, {"predicted_bytes", line.predicted},
                               {"measured_bytes", line.measured}});
         nlohmann::json metrics = nlohmann::json::array();
         for (const auto &m : r.metrics)

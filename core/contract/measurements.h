@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/contract/memoryroles.h"
+
 #include <cstdint>
 #include <string>
 
@@ -29,17 +31,13 @@ struct ValidationPoint
     double loss = 0; // nats per token over the study's fixed validation set
 };
 
-// The parts a peak is made of, in the order every table and chart shows them.
-inline constexpr const char *kPeakParts[] = {"parameters",      "gradients",         "master_weights",
-                                             "optimizer_state", "saved_activations", "temporaries"};
-
+// One role's bytes in one run, predicted or measured.
 struct MemoryRow
 {
-    std::string role;   // parameters | gradients | master_weights | optimizer_state | saved_activations |
-                        // temporaries | peak | peak_reserved (CUDA: the caching allocator's) | peak_rss
+    MemoryRole role = MemoryRole::Peak;
     std::string dtype;  // float32, bfloat16, ...; "mixed" or "" where a role holds several
     int64_t bytes = 0;
-    std::string source; // predicted | measured
+    MemorySource source = MemorySource::Measured;
 };
 
 } // namespace optlog

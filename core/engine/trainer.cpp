@@ -330,23 +330,23 @@ std::vector<MemoryRow> Trainer::measureMemory(int64_t savedActivationBytes) cons
     const std::vector<at::Tensor> gradients = this->gradients(), moments = this->moments(); // AdamW without amsgrad
     const int64_t peak = m_memory.peakBytes();
     std::vector<MemoryRow> rows = {
-        {"parameters", dtypeOf(parameters), bytesOf(parameters), "measured"},
-        {"gradients", dtypeOf(gradients), bytesOf(gradients), "measured"},
-        {"optimizer_state", dtypeOf(moments), bytesOf(moments), "measured"},
+        {MemoryRole::Parameters, dtypeOf(parameters), bytesOf(parameters), MemorySource::Measured},
+        {MemoryRole::Gradients, dtypeOf(gradients), bytesOf(gradients), MemorySource::Measured},
+        {MemoryRole::OptimizerState, dtypeOf(moments), bytesOf(moments), MemorySource::Measured},
     };
     if (!m_master.empty())
-        rows.push_back({"master_weights", dtypeOf(m_master), bytesOf(m_master), "measured"});
+        rows.push_back({MemoryRole::MasterWeights, dtypeOf(m_master), bytesOf(m_master), MemorySource::Measured});
     if (savedActivationBytes >= 0) {
-        rows.push_back({"saved_activations", "mixed", savedActivationBytes, "measured"});
+        rows.push_back({MemoryRole::SavedActivations, "mixed", savedActivationBytes, MemorySource::Measured});
         int64_t persistent = 0;
         for (const auto &row : rows)
             persistent += row.bytes;
-        rows.push_back({"temporaries", "mixed", std::max<int64_t>(0, peak - persistent), "measured"});
+        rows.push_back({MemoryRole::Temporaries, "mixed", std::max<int64_t>(0, peak - persistent), MemorySource::Measured});
     }
-    rows.push_back({"peak", "mixed", peak, "measured"});
+    rows.push_back({MemoryRole::Peak, "mixed", peak, MemorySource::Measured});
     if (const auto reserved = m_memory.reservedPeakBytes())
-        rows.push_back({"peak_reserved", "mixed", *reserved, "measured"});
-    rows.push_back({"peak_rss", "mixed", peakRssBytes(), "measured"});
+        rows.push_back({MemoryRole::PeakReserved, "mixed", *reserved, MemorySource::Measured});
+    rows.push_back({MemoryRole::PeakRss, "mixed", peakRssBytes(), MemorySource::Measured});
     return rows;
 }
 

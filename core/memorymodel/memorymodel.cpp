@@ -30,12 +30,21 @@ struct Dtypes
 
 } // namespace
 
-const RoleEstimate *MemoryEstimate::find(const std::string &role) const
+const RoleEstimate *MemoryEstimate::find(MemoryRole role) const
 {
     for (const auto &r : roles)
         if (r.role == role)
             return &r;
     return nullptr;
+}
+
+std::vector<MemoryRow> MemoryEstimate::rows() const
+{
+    std::vector<MemoryRow> out;
+    for (const auto &r : roles)
+        out.push_back({r.role, r.dtype, r.bytes, MemorySource::Predicted});
+    out.push_back({MemoryRole::Peak, "mixed", peakBytes, MemorySource::Predicted});
+    return out;
 }
 
 MemoryEstimate estimateMemory(const RunConfig &config)
@@ -110,7 +119,7 @@ MemoryEstimate estimateMemory(const RunConfig &config)
         saved += 2 * BTC * d.residual;            // embedding dropout: input and mask
     for (int64_t i = 0; i < m.layers; ++i)
         saved += isCheckpointed(i) ? checkpointedBlock : block;
-    e.roles.push_back({"saved_activations", "mixed", 0, int64_t(saved),
+    e.roles.push_back({MemoryRole::SavedActivations, "mixed", 0, int64_t(saved),
                        "what autograd keeps from one microbatch's forward pass"});
 
     // Temporaries: walk backward from the loss, freeing each part's saved tensors as its
@@ -151,7 +160,7 @@ MemoryEstimate estimateMemory(const RunConfig &config)
     highest = std::max(highest, masterGradients);
     const double batches = double(config.train.accumulation) * 2 * B * T * 8; // the step's token tensors
     const double temporaries = batches + std::max(0.0, highest - saved);
-    e.roles.push_back({"temporaries", "mixed", 0, int64_t(temporaries),
+    e.roles.push_back({MemoryRole::Temporaries, "mixed", 0, int64_t(temporaries),
                        "the step's input batches and the highest transient of backward"});
 
     for (const auto &r : e.roles)
@@ -170,9 +179,9 @@ std::vector<ShardedModelState> zeroSharding(const RunConfig &config, int64_t ran
 {
     int64_t weights = 0, gradients = 0, optimizer = 0;
     for (const auto &row : predictedModelState(config)) {
-        if (row.role == "parameters")
+        if (row.role == MemoryRole::Parameters)
             weights = row.bytes;
-        else if (row.role == "gradients")
+        else if (row.role == MemoryRole::Gradients)
             gradients = row.bytes;
         else
             optimizer += row.bytes; // optimizer state and master weights shard together
@@ -208,7 +217,7 @@ std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estima
     std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", "role", "dtype", "bytes/elem", "bytes", "what");
     out << line;
     for (const auto &r : estimate.roles) {
-        std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", r.role.c_str(), r.dtype.c_str(),
+        std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", memoryRoleName(r.role), r.dtype.c_str(),
                       r.bytesPerElement > 0 ? std::to_string(int(r.bytesPerElement)).c_str() : "-",
                       formatBytes(r.bytes).c_str(), r.note.c_str());
         out << line;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/config/config.h"
+#include "core/contract/measurements.h"
 
 #include <cstdint>
 #include <string>
@@ -12,7 +13,7 @@ namespace optlog {
 // One role's predicted bytes, with the dtype the role holds and its bytes per element.
 struct RoleEstimate
 {
-    std::string role;
+    MemoryRole role;
     std::string dtype;
     double bytesPerElement = 0; // 0 where a role mixes dtypes
     int64_t bytes = 0;
@@ -24,7 +25,10 @@ struct MemoryEstimate
     std::vector<RoleEstimate> roles; // parameters, gradients, master_weights, optimizer_state,
                                      // saved_activations, temporaries
     int64_t peakBytes = 0;           // the sum: the counting allocator's peak over a complete step
-    const RoleEstimate *find(const std::string &role) const;
+    const RoleEstimate *find(MemoryRole role) const;
+    // The estimate as study rows (source predicted), the peak last: stored with a run before it
+    // trains, so the prediction is there at once, and beside the measurement after.
+    std::vector<MemoryRow> rows() const;
 };
 
 // The analytic memory model of optlog's GPT for one run config: the tensors LibTorch 1.13 keeps

@@ -15,16 +15,16 @@ std::vector<MemoryRow> predictedModelState(const RunConfig &config)
 {
     const int64_t n = parameterCount(config.model);
     const PrecisionMode &mode = precisionModeOf(config);
-    const auto row = [n](const char *role, Dtype dtype, int64_t perParameter) {
-        return MemoryRow{role, dtypeName(dtype), perParameter * dtypeBytes(dtype) * n, "predicted"};
+    const auto row = [n](MemoryRole role, Dtype dtype, int64_t perParameter) {
+        return MemoryRow{role, dtypeName(dtype), perParameter * dtypeBytes(dtype) * n, MemorySource::Predicted};
     };
     std::vector<MemoryRow> rows = {
-        row("parameters", mode.weights, 1),
-        row("gradients", mode.gradients, 1),
-        row("optimizer_state", mode.optimizerState, 2), // AdamW's m and v
+        row(MemoryRole::Parameters, mode.weights, 1),
+        row(MemoryRole::Gradients, mode.gradients, 1),
+        row(MemoryRole::OptimizerState, mode.optimizerState, 2), // AdamW's m and v
     };
     if (mode.masterWeights)
-        rows.push_back(row("master_weights", *mode.masterWeights, 1));
+        rows.push_back(row(MemoryRole::MasterWeights, *mode.masterWeights, 1));
     return rows;
 }
 

@@ -3,6 +3,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <ctime>
@@ -313,8 +314,8 @@ void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
     SQLite::Statement insert(*m_db, "INSERT INTO memory (run_id, role, source, dtype, bytes) VALUES (?, ?, ?, ?, ?)");
     for (const auto &row : rows) {
         insert.bind(1, runId);
-        insert.bind(2, row.role);
-        insert.bind(3, row.source);
+        insert.bind(2, memoryRoleName(row.role));
+        insert.bind(3, memorySourceName(row.source));
         insert.bind(4, row.dtype);
         insert.bind(5, row.bytes);
         insert.exec();
@@ -453,17 +454,19 @@ std::vector<ValidationPoint> Store::validation(int64_t runId) const
 
 std::vector<MemoryRow> Store::memory(int64_t runId) const
 {
-    // Roles in the order a reader follows them: model state, activations, the peak they add up to.
-    SQLite::Statement query(*m_db, "SELECT role, dtype, bytes, source FROM memory WHERE run_id = ? "
-                                   "ORDER BY source, CASE role WHEN 'parameters' THEN 0 WHEN 'gradients' THEN 1 "
-                                   "WHEN 'master_weights' THEN 2 WHEN 'optimizer_state' THEN 3 "
-                                   "WHEN 'saved_activations' THEN 4 WHEN 'temporaries' THEN 5 WHEN 'peak' THEN 6 "
-                                   "ELSE 7 END, role");
+    SQLite::Statement query(*m_db, "SELECT role, dtype, bytes, source FROM memory WHERE run_id = ?");
     query.bind(1, runId);
     std::vector<MemoryRow> out;
-    while (query.executeStep())
-        out.push_back({query.getColumn(0).getString(), query.getColumn(1).getString(),
-                       query.getColumn(2).getInt64(), query.getColumn(3).getString()});
+    while (query.executeStep()) {
+        const auto role = memoryRoleNamed(query.getColumn(0).getString());
+        const auto source = memorySourceNamed(query.getColumn(3).getString());
+        if (role && source) // a role this optlog does not know stays in the file, unread
+            out.push_back({*role, query.getColumn(1).getString(), query.getColumn(2).getInt64(), *source});
+    }
+    // In the roles' own order (memoryroles.h), each predicted before measured.
+    std::sort(out.begin(), out.end(), [](const MemoryRow &a, const MemoryRow &b) {
+        return std::pair(a.role, a.source) < std::pair(b.role, b.source);
+    });
     return out;
 }
 

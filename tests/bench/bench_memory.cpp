@@ -39,7 +39,7 @@ std::map<std::string, int64_t> measure(const RunConfig &config)
     Quiet quiet;
     std::map<std::string, int64_t> bytes;
     for (const auto &row : trainer.run(quiet, quiet.stop).measuredMemory)
-        bytes[row.role] = row.bytes;
+        bytes[memoryRoleName(row.role)] = row.bytes;
     return bytes;
 }
 
@@ -95,8 +95,8 @@ int main(int argc, char **argv)
         std::printf(row, static_cast<long long>(c.microbatch), static_cast<long long>(c.context),
                     static_cast<long long>(c.width), static_cast<long long>(c.layers), c.mode.c_str(),
                     static_cast<long long>(c.checkpointEvery), c.attention.c_str(),
-                    kib(predicted.find("saved_activations")->bytes), kib(measured["saved_activations"]),
-                    kib(predicted.find("temporaries")->bytes), kib(measured["temporaries"]), kib(predicted.peakBytes),
+                    kib(predicted.find(MemoryRole::SavedActivations)->bytes), kib(measured["saved_activations"]),
+                    kib(predicted.find(MemoryRole::Temporaries)->bytes), kib(measured["temporaries"]), kib(predicted.peakBytes),
                     kib(measured["peak"]), 100 * error);
         std::fflush(stdout);
     }

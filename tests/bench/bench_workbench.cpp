@@ -52,10 +52,10 @@ void writeFinishedRuns(const std::string &path)
         }
         store.appendMetrics(id, steps);
         store.appendValidation(id, validation);
-        store.replaceMemory(id, {{"parameters", "float32", 13 << 20, "measured"},
-                                 {"saved_activations", "mixed", 75 << 20, "measured"},
-                                 {"peak", "", 128 << 20, "measured"},
-                                 {"parameters", "float32", 13 << 20, "predicted"}});
+        store.replaceMemory(id, {{MemoryRole::Parameters, "float32", 13 << 20, MemorySource::Measured},
+                                 {MemoryRole::SavedActivations, "mixed", 75 << 20, MemorySource::Measured},
+                                 {MemoryRole::Peak, "", 128 << 20, MemorySource::Measured},
+                                 {MemoryRole::Parameters, "float32", 13 << 20, MemorySource::Predicted}});
         store.finishRun(id, Outcome::Completed, kStepsPerRun - 1, "");
     }
 }

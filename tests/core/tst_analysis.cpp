@@ -135,14 +135,14 @@ void tst_Analysis::aDifferentValidationIsNamedInTheVerdict()
 void tst_Analysis::memoryByRoleNamesEachStatesDtype()
 {
     RunSummary plain = summary("fp32", 1000, 3 << 20, {});
-    plain.memory = {{"parameters", "float32", 1 << 20, "measured"},
-                    {"parameters", "float32", 1 << 20, "predicted"}, // predictions stay out of this table
-                    {"gradients", "float32", 1 << 20, "measured"},
-                    {"optimizer_state", "float32", 2 << 20, "measured"},
-                    {"peak", "mixed", 3 << 20, "measured"}};
+    plain.memory = {{MemoryRole::Parameters, "float32", 1 << 20, MemorySource::Measured},
+                    {MemoryRole::Parameters, "float32", 1 << 20, MemorySource::Predicted}, // predictions stay out of this table
+                    {MemoryRole::Gradients, "float32", 1 << 20, MemorySource::Measured},
+                    {MemoryRole::OptimizerState, "float32", 2 << 20, MemorySource::Measured},
+                    {MemoryRole::Peak, "mixed", 3 << 20, MemorySource::Measured}};
     RunSummary master = summary("master-bf16", 1000, 4 << 20, {});
-    master.memory = {{"parameters", "bfloat16", 1 << 19, "measured"}, {"master_weights", "float32", 1 << 20, "measured"},
-                     {"saved_activations", "mixed", 3 << 19, "measured"}};
+    master.memory = {{MemoryRole::Parameters, "bfloat16", 1 << 19, MemorySource::Measured}, {MemoryRole::MasterWeights, "float32", 1 << 20, MemorySource::Measured},
+                     {MemoryRole::SavedActivations, "mixed", 3 << 19, MemorySource::Measured}};
     const QStringList lines = QString::fromStdString(formatMemoryByRole({plain, master})).split(QLatin1Char('\n'));
     QVERIFY(lines.size() >= 3);
     QCOMPARE(lines[0].simplified(), QString("measured memory by role parameters gradients master weights optimizer "

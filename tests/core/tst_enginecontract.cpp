@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The engine contract (core/contract): outcomes and exit codes.
+// The engine contract (core/contract): outcomes and exit codes, memory roles.
+#include "core/contract/memoryroles.h"
 #include "core/contract/outcome.h"
 
 #include <QtTest>
@@ -46,6 +47,29 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(exitCodesText()),
                  QStringLiteral("0 completed, 1 failed, 2 bad input (nothing written), 3 diverged, 4 cancelled, "
                                 "5 out of memory budget"));
+    }
+
+    void memoryRolesInTheirOneOrder()
+    {
+        QStringList names;
+        for (MemoryRole role : kMemoryRoles) {
+            names << QString(memoryRoleName(role));
+            QCOMPARE(memoryRoleNamed(memoryRoleName(role)), std::optional<MemoryRole>(role));
+        }
+        QCOMPARE(names.join(QLatin1Char(' ')),
+                 QStringLiteral("parameters gradients master_weights optimizer_state saved_activations temporaries "
+                                "peak peak_reserved peak_rss"));
+        // The parts of a peak lead, in the same order; the peaks are no part of themselves.
+        for (size_t i = 0; i < std::size(kPeakParts); ++i) {
+            QCOMPARE(kPeakParts[i], kMemoryRoles[i]);
+            QVERIFY(isPeakPart(kPeakParts[i]));
+        }
+        QVERIFY(!isPeakPart(MemoryRole::Peak) && !isPeakPart(MemoryRole::PeakRss));
+        QCOMPARE(QString(memoryRoleLabel(MemoryRole::SavedActivations)), QStringLiteral("saved activations"));
+        QVERIFY(!memoryRoleNamed("activations"));
+        QCOMPARE(memorySourceNamed("predicted"), std::optional<MemorySource>(MemorySource::Predicted));
+        QCOMPARE(QString(memorySourceName(MemorySource::Measured)), QStringLiteral("measured"));
+        QVERIFY(!memorySourceNamed("guessed"));
     }
 };
 

@@ -18,7 +18,11 @@ RunConfig tiny(const std::vector<std::string> &overrides = {})
     return loadRunConfig("", "", all);
 }
 
-int64_t role(const MemoryEstimate &e, const std::string &name) { return e.find(name) ? e.find(name)->bytes : -1; }
+int64_t role(const MemoryEstimate &e, const std::string &name)
+{
+    const RoleEstimate *found = e.find(*memoryRoleNamed(name));
+    return found ? found->bytes : -1;
+}
 
 } // namespace
 
@@ -33,6 +37,7 @@ private Q_SLOTS:
     void checkpointingKeepsOnlyBlockOutputs();
     void chunkedAttentionDropsTheQuadraticTerm();
     void autocastHalvesMatmulActivationsButKeepsWeightCasts();
+    void predictedRowsAreTheEstimateAndItsPeak();
     void zeroShardsStateByStage();
     void quantizedWeightRows();
     void sizesParse_data();
@@ -115,6 +120,24 @@ void tst_MemoryModel::autocastHalvesMatmulActivationsButKeepsWeightCasts()
     const int64_t b = role(estimateMemory(bf16), "saved_activations");
     QVERIFY(b < a);
     QVERIFY(b > a / 2); // the residual stream and the log-softmax stay FP32, and the weight casts add
+}
+
+void tst_MemoryModel::predictedRowsAreTheEstimateAndItsPeak()
+{
+    const MemoryEstimate e = estimateMemory(loadRunConfig("smoke", "", {"precision.mode=\"master-bf16\""}));
+    const std::vector<MemoryRow> rows = e.rows();
+    QCOMPARE(rows.size(), e.roles.size() + 1);
+    int64_t parts = 0;
+    for (size_t i = 0; i < e.roles.size(); ++i) {
+        QCOMPARE(rows[i].role, e.roles[i].role);
+        QCOMPARE(rows[i].dtype, e.roles[i].dtype);
+        QCOMPARE(rows[i].bytes, e.roles[i].bytes);
+        parts += rows[i].bytes;
+    }
+    QCOMPARE(rows.back().role, MemoryRole::Peak);
+    QCOMPARE(rows.back().bytes, parts);
+    for (const auto &row : rows)
+        QCOMPARE(row.source, MemorySource::Predicted);
 }
 
 void tst_MemoryModel::zeroShardsStateByStage()

@@ -54,6 +54,7 @@ private Q_SLOTS:
     void readOnlyOpenOfMissingStudyFails();
     void marksRunsOfDeadProcessesCrashed();
     void unknownOutcomeReadsAsAFailureThatNamesIt();
+    void memoryComesBackInTheRolesOrder();
     void readersReadWhileTheWriterWrites();
 };
 
@@ -68,8 +69,8 @@ void tst_Store::roundTrip()
         store.setEnvironment(id, R"({"libtorch_version":"1.13.0"})");
         store.appendMetrics(id, someMetrics(0, 10));
         store.appendValidation(id, {{4, 1280, 4.5}, {9, 2560, 4.0}});
-        store.replaceMemory(id, {{"parameters", "float32", 4000, "predicted"}, {"parameters", "float32", 4000, "measured"},
-                                 {"peak", "mixed", 9000, "measured"}});
+        store.replaceMemory(id, {{MemoryRole::Parameters, "float32", 4000, MemorySource::Predicted}, {MemoryRole::Parameters, "float32", 4000, MemorySource::Measured},
+                                 {MemoryRole::Peak, "mixed", 9000, MemorySource::Measured}});
         store.addEvent(id, "started", "data: test");
         store.finishRun(id, Outcome::Completed, 9, "");
     }
@@ -129,7 +130,7 @@ void tst_Store::migratesFromVersionOne()
     QCOMPARE(store.studySeed(), int64_t(99));
     QCOMPARE(store.runs().front().name, std::string("old"));
     QCOMPARE(store.metrics(1).front().trainLoss, 5.5);
-    store.replaceMemory(1, {{"peak", "mixed", 1, "measured"}}); // the version-2 table exists
+    store.replaceMemory(1, {{MemoryRole::Peak, "mixed", 1, MemorySource::Measured}}); // the version-2 table exists
     store.setEnvironment(1, "{}");
     store.setDtypes(1, R"({"weights":"float32"})");                 // and version 3's columns
     QCOMPARE(store.memory(1).size(), size_t(1));
@@ -242,6 +243,31 @@ void tst_Store::unknownOutcomeReadsAsAFailureThatNamesIt()
     QCOMPARE(std::string(outcomeName(run.outcome)), std::string("failed"));
     QVERIFY2(run.message.find("'vanished'") != std::string::npos && run.message.find("all fine") != std::string::npos,
              run.message.c_str());
+}
+
+void tst_Store::memoryComesBackInTheRolesOrder()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("study.sqlite").toStdString();
+    Store store(path);
+    const int64_t id = store.createRun("fp32", "");
+    store.replaceMemory(id, {{MemoryRole::PeakRss, "mixed", 5, MemorySource::Measured},
+                             {MemoryRole::Peak, "mixed", 4, MemorySource::Measured},
+                             {MemoryRole::Peak, "mixed", 3, MemorySource::Predicted},
+                             {MemoryRole::Parameters, "float32", 1, MemorySource::Measured},
+                             {MemoryRole::Parameters, "float32", 1, MemorySource::Predicted}});
+    {
+        // A role from a newer optlog stays in the file; this one does not read it.
+        SQLite::Database db(path, SQLite::OPEN_READWRITE);
+        db.exec("INSERT INTO memory (run_id, role, source, dtype, bytes) VALUES (1, 'kv_cache', 'measured', '', 9)");
+    }
+    std::vector<std::pair<std::string, std::string>> read;
+    for (const auto &row : store.memory(id))
+        read.push_back({memoryRoleName(row.role), memorySourceName(row.source)});
+    const std::vector<std::pair<std::string, std::string>> expected = {
+        {"parameters", "predicted"}, {"parameters", "measured"}, {"peak", "predicted"}, {"peak", "measured"},
+        {"peak_rss", "measured"}};
+    QVERIFY(read == expected);
 }
 
 void tst_Store::readersReadWhileTheWriterWrites()

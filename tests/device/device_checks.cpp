@@ -105,7 +105,7 @@ void eachModeTrains(Checks &checks, const std::string &deviceName)
                                                  outcome.dtypes.at("optimizer_state"), outcome.dtypes.at("compute")};
         std::map<std::string, int64_t> bytes;
         for (const auto &row : outcome.measuredMemory)
-            bytes[row.role] = row.bytes;
+            bytes[memoryRoleName(row.role)] = row.bytes;
         bool scaled = !precisionPlan(mode).lossScaling;
         if (!scaled && !observer.steps.empty())
             scaled = observer.steps.back().lossScale > 0;

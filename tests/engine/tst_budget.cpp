@@ -97,7 +97,7 @@ void tst_Budget::firstAdamStepCanBreakABudgetTheBackwardFits()
                                                          "model.context_length=8", "model.width=64",
                                                          "train.microbatch=1"});
     const MemoryEstimate estimate = estimateMemory(config);
-    const int64_t adam = estimate.find("optimizer_state")->bytes;
+    const int64_t adam = estimate.find(MemoryRole::OptimizerState)->bytes;
     const int64_t backwardPeak = estimate.peakBytes - adam;             // step 0 has no moments yet
     const int64_t optimizerNeeds = 16 * parameterCount(config.model);  // weights, gradients, m and v
     QVERIFY(backwardPeak < optimizerNeeds);

@@ -96,7 +96,7 @@ void tst_Precision::eachModeTrainsWithItsDtypes()
                 QCOMPARE(measured.dtype, predicted.dtype);
                 found = true;
             }
-        QVERIFY2(found, predicted.role.c_str());
+        QVERIFY2(found, memoryRoleName(predicted.role));
     }
 }
 

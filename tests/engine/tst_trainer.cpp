@@ -53,7 +53,7 @@ std::vector<double> losses(const RunConfig &config)
 const MemoryRow &row(const std::vector<MemoryRow> &rows, const std::string &role)
 {
     for (const auto &r : rows)
-        if (r.role == role)
+        if (memoryRoleName(r.role) == role)
             return r;
     throw std::runtime_error("no role " + role);
 }

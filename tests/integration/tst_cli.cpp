@@ -101,7 +101,7 @@ void tst_Cli::runWritesEverythingAComparisonNeeds()
     QCOMPARE(store.validation(runs[0].id).size(), size_t(4));
     int measured = 0, predicted = 0;
     for (const auto &m : store.memory(runs[0].id))
-        (m.source == "measured" ? measured : predicted) += 1;
+        (m.source == MemorySource::Measured ? measured : predicted) += 1;
     QVERIFY(measured >= 6);
     QCOMPARE(predicted, 6); // model state, saved activations, temporaries, peak
 
@@ -294,7 +294,7 @@ void tst_Cli::overBudgetRunEndsAsOom()
     QVERIFY(event);
     bool predicted = false;
     for (const auto &m : store.memory(run.id))
-        predicted = predicted || (m.role == "peak" && m.source == "predicted");
+        predicted = predicted || (m.role == MemoryRole::Peak && m.source == MemorySource::Predicted);
     QVERIFY(predicted); // what was written before the failure stays
 }
 

@@ -46,9 +46,9 @@ int64_t addRun(Store &store, const KnownRun &known)
     for (const auto &[tokens, loss] : known.validation)
         points.push_back({tokens / 1000 - 1, tokens, loss});
     store.appendValidation(id, points);
-    store.replaceMemory(id, {{"parameters", "float32", known.peakBytes / 4, "measured"},
-                             {"peak", "mixed", known.peakBytes, "measured"},
-                             {"parameters", "float32", known.peakBytes / 4, "predicted"}});
+    store.replaceMemory(id, {{MemoryRole::Parameters, "float32", known.peakBytes / 4, MemorySource::Measured},
+                             {MemoryRole::Peak, "mixed", known.peakBytes, MemorySource::Measured},
+                             {MemoryRole::Parameters, "float32", known.peakBytes / 4, MemorySource::Predicted}});
     store.finishRun(id, Outcome::Completed, 19, "");
     return id;
 }

@@ -59,8 +59,8 @@ void ComparisonCharts::fill(const QList<ChartRun> &runs)
         spreads << SpreadData{run.name, run.throughput.p10, run.throughput.median, run.throughput.p90};
         speed << ScatterPoint{run.name, run.throughput.median, run.finalValidationLoss};
         peak << ScatterPoint{run.name, double(run.peakBytes) / kMiB, run.finalValidationLoss};
-        for (const char *source : {"measured", "predicted"}) {
-            categories << QStringLiteral("%1 · %2").arg(run.name, QLatin1String(source));
+        for (MemorySource source : {MemorySource::Measured, MemorySource::Predicted}) {
+            categories << QStringLiteral("%1 · %2").arg(run.name, QLatin1String(memorySourceName(source)));
             for (size_t r = 0; r < std::size(kPeakParts); ++r) {
                 double bytes = 0;
                 for (const auto &row : run.memory)
@@ -71,8 +71,8 @@ void ComparisonCharts::fill(const QList<ChartRun> &runs)
         }
     }
     QStringList parts;
-    for (const char *role : kPeakParts)
-        parts << QString::fromLatin1(role).replace(QLatin1Char('_'), QLatin1Char(' '));
+    for (MemoryRole role : kPeakParts)
+        parts << QString::fromLatin1(memoryRoleLabel(role));
     validation->setSeries(lines);
     throughput->setData(spreads);
     memory->setData(categories, parts, roleValues);
