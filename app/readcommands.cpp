@@ -116,7 +116,7 @@ int showCommand(const std::string &path, const std::string &runName)
     }
     std::printf("\nevents:\n");
     for (const auto &e : store->events(run->id))
-        std::printf("  %s %-8s %s\n", e.at.c_str(), e.kind.c_str(), e.message.c_str());
+        std::printf("  %s %-8s %s\n", e.at.c_str(), eventKindName(e.kind), e.message.c_str());
     std::printf("\nenvironment:\n%s\n\nconfig:\n%s", run->environmentJson.empty() ? "{}" :
                 nlohmann::json::parse(run->environmentJson).dump(2).c_str(), run->configToml.c_str());
     return kExitOk;
@@ -240,7 +240,7 @@ int exportCommand(const std::string &path, const std::string &format, const std:
             r["memory"].push_back({{"role", memoryRoleName(m.role)}, {"dtype", m.dtype}, {"bytes", m.bytes},
                                    {"source", memorySourceName(m.source)}});
         for (const auto &e : store->events(run.id))
-            r["events"].push_back({{"at", e.at}, {"kind", e.kind}, {"message", e.message}});
+            r["events"].push_back({{"at", e.at}, {"kind", eventKindName(e.kind)}, {"message", e.message}});
         runs.push_back(r);
     }
     out << nlohmann::json{{"study", path}, {"schema_version", store->schemaVersion()}, {"runs", runs}}.dump(2) << "\n";

@@ -85,7 +85,7 @@ int runCommand(const RunRequest &request)
     options.progress = isatty(STDERR_FILENO);
     options.allocatorBytes = [memory = DeviceMemory(device)] { return memory.inUseAndPeakBytes(); };
     StudyRecorder recorder(*store, runId, config.train.steps, options);
-    recorder.event("started", std::string(config.memory.budget.empty() ? "" : "memory budget " + config.memory.budget + "; ")
+    recorder.started(std::string(config.memory.budget.empty() ? "" : "memory budget " + config.memory.budget + "; ")
                                   + "data: " + data.description + "; threads: " + std::to_string(threads.intraOp)
                                   + " intra-op, " + std::to_string(threads.blas) + " BLAS; device: " + describeDevice(device));
 
@@ -102,7 +102,7 @@ int runCommand(const RunRequest &request)
         CountingAllocator::instance().setBudget(0);
     }
     if (outcome.refusal)
-        recorder.event("oom", nlohmann::json{{"phase", outcome.refusal->phase},
+        recorder.event(EventKind::Oom, nlohmann::json{{"phase", outcome.refusal->phase},
                                              {"requested_bytes", outcome.refusal->requestedBytes},
                                              {"in_use_bytes", outcome.refusal->inUseBytes},
                                              {"budget_bytes", outcome.refusal->budgetBytes},

@@ -77,9 +77,8 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     });
     connect(m_queue, &RunQueue::activeChanged, this, &MainWindow::updateQueueStatus);
     connect(m_queue, &RunQueue::engineEvent, m_monitor, &MonitorView::handleEvent);
-    connect(m_queue, &RunQueue::engineEvent, this, [this](const QJsonObject &event) {
-        const QString kind = event.value(QStringLiteral("event")).toString();
-        if (kind != QLatin1String("step"))
+    connect(m_queue, &RunQueue::engineEvent, this, [this](const EngineEvent &event) {
+        if (event.kind() != EventKind::Step)
             m_watcher->refresh(); // started, validation, finished: the table should know now
     });
     connect(m_queue, &RunQueue::runFinished, this, [this](const QString &name, const QString &outcome,

@@ -5,6 +5,8 @@
 #include "ui/charts/linechart.h"
 
 #include <QElapsedTimer>
+
+#include <cmath>
 #include <QGridLayout>
 #include <QLabel>
 #include <QVBoxLayout>
@@ -81,35 +83,34 @@ void MonitorView::showRun(const RunSnapshotPtr &run)
     scheduleRedraw();
 }
 
-void MonitorView::handleEvent(const QJsonObject &event)
+void MonitorView::handleEvent(const EngineEvent &event)
 {
-    const QString kind = event.value(QStringLiteral("event")).toString();
-    const qint64 runId = event.value(QStringLiteral("run")).toInteger();
-    if (kind == QLatin1String("started")) {
+    if (const auto *started = std::get_if<RunStarted>(&event.body)) {
         m_live = true;
-        m_runId = runId;
+        m_runId = event.run;
         m_name.clear();
-        m_totalSteps = event.value(QStringLiteral("steps")).toInteger();
+        m_totalSteps = started->totalSteps;
         clear();
         scheduleRedraw();
         return;
     }
-    if (!m_live || runId != m_runId)
+    if (!m_live || event.run != m_runId)
         return;
-    if (kind == QLatin1String("step")) {
-        const double tokens = event.value(QStringLiteral("tokens")).toDouble();
-        m_trainLoss.append({tokens, event.value(QStringLiteral("train_loss")).toDouble()});
-        m_tokensPerSecond.append({tokens, event.value(QStringLiteral("tokens_per_second")).toDouble()});
-        if (event.contains(QStringLiteral("allocated_bytes"))) {
-            m_allocatedMiB.append({tokens, event.value(QStringLiteral("allocated_bytes")).toDouble() / kMiB});
-            m_peakMiB.append({tokens, event.value(QStringLiteral("peak_bytes")).toDouble() / kMiB});
+    if (const auto *step = std::get_if<StepDone>(&event.body)) {
+        const StepMetrics &m = step->metrics;
+        const double tokens = double(m.tokens);
+        if (std::isfinite(m.trainLoss)) // a diverged step has no loss to draw
+            m_trainLoss.append({tokens, m.trainLoss});
+        m_tokensPerSecond.append({tokens, m.tokensPerSecond});
+        if (step->allocatedBytes && step->peakBytes) {
+            m_allocatedMiB.append({tokens, double(*step->allocatedBytes) / kMiB});
+            m_peakMiB.append({tokens, double(*step->peakBytes) / kMiB});
         }
-        m_lastStep = event.value(QStringLiteral("step")).toInteger();
-        m_elapsedSeconds += event.value(QStringLiteral("step_seconds")).toDouble();
-    } else if (kind == QLatin1String("validation")) {
-        m_validationLoss.append(
-            {event.value(QStringLiteral("tokens")).toDouble(), event.value(QStringLiteral("val_loss")).toDouble()});
-    } else if (kind == QLatin1String("finished")) {
+        m_lastStep = m.step;
+        m_elapsedSeconds += m.stepSeconds;
+    } else if (const auto *validated = std::get_if<Validated>(&event.body)) {
+        m_validationLoss.append({double(validated->point.tokens), validated->point.loss});
+    } else if (std::holds_alternative<RunFinished>(event.body)) {
         m_live = false;
     }
     scheduleRedraw();

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/contract/engineevents.h"
 #include "ui/studysnapshot.h"
 
-#include <QJsonObject>
 #include <QPointF>
 #include <QTimer>
 #include <QVector>
@@ -27,8 +27,8 @@ public:
     // A run from the study file (a finished one, or one started elsewhere). Ignored while the
     // same run streams live: its events are newer than the file.
     void showRun(const RunSnapshotPtr &run);
-    // One JSON-lines event of the engine the queue runs ("started", "step", "validation", ...).
-    void handleEvent(const QJsonObject &event);
+    // One event of the engine the queue runs (started, step, validation, finished, ...).
+    void handleEvent(const EngineEvent &event);
     void setRedrawInterval(int milliseconds) { m_redraw.setInterval(milliseconds); }
 
     qint64 runId() const { return m_runId; }

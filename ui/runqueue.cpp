@@ -5,7 +5,6 @@
 
 #include <QCoreApplication>
 #include <QDir>
-#include <QJsonDocument>
 #include <QRegularExpression>
 
 namespace optlog {
@@ -189,13 +188,12 @@ void RunQueue::onStdout()
     while ((newline = m_stdoutBuffer.indexOf('\n')) >= 0) {
         const QByteArray line = m_stdoutBuffer.left(newline);
         m_stdoutBuffer.remove(0, newline + 1);
-        const QJsonDocument document = QJsonDocument::fromJson(line);
-        if (!document.isObject())
-            continue; // not an event: the engine writes its events, and nothing else, as JSON
-        const QJsonObject event = document.object();
-        if (event.value(QStringLiteral("event")).toString() == QLatin1String("started"))
+        const ParsedEvent parsed = parseEngineEvent(line.toStdString());
+        if (!parsed.event)
+            continue; // not an event: a library that printed on the engine's stdout
+        if (std::holds_alternative<RunStarted>(parsed.event->body))
             m_runCreated = true;
-        Q_EMIT engineEvent(event);
+        Q_EMIT engineEvent(*parsed.event);
     }
 }
 

@@ -2,9 +2,10 @@
 #pragma once
 
 #include "core/config/studyplan.h"
+#include "core/contract/engineevents.h"
 
-#include <QJsonObject>
 #include <QList>
+#include <QMetaType>
 #include <QObject>
 #include <QProcess>
 #include <QString>
@@ -62,7 +63,7 @@ public:
 Q_SIGNALS:
     void entriesChanged();
     void activeChanged(bool active);
-    void engineEvent(const QJsonObject &event); // one JSON line of the running engine
+    void engineEvent(const optlog::EngineEvent &event); // one JSON line of the running engine, parsed
     // outcome: an Outcome's name (outcomeName), or "refused" when the engine refused the input
     // before it created a run
     void runFinished(const QString &name, const QString &outcome, const QString &message);
@@ -86,3 +87,5 @@ private:
 };
 
 } // namespace optlog
+
+Q_DECLARE_METATYPE(optlog::EngineEvent)

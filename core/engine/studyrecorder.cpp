@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/studyrecorder.h"
 
-#include <nlohmann/json.hpp>
-
 #include <iostream>
 
 namespace optlog {
@@ -15,34 +13,27 @@ StudyRecorder::StudyRecorder(Store &store, int64_t runId, int64_t totalSteps, Op
     , m_lastFlush(std::chrono::steady_clock::now())
     , m_start(m_lastFlush)
 {
-    emitJson(nlohmann::json{{"event", "started"}, {"run", runId}, {"steps", totalSteps}}.dump());
+}
+
+void StudyRecorder::started(const std::string &message)
+{
+    m_store.addEvent(m_runId, EventKind::Started, message);
+    emit(RunStarted{m_totalSteps, message});
 }
 
 void StudyRecorder::step(const StepMetrics &m)
 {
     m_pendingMetrics.push_back(m);
-    if (!m_options.jsonLines)
-        return progressAndFlush(m);
-    // Built only when someone reads the events: this runs every step.
-    nlohmann::json event{{"event", "step"},
-                            {"run", m_runId},
-                            {"step", m.step},
-                            {"tokens", m.tokens},
-                            {"train_loss", m.trainLoss},
-                            {"lr", m.learningRate},
-                            {"grad_norm", m.gradNorm},
-                            {"step_seconds", m.stepSeconds},
-                            {"tokens_per_second", m.tokensPerSecond},
-                            {"loss_scale", m.lossScale},
-                            {"skipped", m.skipped}};
-    if (m.machineGflops > 0)
-        event["machine_gflops"] = m.machineGflops;
-    if (m_options.allocatorBytes) {
-        const auto [inUse, peak] = m_options.allocatorBytes();
-        event["allocated_bytes"] = inUse;
-        event["peak_bytes"] = peak;
+    if (m_options.jsonLines) {
+        // Built only when someone reads the events: this runs every step.
+        StepDone done{m, std::nullopt, std::nullopt};
+        if (m_options.allocatorBytes) {
+            const auto [inUse, peak] = m_options.allocatorBytes();
+            done.allocatedBytes = inUse;
+            done.peakBytes = peak;
+        }
+        emit(done);
     }
-    emitJson(event.dump());
     progressAndFlush(m);
 }
 
@@ -66,16 +57,14 @@ void StudyRecorder::validated(const ValidationPoint &p)
 {
     m_lastValidation = p.loss;
     m_pendingValidation.push_back(p);
-    emitJson(nlohmann::json{{"event", "validation"}, {"run", m_runId}, {"step", p.step}, {"tokens", p.tokens},
-                            {"val_loss", p.loss}}
-                 .dump());
+    emit(Validated{p});
     flush();
 }
 
-void StudyRecorder::event(const std::string &kind, const std::string &message)
+void StudyRecorder::event(EventKind kind, const std::string &message)
 {
     m_store.addEvent(m_runId, kind, message);
-    emitJson(nlohmann::json{{"event", kind}, {"run", m_runId}, {"message", message}}.dump());
+    emit(LogMessage{kind, message});
 }
 
 void StudyRecorder::flush()
@@ -93,15 +82,13 @@ void StudyRecorder::finished(Outcome outcome, int64_t step, const std::string &m
     m_store.finishRun(m_runId, outcome, step, message);
     if (m_options.progress)
         std::fprintf(stderr, "\n");
-    emitJson(nlohmann::json{{"event", "finished"}, {"run", m_runId}, {"outcome", outcomeName(outcome)}, {"step", step},
-                            {"message", message}}
-                 .dump());
+    emit(RunFinished{outcome, step, message});
 }
 
-void StudyRecorder::emitJson(const std::string &jsonLine)
+void StudyRecorder::emit(decltype(EngineEvent::body) body)
 {
     if (m_options.jsonLines)
-        std::cout << jsonLine << std::endl; // flushed per line: the GUI reads it as it comes
+        std::cout << toJsonLine({m_runId, std::move(body)}) << std::endl; // flushed per line: the GUI reads it as it comes
 }
 
 } // namespace optlog

@@ -28,16 +28,18 @@ public:
 
     StudyRecorder(Store &store, int64_t runId, int64_t totalSteps, Options options);
 
+    // The run's start, with what it starts with (data, threads, device): stored and announced.
+    void started(const std::string &message);
     void step(const StepMetrics &metrics) override;
     void validated(const ValidationPoint &point) override;
-    void event(const std::string &kind, const std::string &message) override;
+    void event(EventKind kind, const std::string &message) override;
     // Writes every buffered row; call before the run's outcome is stored.
     void flush();
     void finished(Outcome outcome, int64_t step, const std::string &message);
 
 private:
     void progressAndFlush(const StepMetrics &m); // status line, and a batched write every flushSeconds
-    void emitJson(const std::string &jsonLine);
+    void emit(decltype(EngineEvent::body) body); // as a JSON line, when asked for them
 
     Store &m_store;
     int64_t m_runId;

@@ -258,7 +258,7 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
     outcome.measuredMemory = measureMemory(savedActivationBytes);
     outcome.dtypes = dtypes();
     if (savedActivationBytes < 0)
-        observer.event("warning", "the run ended during warm-up: its peak memory covers warm-up steps too");
+        observer.event(EventKind::Warning, "the run ended during warm-up: its peak memory covers warm-up steps too");
     return outcome;
 }
 

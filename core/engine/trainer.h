@@ -7,6 +7,7 @@
 #include "core/engine/gpt.h"
 #include "core/engine/precision.h"
 #include "core/engine/textdata.h"
+#include "core/contract/engineevents.h"
 #include "core/contract/measurements.h"
 #include "core/contract/outcome.h"
 
@@ -30,7 +31,7 @@ public:
     virtual ~TrainingObserver() = default;
     virtual void step(const StepMetrics &) {}
     virtual void validated(const ValidationPoint &) {}
-    virtual void event(const std::string &kind, const std::string &message) {}
+    virtual void event(EventKind kind, const std::string &message) {}
 };
 
 struct TrainingOutcome

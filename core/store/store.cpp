@@ -324,12 +324,12 @@ void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
     transaction.commit();
 }
 
-void Store::addEvent(int64_t runId, const std::string &kind, const std::string &message)
+void Store::addEvent(int64_t runId, EventKind kind, const std::string &message)
 {
     SQLite::Statement insert(*m_db, "INSERT INTO events (run_id, at, kind, message) VALUES (?, ?, ?, ?)");
     insert.bind(1, runId);
     insert.bind(2, utcNow());
-    insert.bind(3, kind);
+    insert.bind(3, eventKindName(kind));
     insert.bind(4, message);
     insert.exec();
 }
@@ -475,8 +475,11 @@ std::vector<EventRecord> Store::events(int64_t runId) const
     SQLite::Statement query(*m_db, "SELECT at, kind, message FROM events WHERE run_id = ? ORDER BY id");
     query.bind(1, runId);
     std::vector<EventRecord> out;
-    while (query.executeStep())
-        out.push_back({query.getColumn(0).getString(), query.getColumn(1).getString(), query.getColumn(2).getString()});
+    while (query.executeStep()) {
+        // A kind this optlog does not know still shows, as a note.
+        const EventKind kind = eventKindNamed(query.getColumn(1).getString()).value_or(EventKind::Note);
+        out.push_back({query.getColumn(0).getString(), kind, query.getColumn(2).getString()});
+    }
     return out;
 }
 

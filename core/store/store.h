@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/contract/engineevents.h"
 #include "core/contract/measurements.h"
 #include "core/contract/outcome.h"
 
@@ -42,10 +43,11 @@ struct RunRecord
     bool isFinished() const { return outcome.has_value(); }
 };
 
+// A log message of a run (the engine's events that are not measurements).
 struct EventRecord
 {
-    std::string at;   // ISO 8601, UTC
-    std::string kind; // started | note | warning | finished
+    std::string at; // ISO 8601, UTC
+    EventKind kind = EventKind::Note;
     std::string message;
 };
 
@@ -83,7 +85,7 @@ public:
     void appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows);
     void appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows);
     void replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows);
-    void addEvent(int64_t runId, const std::string &kind, const std::string &message);
+    void addEvent(int64_t runId, EventKind kind, const std::string &message);
     void finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message);
     // Runs left "running" by an engine process that no longer exists on this host.
     int markCrashedRuns();

@@ -38,7 +38,7 @@ public:
         m_next.step(m);
     }
     void validated(const ValidationPoint &p) override { m_next.validated(p); }
-    void event(const std::string &kind, const std::string &message) override { m_next.event(kind, message); }
+    void event(EventKind kind, const std::string &message) override { m_next.event(kind, message); }
     std::vector<double> seconds;
 
 private:

@@ -71,7 +71,7 @@ void tst_Store::roundTrip()
         store.appendValidation(id, {{4, 1280, 4.5}, {9, 2560, 4.0}});
         store.replaceMemory(id, {{MemoryRole::Parameters, "float32", 4000, MemorySource::Predicted}, {MemoryRole::Parameters, "float32", 4000, MemorySource::Measured},
                                  {MemoryRole::Peak, "mixed", 9000, MemorySource::Measured}});
-        store.addEvent(id, "started", "data: test");
+        store.addEvent(id, EventKind::Started, "data: test");
         store.finishRun(id, Outcome::Completed, 9, "");
     }
     Store store(path, Store::Access::ReadOnly);

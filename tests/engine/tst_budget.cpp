@@ -41,7 +41,7 @@ public:
             CountingAllocator::instance().setBudget(CountingAllocator::instance().currentBytes() + 1024);
     }
     void validated(const ValidationPoint &p) override { m_recorder.validated(p); }
-    void event(const std::string &kind, const std::string &message) override { m_recorder.event(kind, message); }
+    void event(EventKind kind, const std::string &message) override { m_recorder.event(kind, message); }
     std::atomic<bool> stop{false};
 
 private:

@@ -290,7 +290,7 @@ void tst_Cli::overBudgetRunEndsAsOom()
     QVERIFY2(QString::fromStdString(run.message).contains("out of memory budget in the"), run.message.c_str());
     bool event = false;
     for (const auto &e : store.events(run.id))
-        event = event || (e.kind == "oom" && e.message.find("\"budget_bytes\":614400") != std::string::npos);
+        event = event || (e.kind == EventKind::Oom && e.message.find("\"budget_bytes\":614400") != std::string::npos);
     QVERIFY(event);
     bool predicted = false;
     for (const auto &m : store.memory(run.id))

@@ -34,6 +34,14 @@ QString finishedOutcome(const QSignalSpy &spy, int i)
     return spy.at(i).at(1).toString();
 }
 
+// The step an engineEvent signal's event reports; -1 for other kinds.
+int64_t stepOf(const QList<QVariant> &arguments)
+{
+    const EngineEvent event = qvariant_cast<EngineEvent>(arguments.at(0));
+    const auto *step = std::get_if<StepDone>(&event.body);
+    return step ? step->metrics.step : -1;
+}
+
 } // namespace
 
 class tst_RunQueue : public QObject
@@ -78,8 +86,11 @@ private Q_SLOTS:
         QCOMPARE(monitor.validationPoints(), 40 / 10); // every eval_interval = 10 steps, the last at the end
         QTRY_VERIFY(monitor.redraws() > 1);
         bool sawMemory = false;
-        for (const auto &event : events)
-            sawMemory = sawMemory || event.at(0).toJsonObject().contains(QStringLiteral("peak_bytes"));
+        for (const auto &arguments : events) {
+            const EngineEvent event = qvariant_cast<EngineEvent>(arguments.at(0));
+            const auto *step = std::get_if<StepDone>(&event.body);
+            sawMemory = sawMemory || (step && step->peakBytes);
+        }
         QVERIFY2(sawMemory, "step events carry the allocator's bytes");
 
         Store store(m_study.toStdString(), Store::Access::ReadOnly);
@@ -99,7 +110,7 @@ private Q_SLOTS:
         queue.enqueue(smoke("long", 100000));
         queue.start();
         QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.begin(), events.end(), [](const QList<QVariant> &e) {
-            return e.at(0).toJsonObject().value(QStringLiteral("event")).toString() == QLatin1String("step");
+            return stepOf(e) >= 0;
         }), kRunTimeoutMs);
         queue.cancelRunning();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
@@ -168,7 +179,7 @@ private Q_SLOTS:
         queue->start();
         // Past the first batched write (about one second), so the study holds steps to keep.
         QTRY_VERIFY_WITH_TIMEOUT(std::count_if(events.begin(), events.end(), [](const QList<QVariant> &e) {
-            return e.at(0).toJsonObject().value(QStringLiteral("step")).toInt() >= 1;
+            return stepOf(e) >= 1;
         }) > 0, kRunTimeoutMs);
         QTest::qWait(1500);
         const qint64 pid = queue->runningPid();
