@@ -102,7 +102,7 @@ int fitCommand(const FitRequest &request)
         config = loadRunConfig(request.preset, request.configFile, request.overrides);
         budget = parseBytes(request.budget, "--memory-budget");
         if (config.runtime.device != "cpu")
-            throw ConfigError("runtime.device = \"" + config.runtime.device + "\": optlog fit rehearses the budget "
+            throw ConfigError("runtime.device", "runtime.device = \"" + config.runtime.device + "\": optlog fit rehearses the budget "
                               "with the CPU's counting allocator, so it runs on the CPU; leave runtime.device = "
                               "\"cpu\" here and run the fitted config on the GPU");
         data = loadTokens(config.data, config.model.vocabSize, config.model.contextLength);

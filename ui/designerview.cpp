@@ -50,20 +50,6 @@ void setEditorText(QWidget *editor, const QString &text)
         check->setChecked(text == QLatin1String("true"));
 }
 
-// "config: train.steps = 0: must be ..." -> "train.steps": where a message belongs in the form.
-QString pathInMessage(const QString &message)
-{
-    static const QString prefix = QStringLiteral("config: ");
-    const qsizetype start = message.indexOf(prefix);
-    if (start < 0)
-        return {};
-    const qsizetype from = start + prefix.size();
-    qsizetype end = from;
-    while (end < message.size() && !message[end].isSpace() && message[end] != QLatin1Char(':'))
-        ++end;
-    return message.mid(from, end - from);
-}
-
 } // namespace
 
 DesignerView::DesignerView(QWidget *parent)
@@ -314,9 +300,10 @@ void DesignerView::revalidate()
     QStringList problems;
     for (auto it = m_fields.begin(); it != m_fields.end(); ++it)
         it->error->hide();
-    auto showAt = [this, &problems](const QString &message) {
+    auto showAt = [this, &problems](const ConfigError &error) {
+        const QString message = QString::fromStdString(error.what());
         problems << message;
-        const auto it = m_fields.constFind(pathInMessage(message));
+        const auto it = m_fields.constFind(QString::fromStdString(error.field()));
         if (it != m_fields.constEnd()) {
             it->error->setText(message);
             it->error->show();
@@ -331,7 +318,7 @@ void DesignerView::revalidate()
         try {
             applyOverride(probe, assignment);
         } catch (const ConfigError &e) {
-            showAt(QString::fromStdString(e.what()));
+            showAt(e);
         }
     }
     m_runs.clear();
@@ -346,7 +333,7 @@ void DesignerView::revalidate()
             for (const auto &planned : expandSweep(run, axes))
                 m_runs.append(planned);
         } catch (const ConfigError &e) {
-            showAt(QString::fromStdString(e.what()));
+            showAt(e);
         }
     }
     m_errorText = problems.join(QLatin1Char('\n'));

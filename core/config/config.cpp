@@ -104,7 +104,7 @@ void checkRange(const ConfigField &field, double value, const std::string &shown
         if (field.maximum != 0)
             allowed = "from " + formatNumber(field.minimum) + (field.exclusiveMaximum ? " to below " : " to ")
                       + formatNumber(field.maximum);
-        throw ConfigError("config: " + field.path() + " = " + shown + ": must be " + allowed + " ("
+        throw ConfigError(field.path(), "config: " + field.path() + " = " + shown + ": must be " + allowed + " ("
                           + field.help + ")");
     }
 }
@@ -118,27 +118,27 @@ void assign(const ConfigField &field, RunConfig &config, const toml::node &node)
             if constexpr (std::is_same_v<T, int64_t>) {
                 auto v = node.value_exact<int64_t>();
                 if (!v)
-                    throw ConfigError("config: " + field.path() + " = " + shown + ": expected an integer");
+                    throw ConfigError(field.path(), "config: " + field.path() + " = " + shown + ": expected an integer");
                 checkRange(field, double(*v), shown);
                 *target = *v;
             } else if constexpr (std::is_same_v<T, double>) {
                 if (!node.is_number())
-                    throw ConfigError("config: " + field.path() + " = " + shown + ": expected a number");
+                    throw ConfigError(field.path(), "config: " + field.path() + " = " + shown + ": expected a number");
                 double v = *node.value<double>();
                 checkRange(field, v, shown);
                 *target = v;
             } else if constexpr (std::is_same_v<T, bool>) {
                 auto v = node.value_exact<bool>();
                 if (!v)
-                    throw ConfigError("config: " + field.path() + " = " + shown + ": expected true or false");
+                    throw ConfigError(field.path(), "config: " + field.path() + " = " + shown + ": expected true or false");
                 *target = *v;
             } else {
                 auto v = node.value_exact<std::string>();
                 if (!v)
-                    throw ConfigError("config: " + field.path() + " = " + shown + ": expected a string");
+                    throw ConfigError(field.path(), "config: " + field.path() + " = " + shown + ": expected a string");
                 if (!field.choices.empty()
                     && std::find(field.choices.begin(), field.choices.end(), *v) == field.choices.end())
-                    throw ConfigError("config: " + field.path() + " = " + shown + ": must be one of "
+                    throw ConfigError(field.path(), "config: " + field.path() + " = " + shown + ": must be one of "
                                       + joined(field.choices));
                 *target = *v;
             }
@@ -356,7 +356,7 @@ int64_t parseBytes(const std::string &text, const std::string &what)
     for (const auto &[name, factor] : units)
         if (used > 0 && unit == name && number > 0)
             return int64_t(number * factor);
-    throw ConfigError("config: " + what + " = \"" + text
+    throw ConfigError(what, "config: " + what + " = \"" + text
                       + "\": expected a positive size such as 512MiB, 1.5GiB, 300MB or 1000000 (bytes)");
 }
 
@@ -364,14 +364,14 @@ const PrecisionMode &precisionModeNamed(const std::string &name)
 {
     const PrecisionMode *mode = findPrecisionMode(name);
     if (!mode)
-        throw ConfigError("config: precision.mode = \"" + name + "\": must be one of " + joined(precisionModeNames()));
+        throw ConfigError("precision.mode", "config: precision.mode = \"" + name + "\": must be one of " + joined(precisionModeNames()));
     return *mode;
 }
 
 void requirePrecisionOnDevice(const PrecisionMode &mode, const std::string &device)
 {
     if (mode.cudaOnly && device != "cuda")
-        throw ConfigError("config: precision.mode = \"" + mode.name
+        throw ConfigError("precision.mode", "config: precision.mode = \"" + mode.name
                           + "\" needs a CUDA device, and runtime.device = \"" + device
                           + "\": LibTorch 1.13 has no FP16 autocast and no FP16 matmul on the CPU. Set "
                             "runtime.device = \"cuda\" on a GPU, or use \"autocast-bf16\" or \"master-bf16\" "
@@ -384,25 +384,25 @@ void validate(const RunConfig &c)
         parseBytes(c.memory.budget, "memory.budget");
     requirePrecisionOnDevice(precisionModeOf(c), c.runtime.device);
     if (!c.memory.budget.empty() && c.runtime.device != "cpu")
-        throw ConfigError("config: memory.budget = \"" + c.memory.budget + "\" with runtime.device = \""
+        throw ConfigError("memory.budget", "config: memory.budget = \"" + c.memory.budget + "\" with runtime.device = \""
                           + c.runtime.device + "\": the budget rehearses a device's limit on the CPU's allocator; "
                           "on a GPU its own memory is the limit. Leave memory.budget empty, or set runtime.device = \"cpu\"");
     if (c.model.width % c.model.heads != 0)
-        throw ConfigError("config: model.width = " + std::to_string(c.model.width)
+        throw ConfigError("model.width", "config: model.width = " + std::to_string(c.model.width)
                           + ": must be divisible by model.heads = " + std::to_string(c.model.heads));
     if (c.train.minLearningRate > c.train.learningRate)
-        throw ConfigError("config: train.min_learning_rate = " + formatNumber(c.train.minLearningRate)
+        throw ConfigError("train.min_learning_rate", "config: train.min_learning_rate = " + formatNumber(c.train.minLearningRate)
                           + ": must not exceed train.learning_rate = " + formatNumber(c.train.learningRate));
     if (c.memory.warmupSteps >= c.train.steps)
-        throw ConfigError("config: memory.warmup_steps = " + std::to_string(c.memory.warmupSteps)
+        throw ConfigError("memory.warmup_steps", "config: memory.warmup_steps = " + std::to_string(c.memory.warmupSteps)
                           + ": must be below train.steps = " + std::to_string(c.train.steps)
                           + " so that at least one complete step is measured");
     const bool needsPath = c.data.corpus == "text" || c.data.corpus == "tokens";
     if (needsPath && c.data.path.empty())
-        throw ConfigError("config: data.path is empty: data.corpus = \"" + c.data.corpus
+        throw ConfigError("data.path", "config: data.path is empty: data.corpus = \"" + c.data.corpus
                           + "\" needs a path (a UTF-8 text file, or a folder with train.bin and val.bin)");
     if (c.data.corpus != "tokens" && c.model.vocabSize < 256)
-        throw ConfigError("config: model.vocab_size = " + std::to_string(c.model.vocabSize)
+        throw ConfigError("model.vocab_size", "config: model.vocab_size = " + std::to_string(c.model.vocabSize)
                           + ": byte-level text needs at least 256");
 }
 

@@ -6,11 +6,28 @@
 
 namespace optlog {
 
-// A config that cannot run. The message names the key, the value and what is allowed.
+// A config that cannot run. The message names the key, the value and what is allowed; field()
+// names the key as data, so a form can mark it without reading the message.
 class ConfigError : public std::runtime_error
 {
 public:
-    using std::runtime_error::runtime_error;
+    explicit ConfigError(const std::string &message)
+        : std::runtime_error(message)
+    {
+    }
+    ConfigError(std::string field, const std::string &message)
+        : std::runtime_error(message)
+        , m_field(std::move(field))
+    {
+    }
+
+    // The dotted path of the field the message is about ("train.steps"); for a rule between
+    // fields, the first it names. Empty when no one field is wrong (a file that is not TOML, an
+    // unknown key, an unknown preset).
+    const std::string &field() const { return m_field; }
+
+private:
+    std::string m_field;
 };
 
 } // namespace optlog

@@ -63,7 +63,7 @@ std::vector<PlannedRun> expandSweep(const PlannedRun &base, const std::vector<Sw
         try {
             run.config();
         } catch (const ConfigError &e) {
-            throw ConfigError("sweep run '" + run.name + "': " + e.what());
+            throw ConfigError(e.field(), "sweep run '" + run.name + "': " + e.what());
         }
     }
     return runs;

@@ -15,6 +15,8 @@ class tst_Config : public QObject
 private Q_SLOTS:
     void badConfigIsRefusedWithItsReason_data();
     void badConfigIsRefusedWithItsReason();
+    void errorNamesItsFieldAsData_data();
+    void errorNamesItsFieldAsData();
     void badOverrideIsRefused_data();
     void badOverrideIsRefused();
     void layersApplyInOrder();
@@ -61,6 +63,39 @@ void tst_Config::badConfigIsRefusedWithItsReason()
         QFAIL("the config was accepted");
     } catch (const ConfigError &e) {
         QVERIFY2(QString(e.what()).contains(expected), e.what());
+    }
+}
+
+void tst_Config::errorNamesItsFieldAsData_data()
+{
+    QTest::addColumn<QString>("toml");
+    QTest::addColumn<QString>("field"); // empty: the error is about no one field
+    QTest::newRow("wrong type") << "[train]\nsteps = \"ten\"\n" << "train.steps";
+    QTest::newRow("out of range") << "[model]\ndropout = 1.0\n" << "model.dropout";
+    QTest::newRow("not a choice") << "[data]\ncorpus = \"wiki\"\n" << "data.corpus";
+    QTest::newRow("bad size") << "[memory]\nbudget = \"lots\"\n" << "memory.budget";
+    QTest::newRow("fp16 on the cpu") << "[precision]\nmode = \"master-fp16\"\n" << "precision.mode";
+    QTest::newRow("heads do not divide") << "[model]\nwidth = 100\nheads = 3\n" << "model.width";
+    QTest::newRow("min lr above lr") << "[train]\nlearning_rate = 1e-3\nmin_learning_rate = 1e-2\n"
+                                     << "train.min_learning_rate";
+    QTest::newRow("warm-up covers run") << "[train]\nsteps = 3\n[memory]\nwarmup_steps = 3\n" << "memory.warmup_steps";
+    QTest::newRow("text corpus without path") << "[data]\ncorpus = \"text\"\n" << "data.path";
+    QTest::newRow("small vocabulary") << "[model]\nvocab_size = 100\n" << "model.vocab_size";
+    QTest::newRow("unknown key") << "[model]\nwidht = 64\n" << "";
+    QTest::newRow("not toml") << "[model\nwidth = 1\n" << "";
+}
+
+void tst_Config::errorNamesItsFieldAsData()
+{
+    QFETCH(QString, toml);
+    QFETCH(QString, field);
+    RunConfig config;
+    try {
+        applyTomlText(config, toml.toStdString(), "test");
+        validate(config);
+        QFAIL("the config was accepted");
+    } catch (const ConfigError &e) {
+        QCOMPARE(QString::fromStdString(e.field()), field);
     }
 }
 
