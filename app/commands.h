@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/analysis/studycomparison.h"
 #include "core/contract/outcome.h"
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -31,10 +31,7 @@ int studyCommand(const StudyRequest &request, const std::string &self);
 struct CompareRequest
 {
     std::string study;
-    std::string baseline;            // run name or id; empty = the first run
-    std::vector<std::string> runs;   // names or ids; empty = all (the newest run of each name)
-    double tolerance = 0.02;         // nats per token
-    std::map<std::string, std::string> baselineOf; // run name -> its own baseline (a study plan's)
+    ComparisonRequest comparison;
 };
 int compareCommand(const CompareRequest &request);
 

@@ -3,7 +3,9 @@
 
 #include "core/engine/environment.h"
 #include "core/config/tuning.h"
+#include "core/contract/outcome.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -12,16 +14,16 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 namespace optlog {
 
 namespace {
-
-// Without a tuning: measured on the 2-core development machine (README, "optlog tune"), with two
-// intra-op threads LibTorch's OpenMP workers otherwise spin while OpenBLAS's threads wait; FP32
-// training ran at 5,450 tokens/s with PASSIVE against 2,050 without it.
-constexpr const char *kDefaultWaitPolicy = "PASSIVE";
 
 // Set in the re-executed process: the names optlog set, so the run's environment can say so,
 // and a guard against relaunching twice.
@@ -36,7 +38,7 @@ void relaunchWithRuntimeVariables(char **argv, const std::string &precisionMode)
     const std::string family = precisionFamily(precisionMode);
     const auto tuned = readTuning(tuningCacheFile(), machineKey(), family);
     std::vector<std::pair<std::string, std::string>> choices = {
-        {"OMP_WAIT_POLICY", tuned ? tuned->waitPolicy : kDefaultWaitPolicy}};
+        {"OMP_WAIT_POLICY", tuned ? tuned->waitPolicy : kUntunedWaitPolicy}};
     if (tuned && !tuned->coreType.empty())
         choices.push_back({"OPENBLAS_CORETYPE", tuned->coreType});
     if (tuned) {
@@ -60,6 +62,55 @@ void relaunchWithRuntimeVariables(char **argv, const std::string &precisionMode)
     // If the re-exec fails the run still works, only slower; say so rather than stop.
     std::fprintf(stderr, "optlog: could not re-execute with %s set (%s); running with the defaults\n",
                  setNames.c_str(), std::strerror(errno));
+}
+
+std::string selfPath(const char *argv0)
+{
+    char self[4096] = {};
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    return n > 0 ? std::string(self, size_t(n)) : std::string(argv0);
+}
+
+int runChild(const std::string &self, const std::vector<std::string> &arguments,
+             const std::vector<std::pair<std::string, std::string>> &variables, bool quiet)
+{
+    std::vector<std::string> environment;
+    for (char **entry = environ; *entry; ++entry) {
+        const std::string text = *entry;
+        const std::string name = text.substr(0, text.find('='));
+        const bool replaced = std::any_of(variables.begin(), variables.end(),
+                                          [&name](const auto &variable) { return variable.first == name; });
+        if (!replaced)
+            environment.push_back(text);
+    }
+    for (const auto &[name, value] : variables)
+        environment.push_back(name + "=" + value);
+
+    std::vector<char *> argv = {const_cast<char *>(self.c_str())};
+    for (const auto &a : arguments)
+        argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    std::vector<char *> envp;
+    for (auto &e : environment)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (quiet) {
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    }
+    std::fflush(nullptr); // the child starts with no buffered lines of ours to print again
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0)
+        return kExitFailed;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : kExitFailed;
 }
 
 } // namespace optlog

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace optlog {
 
@@ -12,5 +14,15 @@ namespace optlog {
 // the same binary with the same arguments when it set a variable, and never overrides a value
 // the user or the system already set, even an empty one. Returns only when nothing needed setting.
 void relaunchWithRuntimeVariables(char **argv, const std::string &precisionMode);
+
+// This executable's path (/proc/self/exe), else `argv0`: what the engine runs as its children.
+std::string selfPath(const char *argv0);
+
+// Runs `self` with `arguments` as a child process, with `variables` set over this process's
+// environment, and waits: one engine process per run gives each run its own clean peak RSS and
+// keeps a crash of one run out of the others. `quiet` sends the child's output to /dev/null.
+// Returns its exit code; kExitFailed when it could not start or a signal ended it.
+int runChild(const std::string &self, const std::vector<std::string> &arguments,
+             const std::vector<std::pair<std::string, std::string>> &variables = {}, bool quiet = false);
 
 } // namespace optlog

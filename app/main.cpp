@@ -8,8 +8,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <unistd.h>
-
 namespace {
 
 // The precision a run will use, for the launcher's choice of settings; a config that does not
@@ -58,9 +56,9 @@ int main(int argc, char **argv)
     CompareRequest compare;
     auto *compareCmd = app.add_subcommand("compare", "compare runs against a baseline at matched tokens");
     compareCmd->add_option("study", compare.study, "study file")->required();
-    compareCmd->add_option("--baseline", compare.baseline, "baseline run (name or id); default the first run");
-    compareCmd->add_option("--runs", compare.runs, "runs to compare (names or ids); default all")->delimiter(',');
-    compareCmd->add_option("--tolerance", compare.tolerance, "validation-loss difference counted as noise, "
+    compareCmd->add_option("--baseline", compare.comparison.baseline, "baseline run (name or id); default the first run");
+    compareCmd->add_option("--runs", compare.comparison.runs, "runs to compare (names or ids); default all")->delimiter(',');
+    compareCmd->add_option("--tolerance", compare.comparison.tolerance, "validation-loss difference counted as noise, "
                                                              "nats per token")
         ->capture_default_str();
 
@@ -136,9 +134,7 @@ int main(int argc, char **argv)
         return runCommand(run);
     }
     if (*studyCmd) {
-        char self[4096] = {};
-        const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        return studyCommand(study, n > 0 ? std::string(self, size_t(n)) : std::string(argv[0]));
+        return studyCommand(study, selfPath(argv[0]));
     }
     if (*fitCmd) {
         if (fit.configFile.empty() && fit.preset.empty())
@@ -156,9 +152,7 @@ int main(int argc, char **argv)
     if (*tuneCmd) {
         if (gemmCheck)
             return gemmCheckCommand();
-        char self[4096] = {};
-        const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        return tuneCommand(tune, n > 0 ? std::string(self, size_t(n)) : std::string(argv[0]));
+        return tuneCommand(tune, selfPath(argv[0]));
     }
     if (*reportCmd)
         return reportCommand(report, argc, argv);

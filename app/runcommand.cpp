@@ -1,20 +1,15 @@
 // SPDX-License-Identifier: MIT
+// `optlog run`: one run of the engine, with the process's signals and exit code around it.
 #include "app/commands.h"
 
 #include "core/config/config.h"
-#include "core/memorymodel/memorymodel.h"
+#include "core/engine/enginerun.h"
 #include "core/store/store.h"
-#include "core/engine/calibration.h"
-#include "core/engine/countingallocator.h"
-#include "core/engine/device.h"
-#include "core/engine/environment.h"
-#include "core/engine/precision.h"
-#include "core/engine/studyrecorder.h"
-#include "core/engine/trainer.h"
 
 #include <atomic>
 #include <csignal>
 #include <iostream>
+#include <memory>
 
 #include <unistd.h>
 
@@ -36,16 +31,9 @@ void requestStop(int signal)
 
 int runCommand(const RunRequest &request)
 {
-    // Everything that can refuse the input happens before the study file is opened,
-    // so a bad config or corpus writes nothing.
-    RunConfig config;
-    TokenSplit data;
-    c10::Device device(c10::DeviceType::CPU);
+    std::unique_ptr<EngineRun> run;
     try {
-        config = loadRunConfig(request.preset, request.configFile, request.overrides);
-        // A device this build or machine lacks, or a mode or attention it cannot run, is refused here.
-        device = runDevice(config);
-        data = loadTokens(config.data, config.model.vocabSize, config.model.contextLength);
+        run = std::make_unique<EngineRun>(loadRunConfig(request.preset, request.configFile, request.overrides));
     } catch (const ConfigError &e) {
         std::cerr << "optlog run: " << e.what() << "\n";
         return kExitBadInput;
@@ -53,70 +41,21 @@ int runCommand(const RunRequest &request)
         std::cerr << "optlog run: " << e.what() << "\n";
         return kExitBadInput;
     }
-
-    std::unique_ptr<Store> store;
     try {
-        store = std::make_unique<Store>(request.study);
+        run->open(request.study);
     } catch (const StoreError &e) {
         std::cerr << "optlog run: " << e.what() << "\n";
         return kExitBadInput;
     }
-
-    const nlohmann::json heap = keepTensorMemoryInHeap();
-    CountingAllocator::install();
-    const ThreadSettings threads = applyThreadSettings(config.runtime);
-    // Before the budget: the calibration's matrices are the machine's, not the run's.
-    const MatmulPeak peak = matmulPeak(config, threads.intraOp);
-    if (!config.memory.budget.empty())
-        CountingAllocator::instance().setBudget(parseBytes(config.memory.budget, "memory.budget"));
+    // From here on a signal ends the run as cancelled, with what it recorded; before, it ends the
+    // process with nothing written.
     std::signal(SIGINT, requestStop);
     std::signal(SIGTERM, requestStop);
-
-    const int64_t runId = store->createRun(config.name, toToml(config));
-    nlohmann::json environment = captureEnvironment(threads, heap);
-    environment["device"] = describeDevice(device);
-    environment["matmul_peak"] = peak.toJson();
-    store->setEnvironment(runId, environment.dump());
-    const std::vector<MemoryRow> predicted = estimateMemory(config).rows();
-    store->replaceMemory(runId, predicted);
-
-    StudyRecorder::Options options;
-    options.jsonLines = request.jsonLines;
-    options.progress = isatty(STDERR_FILENO);
-    options.allocatorBytes = [memory = DeviceMemory(device)] { return memory.inUseAndPeakBytes(); };
-    StudyRecorder recorder(*store, runId, config.train.steps, options);
-    recorder.started(std::string(config.memory.budget.empty() ? "" : "memory budget " + config.memory.budget + "; ")
-                                  + "data: " + data.description + "; threads: " + std::to_string(threads.intraOp)
-                                  + " intra-op, " + std::to_string(threads.blas) + " BLAS; device: " + describeDevice(device));
-
-    TrainingOutcome outcome;
-    try {
-        Trainer trainer(config, std::move(data), uint64_t(store->studySeed()));
-        outcome = trainer.run(recorder, g_stopRequested);
-    } catch (const std::exception &e) {
-        // Building the model or its optimizer can already exceed a budget.
-        const auto refusal = CountingAllocator::instance().refusal();
-        outcome.outcome = refusal ? Outcome::Oom : Outcome::Failed;
-        outcome.message = refusal ? MemoryBudgetExceeded(*refusal).what() : e.what();
-        outcome.refusal = refusal;
-        CountingAllocator::instance().setBudget(0);
-    }
-    if (outcome.refusal)
-        recorder.event(EventKind::Oom, nlohmann::json{{"phase", outcome.refusal->phase},
-                                             {"requested_bytes", outcome.refusal->requestedBytes},
-                                             {"in_use_bytes", outcome.refusal->inUseBytes},
-                                             {"budget_bytes", outcome.refusal->budgetBytes},
-                                             {"step", outcome.step}}
-                                  .dump());
-    std::vector<MemoryRow> memory = predicted;
-    memory.insert(memory.end(), outcome.measuredMemory.begin(), outcome.measuredMemory.end());
-    store->replaceMemory(runId, memory);
-    if (!outcome.dtypes.empty())
-        store->setDtypes(runId, nlohmann::json(outcome.dtypes).dump());
-    recorder.finished(outcome.outcome, outcome.step, outcome.message);
-
-    std::cerr << "optlog run: run " << runId << " (" << config.name << ") " << outcomeName(outcome.outcome)
-              << (outcome.message.empty() ? "" : ": " + outcome.message) << " -> " << request.study << "\n";
+    const EngineRun::Result result = run->train({request.jsonLines, bool(isatty(STDERR_FILENO))}, g_stopRequested);
+    const TrainingOutcome &outcome = result.outcome;
+    std::cerr << "optlog run: run " << result.runId << " (" << run->config().name << ") "
+              << outcomeName(outcome.outcome) << (outcome.message.empty() ? "" : ": " + outcome.message) << " -> "
+              << request.study << "\n";
     return exitCodeFor(outcome.outcome);
 }
 

@@ -1,71 +1,42 @@
 // SPDX-License-Identifier: MIT
+// `optlog study`: every run of a study plan the study has not completed, each in its own engine
+// process, then the comparison.
 #include "app/commands.h"
+#include "app/launcher.h"
 
-#include "core/config/config.h"
+#include "core/analysis/analysis.h"
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
 
 #include <iostream>
 
-#include <spawn.h>
-#include <sys/wait.h>
-
-extern char **environ;
-
 namespace optlog {
-
-namespace {
-
-// Runs `optlog run` as a child process and waits for it: one engine process per run gives each
-// run its own clean peak RSS and keeps a crash of one run out of the others.
-int runEngine(const std::string &self, const std::vector<std::string> &arguments)
-{
-    std::vector<char *> argv;
-    argv.push_back(const_cast<char *>(self.c_str()));
-    for (const auto &a : arguments)
-        argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
-        return kExitFailed;
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : kExitFailed;
-}
-
-} // namespace
 
 int studyCommand(const StudyRequest &request, const std::string &self)
 {
     StudyPlan plan;
-    std::vector<RunConfig> configs;
+    std::vector<PlannedRun> todo;
+    std::string studyFile;
     try {
         plan = loadStudyPlan(request.plan);
         for (auto &run : plan.runs) {
             run.overrides.insert(run.overrides.end(), request.overrides.begin(), request.overrides.end());
-            configs.push_back(run.config());
+            run.config(); // validates the override in every run before anything runs
         }
+        studyFile = request.study.empty() ? plan.name + ".sqlite" : request.study;
+        todo = runsToDo(plan.runs, Store(studyFile).runs());
     } catch (const ConfigError &e) {
         std::cerr << "optlog study: " << e.what() << "\n";
         return kExitBadInput;
+    } catch (const StoreError &e) {
+        std::cerr << "optlog study: " << e.what() << "\n";
+        return kExitBadInput;
     }
-    const std::string studyFile = request.study.empty() ? plan.name + ".sqlite" : request.study;
 
     for (size_t i = 0; i < plan.runs.size(); ++i) {
         const PlannedRun &run = plan.runs[i];
-        const std::string configText = toToml(configs[i]);
-        bool done = false;
-        try {
-            Store store(studyFile);
-            for (const auto &existing : store.runs())
-                done = done || (existing.name == run.name && existing.outcome == Outcome::Completed
-                                && existing.configToml == configText);
-        } catch (const StoreError &e) {
-            std::cerr << "optlog study: " << e.what() << "\n";
-            return kExitBadInput;
-        }
-        if (done) {
+        const bool needed = std::any_of(todo.begin(), todo.end(), [&run](const PlannedRun &t) { return t.name == run.name; });
+        if (!needed) {
             std::cerr << "optlog study: " << run.name << " already completed in " << studyFile << ", kept\n";
             continue;
         }
@@ -74,7 +45,7 @@ int studyCommand(const StudyRequest &request, const std::string &self)
         for (const auto &o : run.overrides)
             arguments.insert(arguments.end(), {"--set", o});
         arguments.insert(arguments.end(), {"--set", "name=\"" + run.name + "\""});
-        const int code = runEngine(self, arguments);
+        const int code = runChild(self, arguments);
         if (code == kExitCancelled || code == kExitBadInput) {
             std::cerr << "optlog study: stopped at " << run.name << "\n";
             return code;
@@ -83,12 +54,12 @@ int studyCommand(const StudyRequest &request, const std::string &self)
 
     CompareRequest compare;
     compare.study = studyFile;
-    compare.baseline = plan.baseline;
-    compare.tolerance = plan.tolerance;
+    compare.comparison.baseline = plan.baseline;
+    compare.comparison.tolerance = plan.tolerance;
     for (const auto &run : plan.runs) {
-        compare.runs.push_back(run.name);
+        compare.comparison.runs.push_back(run.name);
         if (!run.baseline.empty())
-            compare.baselineOf[run.name] = run.baseline;
+            compare.comparison.baselineOf[run.name] = run.baseline;
     }
     return compareCommand(compare);
 }

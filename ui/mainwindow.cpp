@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "ui/mainwindow.h"
 
-#include "core/store/store.h"
+#include "core/analysis/analysis.h"
+#include "core/analysis/report.h"
 #include "core/config/studyplan.h"
+#include "core/store/store.h"
 #include "ui/compareview.h"
 #include "ui/designerview.h"
-#include "core/analysis/report.h"
 #include "ui/monitorview.h"
 #include "ui/reportwriter.h"
 #include "ui/runqueue.h"
@@ -213,23 +214,20 @@ QString MainWindow::studyPath() const
 int MainWindow::queuePlan(const QString &plan)
 {
     StudyPlan loaded;
-    std::vector<RunRecord> existing;
+    std::vector<PlannedRun> todo;
     try {
         loaded = loadStudyPlan(plan.toStdString());
-        existing = Store(studyPath().toStdString(), Store::Access::ReadOnly).runs();
+        todo = runsToDo(loaded.runs, Store(studyPath().toStdString(), Store::Access::ReadOnly).runs());
     } catch (const std::exception &e) {
         QMessageBox::warning(this, tr("Cannot queue %1").arg(plan), QString::fromStdString(e.what()));
         return 0;
     }
     int queued = 0;
-    for (const auto &run : loaded.runs) {
-        const bool completed = std::any_of(existing.begin(), existing.end(), [&run](const RunRecord &r) {
-            return r.name == run.name && r.outcome == Outcome::Completed;
-        });
+    for (const auto &run : todo) {
         const QList<QueueEntry> entries = m_queue->entries();
         const bool pending = std::any_of(entries.begin(), entries.end(),
                                          [&run](const QueueEntry &e) { return e.run.name == run.name; });
-        if (!completed && !pending) {
+        if (!pending) {
             m_queue->enqueue(run);
             ++queued;
         }

@@ -182,6 +182,20 @@ MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmu
     return speed;
 }
 
+std::vector<PlannedRun> runsToDo(const std::vector<PlannedRun> &planned, const std::vector<RunRecord> &existing)
+{
+    std::vector<PlannedRun> todo;
+    for (const auto &run : planned) {
+        const std::string config = toToml(run.config());
+        const bool done = std::any_of(existing.begin(), existing.end(), [&](const RunRecord &r) {
+            return r.name == run.name && r.outcome == Outcome::Completed && r.configToml == config;
+        });
+        if (!done)
+            todo.push_back(run);
+    }
+    return todo;
+}
+
 std::string outcomeText(const RunRecord &run, bool withMessage)
 {
     std::string text = outcomeName(run.outcome);

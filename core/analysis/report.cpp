@@ -63,16 +63,6 @@ VerdictCells verdictCells(const Report &report, const ReportRun &r, bool isBasel
     return cells;
 }
 
-std::string csvField(const std::string &text)
-{
-    if (text.find_first_of(",\"\n") == std::string::npos)
-        return text;
-    std::string quoted = "\"";
-    for (char c : text)
-        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return quoted + "\"";
-}
-
 std::string html(const std::string &text)
 {
     std::string out;

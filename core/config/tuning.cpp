@@ -4,11 +4,78 @@
 #include "core/config/cachefile.h"
 #include "core/config/config.h"
 
+#include <algorithm>
+
 namespace optlog {
 
 std::string precisionFamily(const std::string &precisionMode)
 {
     return shortDtypeName(precisionModeNamed(precisionMode).compute);
+}
+
+std::string TuneCandidate::label() const
+{
+    return std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ", " + waitPolicy
+           + (coreType.empty() ? "" : ", " + coreType);
+}
+
+double TuneCandidate::median() const
+{
+    std::vector<double> sorted = tokensPerSecond;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.empty())
+        return 0;
+    const size_t half = sorted.size() / 2;
+    return sorted.size() % 2 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
+}
+
+bool TuneCandidate::isUntunedDefault(int cores) const
+{
+    return threads == cores && waitPolicy == kUntunedWaitPolicy && coreType.empty();
+}
+
+std::vector<TuneCandidate> tuneCandidates(int cores, const std::vector<std::string> &coreTypes)
+{
+    std::vector<int> threadCounts = {cores};
+    if (cores > 1)
+        threadCounts.push_back(1);
+    std::vector<TuneCandidate> candidates;
+    for (int threads : threadCounts)
+        for (const char *wait : {"PASSIVE", "ACTIVE"})
+            for (const auto &core : coreTypes)
+                candidates.push_back({threads, wait, core, {}});
+    return candidates;
+}
+
+TunedSettings bestSettings(const std::vector<TuneCandidate> &candidates, int cores)
+{
+    TunedSettings settings;
+    const TuneCandidate *best = nullptr;
+    for (const auto &c : candidates) {
+        if (!best || c.median() > best->median())
+            best = &c;
+        if (c.isUntunedDefault(cores))
+            settings.untunedTokensPerSecond = c.median();
+    }
+    if (best) {
+        settings.threads = best->threads;
+        settings.waitPolicy = best->waitPolicy;
+        settings.coreType = best->coreType;
+        settings.tokensPerSecond = best->median();
+    }
+    return settings;
+}
+
+std::string betterCoreType(const std::string &chosenCore, const std::string &cpuFlags)
+{
+    const bool generic = chosenCore == "Prescott" || chosenCore == "Core2" || chosenCore == "Katmai";
+    if (!generic)
+        return "";
+    if (cpuFlags.find("avx512f") != std::string::npos && cpuFlags.find("avx512bw") != std::string::npos)
+        return "SkylakeX";
+    if (cpuFlags.find("avx2") != std::string::npos)
+        return "Haswell";
+    return "";
 }
 
 std::string tuningCacheFile()

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace optlog {
 
@@ -17,6 +18,36 @@ struct TunedSettings
     double tokensPerSecond = 0;    // measured with these settings
     double untunedTokensPerSecond = 0; // measured with optlog's defaults, in the same alternation
 };
+
+// Without a tuning, `optlog run` uses every logical CPU with this OpenMP wait policy. Measured on
+// the 2-core development machine: with two intra-op threads LibTorch's OpenMP workers otherwise
+// spin while OpenBLAS's threads wait; FP32 training ran at 5,450 tokens/s with PASSIVE against
+// 2,050 without it.
+inline constexpr const char *kUntunedWaitPolicy = "PASSIVE";
+
+// One combination `optlog tune` times, with its tokens/s in each round.
+struct TuneCandidate
+{
+    int threads = 1;
+    std::string waitPolicy;  // PASSIVE | ACTIVE
+    std::string coreType;    // empty: OpenBLAS's own choice
+    std::vector<double> tokensPerSecond;
+
+    std::string label() const; // "2 threads, PASSIVE, Haswell"
+    double median() const;     // 0 before any round
+    bool isUntunedDefault(int cores) const; // what `optlog run` does without a tuning
+};
+
+// Every combination of thread count (all `cores`, and one), wait policy and core type.
+std::vector<TuneCandidate> tuneCandidates(int cores, const std::vector<std::string> &coreTypes);
+
+// The fastest candidate by median as settings, with the untuned default's median beside it.
+TunedSettings bestSettings(const std::vector<TuneCandidate> &candidates, int cores);
+
+// The OpenBLAS core type worth trying: when OpenBLAS fell back to one of its generic kernels
+// (`chosenCore` Prescott, Core2 or Katmai) and the CPU's flags support AVX2 or AVX-512 kernels.
+// Empty otherwise. (Whether a user's OPENBLAS_CORETYPE forbids trying is the caller's to check.)
+std::string betterCoreType(const std::string &chosenCore, const std::string &cpuFlags);
 
 // "fp32", "bf16" or "fp16": the mode's compute dtype. Runs that compute in one dtype share kernels,
 // and so their best settings. Throws ConfigError for a mode the precision table does not have.

@@ -4,6 +4,7 @@
 #include "core/config/config.h"
 #include "optlog_version.h"
 
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>
 
@@ -14,8 +15,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -146,6 +149,31 @@ nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann:
     env["tuning"] = tuning ? tuning : "untuned: started without optlog's launcher";
     env["parallel_info"] = at::get_parallel_info();
     return env;
+}
+
+GemmCheck checkGemm()
+{
+    constexpr int64_t m = 128, k = 96, n = 80;
+    std::mt19937 random(7);
+    std::uniform_real_distribution<float> uniform(-1, 1);
+    std::vector<float> a(m * k), b(k * n);
+    for (auto &x : a)
+        x = uniform(random);
+    for (auto &x : b)
+        x = uniform(random);
+    const at::Tensor product = at::mm(at::from_blob(a.data(), {m, k}), at::from_blob(b.data(), {k, n}));
+    const float *c = product.data_ptr<float>();
+    GemmCheck check;
+    for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+            double expected = 0;
+            for (int64_t p = 0; p < k; ++p)
+                expected += double(a[i * k + p]) * double(b[p * n + j]);
+            check.largestError = std::max(check.largestError, std::fabs(double(c[i * n + j]) - expected));
+        }
+    }
+    check.correct = check.largestError < 1e-3;
+    return check;
 }
 
 } // namespace optlog

@@ -4,6 +4,8 @@
 #include "core/contract/format.h"
 #include "core/memorymodel/modelshape.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -240,6 +242,19 @@ std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estima
         out << line;
     }
     return out.str();
+}
+
+std::string formatEstimateJson(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks)
+{
+    nlohmann::json out = {{"name", config.name}, {"precision", config.precision.mode}, {"peak_bytes", estimate.peakBytes}};
+    for (const auto &r : estimate.roles)
+        out["roles"].push_back({{"role", memoryRoleName(r.role)}, {"dtype", r.dtype},
+                                {"bytes_per_element", r.bytesPerElement}, {"bytes", r.bytes}, {"note", r.note}});
+    for (const auto &z : zeroSharding(config, ranks))
+        out["zero"].push_back({{"stage", z.stage}, {"ranks", z.ranks}, {"bytes_per_rank", z.bytesPerRank}});
+    for (const auto &q : quantizedWeightRows(config.model))
+        out["quantized_weights"].push_back({{"format", q.format}, {"bytes", q.bytes}, {"note", q.note}});
+    return out.dump(2) + "\n";
 }
 
 } // namespace optlog

@@ -61,6 +61,9 @@ struct QuantizedWeights
 };
 std::vector<QuantizedWeights> quantizedWeightRows(const ModelConfig &model, int64_t groupSize = 128);
 
+// `optlog estimate`: the roles with their dtypes, the cross-check, ZeRO over `ranks` and the
+// other weight formats, as text and as JSON.
 std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks);
+std::string formatEstimateJson(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks);
 
 } // namespace optlog

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/analysis.h"
+#include "core/analysis/studycomparison.h"
+#include "core/analysis/studytext.h"
+#include "core/config/studyplan.h"
 #include "core/config/config.h"
 #include "core/memorymodel/modelshape.h"
 #include "core/store/store.h"
@@ -48,6 +51,10 @@ private Q_SLOTS:
     void slowingMachineIsFlaggedAndNormalised();
     void modelFlopsPerTokenFollowsTheFormula();
     void mfuIsAgainstTheMeasuredPeakOfTheComputeDtype();
+    void comparesTheNewestOfEachNameEachAgainstItsBaseline();
+    void comparisonRefusesWhatIsNotInTheStudy();
+    void aPlanRunIsDoneWhenCompletedWithTheSameConfig();
+    void runTextsReadAStudyWithAnEnvironmentThatIsNotJson();
     void outcomeTextSaysHowARunEnded_data();
     void outcomeTextSaysHowARunEnded();
 };
@@ -269,6 +276,111 @@ void tst_Analysis::outcomeTextSaysHowARunEnded()
     run.message = "the reason";
     QCOMPARE(QString::fromStdString(outcomeText(run)), shortText);
     QCOMPARE(QString::fromStdString(outcomeText(run, true)), withMessage);
+}
+
+namespace {
+
+// A finished run with steady throughput and a validation point, as the engine would store it.
+int64_t storedRun(Store &store, const std::string &name, double tokensPerSecond, double loss)
+{
+    RunConfig config;
+    config.name = name;
+    config.memory.warmupSteps = 1;
+    const int64_t id = store.createRun(name, toToml(config));
+    std::vector<StepMetrics> steps(10);
+    for (int64_t s = 0; s < 10; ++s) {
+        steps[s].step = s;
+        steps[s].tokens = (s + 1) * 1000;
+        steps[s].tokensPerSecond = tokensPerSecond;
+    }
+    store.appendMetrics(id, steps);
+    store.appendValidation(id, {{9, 10000, loss}});
+    store.finishRun(id, Outcome::Completed, 9, "");
+    return id;
+}
+
+} // namespace
+
+void tst_Analysis::comparesTheNewestOfEachNameEachAgainstItsBaseline()
+{
+    QTemporaryDir dir;
+    Store store(dir.filePath("study.sqlite").toStdString());
+    storedRun(store, "naive", 1000, 3.0);
+    storedRun(store, "chunked", 900, 3.0);
+    const int64_t rerun = storedRun(store, "naive", 2000, 3.0); // replaces the first "naive"
+
+    const StudyComparison all = compareStudy(store, {});
+    QCOMPARE(all.runs.size(), size_t(2));
+    QCOMPARE(all.runs[0].run.id, rerun);
+    QCOMPARE(all.baseline, size_t(0));
+    QCOMPARE(all.rows[1].speedup, 900.0 / 2000.0);
+
+    ComparisonRequest request;
+    request.runs = {"chunked", "naive"};
+    request.baseline = "chunked";
+    request.baselineOf = {{"naive", "chunked"}};
+    const StudyComparison own = compareStudy(store, request);
+    QCOMPARE(own.baseline, size_t(0));
+    QVERIFY2(own.rows[1].verdict.rfind("vs chunked: ", 0) != 0, own.rows[1].verdict.c_str()); // its own is the study's
+    request.baseline = "naive";
+    request.baselineOf = {{"chunked", "chunked"}};
+    const StudyComparison chunkedAlone = compareStudy(store, request);
+    QCOMPARE(chunkedAlone.baseline, size_t(1));
+    QCOMPARE(chunkedAlone.rows[0].speedup, 1.0);
+    QVERIFY2(chunkedAlone.rows[0].verdict.rfind("vs chunked: ", 0) == 0, chunkedAlone.rows[0].verdict.c_str());
+    QVERIFY(formatStudyComparison("s.sqlite", all).rfind("Study s.sqlite, baseline naive\n", 0) == 0);
+}
+
+void tst_Analysis::comparisonRefusesWhatIsNotInTheStudy()
+{
+    QTemporaryDir dir;
+    Store store(dir.filePath("study.sqlite").toStdString());
+    QVERIFY_EXCEPTION_THROWN(compareStudy(store, {}), StoreError); // no runs yet
+    storedRun(store, "fp32", 1000, 3.0);
+    ComparisonRequest missing;
+    missing.runs = {"fp32", "bf16"};
+    try {
+        compareStudy(store, missing);
+        QFAIL("a run that is not in the study was compared");
+    } catch (const StoreError &e) {
+        QVERIFY2(std::string(e.what()).find("no run 'bf16'") != std::string::npos, e.what());
+    }
+    ComparisonRequest foreignBaseline;
+    foreignBaseline.baseline = "bf16";
+    QVERIFY_EXCEPTION_THROWN(compareStudy(store, foreignBaseline), StoreError);
+}
+
+void tst_Analysis::aPlanRunIsDoneWhenCompletedWithTheSameConfig()
+{
+    QTemporaryDir dir;
+    Store store(dir.filePath("study.sqlite").toStdString());
+    const StudyPlan plan = loadStudyPlan("default");
+    QCOMPARE(plan.runs.size(), size_t(2));
+    QCOMPARE(runsToDo(plan.runs, store.runs()).size(), size_t(2));
+    store.finishRun(store.createRun(plan.runs[0].name, toToml(plan.runs[0].config())), Outcome::Completed, 299, "");
+    store.finishRun(store.createRun(plan.runs[1].name, toToml(plan.runs[1].config())), Outcome::Failed, 3, "boom");
+    const std::vector<PlannedRun> todo = runsToDo(plan.runs, store.runs());
+    QCOMPARE(todo.size(), size_t(1));
+    QCOMPARE(todo[0].name, plan.runs[1].name); // the failed one runs again
+    // The same name completed with another config (a changed preset, an override) runs again.
+    PlannedRun changed = plan.runs[0];
+    changed.overrides.push_back("train.steps=10");
+    QCOMPARE(runsToDo({changed}, store.runs()).size(), size_t(1));
+}
+
+void tst_Analysis::runTextsReadAStudyWithAnEnvironmentThatIsNotJson()
+{
+    QTemporaryDir dir;
+    Store store(dir.filePath("study.sqlite").toStdString());
+    const int64_t id = storedRun(store, "fp32", 1000, 3.0);
+    store.setEnvironment(id, "{not json");
+    store.addEvent(id, EventKind::Warning, std::string(3000, 'w')); // longer than any fixed buffer
+    const std::string list = formatRunList(store);
+    QVERIFY2(list.find("fp32") != std::string::npos && list.find("completed") != std::string::npos, list.c_str());
+    const std::string detail = formatRunDetail(store, *store.findRun("fp32"));
+    QVERIFY2(detail.find("{not json") != std::string::npos, detail.c_str());
+    QVERIFY(detail.find(std::string(3000, 'w')) != std::string::npos);
+    QVERIFY(studyJson(store).find("{not json") != std::string::npos);
 }
 
 QTEST_APPLESS_MAIN(tst_Analysis)

@@ -67,6 +67,51 @@ private Q_SLOTS:
         writeTuning(file.toStdString(), "m", "fp32", {1, "ACTIVE", "", 1, 1}); // rewrites the damaged file
         QVERIFY(readTuning(file.toStdString(), "m", "fp32"));
     }
+
+    void candidatesCoverThreadsWaitPoliciesAndCoreTypes()
+    {
+        const std::vector<TuneCandidate> two = tuneCandidates(2, {"", "Haswell"});
+        QCOMPARE(two.size(), size_t(2 * 2 * 2));
+        QCOMPARE(int(std::count_if(two.begin(), two.end(), [](const TuneCandidate &c) { return c.isUntunedDefault(2); })), 1);
+        QCOMPARE(tuneCandidates(1, {""}).size(), size_t(2)); // one core: one thread count
+        QCOMPARE(QString::fromStdString(two.back().label()), QStringLiteral("1 thread, ACTIVE, Haswell"));
+    }
+
+    void theFastestMedianWinsBesideTheUntunedDefault()
+    {
+        std::vector<TuneCandidate> candidates = tuneCandidates(2, {""});
+        // 2 PASSIVE (the default), 2 ACTIVE, 1 PASSIVE, 1 ACTIVE; one slow outlier does not decide.
+        candidates[0].tokensPerSecond = {5000, 5200, 5100};
+        candidates[1].tokensPerSecond = {1000, 6000, 5900};
+        candidates[2].tokensPerSecond = {3600, 3700};
+        candidates[3].tokensPerSecond = {3650, 3600};
+        QCOMPARE(candidates[1].median(), 5900.0);
+        QCOMPARE(candidates[2].median(), 3650.0);
+        const TunedSettings best = bestSettings(candidates, 2);
+        QCOMPARE(best.threads, 2);
+        QCOMPARE(QString::fromStdString(best.waitPolicy), QStringLiteral("ACTIVE"));
+        QCOMPARE(best.tokensPerSecond, 5900.0);
+        QCOMPARE(best.untunedTokensPerSecond, 5100.0);
+    }
+
+    void aBetterCoreTypeOnlyForGenericKernels_data()
+    {
+        QTest::addColumn<QString>("chosen");
+        QTest::addColumn<QString>("flags");
+        QTest::addColumn<QString>("better");
+        QTest::newRow("generic on AVX-512") << "Prescott" << "sse4_2 avx avx2 avx512f avx512bw" << "SkylakeX";
+        QTest::newRow("generic on AVX2") << "Core2" << "sse4_2 avx avx2 fma" << "Haswell";
+        QTest::newRow("generic, old CPU") << "Katmai" << "sse4_2" << "";
+        QTest::newRow("already specific") << "Haswell" << "avx2 avx512f avx512bw" << "";
+        QTest::newRow("not OpenBLAS") << "" << "avx2" << "";
+    }
+    void aBetterCoreTypeOnlyForGenericKernels()
+    {
+        QFETCH(QString, chosen);
+        QFETCH(QString, flags);
+        QFETCH(QString, better);
+        QCOMPARE(QString::fromStdString(betterCoreType(chosen.toStdString(), flags.toStdString())), better);
+    }
 };
 
 QTEST_APPLESS_MAIN(tst_Tuning)

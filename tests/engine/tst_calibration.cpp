@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The machine's matmul peak (cached) and the machine-speed index (invisible to a run's memory).
+// The machine's matmul peak (cached), the machine-speed index (invisible to a run's memory), and
+// the check that the BLAS computes right.
 #include "core/config/config.h"
 #include "core/engine/calibration.h"
 #include "core/engine/countingallocator.h"
+#include "core/engine/environment.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -62,6 +64,15 @@ private Q_SLOTS:
         QVERIFY(!allocator.refusal());
         QCOMPARE(allocator.peakBytes(), peak);
         QCOMPARE(allocator.currentBytes(), inUse);
+    }
+
+    // The BLAS this process loaded multiplies right: the check `optlog tune` makes of a core type.
+    void gemmMatchesTheDoublePrecisionReference()
+    {
+        const GemmCheck check = checkGemm();
+        QVERIFY2(check.correct, qPrintable(QString::number(check.largestError)));
+        QVERIFY(check.largestError > 0); // FP32 rounds: an error of exactly 0 would mean no real product
+        QVERIFY(check.largestError < 1e-4);
     }
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The main window around a study: opening, refusing what is not a study, queueing a plan,
 // empty states and restored window state.
+#include "core/config/studyplan.h"
 #include "core/store/store.h"
 #include "ui/mainwindow.h"
 #include "ui/runqueue.h"
@@ -61,8 +62,10 @@ private Q_SLOTS:
     {
         const QString study = m_dir.filePath(QStringLiteral("half.sqlite"));
         {
+            // Completed with the plan's own config: done. (`optlog study` keeps the same runs.)
+            const StudyPlan plan = loadStudyPlan("default");
             Store store(study.toStdString());
-            const int64_t done = store.createRun("fp32", "");
+            const int64_t done = store.createRun("fp32", toToml(plan.runs.at(0).config()));
             store.finishRun(done, Outcome::Completed, 299, "");
             const int64_t failed = store.createRun("fp32-microbatch4-accum2", "");
             store.finishRun(failed, Outcome::Failed, 3, "boom");

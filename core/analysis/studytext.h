@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/store/store.h"
+
+#include <ostream>
+#include <string>
+
+namespace optlog {
+
+// `optlog runs`: one line per run (outcome, steps, tokens, last validation loss, steady tokens/s,
+// peak memory).
+std::string formatRunList(const Store &store);
+
+// `optlog show`: one run in full: outcome, throughput, validation, dtypes, memory by role
+// predicted beside measured, events, environment, config.
+std::string formatRunDetail(const Store &store, const RunRecord &run);
+
+// `optlog export --format csv`: one row per run and optimizer step; val_loss on the steps that
+// were validated.
+void writeMetricsCsv(const Store &store, std::ostream &out);
+
+// `optlog export --format json`: every run with its metrics, validation, memory and events.
+std::string studyJson(const Store &store);
+
+} // namespace optlog

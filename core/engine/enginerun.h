@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config/config.h"
+#include "core/engine/calibration.h"
+#include "core/engine/environment.h"
+#include "core/engine/textdata.h"
+#include "core/engine/trainer.h"
+#include "core/store/store.h"
+
+#include <c10/core/Device.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace optlog {
+
+// One `optlog run`, from its config to its outcome in the study: the sequence config -> device ->
+// data -> study -> threads -> calibration -> budget -> run -> recorder -> trainer -> outcome, in
+// one place, in three calls. Everything that can refuse the input happens in the constructor,
+// before any file is touched; open() takes the study and measures the machine; train() creates
+// the run and trains it.
+class EngineRun
+{
+public:
+    // Refuses, with ConfigError or DataError, a config whose device, precision, attention or corpus
+    // this engine cannot run. Nothing is written.
+    explicit EngineRun(RunConfig config);
+    ~EngineRun();
+
+    // Opens (or creates) the study, then sets up what the run is measured with: the counting
+    // allocator, the heap, the threads, the machine's matmul peak. Throws StoreError, writing
+    // nothing, for a file that is not a usable study.
+    void open(const std::string &studyPath);
+
+    struct Options
+    {
+        bool jsonLines = false; // the engine's events on stdout, for the workbench
+        bool progress = false;  // a progress line on stderr
+    };
+    struct Result
+    {
+        int64_t runId = 0;
+        TrainingOutcome outcome;
+    };
+    // After open(): creates the run with its environment and predicted memory, trains it until it
+    // ends or `stopRequested`, and stores how it ended, with the measured memory and dtypes.
+    Result train(const Options &options, const std::atomic<bool> &stopRequested);
+
+    const RunConfig &config() const { return m_config; }
+
+private:
+    RunConfig m_config;
+    c10::Device m_device;
+    TokenSplit m_data;
+    std::unique_ptr<Store> m_store;
+    ThreadSettings m_threads;
+    nlohmann::json m_heap; // what keepTensorMemoryInHeap() set
+    MatmulPeak m_peak;
+};
+
+} // namespace optlog

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// One run of the engine into a real study file: what it refuses before writing, and what it stores.
+#include "core/config/config.h"
+#include "core/engine/enginerun.h"
+#include "core/store/store.h"
+
+#include <ATen/Parallel.h>
+
+#include <QtTest>
+
+using namespace optlog;
+
+namespace {
+
+RunConfig smoke(const std::vector<std::string> &overrides = {})
+{
+    std::vector<std::string> all = {"data.corpus=generated", "train.steps=12", "train.eval_interval=6",
+                                    "runtime.threads=1", "name=\"smoke run\""};
+    all.insert(all.end(), overrides.begin(), overrides.end());
+    return loadRunConfig("smoke", "", all);
+}
+
+bool hasRow(const std::vector<MemoryRow> &rows, MemoryRole role, MemorySource source)
+{
+    return std::any_of(rows.begin(), rows.end(), [&](const MemoryRow &r) { return r.role == role && r.source == source; });
+}
+
+} // namespace
+
+class tst_EngineRun : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void trainsIntoTheStudyWithWhatAComparisonNeeds()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("study.sqlite").toStdString();
+        EngineRun run(smoke());
+        run.open(path);
+        const std::atomic<bool> stop{false};
+        const EngineRun::Result result = run.train({}, stop);
+        QCOMPARE(std::string(outcomeName(result.outcome.outcome)), std::string("completed"));
+
+        const Store store(path, Store::Access::ReadOnly);
+        const RunRecord record = *store.findRun(std::to_string(result.runId));
+        QCOMPARE(record.name, std::string("smoke run"));
+        QCOMPARE(std::string(outcomeName(record.outcome)), std::string("completed"));
+        QCOMPARE(record.outcomeStep, int64_t(11));
+        QCOMPARE(store.metrics(record.id).size(), size_t(12));
+        QCOMPARE(store.validation(record.id).size(), size_t(2));
+        const auto memory = store.memory(record.id);
+        QVERIFY(hasRow(memory, MemoryRole::Peak, MemorySource::Predicted));
+        QVERIFY(hasRow(memory, MemoryRole::Peak, MemorySource::Measured));
+        QVERIFY(hasRow(memory, MemoryRole::SavedActivations, MemorySource::Measured));
+        QVERIFY2(record.dtypesJson.find(R"("weights":"float32")") != std::string::npos, record.dtypesJson.c_str());
+        QVERIFY2(record.environmentJson.find("matmul_peak") != std::string::npos, record.environmentJson.c_str());
+        QVERIFY2(record.environmentJson.find(R"("device":"cpu")") != std::string::npos, record.environmentJson.c_str());
+        const auto events = store.events(record.id);
+        QVERIFY(!events.empty());
+        QCOMPARE(events.front().kind, EventKind::Started);
+        QVERIFY2(events.front().message.find("data: ") != std::string::npos, events.front().message.c_str());
+    }
+
+    void refusesBadInputBeforeAnyFileExists()
+    {
+        QTemporaryDir dir;
+        const QString study = dir.filePath("study.sqlite");
+        QVERIFY_EXCEPTION_THROWN(EngineRun(smoke({"data.corpus=text", "data.path=\"" + dir.filePath("none.txt").toStdString() + "\""})),
+                                 DataError);
+        RunConfig fp16 = smoke();
+        fp16.precision.mode = "master-fp16"; // changed after the config's own rules ran
+        QVERIFY_EXCEPTION_THROWN(EngineRun{fp16}, ConfigError);
+        QVERIFY(!QFile::exists(study));
+    }
+
+    void refusesAFileThatIsNotAStudyAndLeavesIt()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("notes.sqlite");
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("my notes, not a study");
+        file.close();
+        EngineRun run(smoke());
+        QVERIFY_EXCEPTION_THROWN(run.open(path.toStdString()), StoreError);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readAll(), QByteArray("my notes, not a study"));
+    }
+
+    void aRefusedAllocationEndsTheRunAsOomWithWhatWasRefused()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("study.sqlite").toStdString();
+        EngineRun run(smoke({"memory.budget=\"600KiB\""}));
+        run.open(path);
+        const std::atomic<bool> stop{false};
+        const EngineRun::Result result = run.train({}, stop);
+        QCOMPARE(std::string(outcomeName(result.outcome.outcome)), std::string("oom"));
+        const Store store(path, Store::Access::ReadOnly);
+        bool refusal = false;
+        for (const auto &e : store.events(result.runId))
+            refusal = refusal || (e.kind == EventKind::Oom && e.message.find(R"("budget_bytes":614400)") != std::string::npos);
+        QVERIFY(refusal);
+        QCOMPARE(std::string(outcomeName(store.runs().front().outcome)), std::string("oom"));
+    }
+};
+
+QTEST_APPLESS_MAIN(tst_EngineRun)
+#include "tst_enginerun.moc"
