@@ -49,6 +49,15 @@ Batch onDevice(const Batch &batch, c10::Device device)
     return {batch.inputs.to(device), batch.targets.to(device)};
 }
 
+TrainingOutcome ended(Outcome outcome, int64_t step, std::string message)
+{
+    TrainingOutcome out;
+    out.outcome = outcome;
+    out.step = step;
+    out.message = std::move(message);
+    return out;
+}
+
 int64_t peakRssBytes()
 {
     rusage usage{};
@@ -59,27 +68,25 @@ int64_t peakRssBytes()
 } // namespace
 
 at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatches, const PrecisionPlan &plan,
-                               const LossScaler *scaler, int64_t *savedActivationBytes)
+                               const LossScaler *scaler, MemoryMeter *meter)
 {
     for (auto &p : model->parameters())
         if (p.grad().defined())
             p.grad().zero_();
     const c10::Device device = microbatches.front().inputs.device();
-    const DeviceMemory memory(device);
     const double share = 1.0 / double(microbatches.size());
     at::Tensor total = torch::zeros({}, at::TensorOptions().device(device));
-    for (size_t i = 0; i < microbatches.size(); ++i) {
-        const int64_t before = memory.currentBytes();
+    for (const Batch &microbatch : microbatches) {
         at::Tensor loss;
-        memory.setPhase("forward");
+        if (meter)
+            meter->forwardBegins();
         {
             // Forward only: backward runs in the dtypes the forward chose.
             AutocastGuard autocast(device.type(), plan.compute, plan.autocast);
-            loss = model->loss(microbatches[i].inputs, microbatches[i].targets);
+            loss = model->loss(microbatch.inputs, microbatch.targets);
         }
-        if (savedActivationBytes && i == 0)
-            *savedActivationBytes = memory.currentBytes() - before;
-        memory.setPhase("backward");
+        if (meter)
+            meter->forwardEnds();
         const at::Tensor part = loss * share;
         (scaler ? scaler->scale(part) : part).backward();
         total += loss.detach() * share;
@@ -112,7 +119,7 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed)
     : m_config(config)
     , m_plan(precisionPlan(config.precision.mode))
     , m_device(runDevice(config))
-    , m_memory(m_device)
+    , m_meter(m_device, config.memory.warmupSteps)
     , m_data(std::move(data))
 {
     torch::manual_seed(uint64_t(config.train.seed));
@@ -155,7 +162,7 @@ const std::vector<at::Tensor> &Trainer::optimizedTensors() const
 
 double Trainer::optimizerStep()
 {
-    m_memory.setPhase("optimizer step");
+    m_meter.enter("optimizer step");
     if (m_plan.masterWeights) {
         // FP32 gradients for the master copies exist only during the optimizer step, so the
         // persistent layout stays 16-bit weights and gradients + FP32 master weights and moments.
@@ -214,7 +221,7 @@ std::map<std::string, std::string> Trainer::dtypes()
 
 double Trainer::validate()
 {
-    m_memory.setPhase("validation");
+    m_meter.enter("validation");
     torch::NoGradGuard noGrad;
     m_model->eval();
     double sum = 0;
@@ -232,13 +239,12 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
 {
     auto &allocator = CountingAllocator::instance();
     TrainingOutcome outcome;
-    int64_t savedActivationBytes = -1;
     try {
-        trainSteps(observer, stopRequested, outcome, savedActivationBytes);
+        outcome = trainSteps(observer, stopRequested);
     } catch (const c10::OutOfMemoryError &e) {
         // A GPU's own limit (the CPU's rehearsed budget is handled below).
         outcome.outcome = Outcome::Oom;
-        outcome.step += 1;
+        outcome.step = m_lastCompletedStep + 1; // the step that did not complete
         outcome.message = "out of " + m_device.str() + " memory at step " + std::to_string(outcome.step) + ": "
                           + e.what_without_backtrace();
     } catch (const std::exception &) {
@@ -247,38 +253,31 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
         if (!refusal)
             throw;
         outcome.outcome = Outcome::Oom;
-        outcome.step += 1; // the step that did not complete
+        outcome.step = m_lastCompletedStep + 1;
         outcome.message = MemoryBudgetExceeded(*refusal).what() + std::string(", at step ")
                           + std::to_string(outcome.step);
         outcome.refusal = refusal;
     }
-    m_memory.setPhase("setup");
+    m_meter.enter("setup");
     // The budget rehearses training; what follows only reads the tensors, without it.
     allocator.setBudget(0);
-    outcome.measuredMemory = measureMemory(savedActivationBytes);
+    outcome.measuredMemory = measureMemory();
     outcome.dtypes = dtypes();
-    if (savedActivationBytes < 0)
+    if (!m_meter.savedActivationBytes())
         observer.event(EventKind::Warning, "the run ended during warm-up: its peak memory covers warm-up steps too");
     return outcome;
 }
 
-void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested, TrainingOutcome &outcome,
-                         int64_t &savedActivationBytes)
+TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
 {
     const auto &train = m_config.train;
     const int64_t tokensPerStep = m_config.tokensPerStep();
     BatchSampler sampler(m_data.train, m_config.model.contextLength, uint64_t(train.seed));
     for (int64_t step = 0; step < train.steps; ++step) {
-        if (stopRequested.load()) {
-            outcome.outcome = Outcome::Cancelled;
-            // outcome.step is the last completed step
-            outcome.message = "stopped by a signal after step " + std::to_string(step - 1);
-            break;
-        }
-        // The peak counts complete steps after warm-up: Adam's moments exist from the first step on.
-        const bool firstMeasuredStep = step == m_config.memory.warmupSteps;
-        if (firstMeasuredStep)
-            m_memory.resetPeak();
+        if (stopRequested.load())
+            return ended(Outcome::Cancelled, m_lastCompletedStep,
+                         "stopped by a signal after step " + std::to_string(m_lastCompletedStep));
+        m_meter.stepBegins(step);
 
         const auto start = Clock::now();
         const double lr = learningRateAt(train, step);
@@ -288,8 +287,7 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
         std::vector<Batch> microbatches;
         for (int64_t i = 0; i < train.accumulation; ++i)
             microbatches.push_back(onDevice(sampler.next(train.microbatch), m_device));
-        at::Tensor loss = accumulateGradients(m_model, microbatches, m_plan, scaler(),
-                                              firstMeasuredStep ? &savedActivationBytes : nullptr);
+        at::Tensor loss = accumulateGradients(m_model, microbatches, m_plan, scaler(), &m_meter);
         const double gradNorm = optimizerStep();
         // The one host read of the step; on CUDA it also waits for the step's queued kernels.
         const double lossValue = loss.item<double>();
@@ -308,27 +306,24 @@ void Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &st
         // Outside the step's time: a change in this index is the machine, not the technique.
         const int64_t probeEvery = m_config.runtime.speedProbeEvery;
         if (probeEvery > 0 && (step + 1) % probeEvery == 0)
-            metrics.machineGflops =
-                referenceKernelGflops(m_plan.compute, m_device);
+            metrics.machineGflops = referenceKernelGflops(m_plan.compute, m_device);
         observer.step(metrics);
 
-        if (!std::isfinite(lossValue)) {
-            outcome.step = step;
-            outcome.outcome = Outcome::Diverged;
-            outcome.message = "training loss became " + std::to_string(lossValue) + " at step " + std::to_string(step);
-            break;
-        }
+        if (!std::isfinite(lossValue))
+            return ended(Outcome::Diverged, step,
+                         "training loss became " + std::to_string(lossValue) + " at step " + std::to_string(step));
         if ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps)
             observer.validated({step, metrics.tokens, validate()});
-        outcome.step = step;
+        m_lastCompletedStep = step;
     }
+    return ended(Outcome::Completed, m_lastCompletedStep, "");
 }
 
-std::vector<MemoryRow> Trainer::measureMemory(int64_t savedActivationBytes) const
+std::vector<MemoryRow> Trainer::measureMemory() const
 {
     const std::vector<at::Tensor> &parameters = m_parameters;
     const std::vector<at::Tensor> gradients = this->gradients(), moments = this->moments(); // AdamW without amsgrad
-    const int64_t peak = m_memory.peakBytes();
+    const int64_t peak = m_meter.peakBytes();
     std::vector<MemoryRow> rows = {
         {MemoryRole::Parameters, dtypeOf(parameters), bytesOf(parameters), MemorySource::Measured},
         {MemoryRole::Gradients, dtypeOf(gradients), bytesOf(gradients), MemorySource::Measured},
@@ -336,15 +331,15 @@ std::vector<MemoryRow> Trainer::measureMemory(int64_t savedActivationBytes) cons
     };
     if (!m_master.empty())
         rows.push_back({MemoryRole::MasterWeights, dtypeOf(m_master), bytesOf(m_master), MemorySource::Measured});
-    if (savedActivationBytes >= 0) {
-        rows.push_back({MemoryRole::SavedActivations, "mixed", savedActivationBytes, MemorySource::Measured});
+    if (const auto saved = m_meter.savedActivationBytes()) {
+        rows.push_back({MemoryRole::SavedActivations, "mixed", *saved, MemorySource::Measured});
         int64_t persistent = 0;
         for (const auto &row : rows)
             persistent += row.bytes;
         rows.push_back({MemoryRole::Temporaries, "mixed", std::max<int64_t>(0, peak - persistent), MemorySource::Measured});
     }
     rows.push_back({MemoryRole::Peak, "mixed", peak, MemorySource::Measured});
-    if (const auto reserved = m_memory.reservedPeakBytes())
+    if (const auto reserved = m_meter.reservedPeakBytes())
         rows.push_back({MemoryRole::PeakReserved, "mixed", *reserved, MemorySource::Measured});
     rows.push_back({MemoryRole::PeakRss, "mixed", peakRssBytes(), MemorySource::Measured});
     return rows;

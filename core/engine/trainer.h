@@ -5,6 +5,7 @@
 #include "core/engine/countingallocator.h"
 #include "core/engine/device.h"
 #include "core/engine/gpt.h"
+#include "core/engine/memorymeter.h"
 #include "core/engine/precision.h"
 #include "core/engine/textdata.h"
 #include "core/contract/engineevents.h"
@@ -48,10 +49,9 @@ struct TrainingOutcome
 // by the number of microbatches, so the accumulated gradient equals that of one batch of all of
 // them. The forward runs under the plan's autocast; with a scaler the loss is scaled before
 // backward. Returns the mean unscaled loss as a tensor (no host sync). Runs on the batches'
-// device. When `savedActivationBytes` is given, the allocator's growth over the first forward
-// is stored there.
+// device. A `meter`, when given, is told where each forward begins and ends.
 at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatches, const PrecisionPlan &plan = {},
-                               const LossScaler *scaler = nullptr, int64_t *savedActivationBytes = nullptr);
+                               const LossScaler *scaler = nullptr, MemoryMeter *meter = nullptr);
 
 // Unscales the gradients (with a scaler), then clips them to `maxNorm` by global norm; returns
 // the norm before clipping, or nothing when a gradient is inf or NaN (the step must be skipped).
@@ -78,10 +78,10 @@ public:
     TrainingOutcome run(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
 
 private:
-    // The loop of optimizer steps; sets outcome.step to the last completed step as it goes.
-    void trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested, TrainingOutcome &outcome,
-                    int64_t &savedActivationBytes);
-    std::vector<MemoryRow> measureMemory(int64_t savedActivationBytes) const;
+    // The loop of optimizer steps, until train.steps, a non-finite loss or a stop request: how it
+    // ended. m_lastCompletedStep follows it, for an end by an exception.
+    TrainingOutcome trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
+    std::vector<MemoryRow> measureMemory() const;
     std::vector<at::Tensor> gradients() const; // of the model's parameters
     std::vector<at::Tensor> moments() const;   // AdamW's m and v
 
@@ -94,7 +94,8 @@ private:
     RunConfig m_config;
     PrecisionPlan m_plan;
     c10::Device m_device;
-    DeviceMemory m_memory;
+    MemoryMeter m_meter;
+    int64_t m_lastCompletedStep = -1;
     TokenSplit m_data;
     GPT m_model{nullptr};
     std::vector<at::Tensor> m_parameters; // the model's, in their training dtype

@@ -2,6 +2,7 @@
 #include "core/config/config.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/gpt.h"
+#include "core/engine/memorymeter.h"
 
 #include <ATen/ATen.h>
 #include <torch/optim/adamw.h>
@@ -21,6 +22,7 @@ private Q_SLOTS:
     void survivesMatmulGeluSoftmaxPaths();
     void peakAfterFirstOptimizerStepCoversModelState();
     void uncountedScopeLeavesNoTrace();
+    void meterMeasuresTheFirstForwardAfterWarmup();
 };
 
 void tst_CountingAllocator::knownAllocationIsCountedExactly()
@@ -112,6 +114,34 @@ void tst_CountingAllocator::uncountedScopeLeavesNoTrace()
     QCOMPARE(allocator.currentBytes(), before);
     const at::Tensor counted = at::empty({256}, at::kFloat); // and counting resumes
     QCOMPARE(allocator.currentBytes(), before + 1024);
+}
+
+// The trainer's memory meter on the counting allocator: warm-up is not measured, the first measured
+// step resets the peak, and only its first forward counts as the saved activations.
+void tst_CountingAllocator::meterMeasuresTheFirstForwardAfterWarmup()
+{
+    auto &allocator = CountingAllocator::instance();
+    MemoryMeter meter(c10::Device(c10::DeviceType::CPU), 1);
+    std::vector<at::Tensor> saved;
+    const auto forward = [&](int64_t bytes) {
+        meter.forwardBegins();
+        saved.push_back(at::empty({bytes}, at::kByte)); // what a forward keeps for backward
+        at::empty({4 * bytes}, at::kByte);              // and a temporary it frees
+        meter.forwardEnds();
+    };
+    meter.stepBegins(0);
+    forward(1000);
+    QVERIFY(!meter.savedActivationBytes()); // warm-up
+    saved.clear();
+    meter.stepBegins(1);
+    QCOMPARE(meter.peakBytes(), allocator.currentBytes()); // a new high-water mark
+    forward(3000);
+    forward(5000); // a second microbatch of the same step
+    QCOMPARE(meter.savedActivationBytes(), std::optional<int64_t>(3000));
+    QVERIFY(meter.peakBytes() >= allocator.currentBytes() + 4 * 5000); // the temporary, with both saved
+    meter.stepBegins(2);
+    forward(7000);
+    QCOMPARE(meter.savedActivationBytes(), std::optional<int64_t>(3000)); // measured once
 }
 
 QTEST_APPLESS_MAIN(tst_CountingAllocator)
