@@ -4,11 +4,16 @@
 #include "core/analysis/studycomparison.h"
 #include "core/contract/outcome.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace optlog {
 
+
+// Runs `prepare`, which reads the command's input; when it refuses it (a config, data or study file
+// error), says why as "optlog <command>: ..." and returns kExitBadInput, else 0.
+int refuseBadInput(const char *command, const std::function<void()> &prepare);
 
 struct RunRequest
 {

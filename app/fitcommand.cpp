@@ -6,7 +6,6 @@
 #include "core/engine/fitsearch.h"
 
 #include <cstdio>
-#include <iostream>
 #include <memory>
 
 namespace optlog {
@@ -14,13 +13,11 @@ namespace optlog {
 int fitCommand(const FitRequest &request)
 {
     std::unique_ptr<FitSearch> search;
-    try {
-        search = std::make_unique<FitSearch>(loadRunConfig(request.preset, request.configFile, request.overrides),
-                                             parseBytes(request.budget, "--memory-budget"));
-    } catch (const std::exception &e) {
-        std::cerr << "optlog fit: " << e.what() << "\n";
-        return kExitBadInput;
-    }
+    if (const int refused = refuseBadInput("fit", [&] {
+            search = std::make_unique<FitSearch>(loadRunConfig(request.preset, request.configFile, request.overrides),
+                                                 parseBytes(request.budget, "--memory-budget"));
+        }))
+        return refused;
     const FitResult result = search->run([](const std::string &line) {
         std::fputs(line.c_str(), stdout);
         std::fflush(stdout); // a search takes a while: each line as it is found

@@ -16,14 +16,12 @@ namespace optlog {
 
 namespace {
 
+// The study, or nothing after saying why it cannot be opened.
 std::unique_ptr<Store> openStudy(const std::string &path, const char *command)
 {
-    try {
-        return std::make_unique<Store>(path);
-    } catch (const StoreError &e) {
-        std::cerr << "optlog " << command << ": " << e.what() << "\n";
-        return nullptr;
-    }
+    std::unique_ptr<Store> store;
+    refuseBadInput(command, [&] { store = std::make_unique<Store>(path); });
+    return store;
 }
 
 } // namespace
@@ -31,12 +29,9 @@ std::unique_ptr<Store> openStudy(const std::string &path, const char *command)
 int estimateCommand(const EstimateRequest &request)
 {
     RunConfig config;
-    try {
-        config = loadRunConfig(request.preset, request.configFile, request.overrides);
-    } catch (const ConfigError &e) {
-        std::cerr << "optlog estimate: " << e.what() << "\n";
-        return kExitBadInput;
-    }
+    if (const int refused =
+            refuseBadInput("estimate", [&] { config = loadRunConfig(request.preset, request.configFile, request.overrides); }))
+        return refused;
     const MemoryEstimate estimate = estimateMemory(config);
     std::cout << (request.json ? formatEstimateJson(config, estimate, request.ranks)
                                : formatEstimate(config, estimate, request.ranks));
@@ -72,13 +67,9 @@ int compareCommand(const CompareRequest &request)
     auto store = openStudy(request.study, "compare");
     if (!store)
         return kExitBadInput;
-    try {
+    return refuseBadInput("compare", [&] {
         std::cout << formatStudyComparison(request.study, compareStudy(*store, request.comparison));
-    } catch (const StoreError &e) {
-        std::cerr << "optlog compare: " << e.what() << "\n";
-        return kExitBadInput;
-    }
-    return kExitOk;
+    });
 }
 
 int exportCommand(const std::string &path, const std::string &format, const std::string &output)

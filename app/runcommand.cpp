@@ -4,7 +4,6 @@
 
 #include "core/config/config.h"
 #include "core/engine/enginerun.h"
-#include "core/store/store.h"
 
 #include <atomic>
 #include <csignal>
@@ -32,21 +31,11 @@ void requestStop(int signal)
 int runCommand(const RunRequest &request)
 {
     std::unique_ptr<EngineRun> run;
-    try {
-        run = std::make_unique<EngineRun>(loadRunConfig(request.preset, request.configFile, request.overrides));
-    } catch (const ConfigError &e) {
-        std::cerr << "optlog run: " << e.what() << "\n";
-        return kExitBadInput;
-    } catch (const DataError &e) {
-        std::cerr << "optlog run: " << e.what() << "\n";
-        return kExitBadInput;
-    }
-    try {
-        run->open(request.study);
-    } catch (const StoreError &e) {
-        std::cerr << "optlog run: " << e.what() << "\n";
-        return kExitBadInput;
-    }
+    if (const int refused = refuseBadInput("run", [&] {
+            run = std::make_unique<EngineRun>(loadRunConfig(request.preset, request.configFile, request.overrides));
+            run->open(request.study);
+        }))
+        return refused;
     // From here on a signal ends the run as cancelled, with what it recorded; before, it ends the
     // process with nothing written.
     std::signal(SIGINT, requestStop);

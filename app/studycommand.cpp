@@ -17,21 +17,16 @@ int studyCommand(const StudyRequest &request, const std::string &self)
     StudyPlan plan;
     std::vector<PlannedRun> todo;
     std::string studyFile;
-    try {
-        plan = loadStudyPlan(request.plan);
-        for (auto &run : plan.runs) {
-            run.overrides.insert(run.overrides.end(), request.overrides.begin(), request.overrides.end());
-            run.config(); // validates the override in every run before anything runs
-        }
-        studyFile = request.study.empty() ? plan.name + ".sqlite" : request.study;
-        todo = runsToDo(plan.runs, Store(studyFile).runs());
-    } catch (const ConfigError &e) {
-        std::cerr << "optlog study: " << e.what() << "\n";
-        return kExitBadInput;
-    } catch (const StoreError &e) {
-        std::cerr << "optlog study: " << e.what() << "\n";
-        return kExitBadInput;
-    }
+    if (const int refused = refuseBadInput("study", [&] {
+            plan = loadStudyPlan(request.plan);
+            for (auto &run : plan.runs) {
+                run.overrides.insert(run.overrides.end(), request.overrides.begin(), request.overrides.end());
+                run.config(); // validates the override in every run before anything runs
+            }
+            studyFile = request.study.empty() ? plan.name + ".sqlite" : request.study;
+            todo = runsToDo(plan.runs, Store(studyFile).runs());
+        }))
+        return refused;
 
     for (size_t i = 0; i < plan.runs.size(); ++i) {
         const PlannedRun &run = plan.runs[i];

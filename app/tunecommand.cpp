@@ -31,14 +31,11 @@ int gemmCheckCommand()
 
 int tuneCommand(const TuneRequest &request, const std::string &self)
 {
-    for (const std::string &mode : request.modes) {
-        try {
-            precisionFamily(mode);
-        } catch (const ConfigError &e) {
-            std::cerr << "optlog tune --modes: " << e.what() << "\n";
-            return kExitBadInput;
-        }
-    }
+    if (const int refused = refuseBadInput("tune --modes", [&] {
+            for (const std::string &mode : request.modes)
+                precisionFamily(mode);
+        }))
+        return refused;
     const std::string key = machineKey();
     const std::string cache = tuningCacheFile();
     if (request.ifNeeded && std::all_of(request.modes.begin(), request.modes.end(), [&](const std::string &mode) {

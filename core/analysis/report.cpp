@@ -153,40 +153,44 @@ std::string throughputLine(const ReportRun &run)
     return line;
 }
 
+// The header, then each row, as `writeRow(cells, isHeader)` writes a row in a writer's markup.
+template<typename WriteRow>
+std::string eachRow(const Table &t, WriteRow writeRow)
+{
+    std::string out = writeRow(t.header, true);
+    for (const auto &row : t.rows)
+        out += writeRow(row, false);
+    return out;
+}
+
 std::string markdownTable(const Table &t)
 {
-    std::ostringstream out;
-    out << "|";
-    for (const auto &h : t.header)
-        out << " " << markdownCell(h) << " |";
-    out << "\n|";
-    for (size_t i = 0; i < t.header.size(); ++i)
-        out << "---|";
-    out << "\n";
-    for (const auto &row : t.rows) {
-        out << "|";
-        for (const auto &cell : row)
-            out << " " << markdownCell(cell) << " |";
-        out << "\n";
-    }
-    return out.str();
+    return eachRow(t, [](const std::vector<std::string> &cells, bool isHeader) {
+        std::string line = "|";
+        for (const auto &cell : cells)
+            line += " " + markdownCell(cell) + " |";
+        line += "\n";
+        if (isHeader) {
+            line += "|";
+            for (size_t i = 0; i < cells.size(); ++i)
+                line += "---|";
+            line += "\n";
+        }
+        return line;
+    });
 }
 
 std::string htmlTable(const Table &t, const std::string &cssClass = "")
 {
-    std::ostringstream out;
-    out << "<table" << (cssClass.empty() ? "" : " class=\"" + cssClass + "\"") << " border=\"1\" cellspacing=\"0\" cellpadding=\"4\">\n<tr>";
-    for (const auto &h : t.header)
-        out << "<th>" << html(h) << "</th>";
-    out << "</tr>\n";
-    for (const auto &row : t.rows) {
-        out << "<tr>";
-        for (const auto &cell : row)
-            out << "<td>" << html(cell) << "</td>";
-        out << "</tr>\n";
-    }
-    out << "</table>\n";
-    return out.str();
+    const std::string rows = eachRow(t, [](const std::vector<std::string> &cells, bool isHeader) {
+        const std::string tag = isHeader ? "th" : "td";
+        std::string line = "<tr>";
+        for (const auto &cell : cells)
+            line += "<" + tag + ">" + html(cell) + "</" + tag + ">";
+        return line + "</tr>\n";
+    });
+    return "<table" + (cssClass.empty() ? "" : " class=\"" + cssClass + "\"")
+           + " border=\"1\" cellspacing=\"0\" cellpadding=\"4\">\n" + rows + "</table>\n";
 }
 
 std::string question(const Report &report)

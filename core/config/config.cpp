@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include <cmath>
+#include <type_traits>
 #include <fstream>
 #include <map>
 #include <set>
@@ -15,54 +16,45 @@ namespace optlog {
 
 namespace {
 
-ConfigField integer(std::string section, std::string key, std::string help,
-                    std::function<int64_t &(RunConfig &)> get, double minimum, double maximum = 0)
-{
-    ConfigField f;
-    f.section = std::move(section);
-    f.key = std::move(key);
-    f.help = std::move(help);
-    f.ref = [get](RunConfig &c) -> ConfigField::Ref { return &get(c); };
-    f.minimum = minimum;
-    f.maximum = maximum;
-    return f;
-}
+// Where each section of the TOML lives in a RunConfig; top-level keys are in the RunConfig itself.
+template<typename Section> struct SectionOf;
+template<> struct SectionOf<ModelConfig> { static constexpr const char *name = "model"; static constexpr auto member = &RunConfig::model; };
+template<> struct SectionOf<DataConfig> { static constexpr const char *name = "data"; static constexpr auto member = &RunConfig::data; };
+template<> struct SectionOf<TrainConfig> { static constexpr const char *name = "train"; static constexpr auto member = &RunConfig::train; };
+template<> struct SectionOf<PrecisionConfig> { static constexpr const char *name = "precision"; static constexpr auto member = &RunConfig::precision; };
+template<> struct SectionOf<MemoryConfig> { static constexpr const char *name = "memory"; static constexpr auto member = &RunConfig::memory; };
+template<> struct SectionOf<RuntimeConfig> { static constexpr const char *name = "runtime"; static constexpr auto member = &RunConfig::runtime; };
 
-ConfigField real(std::string section, std::string key, std::string help,
-                 std::function<double &(RunConfig &)> get, double minimum, double maximum = 0,
-                 bool exclusiveMaximum = false)
+// The numbers a field accepts: from `minimum` to `maximum` inclusive (below it when
+// `exclusiveMaximum`); a maximum of 0 means none.
+struct Range
 {
-    ConfigField f;
-    f.section = std::move(section);
-    f.key = std::move(key);
-    f.help = std::move(help);
-    f.ref = [get](RunConfig &c) -> ConfigField::Ref { return &get(c); };
-    f.minimum = minimum;
-    f.maximum = maximum;
-    f.exclusiveMaximum = exclusiveMaximum;
-    return f;
-}
+    double minimum = 0;
+    double maximum = 0;
+    bool exclusiveMaximum = false;
+};
 
-ConfigField text(std::string section, std::string key, std::string help,
-                 std::function<std::string &(RunConfig &)> get, std::vector<std::string> choices = {})
+// One row of the field table: `value` is the field's member in its section's struct, which gives
+// the section, the type and where to read and write it.
+template<typename Section, typename T>
+ConfigField field(T Section::*value, std::string key, std::string help, Range range = {},
+                  std::vector<std::string> choices = {})
 {
     ConfigField f;
-    f.section = std::move(section);
+    if constexpr (!std::is_same_v<Section, RunConfig>)
+        f.section = SectionOf<Section>::name;
     f.key = std::move(key);
     f.help = std::move(help);
-    f.ref = [get](RunConfig &c) -> ConfigField::Ref { return &get(c); };
+    f.ref = [value](RunConfig &c) -> ConfigField::Ref {
+        if constexpr (std::is_same_v<Section, RunConfig>)
+            return &(c.*value);
+        else
+            return &(c.*SectionOf<Section>::member.*value);
+    };
+    f.minimum = range.minimum;
+    f.maximum = range.maximum;
+    f.exclusiveMaximum = range.exclusiveMaximum;
     f.choices = std::move(choices);
-    return f;
-}
-
-ConfigField flag(std::string section, std::string key, std::string help,
-                 std::function<bool &(RunConfig &)> get)
-{
-    ConfigField f;
-    f.section = std::move(section);
-    f.key = std::move(key);
-    f.help = std::move(help);
-    f.ref = [get](RunConfig &c) -> ConfigField::Ref { return &get(c); };
     return f;
 }
 
@@ -206,84 +198,63 @@ void applyTable(RunConfig &config, const toml::table &table, const std::string &
 const std::vector<ConfigField> &configFields()
 {
     static const std::vector<ConfigField> fields = {
-        text("", "name", "run name shown in tables", [](RunConfig &c) -> std::string & { return c.name; }),
+        field(&RunConfig::name, "name", "run name shown in tables"),
 
-        integer("model", "vocab_size", "tokens in the vocabulary; 256 for byte-level text",
-                [](RunConfig &c) -> int64_t & { return c.model.vocabSize; }, 2, 65536),
-        integer("model", "context_length", "T, tokens per sequence",
-                [](RunConfig &c) -> int64_t & { return c.model.contextLength; }, 1, 65536),
-        integer("model", "width", "C, embedding width", [](RunConfig &c) -> int64_t & { return c.model.width; },
-                1, 65536),
-        integer("model", "layers", "L, transformer blocks", [](RunConfig &c) -> int64_t & { return c.model.layers; },
-                1, 1024),
-        integer("model", "heads", "H, attention heads; width must be divisible by heads",
-                [](RunConfig &c) -> int64_t & { return c.model.heads; }, 1, 1024),
-        real("model", "dropout", "probability of dropping an activation",
-             [](RunConfig &c) -> double & { return c.model.dropout; }, 0, 1, true),
-        flag("model", "tied_head", "the output head shares the token embedding matrix",
-             [](RunConfig &c) -> bool & { return c.model.tiedHead; }),
+        field(&ModelConfig::vocabSize, "vocab_size", "tokens in the vocabulary; 256 for byte-level text", {2, 65536}),
+        field(&ModelConfig::contextLength, "context_length", "T, tokens per sequence", {1, 65536}),
+        field(&ModelConfig::width, "width", "C, embedding width", {1, 65536}),
+        field(&ModelConfig::layers, "layers", "L, transformer blocks", {1, 1024}),
+        field(&ModelConfig::heads, "heads", "H, attention heads; width must be divisible by heads", {1, 1024}),
+        field(&ModelConfig::dropout, "dropout", "probability of dropping an activation", {0, 1, true}),
+        field(&ModelConfig::tiedHead, "tied_head", "the output head shares the token embedding matrix"),
 
-        text("data", "corpus", "fortunes: Debian's fortunes text; generated: built-in text; text: a UTF-8 file; "
-                               "tokens: a folder with nanoGPT's train.bin and val.bin",
-             [](RunConfig &c) -> std::string & { return c.data.corpus; }, {"fortunes", "generated", "text", "tokens"}),
-        text("data", "path", "the text file or token folder for corpus = text or tokens",
-             [](RunConfig &c) -> std::string & { return c.data.path; }),
-        real("data", "validation_fraction", "share of a text corpus held out for validation",
-             [](RunConfig &c) -> double & { return c.data.validationFraction; }, 0.001, 0.5),
-        integer("data", "eval_sequences", "sequences in the fixed validation set",
-                [](RunConfig &c) -> int64_t & { return c.data.evalSequences; }, 1, 1000000),
+        field(&DataConfig::corpus, "corpus",
+              "fortunes: Debian's fortunes text; generated: built-in text; text: a UTF-8 file; "
+              "tokens: a folder with nanoGPT's train.bin and val.bin",
+              {}, {"fortunes", "generated", "text", "tokens"}),
+        field(&DataConfig::path, "path", "the text file or token folder for corpus = text or tokens"),
+        field(&DataConfig::validationFraction, "validation_fraction", "share of a text corpus held out for validation",
+              {0.001, 0.5}),
+        field(&DataConfig::evalSequences, "eval_sequences", "sequences in the fixed validation set", {1, 1000000}),
 
-        integer("train", "seed", "seeds initialisation, batch order and dropout",
-                [](RunConfig &c) -> int64_t & { return c.train.seed; }, 0),
-        integer("train", "microbatch", "sequences per forward/backward pass",
-                [](RunConfig &c) -> int64_t & { return c.train.microbatch; }, 1, 1 << 20),
-        integer("train", "accumulation", "microbatches accumulated per optimizer step",
-                [](RunConfig &c) -> int64_t & { return c.train.accumulation; }, 1, 1 << 20),
-        integer("train", "steps", "optimizer steps", [](RunConfig &c) -> int64_t & { return c.train.steps; }, 1),
-        real("train", "learning_rate", "peak learning rate after warm-up",
-             [](RunConfig &c) -> double & { return c.train.learningRate; }, 1e-12, 10),
-        real("train", "min_learning_rate", "learning rate at the end of the cosine decay",
-             [](RunConfig &c) -> double & { return c.train.minLearningRate; }, 0, 10),
-        integer("train", "warmup_steps", "optimizer steps of linear learning-rate warm-up",
-                [](RunConfig &c) -> int64_t & { return c.train.warmupSteps; }, 0),
-        real("train", "weight_decay", "AdamW decoupled weight decay",
-             [](RunConfig &c) -> double & { return c.train.weightDecay; }, 0, 10),
-        real("train", "beta1", "AdamW first-moment decay", [](RunConfig &c) -> double & { return c.train.beta1; },
-             0, 1, true),
-        real("train", "beta2", "AdamW second-moment decay", [](RunConfig &c) -> double & { return c.train.beta2; },
-             0, 1, true),
-        real("train", "eps", "AdamW denominator epsilon", [](RunConfig &c) -> double & { return c.train.eps; },
-             1e-30, 1),
-        real("train", "grad_clip", "maximum global gradient norm; 0 turns clipping off",
-             [](RunConfig &c) -> double & { return c.train.gradClip; }, 0),
-        integer("train", "eval_interval", "optimizer steps between validations",
-                [](RunConfig &c) -> int64_t & { return c.train.evalInterval; }, 1),
+        field(&TrainConfig::seed, "seed", "seeds initialisation, batch order and dropout", {0}),
+        field(&TrainConfig::microbatch, "microbatch", "sequences per forward/backward pass", {1, 1 << 20}),
+        field(&TrainConfig::accumulation, "accumulation", "microbatches accumulated per optimizer step", {1, 1 << 20}),
+        field(&TrainConfig::steps, "steps", "optimizer steps", {1}),
+        field(&TrainConfig::learningRate, "learning_rate", "peak learning rate after warm-up", {1e-12, 10}),
+        field(&TrainConfig::minLearningRate, "min_learning_rate", "learning rate at the end of the cosine decay",
+              {0, 10}),
+        field(&TrainConfig::warmupSteps, "warmup_steps", "optimizer steps of linear learning-rate warm-up", {0}),
+        field(&TrainConfig::weightDecay, "weight_decay", "AdamW decoupled weight decay", {0, 10}),
+        field(&TrainConfig::beta1, "beta1", "AdamW first-moment decay", {0, 1, true}),
+        field(&TrainConfig::beta2, "beta2", "AdamW second-moment decay", {0, 1, true}),
+        field(&TrainConfig::eps, "eps", "AdamW denominator epsilon", {1e-30, 1}),
+        field(&TrainConfig::gradClip, "grad_clip", "maximum global gradient norm; 0 turns clipping off", {0}),
+        field(&TrainConfig::evalInterval, "eval_interval", "optimizer steps between validations", {1}),
 
-        text("precision", "mode", "which state has which dtype (the precision table, docs/techniques.md)",
-             [](RunConfig &c) -> std::string & { return c.precision.mode; }, precisionModeNames()),
+        field(&PrecisionConfig::mode, "mode", "which state has which dtype (the precision table, docs/techniques.md)",
+              {}, precisionModeNames()),
 
-        integer("memory", "warmup_steps", "steps excluded from the peak and from steady-state throughput",
-                [](RunConfig &c) -> int64_t & { return c.memory.warmupSteps; }, 1),
-        integer("memory", "checkpoint_every", "activation checkpointing: 0 none, 1 every block, k every k-th "
-                                              "block; trades recomputation time for saved activations",
-                [](RunConfig &c) -> int64_t & { return c.memory.checkpointEvery; }, 0, 1024),
-        text("memory", "attention", "naive keeps the T x T attention scores for backward; chunked recomputes "
-                                    "them chunk by chunk; sdpa is LibTorch 2.x's fused attention",
-             [](RunConfig &c) -> std::string & { return c.memory.attention; }, {"naive", "chunked", "sdpa"}),
-        text("memory", "budget", "allocator budget, e.g. 512MiB: a run past it ends as oom; empty = none",
-             [](RunConfig &c) -> std::string & { return c.memory.budget; }),
-        integer("memory", "attention_chunk", "queries per chunk for chunked attention",
-                [](RunConfig &c) -> int64_t & { return c.memory.attentionChunk; }, 1, 65536),
+        field(&MemoryConfig::warmupSteps, "warmup_steps",
+              "steps excluded from the peak and from steady-state throughput", {1}),
+        field(&MemoryConfig::checkpointEvery, "checkpoint_every",
+              "activation checkpointing: 0 none, 1 every block, k every k-th block; trades recomputation time for "
+              "saved activations",
+              {0, 1024}),
+        field(&MemoryConfig::attention, "attention",
+              "naive keeps the T x T attention scores for backward; chunked recomputes them chunk by chunk; sdpa is "
+              "LibTorch 2.x's fused attention",
+              {}, {"naive", "chunked", "sdpa"}),
+        field(&MemoryConfig::budget, "budget", "allocator budget, e.g. 512MiB: a run past it ends as oom; empty = none"),
+        field(&MemoryConfig::attentionChunk, "attention_chunk", "queries per chunk for chunked attention", {1, 65536}),
 
-        integer("runtime", "threads", "intra-op threads; 0 = this machine's measured default",
-                [](RunConfig &c) -> int64_t & { return c.runtime.threads; }, 0, 1024),
-        integer("runtime", "blas_threads", "BLAS threads; 0 = same as runtime.threads",
-                [](RunConfig &c) -> int64_t & { return c.runtime.blasThreads; }, 0, 1024),
-        integer("runtime", "speed_probe_every",
-                "optimizer steps between timings of a fixed reference matmul (the machine-speed index); 0 = never",
-                [](RunConfig &c) -> int64_t & { return c.runtime.speedProbeEvery; }, 0, 1000000),
-        text("runtime", "device", "where the run trains: cpu, or cuda (needs a CUDA build of LibTorch and a GPU)",
-             [](RunConfig &c) -> std::string & { return c.runtime.device; }, {"cpu", "cuda"}),
+        field(&RuntimeConfig::threads, "threads", "intra-op threads; 0 = this machine's measured default", {0, 1024}),
+        field(&RuntimeConfig::blasThreads, "blas_threads", "BLAS threads; 0 = same as runtime.threads", {0, 1024}),
+        field(&RuntimeConfig::speedProbeEvery, "speed_probe_every",
+              "optimizer steps between timings of a fixed reference matmul (the machine-speed index); 0 = never",
+              {0, 1000000}),
+        field(&RuntimeConfig::device, "device",
+              "where the run trains: cpu, or cuda (needs a CUDA build of LibTorch and a GPU)", {}, {"cpu", "cuda"}),
     };
     return fields;
 }

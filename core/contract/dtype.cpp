@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/contract/dtype.h"
 
+#include "core/contract/rowlookup.h"
+
 namespace optlog {
 
 namespace {
@@ -21,10 +23,7 @@ constexpr DtypeFacts kDtypes[] = {
 
 const DtypeFacts &factsOf(Dtype dtype)
 {
-    for (const auto &facts : kDtypes)
-        if (facts.dtype == dtype)
-            return facts;
-    return kDtypes[0]; // unreachable: every enumerator has a row
+    return rowOf(kDtypes, &DtypeFacts::dtype, dtype);
 }
 
 } // namespace
@@ -35,10 +34,8 @@ int dtypeBytes(Dtype dtype) { return factsOf(dtype).bytes; }
 
 std::string shortDtype(const std::string &name)
 {
-    for (const auto &facts : kDtypes)
-        if (name == facts.name)
-            return facts.shortName;
-    return name;
+    const DtypeFacts *facts = findRow(kDtypes, &DtypeFacts::name, name);
+    return facts ? facts->shortName : name;
 }
 
 } // namespace optlog

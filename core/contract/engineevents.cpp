@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/contract/engineevents.h"
 
+#include "core/contract/rowlookup.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -234,18 +236,13 @@ EngineEvent readEvent(const nlohmann::json &object)
 
 const char *eventKindName(EventKind kind)
 {
-    for (const auto &entry : kKindNames)
-        if (entry.kind == kind)
-            return entry.name;
-    return "note"; // unreachable: every enumerator has a row
+    return rowOf(kKindNames, &KindName::kind, kind).name;
 }
 
 std::optional<EventKind> eventKindNamed(const std::string &name)
 {
-    for (const auto &entry : kKindNames)
-        if (name == entry.name)
-            return entry.kind;
-    return std::nullopt;
+    const KindName *entry = findRow(kKindNames, &KindName::name, name);
+    return entry ? std::optional(entry->kind) : std::nullopt;
 }
 
 EventKind EngineEvent::kind() const

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/contract/memoryroles.h"
 
+#include "core/contract/rowlookup.h"
+
 #include <algorithm>
 #include <iterator>
 
@@ -8,14 +10,7 @@ namespace optlog {
 
 namespace {
 
-struct RoleNames
-{
-    MemoryRole role;
-    const char *name;
-    const char *label;
-};
-
-constexpr RoleNames kRoleNames[] = {
+constexpr Named<MemoryRole> kRoleNames[] = {
     {MemoryRole::Parameters, "parameters", "parameters"},
     {MemoryRole::Gradients, "gradients", "gradients"},
     {MemoryRole::MasterWeights, "master_weights", "master weights"},
@@ -27,14 +22,6 @@ constexpr RoleNames kRoleNames[] = {
     {MemoryRole::PeakRss, "peak_rss", "peak RSS"},
 };
 
-const RoleNames &namesOf(MemoryRole role)
-{
-    for (const auto &names : kRoleNames)
-        if (names.role == role)
-            return names;
-    return kRoleNames[0]; // unreachable: every enumerator has a row
-}
-
 } // namespace
 
 bool isPeakPart(MemoryRole role)
@@ -42,16 +29,9 @@ bool isPeakPart(MemoryRole role)
     return std::find(std::begin(kPeakParts), std::end(kPeakParts), role) != std::end(kPeakParts);
 }
 
-const char *memoryRoleName(MemoryRole role) { return namesOf(role).name; }
-const char *memoryRoleLabel(MemoryRole role) { return namesOf(role).label; }
-
-std::optional<MemoryRole> memoryRoleNamed(const std::string &name)
-{
-    for (const auto &names : kRoleNames)
-        if (name == names.name)
-            return names.role;
-    return std::nullopt;
-}
+const char *memoryRoleName(MemoryRole role) { return nameIn(kRoleNames, role); }
+const char *memoryRoleLabel(MemoryRole role) { return labelIn(kRoleNames, role); }
+std::optional<MemoryRole> memoryRoleNamed(const std::string &name) { return valueNamed(kRoleNames, name); }
 
 const char *memorySourceName(MemorySource source)
 {

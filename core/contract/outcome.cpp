@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/contract/outcome.h"
 
+#include "core/contract/rowlookup.h"
+
 namespace optlog {
 
 namespace {
@@ -35,10 +37,7 @@ constexpr ExitCodeMeaning kExitCodes[] = {
 
 const OutcomeFacts &factsOf(Outcome outcome)
 {
-    for (const auto &facts : kOutcomes)
-        if (facts.outcome == outcome)
-            return facts;
-    return kOutcomes[0]; // unreachable: every enumerator has a row
+    return rowOf(kOutcomes, &OutcomeFacts::outcome, outcome);
 }
 
 } // namespace
@@ -52,10 +51,8 @@ const char *outcomeName(const std::optional<Outcome> &outcome)
 
 std::optional<Outcome> outcomeNamed(const std::string &name)
 {
-    for (const auto &facts : kOutcomes)
-        if (name == facts.name)
-            return facts.outcome;
-    return std::nullopt;
+    const OutcomeFacts *facts = findRow(kOutcomes, &OutcomeFacts::name, name);
+    return facts ? std::optional(facts->outcome) : std::nullopt;
 }
 
 ExitCode exitCodeFor(Outcome outcome) { return factsOf(outcome).exitCode; }
@@ -64,10 +61,9 @@ std::optional<Outcome> outcomeForExitCode(int code)
 {
     if (code == kExitBadInput)
         return std::nullopt;
-    for (const auto &facts : kOutcomes)
-        if (facts.exitCode == code)
-            return facts.outcome; // Failed before Crashed: the table's order decides
-    return Outcome::Failed;
+    // The first row of the code: Failed before Crashed, the table's order decides.
+    const OutcomeFacts *facts = findRow(kOutcomes, &OutcomeFacts::exitCode, ExitCode(code));
+    return facts ? facts->outcome : Outcome::Failed;
 }
 
 std::string exitCodesText()

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/contract/precisionmodes.h"
 
+#include "core/contract/rowlookup.h"
+
 #include <iterator>
 #include <sstream>
 
@@ -10,27 +12,29 @@ namespace {
 
 constexpr Dtype F32 = Dtype::Float32, BF16 = Dtype::BFloat16, F16 = Dtype::Float16;
 
-struct StateNames
+// Each state: its stored key, the precision table's column label, and where a mode keeps its dtype.
+struct StateFacts
 {
     PrecisionState state;
     const char *key;
     const char *label;
+    std::optional<Dtype> (*dtypeIn)(const PrecisionMode &mode);
 };
 
-constexpr StateNames kStateNames[] = {
-    {PrecisionState::Weights, "weights", "weights"},
-    {PrecisionState::Gradients, "gradients", "gradients"},
-    {PrecisionState::MasterWeights, "master_weights", "master weights"},
-    {PrecisionState::OptimizerState, "optimizer_state", "Adam m, v"},
-    {PrecisionState::Compute, "compute", "compute"},
+constexpr StateFacts kStates[] = {
+    {PrecisionState::Weights, "weights", "weights", [](const PrecisionMode &m) { return std::optional(m.weights); }},
+    {PrecisionState::Gradients, "gradients", "gradients",
+     [](const PrecisionMode &m) { return std::optional(m.gradients); }},
+    {PrecisionState::MasterWeights, "master_weights", "master weights",
+     [](const PrecisionMode &m) { return m.masterWeights; }},
+    {PrecisionState::OptimizerState, "optimizer_state", "Adam m, v",
+     [](const PrecisionMode &m) { return std::optional(m.optimizerState); }},
+    {PrecisionState::Compute, "compute", "compute", [](const PrecisionMode &m) { return std::optional(m.compute); }},
 };
 
-const StateNames &namesOf(PrecisionState state)
+const StateFacts &factsOf(PrecisionState state)
 {
-    for (const auto &names : kStateNames)
-        if (names.state == state)
-            return names;
-    return kStateNames[0]; // unreachable: every enumerator has a row
+    return rowOf(kStates, &StateFacts::state, state);
 }
 
 std::string computeText(const PrecisionMode &mode)
@@ -52,19 +56,12 @@ std::string bytesText(const PrecisionMode &mode)
 
 } // namespace
 
-const char *precisionStateKey(PrecisionState state) { return namesOf(state).key; }
-const char *precisionStateLabel(PrecisionState state) { return namesOf(state).label; }
+const char *precisionStateKey(PrecisionState state) { return factsOf(state).key; }
+const char *precisionStateLabel(PrecisionState state) { return factsOf(state).label; }
 
 std::optional<Dtype> PrecisionMode::dtypeOf(PrecisionState state) const
 {
-    switch (state) {
-    case PrecisionState::Weights: return weights;
-    case PrecisionState::Gradients: return gradients;
-    case PrecisionState::MasterWeights: return masterWeights;
-    case PrecisionState::OptimizerState: return optimizerState;
-    case PrecisionState::Compute: return compute;
-    }
-    return std::nullopt;
+    return factsOf(state).dtypeIn(*this);
 }
 
 int64_t PrecisionMode::modelStateBytesPerParameter() const

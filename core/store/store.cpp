@@ -119,6 +119,49 @@ bool processAlive(int64_t pid, const std::string &startTime)
     return now.empty() || startTime.empty() || now == startTime;
 }
 
+// Inserts each row of one run: `bind` binds a row's columns after the first (the run's id). In the
+// caller's transaction, so a batch is one write.
+template<typename Row, typename Bind>
+void insertEach(SQLite::Database &db, const char *sql, int64_t runId, const std::vector<Row> &rows, Bind bind)
+{
+    SQLite::Statement insert(db, sql);
+    for (const auto &row : rows) {
+        insert.bind(1, runId);
+        bind(insert, row);
+        insert.exec();
+        insert.reset();
+    }
+}
+
+void readColumn(const SQLite::Column &column, int64_t &value) { value = column.getInt64(); }
+void readColumn(const SQLite::Column &column, double &value) { value = column.getDouble(); }
+void readColumn(const SQLite::Column &column, bool &value) { value = column.getInt() != 0; }
+void readColumn(const SQLite::Column &column, std::string &value) { value = column.getString(); }
+
+// A row of the statement's current result: its columns, in order, into the given members.
+template<typename Row, typename... Members>
+Row readColumns(SQLite::Statement &query, Members Row::*...members)
+{
+    Row row;
+    int column = 0;
+    (readColumn(query.getColumn(column++), row.*members), ...);
+    return row;
+}
+
+// The rows `sql` selects for one run (its one parameter), each made by `read` from the columns;
+// a row `read` makes nothing of is left out.
+template<typename Row, typename Read>
+std::vector<Row> selectEach(SQLite::Database &db, const char *sql, int64_t runId, Read read)
+{
+    SQLite::Statement query(db, sql);
+    query.bind(1, runId);
+    std::vector<Row> out;
+    while (query.executeStep())
+        if (std::optional<Row> row = read(query))
+            out.push_back(std::move(*row));
+    return out;
+}
+
 bool hasOptlogHeader(const std::string &path, int *applicationId, int *userVersion, int *tableCount)
 {
     std::ifstream in(path, std::ios::binary);
@@ -263,27 +306,25 @@ void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
     if (rows.empty())
         return;
     SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement insert(*m_db, "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, "
-                                    "grad_norm, step_seconds, tokens_per_second, loss_scale, skipped, machine_gflops) "
-                                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const auto &row : rows) {
-        insert.bind(1, runId);
-        insert.bind(2, row.step);
-        insert.bind(3, row.tokens);
-        insert.bind(4, row.trainLoss);
-        insert.bind(5, row.learningRate);
-        insert.bind(6, row.gradNorm);
-        insert.bind(7, row.stepSeconds);
-        insert.bind(8, row.tokensPerSecond);
-        insert.bind(9, row.lossScale);
-        insert.bind(10, int(row.skipped));
-        if (row.machineGflops > 0)
-            insert.bind(11, row.machineGflops);
-        else
-            insert.bind(11); // NULL: not timed at this step
-        insert.exec();
-        insert.reset();
-    }
+    insertEach(*m_db,
+               "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, grad_norm, "
+               "step_seconds, tokens_per_second, loss_scale, skipped, machine_gflops) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               runId, rows, [](SQLite::Statement &insert, const StepMetrics &row) {
+                   insert.bind(2, row.step);
+                   insert.bind(3, row.tokens);
+                   insert.bind(4, row.trainLoss);
+                   insert.bind(5, row.learningRate);
+                   insert.bind(6, row.gradNorm);
+                   insert.bind(7, row.stepSeconds);
+                   insert.bind(8, row.tokensPerSecond);
+                   insert.bind(9, row.lossScale);
+                   insert.bind(10, int(row.skipped));
+                   if (row.machineGflops > 0)
+                       insert.bind(11, row.machineGflops);
+                   else
+                       insert.bind(11); // NULL: not timed at this step
+               });
     transaction.commit();
 }
 
@@ -292,16 +333,12 @@ void Store::appendValidation(int64_t runId, const std::vector<ValidationPoint> &
     if (rows.empty())
         return;
     SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement insert(*m_db,
-                             "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss) VALUES (?, ?, ?, ?)");
-    for (const auto &row : rows) {
-        insert.bind(1, runId);
-        insert.bind(2, row.step);
-        insert.bind(3, row.tokens);
-        insert.bind(4, row.loss);
-        insert.exec();
-        insert.reset();
-    }
+    insertEach(*m_db, "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss) VALUES (?, ?, ?, ?)", runId, rows,
+               [](SQLite::Statement &insert, const ValidationPoint &row) {
+                   insert.bind(2, row.step);
+                   insert.bind(3, row.tokens);
+                   insert.bind(4, row.loss);
+               });
     transaction.commit();
 }
 
@@ -311,16 +348,13 @@ void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
     SQLite::Statement clear(*m_db, "DELETE FROM memory WHERE run_id = ?");
     clear.bind(1, runId);
     clear.exec();
-    SQLite::Statement insert(*m_db, "INSERT INTO memory (run_id, role, source, dtype, bytes) VALUES (?, ?, ?, ?, ?)");
-    for (const auto &row : rows) {
-        insert.bind(1, runId);
-        insert.bind(2, memoryRoleName(row.role));
-        insert.bind(3, memorySourceName(row.source));
-        insert.bind(4, row.dtype);
-        insert.bind(5, row.bytes);
-        insert.exec();
-        insert.reset();
-    }
+    insertEach(*m_db, "INSERT INTO memory (run_id, role, source, dtype, bytes) VALUES (?, ?, ?, ?, ?)", runId, rows,
+               [](SQLite::Statement &insert, const MemoryRow &row) {
+                   insert.bind(2, memoryRoleName(row.role));
+                   insert.bind(3, memorySourceName(row.source));
+                   insert.bind(4, row.dtype);
+                   insert.bind(5, row.bytes);
+               });
     transaction.commit();
 }
 
@@ -376,20 +410,18 @@ int Store::markCrashedRuns()
 
 std::vector<RunRecord> Store::runs() const
 {
-    SQLite::Statement query(*m_db, "SELECT id, name, config_toml, status, coalesce(outcome, ''), "
-                                   "coalesce(outcome_step, -1), coalesce(message, ''), created_at, "
-                                   "coalesce(finished_at, ''), coalesce(pid, 0), coalesce(host, ''), "
-                                   "coalesce(environment, ''), coalesce(dtypes, '') FROM runs ORDER BY id");
+    SQLite::Statement query(*m_db, "SELECT id, name, config_toml, coalesce(outcome_step, -1), coalesce(message, ''), "
+                                   "created_at, coalesce(finished_at, ''), coalesce(pid, 0), coalesce(host, ''), "
+                                   "coalesce(environment, ''), coalesce(dtypes, ''), status, coalesce(outcome, '') "
+                                   "FROM runs ORDER BY id");
     std::vector<RunRecord> out;
     while (query.executeStep()) {
-        RunRecord r;
-        r.id = query.getColumn(0).getInt64();
-        r.name = query.getColumn(1).getString();
-        r.configToml = query.getColumn(2).getString();
-        r.outcomeStep = query.getColumn(5).getInt64();
-        r.message = query.getColumn(6).getString();
-        if (query.getColumn(3).getString() == "finished") {
-            const std::string outcome = query.getColumn(4).getString();
+        RunRecord r = readColumns(query, &RunRecord::id, &RunRecord::name, &RunRecord::configToml,
+                                  &RunRecord::outcomeStep, &RunRecord::message, &RunRecord::createdAt,
+                                  &RunRecord::finishedAt, &RunRecord::pid, &RunRecord::host,
+                                  &RunRecord::environmentJson, &RunRecord::dtypesJson);
+        if (query.getColumn(11).getString() == "finished") {
+            const std::string outcome = query.getColumn(12).getString();
             r.outcome = outcomeNamed(outcome);
             if (!r.outcome) {
                 // Written by hand or by another program: show it as a failure that says what it was.
@@ -398,12 +430,6 @@ std::vector<RunRecord> Store::runs() const
                             + (r.message.empty() ? "" : "; " + r.message);
             }
         }
-        r.createdAt = query.getColumn(7).getString();
-        r.finishedAt = query.getColumn(8).getString();
-        r.pid = query.getColumn(9).getInt64();
-        r.host = query.getColumn(10).getString();
-        r.environmentJson = query.getColumn(11).getString();
-        r.dtypesJson = query.getColumn(12).getString();
         out.push_back(std::move(r));
     }
     return out;
@@ -420,49 +446,40 @@ std::optional<RunRecord> Store::findRun(const std::string &idOrName) const
 
 std::vector<StepMetrics> Store::metrics(int64_t runId) const
 {
-    SQLite::Statement query(*m_db, "SELECT step, tokens, train_loss, learning_rate, grad_norm, step_seconds, "
-                                   "tokens_per_second, coalesce(loss_scale, 0), skipped, coalesce(machine_gflops, 0) FROM metrics "
-                                   "WHERE run_id = ? ORDER BY step");
-    query.bind(1, runId);
-    std::vector<StepMetrics> out;
-    while (query.executeStep()) {
-        StepMetrics m;
-        m.step = query.getColumn(0).getInt64();
-        m.tokens = query.getColumn(1).getInt64();
-        m.trainLoss = query.getColumn(2).getDouble();
-        m.learningRate = query.getColumn(3).getDouble();
-        m.gradNorm = query.getColumn(4).getDouble();
-        m.stepSeconds = query.getColumn(5).getDouble();
-        m.tokensPerSecond = query.getColumn(6).getDouble();
-        m.lossScale = query.getColumn(7).getDouble();
-        m.skipped = query.getColumn(8).getInt() != 0;
-        m.machineGflops = query.getColumn(9).getDouble();
-        out.push_back(m);
-    }
-    return out;
+    return selectEach<StepMetrics>(
+        *m_db,
+        "SELECT step, tokens, train_loss, learning_rate, grad_norm, step_seconds, tokens_per_second, "
+        "coalesce(loss_scale, 0), skipped, coalesce(machine_gflops, 0) FROM metrics WHERE run_id = ? ORDER BY step",
+        runId, [](SQLite::Statement &query) {
+            return std::optional(readColumns(query, &StepMetrics::step, &StepMetrics::tokens, &StepMetrics::trainLoss,
+                                             &StepMetrics::learningRate, &StepMetrics::gradNorm,
+                                             &StepMetrics::stepSeconds, &StepMetrics::tokensPerSecond,
+                                             &StepMetrics::lossScale, &StepMetrics::skipped,
+                                             &StepMetrics::machineGflops));
+        });
 }
 
 std::vector<ValidationPoint> Store::validation(int64_t runId) const
 {
-    SQLite::Statement query(*m_db, "SELECT step, tokens, loss FROM validation WHERE run_id = ? ORDER BY step");
-    query.bind(1, runId);
-    std::vector<ValidationPoint> out;
-    while (query.executeStep())
-        out.push_back({query.getColumn(0).getInt64(), query.getColumn(1).getInt64(), query.getColumn(2).getDouble()});
-    return out;
+    return selectEach<ValidationPoint>(
+        *m_db, "SELECT step, tokens, loss FROM validation WHERE run_id = ? ORDER BY step", runId,
+        [](SQLite::Statement &query) {
+            return std::optional(
+                readColumns(query, &ValidationPoint::step, &ValidationPoint::tokens, &ValidationPoint::loss));
+        });
 }
 
 std::vector<MemoryRow> Store::memory(int64_t runId) const
 {
-    SQLite::Statement query(*m_db, "SELECT role, dtype, bytes, source FROM memory WHERE run_id = ?");
-    query.bind(1, runId);
-    std::vector<MemoryRow> out;
-    while (query.executeStep()) {
-        const auto role = memoryRoleNamed(query.getColumn(0).getString());
-        const auto source = memorySourceNamed(query.getColumn(3).getString());
-        if (role && source) // a role this optlog does not know stays in the file, unread
-            out.push_back({*role, query.getColumn(1).getString(), query.getColumn(2).getInt64(), *source});
-    }
+    std::vector<MemoryRow> out = selectEach<MemoryRow>(
+        *m_db, "SELECT role, dtype, bytes, source FROM memory WHERE run_id = ?", runId,
+        [](SQLite::Statement &query) -> std::optional<MemoryRow> {
+            const auto role = memoryRoleNamed(query.getColumn(0).getString());
+            const auto source = memorySourceNamed(query.getColumn(3).getString());
+            if (!role || !source)
+                return std::nullopt; // a role this optlog does not know stays in the file, unread
+            return MemoryRow{*role, query.getColumn(1).getString(), query.getColumn(2).getInt64(), *source};
+        });
     // In the roles' own order (memoryroles.h), each predicted before measured.
     std::sort(out.begin(), out.end(), [](const MemoryRow &a, const MemoryRow &b) {
         return std::pair(a.role, a.source) < std::pair(b.role, b.source);
@@ -472,15 +489,13 @@ std::vector<MemoryRow> Store::memory(int64_t runId) const
 
 std::vector<EventRecord> Store::events(int64_t runId) const
 {
-    SQLite::Statement query(*m_db, "SELECT at, kind, message FROM events WHERE run_id = ? ORDER BY id");
-    query.bind(1, runId);
-    std::vector<EventRecord> out;
-    while (query.executeStep()) {
-        // A kind this optlog does not know still shows, as a note.
-        const EventKind kind = eventKindNamed(query.getColumn(1).getString()).value_or(EventKind::Note);
-        out.push_back({query.getColumn(0).getString(), kind, query.getColumn(2).getString()});
-    }
-    return out;
+    return selectEach<EventRecord>(
+        *m_db, "SELECT at, kind, message FROM events WHERE run_id = ? ORDER BY id", runId,
+        [](SQLite::Statement &query) {
+            // A kind this optlog does not know still shows, as a note.
+            const EventKind kind = eventKindNamed(query.getColumn(1).getString()).value_or(EventKind::Note);
+            return std::optional<EventRecord>({query.getColumn(0).getString(), kind, query.getColumn(2).getString()});
+        });
 }
 
 } // namespace optlog

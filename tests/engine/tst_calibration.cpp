@@ -5,6 +5,7 @@
 #include "core/engine/calibration.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/environment.h"
+#include "tests/common/files.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -38,11 +39,7 @@ private Q_SLOTS:
     void damagedCacheIsMeasuredAgain()
     {
         QTemporaryDir dir;
-        const QString cache = dir.filePath("peak.json");
-        QFile file(cache);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write("{ not json");
-        file.close();
+        const QString cache = testing::writtenFile(dir, "peak.json", "{ not json");
         const MatmulPeak peak = matmulPeak(loadRunConfig("smoke", "", {}), 1, cache.toStdString(), 0.02);
         QVERIFY(!peak.fromCache && peak.float32Gflops > 0);
         QVERIFY(matmulPeak(loadRunConfig("smoke", "", {}), 1, cache.toStdString(), 0.02).fromCache);

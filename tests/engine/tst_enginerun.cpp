@@ -3,6 +3,7 @@
 #include "core/config/config.h"
 #include "core/engine/enginerun.h"
 #include "core/store/store.h"
+#include "tests/common/files.h"
 
 #include <ATen/Parallel.h>
 
@@ -77,13 +78,10 @@ private Q_SLOTS:
     void refusesAFileThatIsNotAStudyAndLeavesIt()
     {
         QTemporaryDir dir;
-        const QString path = dir.filePath("notes.sqlite");
-        QFile file(path);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write("my notes, not a study");
-        file.close();
+        const QString path = testing::writtenFile(dir, "notes.sqlite", "my notes, not a study");
         EngineRun run(smoke());
         QVERIFY_EXCEPTION_THROWN(run.open(path.toStdString()), StoreError);
+        QFile file(path);
         QVERIFY(file.open(QIODevice::ReadOnly));
         QCOMPARE(file.readAll(), QByteArray("my notes, not a study"));
     }
