@@ -361,7 +361,7 @@ void DesignerView::showPrediction(const PlannedRun &run)
     for (const auto &role : estimate.roles) {
         const int row = m_prediction->rowCount();
         m_prediction->insertRow(row);
-        auto *name = new QTableWidgetItem(QString::fromLatin1(memoryRoleName(role.role)));
+        auto *name = new QTableWidgetItem(QString::fromLatin1(memoryRoleLabel(role.role)));
         name->setToolTip(QString::fromStdString(role.note));
         m_prediction->setItem(row, 0, name);
         m_prediction->setItem(row, 1, new QTableWidgetItem(QString::fromStdString(role.dtype)));

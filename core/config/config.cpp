@@ -58,8 +58,12 @@ ConfigField field(T Section::*value, std::string key, std::string help, Range ra
     return f;
 }
 
+// As short as it reads exactly: whole numbers in full (1048576, not 1.04858e+06), others as
+// printf's %g does (0.001, 1e-12).
 std::string formatNumber(double v)
 {
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
+        return std::to_string(static_cast<long long>(v));
     std::ostringstream out;
     out << v;
     return out.str();
@@ -87,18 +91,39 @@ std::string joined(const std::vector<std::string> &items)
     return out;
 }
 
+// "at least 0", "from 1 to 65536", "from 0 to below 1": a number field's range in words.
+std::string rangeText(const ConfigField &field)
+{
+    if (field.maximum == 0)
+        return "at least " + formatNumber(field.minimum);
+    return "from " + formatNumber(field.minimum) + (field.exclusiveMaximum ? " to below " : " to ")
+           + formatNumber(field.maximum);
+}
+
 void checkRange(const ConfigField &field, double value, const std::string &shown)
 {
     const bool tooHigh = field.maximum != 0
                          && (field.exclusiveMaximum ? value >= field.maximum : value > field.maximum);
-    if (value < field.minimum || tooHigh || std::isnan(value)) {
-        std::string allowed = "at least " + formatNumber(field.minimum);
-        if (field.maximum != 0)
-            allowed = "from " + formatNumber(field.minimum) + (field.exclusiveMaximum ? " to below " : " to ")
-                      + formatNumber(field.maximum);
-        throw ConfigError(field.path(), "config: " + field.path() + " = " + shown + ": must be " + allowed + " ("
-                          + field.help + ")");
-    }
+    if (value < field.minimum || tooHigh || std::isnan(value))
+        throw ConfigError(field.path(), "config: " + field.path() + " = " + shown + ": must be " + rangeText(field)
+                                            + " (" + field.help + ")");
+}
+
+// What a field accepts, in words, for the reference table.
+std::string allowedText(const ConfigField &field)
+{
+    RunConfig probe;
+    return std::visit(
+        [&field](auto *value) -> std::string {
+            using T = std::remove_pointer_t<decltype(value)>;
+            if constexpr (std::is_same_v<T, bool>)
+                return "true, false";
+            else if constexpr (std::is_same_v<T, std::string>)
+                return field.choices.empty() ? "text" : joined(field.choices);
+            else
+                return std::string(std::is_same_v<T, int64_t> ? "an integer " : "a number ") + rangeText(field);
+        },
+        field.ref(probe));
 }
 
 void assign(const ConfigField &field, RunConfig &config, const toml::node &node)
@@ -436,6 +461,18 @@ std::vector<FieldComparison> compareConfigs(const std::vector<RunConfig> &config
         rows.push_back(std::move(row));
     }
     return rows;
+}
+
+std::string configReferenceMarkdown()
+{
+    const RunConfig defaults;
+    std::string out = "| key | default | allowed | meaning |\n|---|---|---|---|\n";
+    for (const auto &field : configFields()) {
+        const std::string value = fieldText(field, defaults);
+        out += "| `" + field.path() + "` | " + (value.empty() ? "(empty)" : "`" + value + "`") + " | "
+               + allowedText(field) + " | " + field.help + " |\n";
+    }
+    return out;
 }
 
 RunConfig loadRunConfig(const std::string &preset, const std::string &file, const std::vector<std::string> &overrides)

@@ -131,6 +131,10 @@ std::string fieldText(const ConfigField &field, const RunConfig &config);
 // `key=value` that applyOverride reads back to the same value (strings quoted).
 std::string fieldAssignment(const ConfigField &field, const std::string &text);
 
+// Every field as a Markdown table (key, default, what is allowed, meaning): docs/configs.md shows
+// it, and tst_config keeps the page equal to it.
+std::string configReferenceMarkdown();
+
 // Every field of several configs side by side, and whether the runs disagree on it.
 struct FieldComparison
 {

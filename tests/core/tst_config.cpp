@@ -4,6 +4,7 @@
 #include "core/config/presets.h"
 #include "core/config/studyplan.h"
 #include "tests/common/files.h"
+#include "tests/common/generateddocs.h"
 
 #include <QtTest>
 
@@ -24,7 +25,16 @@ private Q_SLOTS:
     void presetsAreValidAndSized_data();
     void presetsAreValidAndSized();
     void shippedStudiesAreValid();
+    void documentedFieldsAreGeneratedFromTheTable();
 };
+
+// docs/configs.md shows every field as configReferenceMarkdown() writes it.
+void tst_Config::documentedFieldsAreGeneratedFromTheTable()
+{
+    testing::expectGeneratedSection(QStringLiteral(OPTLOG_SOURCE_DIR "/docs/configs.md"),
+                                    QStringLiteral("configReferenceMarkdown()"),
+                                    QString::fromStdString(configReferenceMarkdown()));
+}
 
 void tst_Config::badConfigIsRefusedWithItsReason_data()
 {

@@ -2,17 +2,11 @@
 // The precision table: its rows hold together, and the page that shows it is generated from it.
 #include "core/contract/dtype.h"
 #include "core/contract/precisionmodes.h"
+#include "tests/common/generateddocs.h"
 
 #include <QtTest>
 
 using namespace optlog;
-
-namespace {
-
-const QString kBegin = QStringLiteral("<!-- precision table: generated from precisionModes() -->\n");
-const QString kEnd = QStringLiteral("<!-- end of precision table -->\n");
-
-} // namespace
 
 class tst_PrecisionModes : public QObject
 {
@@ -79,27 +73,12 @@ private Q_SLOTS:
         QCOMPARE(dtypeBytes(Dtype::Float32), 4);
     }
 
-    // docs/techniques.md shows the table as precisionTableMarkdown() writes it. With
-    // OPTLOG_WRITE_DOCS=1 the test writes the page's table instead of comparing it.
+    // docs/techniques.md shows the table as precisionTableMarkdown() writes it.
     void documentedTableIsGeneratedFromTheTable()
     {
-        QFile page(QStringLiteral(OPTLOG_SOURCE_DIR "/docs/techniques.md"));
-        QVERIFY2(page.open(QIODevice::ReadOnly), qPrintable(page.fileName()));
-        QString text = QString::fromUtf8(page.readAll());
-        page.close();
-        const qsizetype begin = text.indexOf(kBegin);
-        const qsizetype end = text.indexOf(kEnd);
-        QVERIFY2(begin >= 0 && end > begin, "the page marks where the table goes");
-        const QString shown = text.mid(begin + kBegin.size(), end - begin - kBegin.size());
-        const QString generated = QString::fromStdString(precisionTableMarkdown());
-        if (qEnvironmentVariableIntValue("OPTLOG_WRITE_DOCS") == 1 && shown != generated) {
-            text.replace(begin + kBegin.size(), shown.size(), generated);
-            QVERIFY(page.open(QIODevice::WriteOnly | QIODevice::Truncate));
-            page.write(text.toUtf8());
-            qInfo("wrote the precision table into %s", qPrintable(page.fileName()));
-            return;
-        }
-        QCOMPARE(shown, generated);
+        testing::expectGeneratedSection(QStringLiteral(OPTLOG_SOURCE_DIR "/docs/techniques.md"),
+                                        QStringLiteral("precisionTableMarkdown()"),
+                                        QString::fromStdString(precisionTableMarkdown()));
     }
 };
 
