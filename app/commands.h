@@ -10,7 +10,6 @@
 
 namespace optlog {
 
-
 // Runs `prepare`, which reads the command's input; when it refuses it (a config, data or study file
 // error), says why as "optlog <command>: ..." and returns kExitBadInput, else 0.
 int refuseBadInput(const char *command, const std::function<void()> &prepare);

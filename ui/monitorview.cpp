@@ -5,11 +5,11 @@
 #include "ui/charts/linechart.h"
 
 #include <QElapsedTimer>
-
-#include <cmath>
 #include <QGridLayout>
 #include <QLabel>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace optlog {
 

@@ -15,13 +15,6 @@ namespace optlog {
 
 namespace {
 
-std::string formatted(const char *format, double value)
-{
-    char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), format, value);
-    return buffer;
-}
-
 // A run written by another optlog version is compared as the defaults.
 RunConfig configOf(const RunSummary &summary)
 {

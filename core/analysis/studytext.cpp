@@ -5,30 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdarg>
-#include <cstdio>
 #include <map>
 
 namespace optlog {
 
 namespace {
-
-// Appends printf-style text, however long (a run's message can be).
-void appendf(std::string &out, const char *format, ...)
-{
-    va_list arguments, again;
-    va_start(arguments, format);
-    va_copy(again, arguments);
-    const int length = std::vsnprintf(nullptr, 0, format, arguments);
-    va_end(arguments);
-    if (length > 0) {
-        std::string text(size_t(length) + 1, '\0');
-        std::vsnprintf(text.data(), text.size(), format, again);
-        text.resize(size_t(length));
-        out += text;
-    }
-    va_end(again);
-}
 
 // A run's stored environment as JSON; a file edited by hand may hold something else, shown as it is.
 nlohmann::json environmentOf(const RunRecord &run)
@@ -44,14 +25,14 @@ nlohmann::json environmentOf(const RunRecord &run)
 std::string formatRunList(const Store &store)
 {
     std::string out;
-    appendf(out, "%4s  %-26s %-22s %7s %10s %9s %10s %11s\n", "id", "name", "outcome", "steps", "tokens", "val loss",
+    out += formatted("%4s  %-26s %-22s %7s %10s %9s %10s %11s\n", "id", "name", "outcome", "steps", "tokens", "val loss",
             "tokens/s", "peak mem");
     for (const auto &run : store.runs()) {
         const std::vector<StepMetrics> metrics = store.metrics(run.id);
         const RunSummary s = summarize(run, metrics, store.validation(run.id), store.memory(run.id));
         const long long steps = metrics.empty() ? 0 : static_cast<long long>(metrics.back().step + 1);
         const long long tokens = metrics.empty() ? 0 : static_cast<long long>(metrics.back().tokens);
-        appendf(out, "%4lld  %-26s %-22s %7lld %10lld %9s %10.0f %11s\n", static_cast<long long>(run.id),
+        out += formatted("%4lld  %-26s %-22s %7lld %10lld %9s %10.0f %11s\n", static_cast<long long>(run.id),
                 run.name.c_str(), outcomeText(run).c_str(), steps, tokens,
                 s.validation.empty() ? "-" : std::to_string(s.validation.back().loss).substr(0, 6).c_str(),
                 s.throughput.median, s.peakBytes ? formatBytes(s.peakBytes).c_str() : "-");
@@ -63,15 +44,15 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
 {
     const RunSummary s = summarize(store, run);
     std::string out;
-    appendf(out, "run %lld: %s\noutcome: %s%s\ncreated: %s  finished: %s  pid %lld on %s\nparameters: %lld\n",
+    out += formatted("run %lld: %s\noutcome: %s%s\ncreated: %s  finished: %s  pid %lld on %s\nparameters: %lld\n",
             static_cast<long long>(run.id), run.name.c_str(), outcomeText(run).c_str(),
             run.message.empty() ? "" : (" (" + run.message + ")").c_str(), run.createdAt.c_str(),
             run.finishedAt.c_str(), static_cast<long long>(run.pid), run.host.c_str(),
             static_cast<long long>(s.parameters));
-    appendf(out, "steady-state throughput: %.0f tokens/s (p10 %.0f, p90 %.0f, over %lld steps after warm-up)\n",
+    out += formatted("steady-state throughput: %.0f tokens/s (p10 %.0f, p90 %.0f, over %lld steps after warm-up)\n",
             s.throughput.median, s.throughput.p10, s.throughput.p90, static_cast<long long>(s.throughput.steps));
     if (!s.validation.empty())
-        appendf(out, "validation loss: %.4f at %lld tokens\n", s.validation.back().loss,
+        out += formatted("validation loss: %.4f at %lld tokens\n", s.validation.back().loss,
                 static_cast<long long>(s.validation.back().tokens));
     const auto dtypes = storedDtypes(run);
     if (!dtypes.empty()) {
@@ -83,14 +64,14 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
     out += "\nmemory by role          dtype        predicted     measured     residual\n";
     for (const RoleMemory &line : memoryByRole(s.memory)) {
         const bool both = line.predicted >= 0 && line.measured >= 0;
-        appendf(out, "  %-20s %-10s %12s %12s %12s\n", memoryRoleName(line.role), line.dtype.c_str(),
+        out += formatted("  %-20s %-10s %12s %12s %12s\n", memoryRoleName(line.role), line.dtype.c_str(),
                 line.predicted >= 0 ? formatBytes(line.predicted).c_str() : "-",
                 line.measured >= 0 ? formatBytes(line.measured).c_str() : "-",
                 both ? formatBytes(line.measured - line.predicted).c_str() : "-");
     }
     out += "\nevents:\n";
     for (const auto &e : store.events(run.id))
-        appendf(out, "  %s %-8s %s\n", e.at.c_str(), eventKindName(e.kind), e.message.c_str());
+        out += formatted("  %s %-8s %s\n", e.at.c_str(), eventKindName(e.kind), e.message.c_str());
     out += "\nenvironment:\n" + environmentOf(run).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
            + "\n\nconfig:\n" + run.configToml;
     return out;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/contract/format.h"
 
+#include <cstdarg>
 #include <cstdio>
 
 namespace optlog {
@@ -12,6 +13,21 @@ std::string formatBytes(int64_t bytes)
         std::snprintf(text, sizeof(text), "%.2f GiB", double(bytes) / double(int64_t(1) << 30));
     else
         std::snprintf(text, sizeof(text), "%.1f MiB", double(bytes) / double(1 << 20));
+    return text;
+}
+
+std::string formatted(const char *format, ...)
+{
+    va_list arguments, again;
+    va_start(arguments, format);
+    va_copy(again, arguments);
+    const int length = std::vsnprintf(nullptr, 0, format, arguments);
+    va_end(arguments);
+    std::string text(length > 0 ? size_t(length) + 1 : 1, '\0');
+    if (length > 0)
+        std::vsnprintf(text.data(), text.size(), format, again);
+    va_end(again);
+    text.resize(length > 0 ? size_t(length) : 0);
     return text;
 }
 

@@ -9,6 +9,9 @@ namespace optlog {
 // "12.4 MiB", "1.50 GiB": bytes as every table, chart and report shows them.
 std::string formatBytes(int64_t bytes);
 
+// printf into a string, of any length.
+std::string formatted(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
 // One CSV field (RFC 4180): quoted, with its quotes doubled, when it holds a comma, a quote or a
 // line break; as it is otherwise.
 std::string csvField(const std::string &text);

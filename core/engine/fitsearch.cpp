@@ -8,23 +8,10 @@
 #include "core/engine/trainer.h"
 
 #include <algorithm>
-#include <cstdarg>
-#include <cstdio>
 
 namespace optlog {
 
 namespace {
-
-// A line of the report, printf-style.
-std::string line(const char *format, ...)
-{
-    char text[512];
-    va_list arguments;
-    va_start(arguments, format);
-    std::vsnprintf(text, sizeof(text), format, arguments);
-    va_end(arguments);
-    return text;
-}
 
 class Quiet : public TrainingObserver
 {
@@ -125,7 +112,7 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
     result.limitBytes = int64_t(double(m_budgetBytes) * (1 - kSafetyMargin));
     result.effectiveBatch = m_config.train.microbatch * m_config.train.accumulation;
     const int64_t limit = result.limitBytes, effective = result.effectiveBatch;
-    print(line("Budget %s, %.0f%% kept free: steps must peak under %s. Effective batch %lld sequences.\n",
+    print(formatted("Budget %s, %.0f%% kept free: steps must peak under %s. Effective batch %lld sequences.\n",
                formatBytes(m_budgetBytes).c_str(), 100 * kSafetyMargin, formatBytes(limit).c_str(),
                static_cast<long long>(effective)));
 
@@ -140,7 +127,7 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
         trial.fits = steps.completed;
         trial.message = steps.message;
         result.trials.push_back(trial);
-        print(line("  microbatch %3lld x %3lld: predicted %s, measured %s: %s\n", static_cast<long long>(b),
+        print(formatted("  microbatch %3lld x %3lld: predicted %s, measured %s: %s\n", static_cast<long long>(b),
                    static_cast<long long>(effective / b), formatBytes(trial.predictedPeakBytes).c_str(),
                    trial.measuredPeakBytes ? formatBytes(trial.measuredPeakBytes).c_str() : "-",
                    trial.fits ? "fits" : trial.message.c_str()));
@@ -151,7 +138,7 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
         }
     }
     if (result.chosenMicrobatch) {
-        print(line("\nLargest microbatch that fits: %lld, with %lld accumulation steps (effective batch kept at %lld).\n",
+        print(formatted("\nLargest microbatch that fits: %lld, with %lld accumulation steps (effective batch kept at %lld).\n",
                    static_cast<long long>(result.chosenMicrobatch),
                    static_cast<long long>(effective / result.chosenMicrobatch), static_cast<long long>(effective)));
     } else {
@@ -170,8 +157,8 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
     };
     result.fittedTokensPerSecond = realSteps(result.fitted, m_data, 0, 6).tokensPerSecond;
     print("\nNext levers, in the order to try them (time cost measured over 5 steps each, a rough figure):\n");
-    print(line("  %-42s %14s %22s %12s\n", "lever", "predicted peak", "largest microbatch", "tokens/s"));
-    print(line("  %-42s %14s %22s %12.0f\n", "(the fitted config)",
+    print(formatted("  %-42s %14s %22s %12s\n", "lever", "predicted peak", "largest microbatch", "tokens/s"));
+    print(formatted("  %-42s %14s %22s %12.0f\n", "(the fitted config)",
                formatBytes(estimateMemory(result.fitted).peakBytes).c_str(),
                result.chosenMicrobatch ? std::to_string(result.chosenMicrobatch).c_str() : "none",
                result.fittedTokensPerSecond));
@@ -184,7 +171,7 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
         } catch (const ConfigError &e) {
             lever.notApplicable = e.what();
             result.levers.push_back(lever);
-            print(line("  %-42s not applicable: %s\n", name.c_str(), e.what()));
+            print(formatted("  %-42s not applicable: %s\n", name.c_str(), e.what()));
             continue;
         }
         lever.predictedPeakBytes = estimateMemory(changed).peakBytes;
@@ -192,14 +179,14 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
         lever.tokensPerSecond = realSteps(changed, m_data, 0, 6).tokensPerSecond;
         lever.relativeSpeed = result.fittedTokensPerSecond > 0 ? lever.tokensPerSecond / result.fittedTokensPerSecond : 0;
         result.levers.push_back(lever);
-        print(line("  %-42s %14s %22s %7.0f (%.2fx)\n", name.c_str(), formatBytes(lever.predictedPeakBytes).c_str(),
+        print(formatted("  %-42s %14s %22s %7.0f (%.2fx)\n", name.c_str(), formatBytes(lever.predictedPeakBytes).c_str(),
                    lever.largestPredictedMicrobatch
                        ? (std::to_string(lever.largestPredictedMicrobatch) + " (predicted)").c_str()
                        : "none",
                    lever.tokensPerSecond, lever.relativeSpeed));
     }
     if (result.chosenMicrobatch)
-        print(line("\nproposal: --set train.microbatch=%lld --set train.accumulation=%lld\n",
+        print(formatted("\nproposal: --set train.microbatch=%lld --set train.accumulation=%lld\n",
                    static_cast<long long>(result.chosenMicrobatch),
                    static_cast<long long>(effective / result.chosenMicrobatch)));
     return result;
