@@ -24,7 +24,7 @@ ThreadSettings applyThreadSettings(const RuntimeConfig &runtime);
 // page-faults its activations in afresh). Returns what it set, for the run's environment.
 nlohmann::json keepTensorMemoryInHeap();
 
-// The default intra-op thread count: measured on the 2-core development machine, see README.
+// The default intra-op thread count: measured on the 2-core development machine (docs/tuning.md).
 int defaultThreads();
 
 // What a reader needs to reproduce a run's numbers: library versions, BLAS and its kernels,

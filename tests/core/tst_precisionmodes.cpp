@@ -15,8 +15,8 @@ class tst_PrecisionModes : public QObject
 private Q_SLOTS:
     void modelStateBytesPerParameter_data()
     {
-        // DESIGN's figures: Adam in FP32 costs 16 bytes a parameter, classic mixed precision too
-        // (2 + 2 + 4 + 8), pure BF16 half of it.
+        // Adam in FP32 costs 16 bytes a parameter, classic mixed precision too (2 + 2 + 4 + 8; ZeRO,
+        // Rajbhandari et al.), pure BF16 half of it.
         QTest::addColumn<QString>("mode");
         QTest::addColumn<int>("bytes");
         QTest::newRow("fp32") << "fp32" << 16;
