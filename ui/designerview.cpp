@@ -27,8 +27,6 @@ namespace optlog {
 
 namespace {
 
-const char *const kSections[] = {"model", "data", "train", "precision", "memory", "runtime"};
-
 QString editorText(QWidget *editor)
 {
     if (auto *line = qobject_cast<QLineEdit *>(editor))
@@ -121,8 +119,8 @@ QWidget *DesignerView::buildFields()
     auto *container = new QWidget;
     auto *grid = new QGridLayout(container);
     int slot = 0;
-    for (const char *section : kSections) {
-        auto *group = new QGroupBox(QString::fromLatin1(section));
+    for (const std::string &section : configSections()) {
+        auto *group = new QGroupBox(QString::fromStdString(section));
         auto *form = new QFormLayout(group);
         form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
         for (const auto &field : configFields()) {

@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <fstream>
 #include <map>
-#include <set>
+#include <algorithm>
 #include <sstream>
 
 namespace optlog {
@@ -24,6 +24,7 @@ template<> struct SectionOf<TrainConfig> { static constexpr const char *name = "
 template<> struct SectionOf<PrecisionConfig> { static constexpr const char *name = "precision"; static constexpr auto member = &RunConfig::precision; };
 template<> struct SectionOf<MemoryConfig> { static constexpr const char *name = "memory"; static constexpr auto member = &RunConfig::memory; };
 template<> struct SectionOf<RuntimeConfig> { static constexpr const char *name = "runtime"; static constexpr auto member = &RunConfig::runtime; };
+template<> struct SectionOf<DiagnosticsConfig> { static constexpr const char *name = "diagnostics"; static constexpr auto member = &RunConfig::diagnostics; };
 
 // The numbers a field accepts: from `minimum` to `maximum` inclusive (below it when
 // `exclusiveMaximum`); a maximum of 0 means none.
@@ -180,15 +181,6 @@ std::vector<std::string> keysOf(const std::string &section)
     return keys;
 }
 
-std::set<std::string> sections()
-{
-    std::set<std::string> names;
-    for (const auto &field : configFields())
-        if (!field.section.empty())
-            names.insert(field.section);
-    return names;
-}
-
 void applyTable(RunConfig &config, const toml::table &table, const std::string &origin)
 {
     for (const auto &[rawKey, node] : table) {
@@ -197,9 +189,10 @@ void applyTable(RunConfig &config, const toml::table &table, const std::string &
             assign(*field, config, node);
             continue;
         }
-        if (!sections().count(key)) {
+        const std::vector<std::string> sections = configSections();
+        if (std::find(sections.begin(), sections.end(), key) == sections.end()) {
             std::vector<std::string> allowed = keysOf("");
-            for (const auto &s : sections())
+            for (const auto &s : sections)
                 allowed.push_back("[" + s + "]");
             throw ConfigError("config (" + origin + "): unknown key '" + key + "'; known: " + joined(allowed));
         }
@@ -224,6 +217,7 @@ const std::vector<ConfigField> &configFields()
 {
     static const std::vector<ConfigField> fields = {
         field(&RunConfig::name, "name", "run name shown in tables"),
+        field(&RunConfig::group, "group", "the replicates of one run over seeds share it; empty = the run's name"),
 
         field(&ModelConfig::vocabSize, "vocab_size", "tokens in the vocabulary; 256 for byte-level text", {2, 65536}),
         field(&ModelConfig::contextLength, "context_length", "T, tokens per sequence", {1, 65536}),
@@ -280,8 +274,36 @@ const std::vector<ConfigField> &configFields()
               {0, 1000000}),
         field(&RuntimeConfig::device, "device",
               "where the run trains: cpu, or cuda (needs a CUDA build of LibTorch and a GPU)", {}, {"cpu", "cuda"}),
+
+        field(&DiagnosticsConfig::lossSpikeFactor, "loss_spike_factor",
+              "a train loss this many times its running median is recorded as a loss spike", {1, 1000}),
+        field(&DiagnosticsConfig::gradNormSpikeFactor, "grad_norm_spike_factor",
+              "a gradient norm this many times its running median is recorded as a spike", {1, 1000}),
+        field(&DiagnosticsConfig::spikeWindow, "spike_window", "optimizer steps the running medians are taken over",
+              {3, 100000}),
+        field(&DiagnosticsConfig::numerics, "numerics",
+              "measure what FP16 and BF16 would do to this run's gradients, updates and activations"),
+        field(&DiagnosticsConfig::numericsEvery, "numerics_every",
+              "optimizer steps between those measurements (outside the step's time and its peak)", {1, 1000000}),
     };
     return fields;
+}
+
+const ConfigField *findConfigField(const std::string &path)
+{
+    for (const auto &field : configFields())
+        if (field.path() == path)
+            return &field;
+    return nullptr;
+}
+
+std::vector<std::string> configSections()
+{
+    std::vector<std::string> sections;
+    for (const auto &field : configFields())
+        if (!field.section.empty() && std::find(sections.begin(), sections.end(), field.section) == sections.end())
+            sections.push_back(field.section);
+    return sections;
 }
 
 void applyTomlText(RunConfig &config, const std::string &text, const std::string &origin)
@@ -413,7 +435,7 @@ std::string toToml(const RunConfig &config)
     }
     std::ostringstream out;
     out << root << "\n";
-    for (const auto &section : {"model", "data", "train", "precision", "memory", "runtime"})
+    for (const auto &section : configSections())
         out << "\n[" << section << "]\n" << bySection[section] << "\n";
     return out.str();
 }

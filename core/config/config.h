@@ -70,15 +70,27 @@ struct RuntimeConfig
     std::string device = "cpu";   // cpu | cuda (the first visible GPU; CUDA_VISIBLE_DEVICES picks another)
 };
 
+// What the engine watches beside training: instability, and what 16-bit formats would do.
+struct DiagnosticsConfig
+{
+    double lossSpikeFactor = 3;      // a train loss this many times its running median is a spike
+    double gradNormSpikeFactor = 5;  // likewise for the gradient norm
+    int64_t spikeWindow = 25;        // optimizer steps the running medians are taken over
+    bool numerics = true;            // measure FP16 underflow, BF16 vanishing updates, activation range
+    int64_t numericsEvery = 25;      // optimizer steps between those measurements
+};
+
 struct RunConfig
 {
     std::string name;   // run name shown in tables; empty = derived from preset and overrides
+    std::string group;  // the replicates of one run over seeds share it; empty = the run's name
     ModelConfig model;
     DataConfig data;
     TrainConfig train;
     PrecisionConfig precision;
     MemoryConfig memory;
     RuntimeConfig runtime;
+    DiagnosticsConfig diagnostics;
 
     int64_t tokensPerStep() const { return train.microbatch * train.accumulation * model.contextLength; }
 };
@@ -101,6 +113,10 @@ struct ConfigField
 };
 
 const std::vector<ConfigField> &configFields();
+// The field at a dotted path ("train.seed", "group"); nullptr when there is none.
+const ConfigField *findConfigField(const std::string &path);
+// The TOML's sections in the table's order ("model", "data", ...): how files and forms group fields.
+std::vector<std::string> configSections();
 
 // Applies a TOML table over `config`; unknown keys, wrong types and out-of-range values throw.
 void applyTomlText(RunConfig &config, const std::string &text, const std::string &origin);

@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,6 +18,45 @@ RunConfig PlannedRun::config() const
     std::vector<std::string> all = overrides;
     all.push_back("name=\"" + name + "\"");
     return loadRunConfig(preset, "", all);
+}
+
+std::vector<PlannedRun> replicatesOf(const PlannedRun &run)
+{
+    const RunConfig config = run.config(); // its own rules first
+    if (run.repeats < 1 || run.repeats > PlannedRun::kMaxRepeats)
+        throw ConfigError("repeats", "repeats = " + std::to_string(run.repeats) + " for " + run.name
+                                         + ": must be from 1 to " + std::to_string(PlannedRun::kMaxRepeats));
+    std::vector<int64_t> seeds = run.seeds;
+    if (!seeds.empty() && run.repeats > 1 && int64_t(seeds.size()) != run.repeats)
+        throw ConfigError("seeds", "seeds for " + run.name + ": " + std::to_string(seeds.size())
+                                       + " seeds, but repeats = " + std::to_string(run.repeats)
+                                       + "; give one or the other, or as many seeds as repeats");
+    if (seeds.empty()) {
+        if (run.repeats == 1)
+            return {run};
+        const int64_t first = config.train.seed;
+        for (int64_t i = 0; i < run.repeats; ++i)
+            seeds.push_back(first + i);
+    }
+    for (size_t i = 0; i < seeds.size(); ++i) {
+        if (seeds[i] < 0)
+            throw ConfigError("seeds", "seeds for " + run.name + ": " + std::to_string(seeds[i])
+                                           + " is negative; train.seed is at least 0");
+        if (std::count(seeds.begin(), seeds.end(), seeds[i]) > 1)
+            throw ConfigError("seeds", "seeds for " + run.name + ": " + std::to_string(seeds[i])
+                                           + " appears twice; replicates need different seeds");
+    }
+    std::vector<PlannedRun> replicates;
+    for (int64_t seed : seeds) {
+        PlannedRun replicate = run;
+        replicate.name = run.name + " seed " + std::to_string(seed);
+        replicate.repeats = 1;
+        replicate.seeds.clear();
+        replicate.overrides.push_back("train.seed=" + std::to_string(seed));
+        replicate.overrides.push_back(fieldAssignment(*findConfigField("group"), run.name));
+        replicates.push_back(std::move(replicate));
+    }
+    return replicates;
 }
 
 StudyPlan loadStudyPlan(const std::string &source)
@@ -63,14 +103,34 @@ StudyPlan loadStudyPlan(const std::string &source)
             throw ConfigError("study (" + source + "): a [[run]] has no name");
         for (const auto &[key, value] : *entry) {
             const std::string k(key.str());
-            if (k != "name" && k != "preset" && k != "overrides" && k != "baseline")
+            if (k != "name" && k != "preset" && k != "overrides" && k != "baseline" && k != "repeats" && k != "seeds")
                 throw ConfigError("study (" + source + "): [[run]] " + run.name + ": unknown key '" + k
-                                  + "'; known: name, preset, overrides, baseline");
+                                  + "'; known: name, preset, overrides, baseline, repeats, seeds");
         }
         if (const toml::array *overrides = (*entry)["overrides"].as_array())
             for (const auto &o : *overrides)
                 run.overrides.push_back(o.value_or(std::string()));
-        run.config(); // validates now, before any run starts
+        const std::string where = "study (" + source + "): [[run]] " + run.name + ": ";
+        if (const toml::node *repeats = entry->get("repeats")) {
+            const auto count = repeats->value_exact<int64_t>();
+            if (!count)
+                throw ConfigError("repeats", where + "repeats must be an integer from 1 to "
+                                                 + std::to_string(PlannedRun::kMaxRepeats));
+            run.repeats = *count;
+        }
+        if (const toml::node *seeds = entry->get("seeds")) {
+            const toml::array *list = seeds->as_array();
+            for (size_t i = 0; list && i < list->size(); ++i)
+                if (const auto seed = list->get(i)->value_exact<int64_t>())
+                    run.seeds.push_back(*seed);
+            if (!list || run.seeds.size() != list->size())
+                throw ConfigError("seeds", where + "seeds must be a list of integers, such as [1, 2, 3]");
+        }
+        try {
+            replicatesOf(run); // validates the config and the seeds now, before any run starts
+        } catch (const ConfigError &e) {
+            throw ConfigError(e.field(), where + e.what());
+        }
         plan.runs.push_back(run);
     }
     if (plan.baseline.empty())

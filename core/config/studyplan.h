@@ -8,16 +8,26 @@
 
 namespace optlog {
 
-// One run of a study: a preset plus `key=value` overrides.
+// One run of a study: a preset plus `key=value` overrides, and how often to repeat it over seeds.
 struct PlannedRun
 {
+    static constexpr int64_t kMaxRepeats = 100;
+
     std::string name;
     std::string preset;
     std::vector<std::string> overrides;
     std::string baseline; // compared against this run instead of the study's baseline; empty = the study's
+    int64_t repeats = 1;         // replicates over seeds: 1 to kMaxRepeats
+    std::vector<int64_t> seeds;  // their train.seed values; empty = repeats seeds from the config's own
 
     RunConfig config() const;
 };
+
+// The runs to execute for one planned run: itself when it has one seed, else one replicate per
+// seed, named "<name> seed <s>" and grouped as <name>, each differing from the others only in
+// train.seed. Throws ConfigError naming `repeats` or `seeds` for a count out of range, duplicate
+// seeds, or seeds that disagree with repeats.
+std::vector<PlannedRun> replicatesOf(const PlannedRun &run);
 
 // A study file (resources/studies/*.toml): the runs a comparison needs and its baseline.
 struct StudyPlan

@@ -38,12 +38,21 @@ struct KindName
 {
     EventKind kind;
     const char *name;
+    const char *instabilities = nullptr; // how a verdict counts them; only the instabilities have it
 };
 
 constexpr KindName kKindNames[] = {
-    {EventKind::Started, "started"}, {EventKind::Step, "step"},       {EventKind::Validation, "validation"},
-    {EventKind::Finished, "finished"}, {EventKind::Note, "note"},     {EventKind::Warning, "warning"},
+    {EventKind::Started, "started"},
+    {EventKind::Step, "step"},
+    {EventKind::Validation, "validation"},
+    {EventKind::Finished, "finished"},
+    {EventKind::Note, "note"},
+    {EventKind::Warning, "warning"},
     {EventKind::Oom, "oom"},
+    {EventKind::LossSpike, "loss_spike", "loss spikes"},
+    {EventKind::GradNormSpike, "grad_norm_spike", "gradient-norm spikes"},
+    {EventKind::SkippedStep, "skipped_step", "skipped steps"},
+    {EventKind::NonFinite, "non_finite", "non-finite values"},
 };
 
 // Longer than any event the engine writes: a longer line is refused before it is parsed.
@@ -164,7 +173,10 @@ nlohmann::json write(const RunFinished &e)
 
 nlohmann::json write(const LogMessage &e)
 {
-    return {{kMessage, e.message}};
+    nlohmann::json out = {{kMessage, e.message}};
+    if (e.step >= 0)
+        out[kStep] = e.step;
+    return out;
 }
 
 RunStarted readStarted(const Fields &f)
@@ -225,9 +237,8 @@ EngineEvent readEvent(const nlohmann::json &object)
     case EventKind::Step: event.body = readStep(f); break;
     case EventKind::Validation: event.body = readValidation(f); break;
     case EventKind::Finished: event.body = readFinished(f); break;
-    case EventKind::Note:
-    case EventKind::Warning:
-    case EventKind::Oom: event.body = LogMessage{*kind, f.text(kMessage)}; break;
+    default: // the log messages
+        event.body = LogMessage{*kind, f.text(kMessage), f.has(kStep) ? f.integer(kStep) : -1};
     }
     return event;
 }
@@ -243,6 +254,17 @@ std::optional<EventKind> eventKindNamed(const std::string &name)
 {
     const KindName *entry = findRow(kKindNames, &KindName::name, name);
     return entry ? std::optional(entry->kind) : std::nullopt;
+}
+
+bool isInstability(EventKind kind)
+{
+    return rowOf(kKindNames, &KindName::kind, kind).instabilities != nullptr;
+}
+
+const char *instabilityPlural(EventKind kind)
+{
+    const char *plural = rowOf(kKindNames, &KindName::kind, kind).instabilities;
+    return plural ? plural : "";
 }
 
 EventKind EngineEvent::kind() const

@@ -23,9 +23,17 @@ enum class EventKind {
     Note,       // log messages: stored with the run, shown by `optlog show`
     Warning,
     Oom, // what the memory budget refused (its message is a JSON object)
+    // Instability, recorded as facts with their step (core/analysis/instability.h detects them):
+    LossSpike,     // train loss far above its running median
+    GradNormSpike, // gradient norm far above its running median
+    SkippedStep,   // the loss scaler found an inf or NaN gradient and skipped the step
+    NonFinite,     // a non-finite loss or gradient norm
 };
-const char *eventKindName(EventKind kind); // "started", "step", ...
+const char *eventKindName(EventKind kind); // "started", "step", "loss_spike", ...
 std::optional<EventKind> eventKindNamed(const std::string &name);
+bool isInstability(EventKind kind);
+// "loss spikes", "skipped steps": how a verdict counts them.
+const char *instabilityPlural(EventKind kind);
 
 struct RunStarted
 {
@@ -54,8 +62,9 @@ struct RunFinished
 
 struct LogMessage
 {
-    EventKind kind = EventKind::Note; // Note, Warning or Oom
+    EventKind kind = EventKind::Note; // Note, Warning, Oom or an instability
     std::string message;
+    int64_t step = -1; // the step it happened at; -1: none in particular
 };
 
 struct EngineEvent

@@ -4,6 +4,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <algorithm>
+#include <limits>
 #include <cerrno>
 #include <csignal>
 #include <ctime>
@@ -84,6 +85,26 @@ const std::vector<const char *> kMigrations = {
     R"sql(
     ALTER TABLE metrics ADD COLUMN machine_gflops REAL;
     )sql",
+    // 4 -> 5: decisions with error bars. Replicates of a run over seeds share a group (NULL: the
+    // run's own name); a validation point keeps the spread of its sequences' losses; an event the
+    // step it happened at (instability); and what 16-bit formats would do to each tensor.
+    R"sql(
+    ALTER TABLE runs ADD COLUMN group_name TEXT;
+    ALTER TABLE validation ADD COLUMN sequences INTEGER;
+    ALTER TABLE validation ADD COLUMN sequence_sd REAL;
+    ALTER TABLE events ADD COLUMN step INTEGER;
+    CREATE TABLE numerics (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        step INTEGER NOT NULL,
+        tensor TEXT NOT NULL,
+        fp16_underflow REAL,
+        fp16_subnormal REAL,
+        scaled_underflow REAL,
+        loss_scale REAL,
+        vanishing_updates REAL,
+        activation_max REAL,
+        PRIMARY KEY (run_id, step, tensor)) WITHOUT ROWID;
+    )sql",
 };
 
 std::string hostName()
@@ -134,7 +155,11 @@ void insertEach(SQLite::Database &db, const char *sql, int64_t runId, const std:
 }
 
 void readColumn(const SQLite::Column &column, int64_t &value) { value = column.getInt64(); }
-void readColumn(const SQLite::Column &column, double &value) { value = column.getDouble(); }
+// SQLite stores a NaN as NULL: read back, it is NaN again (a diverged loss, a skipped step's norm).
+void readColumn(const SQLite::Column &column, double &value)
+{
+    value = column.isNull() ? std::numeric_limits<double>::quiet_NaN() : column.getDouble();
+}
 void readColumn(const SQLite::Column &column, bool &value) { value = column.getInt() != 0; }
 void readColumn(const SQLite::Column &column, std::string &value) { value = column.getString(); }
 
@@ -270,10 +295,10 @@ int64_t Store::studySeed() const
     return query.executeStep() ? std::stoll(query.getColumn(0).getString()) : kDefaultStudySeed;
 }
 
-int64_t Store::createRun(const std::string &name, const std::string &configToml)
+int64_t Store::createRun(const std::string &name, const std::string &configToml, const std::string &group)
 {
-    SQLite::Statement insert(*m_db, "INSERT INTO runs (name, config_toml, status, created_at, pid, pid_start, host) "
-                                    "VALUES (?, ?, 'running', ?, ?, ?, ?)");
+    SQLite::Statement insert(*m_db, "INSERT INTO runs (name, config_toml, status, created_at, pid, pid_start, host, "
+                                    "group_name) VALUES (?, ?, 'running', ?, ?, ?, ?, ?)");
     const int64_t pid = getpid();
     insert.bind(1, name);
     insert.bind(2, configToml);
@@ -281,6 +306,10 @@ int64_t Store::createRun(const std::string &name, const std::string &configToml)
     insert.bind(4, pid);
     insert.bind(5, processStartTime(pid));
     insert.bind(6, hostName());
+    if (group.empty())
+        insert.bind(7); // NULL: a group of its own, under its name
+    else
+        insert.bind(7, group);
     insert.exec();
     return m_db->getLastInsertRowid();
 }
@@ -333,11 +362,15 @@ void Store::appendValidation(int64_t runId, const std::vector<ValidationPoint> &
     if (rows.empty())
         return;
     SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-    insertEach(*m_db, "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss) VALUES (?, ?, ?, ?)", runId, rows,
-               [](SQLite::Statement &insert, const ValidationPoint &row) {
+    insertEach(*m_db,
+               "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss, sequences, sequence_sd) "
+               "VALUES (?, ?, ?, ?, ?, ?)",
+               runId, rows, [](SQLite::Statement &insert, const ValidationPoint &row) {
                    insert.bind(2, row.step);
                    insert.bind(3, row.tokens);
                    insert.bind(4, row.loss);
+                   insert.bind(5, row.sequences);
+                   insert.bind(6, row.sequenceSd);
                });
     transaction.commit();
 }
@@ -358,14 +391,40 @@ void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
     transaction.commit();
 }
 
-void Store::addEvent(int64_t runId, EventKind kind, const std::string &message)
+void Store::addEvent(int64_t runId, EventKind kind, const std::string &message, int64_t step)
 {
-    SQLite::Statement insert(*m_db, "INSERT INTO events (run_id, at, kind, message) VALUES (?, ?, ?, ?)");
+    SQLite::Statement insert(*m_db, "INSERT INTO events (run_id, at, kind, message, step) VALUES (?, ?, ?, ?, ?)");
     insert.bind(1, runId);
     insert.bind(2, utcNow());
     insert.bind(3, eventKindName(kind));
     insert.bind(4, message);
+    if (step >= 0)
+        insert.bind(5, step);
+    else
+        insert.bind(5); // NULL: no step in particular
     insert.exec();
+}
+
+void Store::appendNumerics(int64_t runId, const std::vector<TensorNumerics> &rows)
+{
+    if (rows.empty())
+        return;
+    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+    insertEach(*m_db,
+               "INSERT OR REPLACE INTO numerics (run_id, step, tensor, fp16_underflow, fp16_subnormal, "
+               "scaled_underflow, loss_scale, vanishing_updates, activation_max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               runId, rows, [](SQLite::Statement &insert, const TensorNumerics &row) {
+                   insert.bind(2, row.step);
+                   insert.bind(3, row.tensor);
+                   // NaN binds as NULL: not applicable to this tensor
+                   insert.bind(4, row.fp16Underflow);
+                   insert.bind(5, row.fp16Subnormal);
+                   insert.bind(6, row.scaledUnderflow);
+                   insert.bind(7, row.lossScale);
+                   insert.bind(8, row.vanishingUpdates);
+                   insert.bind(9, row.activationMax);
+               });
+    transaction.commit();
 }
 
 void Store::finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message)
@@ -412,16 +471,16 @@ std::vector<RunRecord> Store::runs() const
 {
     SQLite::Statement query(*m_db, "SELECT id, name, config_toml, coalesce(outcome_step, -1), coalesce(message, ''), "
                                    "created_at, coalesce(finished_at, ''), coalesce(pid, 0), coalesce(host, ''), "
-                                   "coalesce(environment, ''), coalesce(dtypes, ''), status, coalesce(outcome, '') "
-                                   "FROM runs ORDER BY id");
+                                   "coalesce(environment, ''), coalesce(dtypes, ''), coalesce(group_name, name), status, "
+                                   "coalesce(outcome, '') FROM runs ORDER BY id");
     std::vector<RunRecord> out;
     while (query.executeStep()) {
         RunRecord r = readColumns(query, &RunRecord::id, &RunRecord::name, &RunRecord::configToml,
                                   &RunRecord::outcomeStep, &RunRecord::message, &RunRecord::createdAt,
                                   &RunRecord::finishedAt, &RunRecord::pid, &RunRecord::host,
-                                  &RunRecord::environmentJson, &RunRecord::dtypesJson);
-        if (query.getColumn(11).getString() == "finished") {
-            const std::string outcome = query.getColumn(12).getString();
+                                  &RunRecord::environmentJson, &RunRecord::dtypesJson, &RunRecord::group);
+        if (query.getColumn(12).getString() == "finished") {
+            const std::string outcome = query.getColumn(13).getString();
             r.outcome = outcomeNamed(outcome);
             if (!r.outcome) {
                 // Written by hand or by another program: show it as a failure that says what it was.
@@ -462,10 +521,12 @@ std::vector<StepMetrics> Store::metrics(int64_t runId) const
 std::vector<ValidationPoint> Store::validation(int64_t runId) const
 {
     return selectEach<ValidationPoint>(
-        *m_db, "SELECT step, tokens, loss FROM validation WHERE run_id = ? ORDER BY step", runId,
+        *m_db, "SELECT step, tokens, loss, coalesce(sequences, 0), coalesce(sequence_sd, 0) FROM validation "
+        "WHERE run_id = ? ORDER BY step", runId,
         [](SQLite::Statement &query) {
-            return std::optional(
-                readColumns(query, &ValidationPoint::step, &ValidationPoint::tokens, &ValidationPoint::loss));
+            return std::optional(readColumns(query, &ValidationPoint::step, &ValidationPoint::tokens,
+                                             &ValidationPoint::loss, &ValidationPoint::sequences,
+                                             &ValidationPoint::sequenceSd));
         });
 }
 
@@ -490,11 +551,26 @@ std::vector<MemoryRow> Store::memory(int64_t runId) const
 std::vector<EventRecord> Store::events(int64_t runId) const
 {
     return selectEach<EventRecord>(
-        *m_db, "SELECT at, kind, message FROM events WHERE run_id = ? ORDER BY id", runId,
+        *m_db, "SELECT at, kind, message, coalesce(step, -1) FROM events WHERE run_id = ? ORDER BY id", runId,
         [](SQLite::Statement &query) {
             // A kind this optlog does not know still shows, as a note.
             const EventKind kind = eventKindNamed(query.getColumn(1).getString()).value_or(EventKind::Note);
-            return std::optional<EventRecord>({query.getColumn(0).getString(), kind, query.getColumn(2).getString()});
+            return std::optional<EventRecord>({query.getColumn(0).getString(), kind, query.getColumn(2).getString(),
+                                               query.getColumn(3).getInt64()});
+        });
+}
+
+std::vector<TensorNumerics> Store::numerics(int64_t runId) const
+{
+    return selectEach<TensorNumerics>(
+        *m_db,
+        "SELECT step, tensor, fp16_underflow, fp16_subnormal, scaled_underflow, loss_scale, vanishing_updates, "
+        "activation_max FROM numerics WHERE run_id = ? ORDER BY step, tensor",
+        runId, [](SQLite::Statement &query) {
+            return std::optional(readColumns(query, &TensorNumerics::step, &TensorNumerics::tensor,
+                                             &TensorNumerics::fp16Underflow, &TensorNumerics::fp16Subnormal,
+                                             &TensorNumerics::scaledUnderflow, &TensorNumerics::lossScale,
+                                             &TensorNumerics::vanishingUpdates, &TensorNumerics::activationMax));
         });
 }
 

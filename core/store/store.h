@@ -30,6 +30,7 @@ struct RunRecord
     int64_t id = 0;
     std::string name;
     std::string configToml;      // the full resolved config, every field
+    std::string group;           // the replicates of one run over seeds share it; else the run's name
     std::optional<Outcome> outcome; // empty while running
     int64_t outcomeStep = -1;    // the step the outcome happened at (diverged, cancelled, ...)
     std::string message;         // why it failed, diverged, crashed
@@ -49,6 +50,7 @@ struct EventRecord
     std::string at; // ISO 8601, UTC
     EventKind kind = EventKind::Note;
     std::string message;
+    int64_t step = -1; // the step it happened at; -1: none in particular
 };
 
 // One study file: SQLite in WAL mode with a busy timeout, so one writer (the engine) and
@@ -58,7 +60,7 @@ class Store
 {
 public:
     enum class Access { ReadOnly, ReadWrite };
-    static constexpr int kSchemaVersion = 4;
+    static constexpr int kSchemaVersion = 5;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
     static constexpr int64_t kDefaultStudySeed = 1234;
 
@@ -78,14 +80,17 @@ public:
     // Seeds the fixed validation set: every run of a study is validated on the same data.
     int64_t studySeed() const;
 
-    int64_t createRun(const std::string &name, const std::string &configToml);
+    // `group`: the replicates of one run over seeds share it; empty: the run is a group of its own,
+    // under its name.
+    int64_t createRun(const std::string &name, const std::string &configToml, const std::string &group = "");
     void setEnvironment(int64_t runId, const std::string &environmentJson);
     void setDtypes(int64_t runId, const std::string &dtypesJson);
     // Each call is one transaction: the engine batches rows, never one transaction per row.
     void appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows);
     void appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows);
     void replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows);
-    void addEvent(int64_t runId, EventKind kind, const std::string &message);
+    void addEvent(int64_t runId, EventKind kind, const std::string &message, int64_t step = -1);
+    void appendNumerics(int64_t runId, const std::vector<TensorNumerics> &rows);
     void finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message);
     // Runs left "running" by an engine process that no longer exists on this host.
     int markCrashedRuns();
@@ -97,6 +102,7 @@ public:
     std::vector<ValidationPoint> validation(int64_t runId) const;
     std::vector<MemoryRow> memory(int64_t runId) const;
     std::vector<EventRecord> events(int64_t runId) const;
+    std::vector<TensorNumerics> numerics(int64_t runId) const; // by step, then tensor
 
 private:
     void migrate();

@@ -26,7 +26,93 @@ private Q_SLOTS:
     void presetsAreValidAndSized();
     void shippedStudiesAreValid();
     void documentedFieldsAreGeneratedFromTheTable();
+    void replicatesDifferOnlyInTheirSeed();
+    void badRepeatsAndSeedsNameTheirField_data();
+    void badRepeatsAndSeedsNameTheirField();
+    void aStudyPlanRepeatsItsRuns();
 };
+
+void tst_Config::replicatesDifferOnlyInTheirSeed()
+{
+    PlannedRun run;
+    run.name = "bf16";
+    run.preset = "smoke";
+    run.overrides = {"precision.mode=\"autocast-bf16\"", "train.seed=5"};
+    run.repeats = 3;
+    const std::vector<PlannedRun> replicates = replicatesOf(run);
+    QCOMPARE(replicates.size(), size_t(3));
+    std::vector<RunConfig> configs;
+    for (const auto &r : replicates)
+        configs.push_back(r.config());
+    QCOMPARE(configs[0].name, std::string("bf16 seed 5"));
+    QCOMPARE(configs[2].train.seed, int64_t(7));
+    for (const auto &config : configs)
+        QCOMPARE(config.group, std::string("bf16"));
+    QStringList differing;
+    for (const auto &field : compareConfigs(configs))
+        if (field.differs)
+            differing << QString::fromStdString(field.path);
+    QCOMPARE(differing, QStringList({"name", "train.seed"}));
+
+    run.repeats = 1;
+    run.seeds = {11, 3};
+    const std::vector<PlannedRun> chosen = replicatesOf(run);
+    QCOMPARE(chosen.size(), size_t(2));
+    QCOMPARE(chosen[1].config().train.seed, int64_t(3));
+    run.seeds.clear();
+    QCOMPARE(replicatesOf(run).front().name, std::string("bf16")); // one seed: the run itself, ungrouped
+}
+
+void tst_Config::badRepeatsAndSeedsNameTheirField_data()
+{
+    QTest::addColumn<int>("repeats");
+    QTest::addColumn<QList<int>>("seeds");
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("no repeats") << 0 << QList<int>{} << "repeats" << "must be from 1 to 100";
+    QTest::newRow("too many") << 101 << QList<int>{} << "repeats" << "must be from 1 to 100";
+    QTest::newRow("a seed twice") << 1 << QList<int>{1, 2, 1} << "seeds" << "1 appears twice";
+    QTest::newRow("seeds against repeats") << 3 << QList<int>{1, 2} << "seeds" << "2 seeds, but repeats = 3";
+    QTest::newRow("negative seed") << 1 << QList<int>{-1, 2} << "seeds" << "is negative";
+}
+
+void tst_Config::badRepeatsAndSeedsNameTheirField()
+{
+    QFETCH(int, repeats);
+    QFETCH(QList<int>, seeds);
+    QFETCH(QString, field);
+    QFETCH(QString, expected);
+    PlannedRun run;
+    run.name = "fp32";
+    run.preset = "smoke";
+    run.repeats = repeats;
+    for (int seed : seeds)
+        run.seeds.push_back(seed);
+    try {
+        replicatesOf(run);
+        QFAIL("the replicates were accepted");
+    } catch (const ConfigError &e) {
+        QCOMPARE(QString::fromStdString(e.field()), field);
+        QVERIFY2(QString(e.what()).contains(expected), e.what());
+    }
+}
+
+void tst_Config::aStudyPlanRepeatsItsRuns()
+{
+    QTemporaryDir dir;
+    const QString plan = testing::writtenFile(dir, "plan.toml",
+                                              "name = \"p\"\n[[run]]\nname = \"a\"\npreset = \"smoke\"\nrepeats = 3\n"
+                                              "[[run]]\nname = \"b\"\npreset = \"smoke\"\nseeds = [4, 9]\n");
+    const StudyPlan loaded = loadStudyPlan(plan.toStdString());
+    QCOMPARE(loaded.runs[0].repeats, int64_t(3));
+    QCOMPARE(loaded.runs[1].seeds, std::vector<int64_t>({4, 9}));
+    for (const QByteArray &bad : {QByteArray("repeats = \"three\""), QByteArray("seeds = [1, \"x\"]"),
+                                  QByteArray("repeats = 0")}) {
+        const QString file = testing::writtenFile(
+            dir, "bad.toml", "name = \"p\"\n[[run]]\nname = \"a\"\npreset = \"smoke\"\n" + bad + "\n");
+        QVERIFY_EXCEPTION_THROWN(loadStudyPlan(file.toStdString()), ConfigError);
+    }
+}
 
 // docs/configs.md shows every field as configReferenceMarkdown() writes it.
 void tst_Config::documentedFieldsAreGeneratedFromTheTable()

@@ -55,6 +55,8 @@ private Q_SLOTS:
     void marksRunsOfDeadProcessesCrashed();
     void unknownOutcomeReadsAsAFailureThatNamesIt();
     void memoryComesBackInTheRolesOrder();
+    void groupsSpreadsStepsAndNumericsRoundTrip();
+    void aVersionFourStudyMigratesWithItsRunsUnchanged();
     void readersReadWhileTheWriterWrites();
 };
 
@@ -268,6 +270,79 @@ void tst_Store::memoryComesBackInTheRolesOrder()
         {"parameters", "predicted"}, {"parameters", "measured"}, {"peak", "predicted"}, {"peak", "measured"},
         {"peak_rss", "measured"}};
     QVERIFY(read == expected);
+}
+
+void tst_Store::groupsSpreadsStepsAndNumericsRoundTrip()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("study.sqlite").toStdString();
+    {
+        Store store(path);
+        const int64_t single = store.createRun("fp32", "");
+        const int64_t replicate = store.createRun("bf16 seed 2", "", "bf16");
+        store.appendValidation(replicate, {{9, 2560, 4.0, 32, 0.5}});
+        store.addEvent(replicate, EventKind::LossSpike, "loss 9.1 > 3 x median 2.8", 7);
+        store.addEvent(single, EventKind::Note, "no step");
+        TensorNumerics gradient;
+        gradient.step = 24;
+        gradient.tensor = "blocks.0.mlp.fc.weight";
+        gradient.fp16Underflow = 0.125;
+        gradient.lossScale = 1024;
+        TensorNumerics activations;
+        activations.step = 24;
+        activations.tensor = "blocks.0";
+        activations.activationMax = 31.5;
+        store.appendNumerics(replicate, {gradient, activations});
+        StepMetrics diverged;
+        diverged.step = 0;
+        diverged.trainLoss = std::nan("");
+        store.appendMetrics(single, {diverged});
+    }
+    const Store store(path, Store::Access::ReadOnly);
+    QCOMPARE(store.findRun("fp32")->group, std::string("fp32")); // a group of its own
+    const RunRecord replicate = *store.findRun("bf16 seed 2");
+    QCOMPARE(replicate.group, std::string("bf16"));
+    const ValidationPoint point = store.validation(replicate.id).front();
+    QCOMPARE(point.sequences, int64_t(32));
+    QCOMPARE(point.samplingError(), 0.5 / std::sqrt(32.0));
+    QCOMPARE(store.events(replicate.id).front().step, int64_t(7));
+    QCOMPARE(store.events(replicate.id).front().kind, EventKind::LossSpike);
+    QCOMPARE(store.events(store.findRun("fp32")->id).front().step, int64_t(-1));
+    const auto numerics = store.numerics(replicate.id);
+    QCOMPARE(numerics.size(), size_t(2));
+    QCOMPARE(numerics[0].tensor, std::string("blocks.0")); // by step, then tensor
+    QCOMPARE(numerics[0].activationMax, 31.5);
+    QVERIFY(std::isnan(numerics[0].fp16Underflow)); // not applicable stays not applicable
+    QCOMPARE(numerics[1].fp16Underflow, 0.125);
+    QCOMPARE(numerics[1].lossScale, 1024.0);
+    QVERIFY(std::isnan(store.metrics(store.findRun("fp32")->id).front().trainLoss)); // not read back as 0
+}
+
+void tst_Store::aVersionFourStudyMigratesWithItsRunsUnchanged()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("v4.sqlite").toStdString();
+    Store::createAtVersion(path, 4);
+    {
+        SQLite::Database db(path, SQLite::OPEN_READWRITE);
+        db.exec("INSERT INTO meta (key, value) VALUES ('study_seed', '1234')");
+        db.exec("INSERT INTO runs (name, config_toml, status, outcome, outcome_step, created_at) "
+                "VALUES ('fp32', '', 'finished', 'completed', 9, '2026-11-01T00:00:00Z')");
+        db.exec("INSERT INTO validation (run_id, step, tokens, loss) VALUES (1, 9, 2560, 4.0)");
+        db.exec("INSERT INTO events (run_id, at, kind, message) VALUES (1, '2026-11-01T00:00:00Z', 'started', 'x')");
+    }
+    Store store(path);
+    QCOMPARE(store.schemaVersion(), 5);
+    const RunRecord run = store.runs().at(0);
+    QCOMPARE(run.name, std::string("fp32"));
+    QCOMPARE(run.group, std::string("fp32"));
+    QCOMPARE(std::string(outcomeName(run.outcome)), std::string("completed"));
+    const ValidationPoint point = store.validation(1).at(0);
+    QCOMPARE(point.loss, 4.0);
+    QCOMPARE(point.sequences, int64_t(0));
+    QVERIFY(std::isnan(point.samplingError())); // unknown for a run that did not record it
+    QCOMPARE(store.events(1).at(0).step, int64_t(-1));
+    QVERIFY(store.numerics(1).empty());
 }
 
 void tst_Store::readersReadWhileTheWriterWrites()
