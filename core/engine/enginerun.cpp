@@ -63,7 +63,7 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         allocator.setBudget(parseBytes(m_config.memory.budget, "memory.budget"));
 
     Result result;
-    result.runId = store.createRun(m_config.name, toToml(m_config));
+    result.runId = store.createRun(m_config.name, toToml(m_config), m_config.group);
     nlohmann::json environment = captureEnvironment(m_threads, m_heap);
     environment["device"] = describeDevice(m_device);
     environment["matmul_peak"] = m_peak.toJson();
@@ -76,6 +76,7 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
     recording.jsonLines = options.jsonLines;
     recording.progress = options.progress;
     recording.allocatorBytes = [memory = DeviceMemory(m_device)] { return memory.inUseAndPeakBytes(); };
+    recording.diagnostics = m_config.diagnostics;
     StudyRecorder recorder(store, result.runId, m_config.train.steps, recording);
     recorder.started(startMessage(m_config, m_data, m_threads, m_device));
 

@@ -162,13 +162,24 @@ void GPTImpl::initialiseWeights()
     }
 }
 
-torch::Tensor GPTImpl::forward(const torch::Tensor &tokens)
+torch::Tensor GPTImpl::embed(const torch::Tensor &tokens)
 {
     const int64_t T = tokens.size(1);
     TORCH_CHECK(T <= m_options.context_length(), "sequence of ", T, " tokens is longer than model.context_length = ",
                 m_options.context_length());
     auto positions = torch::arange(T, tokens.options());
-    auto x = m_dropout(m_tokenEmbedding(tokens) + m_positionEmbedding(positions));
+    return m_dropout(m_tokenEmbedding(tokens) + m_positionEmbedding(positions));
+}
+
+torch::Tensor GPTImpl::logits(const torch::Tensor &residualStream)
+{
+    const torch::Tensor &headWeight = m_options.tied_head() ? m_tokenEmbedding->weight : m_head->weight;
+    return torch::matmul(m_finalNorm(residualStream), headWeight.t()); // (B, T, V)
+}
+
+torch::Tensor GPTImpl::forward(const torch::Tensor &tokens)
+{
+    auto x = embed(tokens);
     const int64_t every = m_options.checkpoint_every();
     for (size_t i = 0; i < m_blocks->size(); ++i) {
         auto block = m_blocks[i]->as<Block>();
@@ -177,9 +188,19 @@ torch::Tensor GPTImpl::forward(const torch::Tensor &tokens)
         else
             x = block->forward(x);
     }
-    x = m_finalNorm(x);
-    const torch::Tensor &headWeight = m_options.tied_head() ? m_tokenEmbedding->weight : m_head->weight;
-    return torch::matmul(x, headWeight.t()); // (B, T, V)
+    return logits(x);
+}
+
+std::vector<double> GPTImpl::blockOutputMaxima(const torch::Tensor &tokens)
+{
+    torch::NoGradGuard noGrad;
+    std::vector<double> maxima;
+    auto x = embed(tokens);
+    for (size_t i = 0; i < m_blocks->size(); ++i) {
+        x = m_blocks[i]->as<Block>()->forward(x);
+        maxima.push_back(x.abs().max().item<double>());
+    }
+    return maxima;
 }
 
 torch::Tensor GPTImpl::loss(const torch::Tensor &tokens, const torch::Tensor &targets)
@@ -187,6 +208,15 @@ torch::Tensor GPTImpl::loss(const torch::Tensor &tokens, const torch::Tensor &ta
     auto logits = forward(tokens);
     return torch::nn::functional::cross_entropy(logits.view({-1, logits.size(-1)}).to(torch::kFloat),
                                                 targets.reshape({-1}));
+}
+
+torch::Tensor GPTImpl::sequenceLosses(const torch::Tensor &tokens, const torch::Tensor &targets)
+{
+    auto out = forward(tokens);
+    auto perToken = torch::nn::functional::cross_entropy(
+        out.view({-1, out.size(-1)}).to(torch::kFloat), targets.reshape({-1}),
+        torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+    return perToken.view(targets.sizes()).mean(1);
 }
 
 int64_t GPTImpl::parameterCount() const

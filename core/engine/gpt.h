@@ -10,6 +10,8 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include <vector>
+
 namespace optlog {
 
 struct ModelConfig;
@@ -103,11 +105,18 @@ public:
     // Mean cross-entropy over all B·T positions, nats per token, computed in FP32 whatever the
     // dtype of the logits.
     torch::Tensor loss(const torch::Tensor &tokens, const torch::Tensor &targets);
+    // Each sequence's own mean cross-entropy, (B,) in FP32: the spread a validation loss averages.
+    torch::Tensor sequenceLosses(const torch::Tensor &tokens, const torch::Tensor &targets);
+    // Each block's largest output magnitude over `tokens`, as one forward computes it (no
+    // gradient, no checkpointing): what FP16's range, 65504, would have to hold.
+    std::vector<double> blockOutputMaxima(const torch::Tensor &tokens);
     int64_t parameterCount() const;
     const GPTOptions &options() const { return m_options; }
 
 private:
     void initialiseWeights();
+    torch::Tensor embed(const torch::Tensor &tokens);          // (B, T) -> (B, T, C), with dropout
+    torch::Tensor logits(const torch::Tensor &residualStream); // (B, T, C) -> (B, T, V)
 
     GPTOptions m_options;
     torch::nn::Embedding m_tokenEmbedding{nullptr};    // (V, C)

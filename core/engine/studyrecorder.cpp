@@ -10,6 +10,7 @@ StudyRecorder::StudyRecorder(Store &store, int64_t runId, int64_t totalSteps, Op
     , m_runId(runId)
     , m_totalSteps(totalSteps)
     , m_options(options)
+    , m_instability(options.diagnostics)
     , m_lastFlush(std::chrono::steady_clock::now())
     , m_start(m_lastFlush)
 {
@@ -34,6 +35,8 @@ void StudyRecorder::step(const StepMetrics &m)
         }
         emit(done);
     }
+    for (const auto &found : m_instability.observe(m))
+        event(found.kind, found.message, found.step);
     progressAndFlush(m);
 }
 
@@ -61,10 +64,15 @@ void StudyRecorder::validated(const ValidationPoint &p)
     flush();
 }
 
-void StudyRecorder::event(EventKind kind, const std::string &message)
+void StudyRecorder::event(EventKind kind, const std::string &message, int64_t step)
 {
-    m_store.addEvent(m_runId, kind, message);
-    emit(LogMessage{kind, message});
+    m_store.addEvent(m_runId, kind, message, step);
+    emit(LogMessage{kind, message, step});
+}
+
+void StudyRecorder::numerics(const std::vector<TensorNumerics> &rows)
+{
+    m_store.appendNumerics(m_runId, rows);
 }
 
 void StudyRecorder::flush()

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/engine/instabilitydetector.h"
 #include "core/engine/trainer.h"
 #include "core/store/store.h"
 
@@ -24,15 +25,20 @@ public:
         double flushSeconds = 1.0;
         // Allocator bytes {in use, peak} put into each step event for a live monitor; may be empty.
         std::function<std::pair<int64_t, int64_t>()> allocatorBytes;
+        // What counts as a loss or gradient-norm spike.
+        DiagnosticsConfig diagnostics;
     };
 
+    // Each step's metrics also go through an InstabilityDetector; what it finds is an event.
     StudyRecorder(Store &store, int64_t runId, int64_t totalSteps, Options options);
 
     // The run's start, with what it starts with (data, threads, device): stored and announced.
     void started(const std::string &message);
     void step(const StepMetrics &metrics) override;
     void validated(const ValidationPoint &point) override;
-    void event(EventKind kind, const std::string &message) override;
+    // Stored at once (events are rare), and announced.
+    void event(EventKind kind, const std::string &message, int64_t step = -1) override;
+    void numerics(const std::vector<TensorNumerics> &rows) override;
     // Writes every buffered row; call before the run's outcome is stored.
     void flush();
     void finished(Outcome outcome, int64_t step, const std::string &message);
@@ -45,6 +51,7 @@ private:
     int64_t m_runId;
     int64_t m_totalSteps;
     Options m_options;
+    InstabilityDetector m_instability;
     std::vector<StepMetrics> m_pendingMetrics;
     std::vector<ValidationPoint> m_pendingValidation;
     std::chrono::steady_clock::time_point m_lastFlush;

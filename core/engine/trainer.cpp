@@ -5,6 +5,7 @@
 #include "core/engine/countingallocator.h"
 #include "core/contract/precisionmodes.h"
 #include "core/engine/device.h"
+#include "core/engine/numerics.h"
 
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
@@ -47,6 +48,17 @@ std::string dtypeOf(const std::vector<at::Tensor> &tensors)
 Batch onDevice(const Batch &batch, c10::Device device)
 {
     return {batch.inputs.to(device), batch.targets.to(device)};
+}
+
+// Wall seconds `work` takes, the device's queued work included.
+template<typename Work>
+double secondsOf(c10::Device device, Work &&work)
+{
+    synchronize(device);
+    const auto start = Clock::now();
+    work();
+    synchronize(device);
+    return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 TrainingOutcome ended(Outcome outcome, int64_t step, std::string message)
@@ -129,6 +141,8 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed)
     // from the same weights, rounded.
     m_model->to(m_device, m_plan.weights);
     m_parameters = m_model->parameters();
+    for (const auto &item : m_model->named_parameters())
+        m_parameterNames.push_back(item.key());
     if (m_plan.masterWeights)
         for (const auto &p : m_parameters)
             m_master.push_back(p.detach().to(torch::kFloat).clone().requires_grad_(true));
@@ -219,20 +233,85 @@ std::map<std::string, std::string> Trainer::dtypes()
             {precisionStateKey(PrecisionState::Compute), compute}};
 }
 
-double Trainer::validate()
+ValidationPoint Trainer::validate()
 {
     m_meter.enter("validation");
     torch::NoGradGuard noGrad;
     m_model->eval();
-    double sum = 0;
-    int64_t sequences = 0;
-    AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
-    for (const auto &batch : m_validationBatches) {
-        sum += m_model->loss(batch.inputs, batch.targets).item<double>() * double(batch.inputs.size(0));
-        sequences += batch.inputs.size(0);
+    std::vector<at::Tensor> perSequence;
+    {
+        AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
+        for (const auto &batch : m_validationBatches)
+            perSequence.push_back(m_model->sequenceLosses(batch.inputs, batch.targets).to(torch::kDouble));
     }
     m_model->train();
-    return sum / double(sequences);
+    const at::Tensor losses = torch::cat(perSequence);
+    ValidationPoint point;
+    point.sequences = losses.numel();
+    point.loss = losses.mean().item<double>();
+    point.sequenceSd = point.sequences > 1 ? losses.std().item<double>() : 0.0;
+    return point;
+}
+
+std::vector<TensorNumerics> Trainer::gradientNumerics(int64_t step) const
+{
+    CountingAllocator::Uncounted uncounted; // optlog's measurement, not the run's memory
+    torch::NoGradGuard noGrad;
+    // The gradient of the loss itself: a scaler's factor divided out; clipping comes later.
+    const double unscale = m_scaler ? 1.0 / m_scaler->currentScale() : 1.0;
+    double largest = 0;
+    for (const auto &p : m_parameters)
+        if (p.grad().defined())
+            largest = std::max(largest, p.grad().abs().max().item<double>() * unscale);
+    const double lossScale = dynamicLossScale(largest);
+    std::vector<TensorNumerics> rows;
+    for (size_t i = 0; i < m_parameters.size(); ++i) {
+        if (!m_parameters[i].grad().defined())
+            continue;
+        TensorNumerics row = optlog::gradientNumerics(m_parameters[i].grad().to(torch::kFloat) * unscale, lossScale);
+        row.step = step;
+        row.tensor = m_parameterNames[i];
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
+{
+    CountingAllocator::Uncounted uncounted;
+    torch::NoGradGuard noGrad;
+    const int64_t step = rows.empty() ? m_lastCompletedStep + 1 : rows.front().step;
+    const std::vector<at::Tensor> &optimized = optimizedTensors();
+    auto &state = m_optimizer->state();
+    for (auto &group : m_optimizer->param_groups()) {
+        const auto &options = static_cast<const torch::optim::AdamWOptions &>(group.options());
+        for (const auto &tensor : group.params()) {
+            const auto found = state.find(c10::guts::to_string(tensor.unsafeGetTensorImpl()));
+            const auto index = std::find_if(optimized.begin(), optimized.end(), [&](const at::Tensor &t) {
+                return t.unsafeGetTensorImpl() == tensor.unsafeGetTensorImpl();
+            }) - optimized.begin();
+            if (found == state.end() || size_t(index) >= optimized.size())
+                continue; // no step taken yet: no update to judge
+            const auto &adamw = static_cast<const torch::optim::AdamWParamState &>(*found->second);
+            const double vanishing = vanishingUpdateFraction(tensor, adamwUpdate(tensor, adamw, options));
+            for (auto &row : rows)
+                if (row.tensor == m_parameterNames[size_t(index)])
+                    row.vanishingUpdates = vanishing;
+        }
+    }
+    m_model->eval(); // no dropout: the activations as validation sees them
+    {
+        AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
+        const std::vector<double> maxima = m_model->blockOutputMaxima(m_validationBatches.front().inputs);
+        for (size_t block = 0; block < maxima.size(); ++block) {
+            TensorNumerics row;
+            row.step = step;
+            row.tensor = "blocks." + std::to_string(block);
+            row.activationMax = maxima[block];
+            rows.push_back(row);
+        }
+    }
+    m_model->train();
 }
 
 TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
@@ -272,6 +351,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
 {
     const auto &train = m_config.train;
     const int64_t tokensPerStep = m_config.tokensPerStep();
+    const auto &diagnostics = m_config.diagnostics;
     BatchSampler sampler(m_data.train, m_config.model.contextLength, uint64_t(train.seed));
     for (int64_t step = 0; step < train.steps; ++step) {
         if (stopRequested.load())
@@ -288,10 +368,19 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         for (int64_t i = 0; i < train.accumulation; ++i)
             microbatches.push_back(onDevice(sampler.next(train.microbatch), m_device));
         at::Tensor loss = accumulateGradients(m_model, microbatches, m_plan, scaler(), &m_meter);
+        // The numerics diagnostics run inside the step, where the gradients are as backward left
+        // them, and their time is taken out of the step's.
+        const bool numericsDue = diagnostics.numerics && (step + 1) % diagnostics.numericsEvery == 0;
+        std::vector<TensorNumerics> numerics;
+        double diagnosticSeconds = 0;
+        if (numericsDue)
+            diagnosticSeconds += secondsOf(m_device, [&] { numerics = gradientNumerics(step); });
         const double gradNorm = optimizerStep();
         // The one host read of the step; on CUDA it also waits for the step's queued kernels.
         const double lossValue = loss.item<double>();
-        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (numericsDue)
+            diagnosticSeconds += secondsOf(m_device, [&] { addUpdateAndActivationNumerics(numerics); });
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count() - diagnosticSeconds;
 
         StepMetrics metrics;
         metrics.step = step;
@@ -308,12 +397,18 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         if (probeEvery > 0 && (step + 1) % probeEvery == 0)
             metrics.machineGflops = referenceKernelGflops(m_plan.compute, m_device);
         observer.step(metrics);
+        if (numericsDue)
+            observer.numerics(numerics);
 
         if (!std::isfinite(lossValue))
             return ended(Outcome::Diverged, step,
                          "training loss became " + std::to_string(lossValue) + " at step " + std::to_string(step));
-        if ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps)
-            observer.validated({step, metrics.tokens, validate()});
+        if ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps) {
+            ValidationPoint point = validate();
+            point.step = step;
+            point.tokens = metrics.tokens;
+            observer.validated(point);
+        }
         m_lastCompletedStep = step;
     }
     return ended(Outcome::Completed, m_lastCompletedStep, "");

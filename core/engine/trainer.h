@@ -32,7 +32,10 @@ public:
     virtual ~TrainingObserver() = default;
     virtual void step(const StepMetrics &) {}
     virtual void validated(const ValidationPoint &) {}
-    virtual void event(EventKind kind, const std::string &message) {}
+    // `step`: the optimizer step the event belongs to; -1 when none.
+    virtual void event(EventKind kind, const std::string &message, int64_t step = -1) {}
+    // Every diagnostics.numerics_every steps: what 16-bit formats would do to the run's tensors.
+    virtual void numerics(const std::vector<TensorNumerics> &) {}
 };
 
 struct TrainingOutcome
@@ -72,8 +75,15 @@ public:
     const LossScaler *scaler() const { return m_scaler ? &*m_scaler : nullptr; }
     // The dtype of each state, read from the tensors themselves, and of the forward's logits.
     std::map<std::string, std::string> dtypes();
-    // Mean validation loss over the study's fixed validation set, nats per token.
-    double validate();
+    // The loss over the study's fixed validation set, nats per token, with its spread over the
+    // sequences; `step` and `tokens` are left to the caller.
+    ValidationPoint validate();
+    // What FP16 and BF16 would do to the run's tensors (numerics.h), in two parts around the
+    // optimizer step. Before it: per parameter, its gradient as backward left it (unscaled,
+    // before clipping). After it: AdamW's last update against its weight, added to those rows,
+    // and per block a row with its largest output on the first validation batch.
+    std::vector<TensorNumerics> gradientNumerics(int64_t step) const;
+    void addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows);
     // Trains until train.steps, a non-finite loss, or `stopRequested` (checked between steps).
     TrainingOutcome run(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
 
@@ -99,6 +109,7 @@ private:
     TokenSplit m_data;
     GPT m_model{nullptr};
     std::vector<at::Tensor> m_parameters; // the model's, in their training dtype
+    std::vector<std::string> m_parameterNames; // "blocks.0.attention.qkv.weight", as m_parameters
     std::vector<at::Tensor> m_master;     // FP32 copies, when the plan keeps master weights
     std::optional<LossScaler> m_scaler;
     std::unique_ptr<torch::optim::AdamW> m_optimizer;

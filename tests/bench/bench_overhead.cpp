@@ -38,7 +38,8 @@ public:
         m_next.step(m);
     }
     void validated(const ValidationPoint &p) override { m_next.validated(p); }
-    void event(EventKind kind, const std::string &message) override { m_next.event(kind, message); }
+    void event(EventKind kind, const std::string &message, int64_t step) override { m_next.event(kind, message, step); }
+    void numerics(const std::vector<TensorNumerics> &rows) override { m_next.numerics(rows); }
     std::vector<double> seconds;
 
 private:

@@ -96,10 +96,10 @@ void eachModeTrains(Checks &checks, const std::string &deviceName)
         }
         const RunConfig config = loadRunConfig("smoke", "", overrides);
         Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
-        const double before = trainer.validate();
+        const double before = trainer.validate().loss;
         Recording observer;
         const TrainingOutcome outcome = trainer.run(observer, observer.stop);
-        const double after = trainer.validate();
+        const double after = trainer.validate().loss;
         const std::vector<std::string> actual = {outcome.dtypes.at("weights"), outcome.dtypes.at("gradients"),
                                                  outcome.dtypes.at("master_weights"),
                                                  outcome.dtypes.at("optimizer_state"), outcome.dtypes.at("compute")};

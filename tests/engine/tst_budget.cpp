@@ -41,7 +41,8 @@ public:
             CountingAllocator::instance().setBudget(CountingAllocator::instance().currentBytes() + 1024);
     }
     void validated(const ValidationPoint &p) override { m_recorder.validated(p); }
-    void event(EventKind kind, const std::string &message) override { m_recorder.event(kind, message); }
+    void event(EventKind kind, const std::string &message, int64_t step) override { m_recorder.event(kind, message, step); }
+    void numerics(const std::vector<TensorNumerics> &rows) override { m_recorder.numerics(rows); }
     std::atomic<bool> stop{false};
 
 private:

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // One run of the engine into a real study file: what it refuses before writing, and what it stores.
 #include "core/config/config.h"
+#include "core/config/studyplan.h"
 #include "core/engine/enginerun.h"
 #include "core/store/store.h"
 #include "tests/common/files.h"
@@ -61,6 +62,52 @@ private Q_SLOTS:
         QVERIFY(!events.empty());
         QCOMPARE(events.front().kind, EventKind::Started);
         QVERIFY2(events.front().message.find("data: ") != std::string::npos, events.front().message.c_str());
+    }
+
+    void replicatesTrainAsOneGroupOnTheSameValidationWindows()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("study.sqlite").toStdString();
+        PlannedRun planned;
+        planned.name = "smoke";
+        planned.preset = "smoke";
+        planned.overrides = {"data.corpus=generated", "train.steps=12", "train.eval_interval=12", "runtime.threads=1",
+                             "diagnostics.numerics=true", "diagnostics.numerics_every=6"};
+        planned.repeats = 2;
+        std::vector<double> firstLosses, validationLosses;
+        for (const PlannedRun &replicate : replicatesOf(planned)) {
+            EngineRun run(replicate.config());
+            run.open(path);
+            const std::atomic<bool> stop{false};
+            QCOMPARE(run.train({}, stop).outcome.outcome, Outcome::Completed);
+        }
+        const Store store(path, Store::Access::ReadOnly);
+        const auto runs = store.runs();
+        QCOMPARE(runs.size(), size_t(2));
+        for (const auto &run : runs) {
+            QCOMPARE(run.group, std::string("smoke"));
+            firstLosses.push_back(store.metrics(run.id).front().trainLoss);
+            const auto validation = store.validation(run.id);
+            QCOMPARE(validation.size(), size_t(1));
+            validationLosses.push_back(validation.front().loss);
+            // The validation set's own spread, so that its sampling error is known for one run.
+            QVERIFY(validation.front().sequences > 1);
+            QVERIFY(validation.front().sequenceSd > 0 && std::isfinite(validation.front().samplingError()));
+            // Numerics at steps 5 and 11: per parameter and per block.
+            const auto numerics = store.numerics(run.id);
+            QVERIFY(!numerics.empty());
+            QCOMPARE(numerics.front().step, int64_t(5));
+            QCOMPARE(numerics.back().step, int64_t(11));
+            QVERIFY(std::any_of(numerics.begin(), numerics.end(), [](const TensorNumerics &n) {
+                return n.tensor == "blocks.0" && n.activationMax > 0 && n.activationMax < 65504;
+            }));
+            QVERIFY(std::any_of(numerics.begin(), numerics.end(), [](const TensorNumerics &n) {
+                return n.tensor == "blocks.0.mlp.fc.weight" && n.fp16Underflow >= 0 && n.vanishingUpdates >= 0;
+            }));
+        }
+        // Different seeds: different initial weights and batches, so a different first loss.
+        QVERIFY(firstLosses[0] != firstLosses[1]);
+        QVERIFY(validationLosses[0] != validationLosses[1]);
     }
 
     void refusesBadInputBeforeAnyFileExists()

@@ -68,11 +68,11 @@ void tst_Precision::eachModeTrainsWithItsDtypes()
     QFETCH(QString, mode);
     const RunConfig config = smokeWith(mode);
     Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
-    const double before = trainer.validate();
+    const double before = trainer.validate().loss;
     Silent observer;
     const TrainingOutcome outcome = trainer.run(observer, observer.stop);
     QCOMPARE(std::string(outcomeName(outcome.outcome)), std::string("completed"));
-    const double after = trainer.validate();
+    const double after = trainer.validate().loss;
     QVERIFY2(after < before - 1.0, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
 
     // Read from the tensors after training, not from the config.
