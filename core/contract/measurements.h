@@ -41,12 +41,15 @@ struct ValidationPoint
 
 inline const double kNotApplicable = std::numeric_limits<double>::quiet_NaN();
 
+// The numerics row of every parameter together, each fraction over all their elements.
+inline constexpr const char *kAllParameters = "all parameters";
+
 // What 16-bit formats would do to one tensor at one step, measured on the run's own tensors
 // (diagnostics.numerics). NaN where a figure does not apply to the tensor.
 struct TensorNumerics
 {
     int64_t step = 0;
-    // A parameter ("blocks.3.mlp.fc.weight"), or a block's activations ("blocks.3").
+    // A parameter ("blocks.3.mlp.fc.weight"), a block's activations ("blocks.3"), or kAllParameters.
     std::string tensor;
     // Gradient elements below FP16's smallest subnormal (2^-24): zero in FP16 without a scaler.
     double fp16Underflow = kNotApplicable;

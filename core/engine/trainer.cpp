@@ -265,6 +265,8 @@ std::vector<TensorNumerics> Trainer::gradientNumerics(int64_t step) const
             largest = std::max(largest, p.grad().abs().max().item<double>() * unscale);
     const double lossScale = dynamicLossScale(largest);
     std::vector<TensorNumerics> rows;
+    TensorNumerics all{step, kAllParameters, 0, 0, 0, lossScale};
+    double elements = 0;
     for (size_t i = 0; i < m_parameters.size(); ++i) {
         if (!m_parameters[i].grad().defined())
             continue;
@@ -272,7 +274,16 @@ std::vector<TensorNumerics> Trainer::gradientNumerics(int64_t step) const
         row.step = step;
         row.tensor = m_parameterNames[i];
         rows.push_back(row);
+        const double n = double(m_parameters[i].numel());
+        elements += n;
+        all.fp16Underflow += row.fp16Underflow * n;
+        all.fp16Subnormal += row.fp16Subnormal * n;
+        all.scaledUnderflow += row.scaledUnderflow * n;
     }
+    all.fp16Underflow /= elements;
+    all.fp16Subnormal /= elements;
+    all.scaledUnderflow /= elements;
+    rows.push_back(all);
     return rows;
 }
 
@@ -283,6 +294,7 @@ void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
     const int64_t step = rows.empty() ? m_lastCompletedStep + 1 : rows.front().step;
     const std::vector<at::Tensor> &optimized = optimizedTensors();
     auto &state = m_optimizer->state();
+    double vanishing = 0, elements = 0;
     for (auto &group : m_optimizer->param_groups()) {
         const auto &options = static_cast<const torch::optim::AdamWOptions &>(group.options());
         for (const auto &tensor : group.params()) {
@@ -293,12 +305,17 @@ void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
             if (found == state.end() || size_t(index) >= optimized.size())
                 continue; // no step taken yet: no update to judge
             const auto &adamw = static_cast<const torch::optim::AdamWParamState &>(*found->second);
-            const double vanishing = vanishingUpdateFraction(tensor, adamwUpdate(tensor, adamw, options));
+            const double fraction = vanishingUpdateFraction(tensor, adamwUpdate(tensor, adamw, options));
             for (auto &row : rows)
                 if (row.tensor == m_parameterNames[size_t(index)])
-                    row.vanishingUpdates = vanishing;
+                    row.vanishingUpdates = fraction;
+            vanishing += fraction * double(tensor.numel());
+            elements += double(tensor.numel());
         }
     }
+    for (auto &row : rows)
+        if (row.tensor == kAllParameters && elements > 0)
+            row.vanishingUpdates = vanishing / elements;
     m_model->eval(); // no dropout: the activations as validation sees them
     {
         AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
