@@ -5,6 +5,7 @@
 #include "core/contract/outcome.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,14 +22,17 @@ struct RunRequest
     std::string study = "study.sqlite";
     std::vector<std::string> overrides;
     bool jsonLines = false;
+    int64_t repeats = 1; // more than one: each replicate over seeds in its own engine process
 };
-int runCommand(const RunRequest &request);
+// `self` runs the replicates when there are several.
+int runCommand(const RunRequest &request, const std::string &self);
 
 struct StudyRequest
 {
     std::string plan = "default"; // built-in study name or a study TOML file
     std::string study;            // the study file; empty = <plan name>.sqlite
     std::vector<std::string> overrides;
+    std::optional<int64_t> repeats; // replicates of every run over seeds; none = as the plan says
 };
 int studyCommand(const StudyRequest &request, const std::string &self);
 

@@ -42,6 +42,8 @@ int main(int argc, char **argv)
     runCmd->add_option("--db", run.study, "study file (created when missing)")->capture_default_str();
     runCmd->add_option("--set", run.overrides, "override a field, e.g. --set train.steps=100 (repeatable)");
     runCmd->add_flag("--jsonl", run.jsonLines, "print one JSON event per line on stdout");
+    runCmd->add_option("--repeats", run.repeats, "train the run this many times over seeds train.seed, +1, ... (1 to "
+                                                 + std::to_string(PlannedRun::kMaxRepeats) + "), one group");
     std::string runBudget;
     runCmd->add_option("--memory-budget", runBudget, "refuse allocations past this size, e.g. 512MiB; "
                                                     "the run ends as oom (same as --set memory.budget=...)");
@@ -52,6 +54,9 @@ int main(int argc, char **argv)
     studyCmd->add_option("plan", study.plan, "built-in study name or study TOML file")->capture_default_str();
     studyCmd->add_option("--db", study.study, "study file; default <plan name>.sqlite");
     studyCmd->add_option("--set", study.overrides, "override a field in every run (repeatable)");
+    int64_t studyRepeats = 1;
+    auto *studyRepeatsOption = studyCmd->add_option("--repeats", studyRepeats, "train every run this many times over seeds (1 to "
+                                                     + std::to_string(PlannedRun::kMaxRepeats) + "); default as the plan says");
 
     CompareRequest compare;
     auto *compareCmd = app.add_subcommand("compare", "compare runs against a baseline at matched tokens");
@@ -131,9 +136,11 @@ int main(int argc, char **argv)
         relaunchWithRuntimeVariables(argv, precisionModeOf(run.preset, run.configFile, run.overrides));
         if (!runBudget.empty())
             run.overrides.push_back("memory.budget=\"" + runBudget + "\"");
-        return runCommand(run);
+        return runCommand(run, selfPath(argv[0]));
     }
     if (*studyCmd) {
+        if (studyRepeatsOption->count())
+            study.repeats = studyRepeats;
         return studyCommand(study, selfPath(argv[0]));
     }
     if (*fitCmd) {

@@ -2,7 +2,11 @@
 // `optlog run`: one run of the engine, with the process's signals and exit code around it.
 #include "app/commands.h"
 
+#include "app/launcher.h"
+
 #include "core/config/config.h"
+#include "core/config/studyplan.h"
+#include "core/store/store.h"
 #include "core/engine/enginerun.h"
 
 #include <atomic>
@@ -26,10 +30,42 @@ void requestStop(int signal)
     std::signal(signal, SIG_DFL);
 }
 
+// Each replicate over seeds in its own engine process, one after another: the exit code of the
+// first that did not complete, else 0. A cancelled replicate stops the rest.
+int runReplicates(const RunRequest &request, const std::string &self)
+{
+    std::vector<PlannedRun> replicates;
+    if (const int refused = refuseBadInput("run", [&] {
+            PlannedRun planned;
+            planned.preset = request.preset;
+            planned.configFile = request.configFile;
+            planned.overrides = request.overrides;
+            planned.name = loadRunConfig(request.preset, request.configFile, request.overrides).name;
+            planned.repeats = request.repeats;
+            replicates = replicatesOf(planned);
+            Store(request.study); // a file that is not a study is refused before any replicate runs
+        }))
+        return refused;
+    int result = kExitOk;
+    for (const auto &replicate : replicates) {
+        std::vector<std::string> arguments = runArguments(replicate, request.study);
+        if (request.jsonLines)
+            arguments.push_back("--jsonl");
+        const int code = runChild(self, arguments);
+        if (result == kExitOk)
+            result = code;
+        if (code == kExitCancelled || code == kExitBadInput)
+            break;
+    }
+    return result;
+}
+
 } // namespace
 
-int runCommand(const RunRequest &request)
+int runCommand(const RunRequest &request, const std::string &self)
 {
+    if (request.repeats != 1)
+        return runReplicates(request, self);
     std::unique_ptr<EngineRun> run;
     if (const int refused = refuseBadInput("run", [&] {
             run = std::make_unique<EngineRun>(loadRunConfig(request.preset, request.configFile, request.overrides));

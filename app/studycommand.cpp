@@ -15,32 +15,34 @@ namespace optlog {
 int studyCommand(const StudyRequest &request, const std::string &self)
 {
     StudyPlan plan;
-    std::vector<PlannedRun> todo;
+    std::vector<PlannedRun> replicates, todo; // the plan's runs, each as its replicates over seeds
     std::string studyFile;
     if (const int refused = refuseBadInput("study", [&] {
             plan = loadStudyPlan(request.plan);
             for (auto &run : plan.runs) {
                 run.overrides.insert(run.overrides.end(), request.overrides.begin(), request.overrides.end());
-                run.config(); // validates the override in every run before anything runs
+                if (request.repeats) {
+                    run.repeats = *request.repeats;
+                    run.seeds.clear(); // --repeats replaces the plan's own seeds
+                }
+                // Validates every run's config, with the overrides, and its seeds before anything runs.
+                for (auto &replicate : replicatesOf(run))
+                    replicates.push_back(std::move(replicate));
             }
             studyFile = request.study.empty() ? plan.name + ".sqlite" : request.study;
-            todo = runsToDo(plan.runs, Store(studyFile).runs());
+            todo = runsToDo(replicates, Store(studyFile).runs());
         }))
         return refused;
 
-    for (size_t i = 0; i < plan.runs.size(); ++i) {
-        const PlannedRun &run = plan.runs[i];
+    for (size_t i = 0; i < replicates.size(); ++i) {
+        const PlannedRun &run = replicates[i];
         const bool needed = std::any_of(todo.begin(), todo.end(), [&run](const PlannedRun &t) { return t.name == run.name; });
         if (!needed) {
             std::cerr << "optlog study: " << run.name << " already completed in " << studyFile << ", kept\n";
             continue;
         }
-        std::cerr << "optlog study: run " << (i + 1) << "/" << plan.runs.size() << ": " << run.name << "\n";
-        std::vector<std::string> arguments = {"run", "--preset", run.preset, "--db", studyFile};
-        for (const auto &o : run.overrides)
-            arguments.insert(arguments.end(), {"--set", o});
-        arguments.insert(arguments.end(), {"--set", "name=\"" + run.name + "\""});
-        const int code = runChild(self, arguments);
+        std::cerr << "optlog study: run " << (i + 1) << "/" << replicates.size() << ": " << run.name << "\n";
+        const int code = runChild(self, runArguments(run, studyFile));
         if (code == kExitCancelled || code == kExitBadInput) {
             std::cerr << "optlog study: stopped at " << run.name << "\n";
             return code;

@@ -73,7 +73,7 @@ struct RuntimeConfig
 // What the engine watches beside training: instability, and what 16-bit formats would do.
 struct DiagnosticsConfig
 {
-    double lossSpikeFactor = 3;      // a train loss this many times its running median is a spike
+    double lossSpikeFactor = 1.5;    // a train loss this many times its running median is a spike
     double gradNormSpikeFactor = 5;  // likewise for the gradient norm
     int64_t spikeWindow = 25;        // optimizer steps the running medians are taken over
     bool numerics = true;            // measure FP16 underflow, BF16 vanishing updates, activation range

@@ -16,8 +16,8 @@ namespace optlog {
 RunConfig PlannedRun::config() const
 {
     std::vector<std::string> all = overrides;
-    all.push_back("name=\"" + name + "\"");
-    return loadRunConfig(preset, "", all);
+    all.push_back(fieldAssignment(*findConfigField("name"), name));
+    return loadRunConfig(preset, configFile, all);
 }
 
 std::vector<PlannedRun> replicatesOf(const PlannedRun &run)

@@ -15,6 +15,7 @@ struct PlannedRun
 
     std::string name;
     std::string preset;
+    std::string configFile; // a TOML config applied after the preset; empty = none
     std::vector<std::string> overrides;
     std::string baseline; // compared against this run instead of the study's baseline; empty = the study's
     int64_t repeats = 1;         // replicates over seeds: 1 to kMaxRepeats
