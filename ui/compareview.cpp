@@ -33,7 +33,7 @@ namespace optlog {
 
 namespace {
 
-constexpr int kVerdictColumn = 8;
+constexpr int kVerdictColumn = 9;
 
 QTableWidgetItem *cell(const QString &text, Qt::Alignment alignment = Qt::AlignLeft | Qt::AlignVCenter)
 {
@@ -80,7 +80,7 @@ CompareView::CompareView(QWidget *parent)
     , m_onlyDifferences(new QCheckBox(tr("Only differences")))
     , m_pages(new QStackedWidget)
     , m_summary(new QLabel)
-    , m_verdicts(readOnlyTable(9))
+    , m_verdicts(readOnlyTable(10))
     , m_charts(std::make_unique<ComparisonCharts>())
     , m_memory(readOnlyTable(1))
     , m_config(readOnlyTable(1))
@@ -111,9 +111,9 @@ QWidget *CompareView::buildControls()
     m_tolerance->setValue(0.02);
     m_onlyDifferences->setChecked(true); // thirty equal rows would hide the two that matter
     m_tolerance->setSuffix(tr(" nats"));
-    m_tolerance->setToolTip(tr("Validation-loss difference counted as noise when the study has no repeated "
-                               "seeds to measure it from"));
-    m_baseline->setToolTip(tr("Every other run is judged against this one"));
+    m_tolerance->setToolTip(tr("Validation-loss difference that counts as no difference: same quality needs "
+                               "the whole 95% interval within it (with one seed, the difference itself)"));
+    m_baseline->setToolTip(tr("Every other group is judged against this run's group"));
     auto *form = new QFormLayout;
     form->addRow(tr("Baseline"), m_baseline);
     form->addRow(tr("Tolerance"), m_tolerance);
@@ -133,20 +133,28 @@ QWidget *CompareView::buildControls()
             update();
     });
     connect(m_tolerance, &QDoubleSpinBox::valueChanged, this, [this] { update(); });
-    connect(m_onlyDifferences, &QCheckBox::toggled, this, [this] { fillConfig(m_shown); });
+    connect(m_onlyDifferences, &QCheckBox::toggled, this, [this] { fillConfig(groups()); });
     return panel;
 }
 
 QWidget *CompareView::buildResults()
 {
-    m_verdicts->setHorizontalHeaderLabels({tr("Run"), tr("Outcome"), tr("Val loss @ tokens"), tr("Δ vs baseline"),
-                                           tr("Speed-up"), tr("Tokens/s (p10–p90)"), tr("MFU"), tr("Peak memory"),
-                                           tr("Verdict")});
+    m_verdicts->setHorizontalHeaderLabels({tr("Run"), tr("Seeds"), tr("Outcome"), tr("Val loss @ tokens"),
+                                           tr("Δ vs baseline"), tr("Speed-up"), tr("Tokens/s"), tr("MFU"),
+                                           tr("Peak memory"), tr("Verdict")});
     m_verdicts->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     // The verdict wraps in a column of its own width instead of squeezing the numbers.
     m_verdicts->horizontalHeader()->setSectionResizeMode(kVerdictColumn, QHeaderView::Interactive);
     m_verdicts->setColumnWidth(kVerdictColumn, 340);
+    m_verdicts->horizontalHeaderItem(3)->setToolTip(
+        tr("Mean over seeds, with the standard deviation between seeds when there are several"));
+    m_verdicts->horizontalHeaderItem(4)->setToolTip(
+        tr("Difference of the mean validation losses, with Welch's 95% interval where both sides have two seeds "
+           "or more"));
     m_verdicts->horizontalHeaderItem(6)->setToolTip(
+        tr("Median over seeds of each run's steady-state median, with the range over seeds; one seed: p10–p90 of "
+           "its steps"));
+    m_verdicts->horizontalHeaderItem(7)->setToolTip(
         tr("Model FLOP utilisation: model FLOPs per token (6N + 12·L·T·C) × steady tokens/s, over the matmul peak "
            "measured on this machine for the run's compute dtype"));
     m_config->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -279,87 +287,116 @@ void CompareView::update()
     m_shown = runs;
     m_shownBaseline = base->run().id;
     m_shownTolerance = m_tolerance->value();
-    fillVerdicts(runs);
-    fillCharts(runs);
-    fillMemory(runs);
-    fillConfig(runs);
+    const std::vector<GroupSummary> shown = groups();
+    fillVerdicts(shown);
+    fillCharts(shown);
+    fillMemory(shown);
+    fillConfig(shown);
     m_lastUpdateMs = double(timer.nsecsElapsed()) / 1e6;
 }
 
-void CompareView::fillVerdicts(const QList<RunSnapshotPtr> &runs)
+std::vector<GroupSummary> CompareView::groups() const
 {
     std::vector<RunSummary> summaries;
-    for (const auto &run : runs)
+    for (const auto &run : m_shown)
         summaries.push_back(run->summary);
+    return groupRuns(summaries); // m_shown leads with the baseline, so its group comes first
+}
+
+void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
+{
     const double tolerance = m_tolerance->value();
-    m_rows = compare(runs.front()->summary, summaries, tolerance);
+    m_rows = compare(groups.front(), groups, tolerance);
     QStringList untuned;
-    for (const auto &run : runs)
+    for (const auto &run : m_shown)
         if (run->summary.untunedSettings)
             untuned << QString::fromStdString(run->run().name).toHtmlEscaped();
-    m_summary->setText(tr("Against <b>%1</b>, validation loss compared at matched tokens seen; differences "
-                          "within ±%2 nats per token count as noise.%3")
-                           .arg(QString::fromStdString(runs.front()->run().name).toHtmlEscaped())
+    QString numerics;
+    for (const auto &r : m_rows)
+        if (!r.numerics.empty())
+            numerics += tr("<br><b>%1</b> numerics %2.").arg(QString::fromStdString(r.name).toHtmlEscaped(),
+                                                             QString::fromStdString(r.numerics).toHtmlEscaped());
+    m_summary->setText(tr("Against <b>%1</b>, validation loss compared at matched tokens seen: the difference of the "
+                          "means over seeds with Welch's 95%% interval; same quality when it lies within ±%2 nats per "
+                          "token.%3%4")
+                           .arg(QString::fromStdString(groups.front().name).toHtmlEscaped())
                            .arg(tolerance)
                            .arg(untuned.isEmpty() ? QString()
                                                   : tr(" <i>Untuned runtime settings</i> (no <tt>optlog tune</tt> for "
                                                        "this machine and precision): %1.")
-                                                        .arg(untuned.join(QStringLiteral(", ")))));
+                                                        .arg(untuned.join(QStringLiteral(", "))))
+                           .arg(numerics));
     m_verdicts->setRowCount(0);
     const Qt::Alignment right = Qt::AlignRight | Qt::AlignVCenter;
     for (size_t i = 0; i < m_rows.size(); ++i) {
         const ComparisonRow &r = m_rows[i];
+        const GroupSummary &group = groups[i];
         const int row = m_verdicts->rowCount();
         m_verdicts->insertRow(row);
         m_verdicts->setItem(row, 0, cell(QString::fromStdString(r.name) + (i == 0 ? tr(" (baseline)") : QString())));
-        const RunRecord &record = runs[int(i)]->run();
-        auto *outcomeItem = cell(QString::fromStdString(outcomeText(record)));
-        outcomeItem->setToolTip(QString::fromStdString(record.message));
-        m_verdicts->setItem(row, 1, outcomeItem);
-        const bool hasLoss = std::isfinite(r.validationLoss);
-        m_verdicts->setItem(row, 2, cell(hasLoss ? tr("%1 @ %L2").arg(r.validationLoss, 0, 'f', 4).arg(r.matchedTokens)
-                                                 : tr("none"), right));
-        m_verdicts->setItem(row, 3, cell(i == 0 || !hasLoss ? QString()
-                                                            : QStringLiteral("%1%2 (±%3)")
-                                                                  .arg(r.deltaLoss >= 0 ? QStringLiteral("+") : QString())
-                                                                  .arg(r.deltaLoss, 0, 'f', 4)
-                                                                  .arg(tolerance),
-                                         right));
-        m_verdicts->setItem(row, 4, cell(i == 0 || r.speedup <= 0 ? QString() : QStringLiteral("%1×").arg(r.speedup, 0, 'f', 2), right));
-        m_verdicts->setItem(row, 5, cell(r.throughput.steps > 0 ? QStringLiteral("%1 (%2–%3)")
-                                                                      .arg(r.throughput.median, 0, 'f', 0)
-                                                                      .arg(r.throughput.p10, 0, 'f', 0)
-                                                                      .arg(r.throughput.p90, 0, 'f', 0)
-                                                                : QString(),
-                                         right));
+        m_verdicts->setItem(row, 1, cell(QString::number(r.seeds), right));
+        const RunRecord &record = group.replicates.front().run;
+        auto *outcomeItem = cell(r.seeds == 1 ? QString::fromStdString(outcomeText(record))
+                                 : r.completed == r.seeds ? tr("completed")
+                                                          : tr("%1 of %2 completed").arg(r.completed).arg(r.seeds));
+        if (r.seeds == 1)
+            outcomeItem->setToolTip(QString::fromStdString(record.message));
+        m_verdicts->setItem(row, 2, outcomeItem);
+        const bool hasLoss = r.completed > 0 && std::isfinite(r.validationLoss);
+        QString loss = hasLoss ? tr("%1 @ %L2").arg(r.validationLoss, 0, 'f', 4).arg(r.matchedTokens) : tr("none");
+        if (hasLoss && r.seeds > 1)
+            loss = tr("%1 (sd %2) @ %L3").arg(r.validationLoss, 0, 'f', 4).arg(r.validationSd, 0, 'f', 4).arg(r.matchedTokens);
+        m_verdicts->setItem(row, 3, cell(loss, right));
+        QString delta;
+        if (i > 0 && hasLoss)
+            delta = r.quality.seedNoiseKnown()
+                        ? QStringLiteral("%1%2 ± %3").arg(r.deltaLoss >= 0 ? QStringLiteral("+") : QString())
+                              .arg(r.deltaLoss, 0, 'f', 4).arg(r.quality.halfWidth, 0, 'f', 4)
+                        : QStringLiteral("%1%2 (±%3)").arg(r.deltaLoss >= 0 ? QStringLiteral("+") : QString())
+                              .arg(r.deltaLoss, 0, 'f', 4).arg(tolerance);
+        m_verdicts->setItem(row, 4, cell(delta, right));
+        m_verdicts->setItem(row, 5, cell(i == 0 || r.speedup <= 0 ? QString() : QStringLiteral("%1×").arg(r.speedup, 0, 'f', 2), right));
+        QString rate;
+        if (r.throughput.steps > 0)
+            rate = r.seeds > 1 ? QStringLiteral("%1 (%2–%3)").arg(r.tokensPerSecond.median, 0, 'f', 0)
+                                     .arg(r.tokensPerSecond.min, 0, 'f', 0).arg(r.tokensPerSecond.max, 0, 'f', 0)
+                               : QStringLiteral("%1 (%2–%3)").arg(r.throughput.median, 0, 'f', 0)
+                                     .arg(r.throughput.p10, 0, 'f', 0).arg(r.throughput.p90, 0, 'f', 0);
+        m_verdicts->setItem(row, 6, cell(rate, right));
         QString peak = r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();
         if (i > 0 && r.peakBytes > 0)
             peak += tr(" (%1)").arg(signedPercent(-r.memorySaved));
-        m_verdicts->setItem(row, 6, cell(r.mfu > 0 ? QStringLiteral("%1%").arg(r.mfu * 100, 0, 'f', 0) : QString(), right));
-        m_verdicts->setItem(row, 7, cell(peak, right));
-        m_verdicts->setItem(row, kVerdictColumn, cell(QString::fromStdString(r.verdict)));
+        m_verdicts->setItem(row, 7, cell(r.mfu > 0 ? QStringLiteral("%1%").arg(r.mfu * 100, 0, 'f', 0) : QString(), right));
+        m_verdicts->setItem(row, 8, cell(peak, right));
+        QString verdict = QString::fromStdString(r.verdict);
+        if (i == 0) {
+            verdict = tr("baseline");
+            if (const std::string unstable = instabilityText(r.instabilities); !unstable.empty())
+                verdict += QStringLiteral("; ") + QString::fromStdString(unstable);
+        }
+        m_verdicts->setItem(row, kVerdictColumn, cell(verdict));
     }
     // Every verdict in view at once: the table is the answer, it should not scroll.
     fitHeightToRows(m_verdicts);
 }
 
-void CompareView::fillCharts(const QList<RunSnapshotPtr> &runs)
+void CompareView::fillCharts(const std::vector<GroupSummary> &groups)
 {
-    QList<ChartRun> chartRuns;
-    for (const auto &run : runs)
-        chartRuns << ChartRun{QString::fromStdString(run->run().name), run->summary.validation, run->summary.throughput,
-                              run->finalValidationLoss(), run->summary.peakBytes, run->summary.memory};
-    m_charts->fill(chartRuns);
+    QList<ChartGroup> chartGroups;
+    for (size_t i = 0; i < groups.size(); ++i)
+        chartGroups << chartGroup(m_rows[i], groups[i].replicates);
+    m_charts->fill(chartGroups);
 }
 
-void CompareView::fillMemory(const QList<RunSnapshotPtr> &runs)
+void CompareView::fillMemory(const std::vector<GroupSummary> &groups)
 {
-    // Roles as rows in their usual order (the peak's parts, then the peaks), a column per run.
+    // Roles as rows in their usual order (the peak's parts, then the peaks), a column per group,
+    // of its first seed: memory by role hardly moves between seeds.
     std::vector<std::vector<RoleMemory>> lines;
     QStringList headers = {tr("Role")};
-    for (const auto &run : runs) {
-        lines.push_back(memoryByRole(run->summary.memory));
-        headers << QString::fromStdString(run->run().name);
+    for (const auto &group : groups) {
+        lines.push_back(memoryByRole(group.replicates.front().memory));
+        headers << QString::fromStdString(group.name);
     }
     const auto anyRunHas = [&lines](MemoryRole role) {
         for (const auto &runLines : lines)
@@ -402,21 +439,24 @@ void CompareView::fillMemory(const QList<RunSnapshotPtr> &runs)
     fitHeightToRows(m_memory); // nine roles at most
 }
 
-void CompareView::fillConfig(const QList<RunSnapshotPtr> &runs)
+void CompareView::fillConfig(const std::vector<GroupSummary> &groups)
 {
+    if (groups.empty())
+        return;
     std::vector<RunConfig> configs;
     QStringList headers = {tr("Field")};
-    for (const auto &run : runs) {
-        // A run written by another optlog version: its fields show as the defaults would.
-        configs.push_back(run->summary.config.value_or(RunConfig{}));
-        headers << QString::fromStdString(run->run().name);
+    for (const auto &group : groups) {
+        // A run written by another optlog version: its fields show as the defaults would. The
+        // replicates of a group differ only in train.seed: the first speaks for them.
+        configs.push_back(group.replicates.front().config.value_or(RunConfig{}));
+        headers << QString::fromStdString(group.name);
     }
     const std::vector<FieldComparison> fields = compareConfigs(configs);
     m_config->setRowCount(0);
     m_config->setColumnCount(int(headers.size()));
     m_config->setHorizontalHeaderLabels(headers);
     for (const auto &field : fields) {
-        if (field.path == "name" || (m_onlyDifferences->isChecked() && !field.differs))
+        if (field.path == "name" || field.path == "group" || (m_onlyDifferences->isChecked() && !field.differs))
             continue;
         const int row = m_config->rowCount();
         m_config->insertRow(row);

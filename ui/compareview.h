@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/analysis/analysis.h"
+#include "core/analysis/comparison.h"
 #include "ui/studysnapshot.h"
 
 #include <QList>
@@ -22,10 +22,11 @@ namespace optlog {
 
 class ComparisonCharts;
 
-// Selected runs side by side against a baseline: the verdicts first, then validation loss
-// against tokens seen, throughput with its spread, memory by role measured beside predicted,
-// the quality-versus-speed and quality-versus-memory trade-offs, memory by role with each state's
-// dtype, and the config diff.
+// Selected runs side by side against a baseline, grouped by their group (a run's replicates over
+// seeds; a run alone is a group of one): the verdicts first, then validation loss against tokens
+// seen as a mean with its band over seeds, throughput with its spread, memory by role measured
+// beside predicted, the quality-versus-speed and quality-versus-memory trade-offs, the 16-bit
+// numerics, memory by role with each state's dtype, and the config diff.
 class CompareView : public QWidget
 {
     Q_OBJECT
@@ -52,10 +53,12 @@ private:
     QWidget *buildResults();
     void rebuildRunList();
     void update();
-    void fillVerdicts(const QList<RunSnapshotPtr> &runs);
-    void fillCharts(const QList<RunSnapshotPtr> &runs);
-    void fillMemory(const QList<RunSnapshotPtr> &runs);
-    void fillConfig(const QList<RunSnapshotPtr> &runs);
+    // The shown runs as groups, the baseline's first.
+    std::vector<GroupSummary> groups() const;
+    void fillVerdicts(const std::vector<GroupSummary> &groups);
+    void fillCharts(const std::vector<GroupSummary> &groups);
+    void fillMemory(const std::vector<GroupSummary> &groups);
+    void fillConfig(const std::vector<GroupSummary> &groups);
 
     StudySnapshot m_study;
     QList<RunSnapshotPtr> m_shown; // what the results show now: redo nothing when it is unchanged

@@ -20,6 +20,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QShortcut>
+#include <QSpinBox>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -54,6 +55,7 @@ DesignerView::DesignerView(QWidget *parent)
     : QWidget(parent)
     , m_preset(new QComboBox)
     , m_name(new QLineEdit)
+    , m_repeats(new QSpinBox)
     , m_sweepPreview(new QListWidget)
     , m_prediction(new QTableWidget(0, 3))
     , m_predictionSummary(new QLabel)
@@ -64,6 +66,9 @@ DesignerView::DesignerView(QWidget *parent)
         m_preset->addItem(QString::fromStdString(name));
     m_preset->setToolTip(tr("Built-in starting points; every field below can then be changed."));
     m_name->setPlaceholderText(tr("run name (default: the preset's name)"));
+    m_repeats->setRange(1, int(PlannedRun::kMaxRepeats));
+    m_repeats->setToolTip(tr("Train each run this many times, over seeds train.seed, +1, ...: the verdicts then "
+                             "know the seed noise. The replicates form one group named after the run."));
     m_errors->setWordWrap(true);
     m_errors->setStyleSheet(QStringLiteral("color: #c62828;"));
     m_add->setDefault(true);
@@ -78,6 +83,9 @@ DesignerView::DesignerView(QWidget *parent)
     top->addSpacing(12);
     top->addWidget(new QLabel(tr("Name")));
     top->addWidget(m_name, 1);
+    top->addSpacing(12);
+    top->addWidget(new QLabel(tr("Seeds")));
+    top->addWidget(m_repeats);
 
     auto *fieldsScroll = new QScrollArea;
     fieldsScroll->setWidget(buildFields());
@@ -103,6 +111,7 @@ DesignerView::DesignerView(QWidget *parent)
     connect(&m_debounce, &QTimer::timeout, this, &DesignerView::revalidate);
     connect(m_preset, &QComboBox::currentTextChanged, this, &DesignerView::setPreset);
     connect(m_name, &QLineEdit::textChanged, this, [this] { m_debounce.start(); });
+    connect(m_repeats, &QSpinBox::valueChanged, this, [this] { m_debounce.start(); });
     connect(m_add, &QPushButton::clicked, this, [this] {
         revalidate();
         if (!m_runs.isEmpty())
@@ -267,6 +276,11 @@ void DesignerView::setSweepAxis(int axis, const QString &path, const QString &va
     m_sweepValues[axis]->setText(values);
 }
 
+void DesignerView::setRepeats(int seeds)
+{
+    m_repeats->setValue(seeds);
+}
+
 QList<PlannedRun> DesignerView::plannedRuns() const
 {
     return m_runs;
@@ -328,8 +342,11 @@ void DesignerView::revalidate()
                 if (m_sweepKey[axis]->currentIndex() > 0)
                     axes.push_back({m_sweepKey[axis]->currentText().toStdString(),
                                     splitSweepValues(m_sweepValues[axis]->text().toStdString())});
-            for (const auto &planned : expandSweep(run, axes))
-                m_runs.append(planned);
+            for (PlannedRun planned : expandSweep(run, axes)) {
+                planned.repeats = m_repeats->value();
+                for (const auto &replicate : replicatesOf(planned))
+                    m_runs.append(replicate);
+            }
         } catch (const ConfigError &e) {
             showAt(e);
         }

@@ -12,6 +12,7 @@
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QSpinBox;
 class QListWidget;
 class QPushButton;
 class QTableWidget;
@@ -37,8 +38,9 @@ public:
     QString errors() const;                        // every problem, one per line; empty when runnable
 
     void setSweepAxis(int axis, const QString &path, const QString &values); // axis 0 or 1
-    // The runs "Add to queue" would add: the designed run, or one per sweep combination.
-    // Empty when something is invalid (errors() says what).
+    void setRepeats(int seeds); // replicates of each run over seeds, 1 to PlannedRun::kMaxRepeats
+    // The runs "Add to queue" would add: the designed run, or one per sweep combination, each
+    // as its replicates over seeds. Empty when something is invalid (errors() says what).
     QList<PlannedRun> plannedRuns() const;
 
     // Forces the (otherwise debounced) validation and memory prediction now.
@@ -61,6 +63,7 @@ private:
 
     QComboBox *m_preset;
     QLineEdit *m_name;
+    QSpinBox *m_repeats; // replicates of every designed run over seeds
     QHash<QString, FieldEditor> m_fields; // by dotted path
     QComboBox *m_sweepKey[2];
     QLineEdit *m_sweepValues[2];

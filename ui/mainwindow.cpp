@@ -217,7 +217,11 @@ int MainWindow::queuePlan(const QString &plan)
     std::vector<PlannedRun> todo;
     try {
         loaded = loadStudyPlan(plan.toStdString());
-        todo = runsToDo(loaded.runs, Store(studyPath().toStdString(), Store::Access::ReadOnly).runs());
+        std::vector<PlannedRun> replicates;
+        for (const auto &run : loaded.runs)
+            for (auto &replicate : replicatesOf(run))
+                replicates.push_back(std::move(replicate));
+        todo = runsToDo(replicates, Store(studyPath().toStdString(), Store::Access::ReadOnly).runs());
     } catch (const std::exception &e) {
         QMessageBox::warning(this, tr("Cannot queue %1").arg(plan), QString::fromStdString(e.what()));
         return 0;

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace optlog {
@@ -48,6 +49,7 @@ void MonitorView::clear()
 {
     m_trainLoss.clear();
     m_validationLoss.clear();
+    m_instabilities.clear();
     m_tokensPerSecond.clear();
     m_allocatedMiB.clear();
     m_peakMiB.clear();
@@ -73,13 +75,20 @@ void MonitorView::showRun(const RunSnapshotPtr &run)
     m_totalSteps = run->totalSteps;
     clear();
     for (const auto &m : run->metrics) {
-        m_trainLoss.append({double(m.tokens), m.trainLoss});
+        if (std::isfinite(m.trainLoss)) // a diverged step has no loss to draw
+            m_trainLoss.append({double(m.tokens), m.trainLoss});
         m_tokensPerSecond.append({double(m.tokens), m.tokensPerSecond});
         m_lastStep = m.step;
         m_elapsedSeconds += m.stepSeconds;
     }
     for (const auto &v : run->summary.validation)
         m_validationLoss.append({double(v.tokens), v.loss});
+    for (int64_t step : run->summary.instabilitySteps) {
+        const auto m = std::find_if(run->metrics.begin(), run->metrics.end(),
+                                    [step](const StepMetrics &s) { return s.step == step; });
+        if (m != run->metrics.end() && std::isfinite(m->trainLoss))
+            m_instabilities.append({double(m->tokens), m->trainLoss});
+    }
     scheduleRedraw();
 }
 
@@ -110,6 +119,10 @@ void MonitorView::handleEvent(const EngineEvent &event)
         m_elapsedSeconds += m.stepSeconds;
     } else if (const auto *validated = std::get_if<Validated>(&event.body)) {
         m_validationLoss.append({double(validated->point.tokens), validated->point.loss});
+    } else if (const auto *message = std::get_if<LogMessage>(&event.body)) {
+        // The recorder sends an instability right after its step: that step's point is the last.
+        if (isInstability(message->kind) && message->step == m_lastStep && !m_trainLoss.isEmpty())
+            m_instabilities.append(m_trainLoss.last());
     } else if (std::holds_alternative<RunFinished>(event.body)) {
         m_live = false;
     }
@@ -145,6 +158,7 @@ void MonitorView::redraw()
         m_header->setText(line);
     }
     m_loss->setSeries({{tr("train"), m_trainLoss}, {tr("validation"), m_validationLoss}});
+    m_loss->setMarkers(tr("instabilities (%1)").arg(m_instabilities.size()), m_instabilities);
     m_speed->setSeries({{tr("tokens/s"), m_tokensPerSecond}});
     m_memory->setSeries({{tr("in use"), m_allocatedMiB}, {tr("peak"), m_peakMiB}});
     ++m_redraws;

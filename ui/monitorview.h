@@ -15,8 +15,8 @@ namespace optlog {
 
 class LineChart;
 
-// One run as it trains: train and validation loss against tokens seen, tokens/s, and the
-// allocator's current and peak bytes. Live engine events arrive as fast as the engine sends
+// One run as it trains: train and validation loss against tokens seen (instabilities marked on
+// the train loss), tokens/s, and the allocator's current and peak bytes. Live engine events arrive as fast as the engine sends
 // them; the charts redraw at most once per redraw interval.
 class MonitorView : public QWidget
 {
@@ -35,6 +35,7 @@ public:
     bool isLive() const { return m_live; }
     qsizetype trainPoints() const { return m_trainLoss.size(); }
     qsizetype validationPoints() const { return m_validationLoss.size(); }
+    qsizetype instabilityMarks() const { return m_instabilities.size(); }
     int redraws() const { return m_redraws; }
     double lastRedrawMilliseconds() const { return m_lastRedrawMs; }
 
@@ -56,6 +57,7 @@ private:
     double m_elapsedSeconds = 0;
     QVector<QPointF> m_trainLoss;      // (tokens, nats per token)
     QVector<QPointF> m_validationLoss;
+    QVector<QPointF> m_instabilities;  // on the train loss: spikes, skipped steps, non-finite values
     QVector<QPointF> m_tokensPerSecond;
     QVector<QPointF> m_allocatedMiB;
     QVector<QPointF> m_peakMiB;

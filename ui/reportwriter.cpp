@@ -33,14 +33,16 @@ struct RenderedChart
 // on a page.
 QList<RenderedChart> renderCharts(const Report &report)
 {
-    QList<ChartRun> runs;
-    for (const auto &run : report.runs) {
-        const auto &v = run.summary.validation;
-        runs << ChartRun{QString::fromStdString(run.summary.run.name), v, run.summary.throughput,
-                         v.empty() ? std::nan("") : v.back().loss, run.summary.peakBytes, run.summary.memory};
+    QList<ChartGroup> groups;
+    for (const auto &row : report.groups) {
+        std::vector<RunSummary> replicates;
+        for (const auto &run : report.runs)
+            if (run.group == row.name)
+                replicates.push_back(run.summary);
+        groups << chartGroup(row, replicates);
     }
     ComparisonCharts charts;
-    charts.fill(runs);
+    charts.fill(groups);
     QList<RenderedChart> rendered;
     for (QChartView *chart : charts.charts()) {
         const bool wide = chart == charts.memory;

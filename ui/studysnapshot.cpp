@@ -27,7 +27,8 @@ RunSnapshotPtr readRun(const Store &store, const RunRecord &record)
 {
     auto snapshot = std::make_shared<RunSnapshot>();
     snapshot->metrics = store.metrics(record.id);
-    snapshot->summary = summarize(record, snapshot->metrics, store.validation(record.id), store.memory(record.id));
+    snapshot->summary = summarize(record, snapshot->metrics, store.validation(record.id), store.memory(record.id),
+                                  store.events(record.id), store.numerics(record.id));
     // 0 for a config written by a newer optlog: the run shows without progress.
     snapshot->totalSteps = snapshot->summary.config ? snapshot->summary.config->train.steps : 0;
     const auto &m = snapshot->metrics;

@@ -35,72 +35,6 @@ std::string percent(double fraction)
     return text;
 }
 
-// Speed and memory differences this small are not worth a decision.
-constexpr double kSameSpeed = 0.03;
-constexpr double kSameMemory = 0.03;
-// Half the p10-p90 spread of step throughput beyond which a machine was too busy to compare speeds.
-constexpr double kTooNoisy = 0.25;
-
-std::string verdictFor(const ComparisonRow &row, const RunSummary &baseline, double tolerance)
-{
-    if (row.outcome != Outcome::Completed)
-        return std::string(outcomeName(row.outcome)) + " - no verdict";
-    std::vector<std::string> parts;
-    if (std::isnan(row.deltaLoss))
-        parts.push_back("quality not comparable (no common validation tokens)");
-    else if (std::fabs(row.deltaLoss) <= tolerance)
-        parts.push_back("same quality");
-    else
-        parts.push_back(row.deltaLoss > 0 ? "worse quality" : "better quality");
-    if (!std::isnan(row.deltaLoss) && !row.validationDifference.empty())
-        parts.back() += " (validated differently: " + row.validationDifference + ")";
-
-    const double noise = std::max({kSameSpeed, row.throughput.relativeSpread() / 2,
-                                   baseline.throughput.relativeSpread() / 2});
-    if (noise > kTooNoisy)
-        parts.push_back("speed too noisy to call (step-time spread " + percent(2 * noise) + ")");
-    else if (std::fabs(row.speedup - 1) <= noise)
-        parts.push_back("same speed");
-    else if (row.speedup > 1) {
-        char text[32];
-        std::snprintf(text, sizeof(text), "%.2fx faster", row.speedup);
-        parts.push_back(text);
-    } else
-        parts.push_back(percent(1 - row.speedup) + " slower");
-
-    if (row.peakBytes == 0 || baseline.peakBytes == 0)
-        parts.push_back("memory not measured");
-    else if (std::fabs(row.memorySaved) <= kSameMemory)
-        parts.push_back("same memory");
-    else
-        parts.push_back(row.memorySaved > 0 ? "saves " + percent(row.memorySaved) + " memory"
-                                            : "uses " + percent(row.memorySaved) + " more memory");
-    std::string out;
-    for (const auto &p : parts)
-        out += (out.empty() ? "" : ", ") + p;
-    return out;
-}
-
-// The fields that decide what a validation loss is measured on: the text, the split, how many
-// sequences and their length (a token's loss depends on the context it is predicted from).
-// Runs that differ in one of them are not compared on equal terms, whatever their technique.
-constexpr const char *kValidationFields[] = {"model.context_length", "data.corpus", "data.path",
-                                             "data.validation_fraction", "data.eval_sequences"};
-
-std::string validationDifference(const RunSummary &run, const RunSummary &baseline)
-{
-    if (!run.config || !baseline.config)
-        return "";
-    std::string out;
-    for (const auto &field : compareConfigs({*run.config, *baseline.config})) {
-        const bool decidesValidation = std::find(std::begin(kValidationFields), std::end(kValidationFields),
-                                                 field.path) != std::end(kValidationFields);
-        if (decidesValidation && field.differs)
-            out += (out.empty() ? "" : ", ") + field.path + " " + field.values[0] + " vs " + field.values[1];
-    }
-    return out;
-}
-
 } // namespace
 
 ThroughputSummary steadyThroughput(const std::vector<StepMetrics> &metrics, int64_t warmupSteps)
@@ -230,14 +164,22 @@ double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLen
 
 RunSummary summarize(const Store &store, const RunRecord &run)
 {
-    return summarize(run, store.metrics(run.id), store.validation(run.id), store.memory(run.id));
+    return summarize(run, store.metrics(run.id), store.validation(run.id), store.memory(run.id), store.events(run.id),
+                     store.numerics(run.id));
 }
 
 RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metrics,
-                     std::vector<ValidationPoint> validation, const std::vector<MemoryRow> &memory)
+                     std::vector<ValidationPoint> validation, const std::vector<MemoryRow> &memory,
+                     const std::vector<EventRecord> &events, std::vector<TensorNumerics> numerics)
 {
     RunSummary s;
     s.run = run;
+    for (const auto &event : events)
+        if (isInstability(event.kind)) {
+            ++s.instabilities[event.kind];
+            s.instabilitySteps.push_back(event.step);
+        }
+    s.numerics = std::move(numerics);
     RunConfig config;
     try {
         applyTomlText(config, run.configToml, "run " + std::to_string(run.id));
@@ -274,66 +216,6 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
             s.peakRssBytes = row.bytes;
     }
     return s;
-}
-
-std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector<RunSummary> &runs, double tolerance)
-{
-    std::vector<ComparisonRow> rows;
-    for (const auto &s : runs) {
-        ComparisonRow row;
-        row.name = s.run.name;
-        row.outcome = s.run.outcome;
-        const int64_t lastRun = s.validation.empty() ? 0 : s.validation.back().tokens;
-        const int64_t lastBase = baseline.validation.empty() ? 0 : baseline.validation.back().tokens;
-        row.matchedTokens = std::min(lastRun, lastBase);
-        row.validationLoss = validationAt(s.validation, row.matchedTokens);
-        row.deltaLoss = row.validationLoss - validationAt(baseline.validation, row.matchedTokens);
-        row.throughput = s.throughput;
-        row.speedup = baseline.throughput.median > 0 ? s.throughput.median / baseline.throughput.median : 0;
-        row.peakBytes = s.peakBytes;
-        row.memorySaved = baseline.peakBytes > 0 ? 1 - double(s.peakBytes) / double(baseline.peakBytes) : 0;
-        row.mfu = s.mfu();
-        row.machineNote = s.machine.describe();
-        row.validationDifference = validationDifference(s, baseline);
-        row.verdict = verdictFor(row, baseline, tolerance);
-        if (!row.machineNote.empty())
-            row.verdict += "; " + row.machineNote;
-        rows.push_back(row);
-    }
-    return rows;
-}
-
-std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
-                             double tolerance)
-{
-    std::ostringstream out;
-    char line[512];
-    std::snprintf(line, sizeof(line), "%-26s %-10s %10s %9s %8s %18s %8s %5s %11s  %s\n", "run", "outcome", "tokens",
-                  "val loss", "delta", "tokens/s [p10-p90]", "speed", "MFU", "peak mem", "verdict");
-    out << line;
-    for (const auto &r : rows) {
-        char rate[48];
-        std::snprintf(rate, sizeof(rate), "%.0f [%.0f-%.0f]", r.throughput.median, r.throughput.p10,
-                      r.throughput.p90);
-        const std::string mfu = r.mfu > 0 ? percent(r.mfu) : "-";
-        const std::string verdict = r.name == baselineName
-                                        ? "baseline" + (r.machineNote.empty() ? "" : "; " + r.machineNote)
-                                        : r.verdict;
-        std::snprintf(line, sizeof(line), "%-26s %-10s %10lld %9.4f %+8.4f %18s %7.2fx %5s %11s  %s\n", r.name.c_str(),
-                      outcomeName(r.outcome), static_cast<long long>(r.matchedTokens), r.validationLoss, r.deltaLoss,
-                      rate, r.speedup, mfu.c_str(), formatBytes(r.peakBytes).c_str(), verdict.c_str());
-        out << line;
-    }
-    std::snprintf(line, sizeof(line),
-                  "Validation loss (nats/token) at the largest token count both runs reached; "
-                  "same quality = within %.3f of %s.\n",
-                  tolerance, baselineName.c_str());
-    out << line;
-    out << "Peak memory: bytes in tensors (the CPU's counting allocator, CUDA's caching allocator) over complete "
-           "steps after warm-up, optimizer step included.\n";
-    out << "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
-           "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA).\n";
-    return out.str();
 }
 
 std::vector<RoleMemory> memoryByRole(const std::vector<MemoryRow> &rows)

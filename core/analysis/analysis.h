@@ -8,6 +8,7 @@
 #include "core/store/store.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -80,37 +81,16 @@ struct RunSummary
     double peakGflops = 0;     // the matmul peak measured on this machine for the run's compute dtype; 0 = unknown
     std::string peakDtype;     // float32 | bfloat16 | float16
     bool untunedSettings = false; // ran without `optlog tune`'s settings for its machine and precision
+    std::map<EventKind, int64_t> instabilities; // loss spikes, skipped steps, ...: how many of each
+    std::vector<int64_t> instabilitySteps;      // the step of each
+    std::vector<TensorNumerics> numerics;       // the numerics diagnostics, by step
     double mfu() const { return peakGflops > 0 ? achievedGflops / peakGflops : 0; }
 };
 RunSummary summarize(const Store &store, const RunRecord &run);
 // The same from rows already read, for callers that keep them too.
 RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metrics,
-                     std::vector<ValidationPoint> validation, const std::vector<MemoryRow> &memory);
-
-struct ComparisonRow
-{
-    std::string name;
-    std::optional<Outcome> outcome; // empty while the run is running
-    int64_t matchedTokens = 0; // where both runs have validation loss
-    double validationLoss = 0;  // at matchedTokens
-    double deltaLoss = 0;       // minus the baseline's, at matchedTokens
-    ThroughputSummary throughput;
-    double speedup = 0;         // steady tokens/s over the baseline's
-    int64_t peakBytes = 0;
-    double memorySaved = 0;     // 1 - peak / baseline peak
-    double mfu = 0;             // model FLOP utilisation against the measured matmul peak; 0 = unknown
-    std::string machineNote;    // the machine changed under the run (MachineSpeed::describe); usually empty
-    // The config fields that make the run's validation loss a different measurement from the
-    // baseline's ("model.context_length 512 vs 128"); empty when both validate alike.
-    std::string validationDifference;
-    std::string verdict;        // words a person can act on
-};
-
-// `tolerance` (nats per token) is the validation-loss difference counted as noise.
-std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector<RunSummary> &runs,
-                                   double tolerance);
-std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
-                             double tolerance);
+                     std::vector<ValidationPoint> validation, const std::vector<MemoryRow> &memory,
+                     const std::vector<EventRecord> &events = {}, std::vector<TensorNumerics> numerics = {});
 
 // One memory role of a run, predicted beside measured; -1 where a side has no figure.
 struct RoleMemory

@@ -29,30 +29,53 @@ std::string bytesOrDash(int64_t bytes)
 // The verdict table's cells, shared by every writer so that they say the same thing.
 struct VerdictCells
 {
-    std::string run, outcome, loss, delta, speedup, throughput, mfu, peak, verdict;
+    std::string run, seeds, outcome, loss, delta, speedup, throughput, mfu, peak, verdict;
 };
 
-VerdictCells verdictCells(const Report &report, const ReportRun &r, bool isBaseline)
+VerdictCells verdictCells(const Report &report, const ComparisonRow &c, bool isBaseline)
 {
-    const ComparisonRow &c = r.comparison;
     VerdictCells cells;
     cells.run = c.name + (isBaseline ? " (baseline)" : "");
-    cells.outcome = r.outcomeText;
-    const bool hasLoss = std::isfinite(c.validationLoss);
-    cells.loss = hasLoss ? formatted("%.4f", c.validationLoss) + " @ " + std::to_string(c.matchedTokens) + " tokens"
+    cells.seeds = std::to_string(c.seeds);
+    cells.outcome = c.completed == c.seeds ? "completed"
+                                           : formatted("%lld of %lld completed", static_cast<long long>(c.completed),
+                                                       static_cast<long long>(c.seeds));
+    if (c.seeds == 1)
+        for (const auto &r : report.runs)
+            if (r.group == c.name)
+                cells.outcome = r.outcomeText;
+    const bool hasLoss = c.completed > 0 && std::isfinite(c.validationLoss);
+    cells.loss = hasLoss ? formatted("%.4f", c.validationLoss) + (c.seeds > 1 ? formatted(" (sd %.4f)", c.validationSd) : "")
+                               + " @ " + std::to_string(c.matchedTokens) + " tokens"
                          : "no validation";
-    cells.delta = isBaseline || !hasLoss ? "" : formatted("%+.4f", c.deltaLoss) + " (±" + formatted("%g", report.tolerance) + ")";
+    if (!isBaseline && hasLoss)
+        cells.delta = c.quality.seedNoiseKnown()
+                          ? formatted("%+.4f ± %.4f (Welch 95%%)", c.deltaLoss, c.quality.halfWidth)
+                          : formatted("%+.4f (tolerance ±%g)", c.deltaLoss, report.tolerance);
     cells.speedup = isBaseline || c.speedup <= 0 ? "" : formatted("%.2fx", c.speedup);
-    cells.throughput = c.throughput.steps > 0 ? formatted("%.0f", c.throughput.median) + " (" + formatted("%.0f", c.throughput.p10)
-                                                    + "-" + formatted("%.0f", c.throughput.p90) + ")"
-                                              : "-";
+    if (c.throughput.steps > 0)
+        cells.throughput = c.seeds > 1 ? formatted("%.0f (%.0f-%.0f over seeds)", c.tokensPerSecond.median,
+                                                   c.tokensPerSecond.min, c.tokensPerSecond.max)
+                                       : formatted("%.0f (%.0f-%.0f)", c.throughput.median, c.throughput.p10,
+                                                   c.throughput.p90);
+    else
+        cells.throughput = "-";
     cells.mfu = c.mfu > 0 ? formatted("%.0f%%", 100 * c.mfu) : "-";
     cells.peak = c.peakBytes > 0 ? formatBytes(c.peakBytes) : "-";
+    if (c.seeds > 1 && c.peakBytes > 0 && c.peak.max > c.peak.min)
+        cells.peak += " (" + formatBytes(int64_t(c.peak.min)) + "-" + formatBytes(int64_t(c.peak.max)) + ")";
     if (!isBaseline && c.peakBytes > 0)
-        cells.peak += " (" + formatted("%+.0f%%", -100.0 * c.memorySaved) + ")";
-    cells.verdict = isBaseline ? "baseline" + (c.machineNote.empty() ? "" : "; " + c.machineNote) : c.verdict;
-    if (r.summary.run.outcome != Outcome::Completed && !isBaseline)
-        cells.verdict = "did not complete (" + r.outcomeText + "); " + c.verdict;
+        cells.peak += " " + formatted("%+.0f%%", -100.0 * c.memorySaved);
+    cells.verdict = c.verdict;
+    if (!isBaseline && c.completed == 0)
+        cells.verdict = "did not complete (" + cells.outcome + "); " + c.verdict;
+    if (isBaseline) {
+        cells.verdict = "baseline";
+        if (const std::string unstable = instabilityText(c.instabilities); !unstable.empty())
+            cells.verdict += "; " + unstable;
+        if (!c.machineNote.empty())
+            cells.verdict += "; " + c.machineNote;
+    }
     return cells;
 }
 
@@ -88,12 +111,12 @@ struct Table
 
 Table verdictTable(const Report &report)
 {
-    Table t{{"Run", "Outcome", "Val loss at matched tokens", "Δ vs baseline", "Speed-up", "Tokens/s (p10-p90)", "MFU",
-             "Peak memory", "Verdict"},
+    Table t{{"Run", "Seeds", "Outcome", "Val loss at matched tokens", "Δ vs baseline", "Speed-up", "Tokens/s",
+             "MFU", "Peak memory", "Verdict"},
             {}};
-    for (size_t i = 0; i < report.runs.size(); ++i) {
-        const VerdictCells c = verdictCells(report, report.runs[i], i == 0);
-        t.rows.push_back({c.run, c.outcome, c.loss, c.delta, c.speedup, c.throughput, c.mfu, c.peak, c.verdict});
+    for (size_t i = 0; i < report.groups.size(); ++i) {
+        const VerdictCells c = verdictCells(report, report.groups[i], i == 0);
+        t.rows.push_back({c.run, c.seeds, c.outcome, c.loss, c.delta, c.speedup, c.throughput, c.mfu, c.peak, c.verdict});
     }
     return t;
 }
@@ -120,6 +143,21 @@ Table changesTable(const Report &report, const ReportRun &run)
     for (const auto &change : run.changes)
         t.rows.push_back({change.path, change.values.at(0), change.values.at(1)});
     return t;
+}
+
+// Per group: the instabilities its runs recorded, and what FP16 and BF16 would do to its tensors.
+std::vector<std::string> stabilityLines(const Report &report)
+{
+    std::vector<std::string> lines;
+    for (const auto &c : report.groups) {
+        const std::string unstable = instabilityText(c.instabilities);
+        std::string line = c.name + ": " + (unstable.empty() ? "no instability recorded" : unstable)
+                           + formatted(" over %lld seed%s", static_cast<long long>(c.seeds), c.seeds == 1 ? "" : "s");
+        if (!c.numerics.empty())
+            line += "; numerics " + c.numerics;
+        lines.push_back(line + ".");
+    }
+    return lines;
 }
 
 std::string throughputLine(const ReportRun &run)
@@ -188,10 +226,12 @@ std::string htmlTable(const Table &t, const std::string &cssClass = "")
 
 std::string question(const Report &report)
 {
-    return "Which memory and precision technique to use: " + std::to_string(report.runs.size() - 1)
-           + " run(s) judged against " + report.baseline + ", validation loss compared at matched tokens seen "
-           + "(differences within ±" + formatted("%g", report.tolerance) + " nats per token count as noise), "
-           + "throughput as the steady-state median with its spread, peak memory over complete steps after warm-up.";
+    return "Which memory and precision technique to use: " + std::to_string(report.groups.size() - 1)
+           + " technique(s) judged against " + report.baseline + ", each over its seeds: validation loss compared at "
+           + "matched tokens seen (the difference of means with Welch's 95% interval where both sides have two seeds "
+           + "or more; same quality when it lies within ±" + formatted("%g", report.tolerance) + " nats per token), "
+           + "throughput as the median over seeds of each run's steady-state median, peak memory over complete "
+           + "steps after warm-up.";
 }
 
 std::vector<std::pair<std::string, std::string>> environmentRows(const std::vector<ReportRun> &runs, int64_t studySeed,
@@ -249,63 +289,51 @@ std::vector<std::pair<std::string, std::string>> environmentRows(const std::vect
 Report buildReport(const Store &store, const std::vector<std::string> &runs, const std::string &baseline,
                    double tolerance)
 {
-    std::vector<RunRecord> records;
-    if (runs.empty()) {
-        records = store.runs();
-    } else {
-        for (const auto &selector : runs) {
-            const auto found = store.findRun(selector);
-            if (!found)
-                throw StoreError("report: no run '" + selector + "' in " + store.path()
-                                 + "; `optlog runs " + store.path() + "` lists them");
-            records.push_back(*found);
-        }
-    }
-    if (records.empty())
+    if (store.runs().empty())
         throw StoreError("report: " + store.path() + " has no runs to report");
-    RunRecord base = records.front();
-    if (!baseline.empty()) {
-        const auto found = store.findRun(baseline);
-        if (!found)
-            throw StoreError("report: no baseline run '" + baseline + "' in " + store.path());
-        base = *found;
+    ComparisonRequest request;
+    request.runs = runs;
+    request.baseline = baseline;
+    request.tolerance = tolerance;
+    StudyComparison comparison;
+    try {
+        comparison = compareStudy(store, request);
+    } catch (const StoreError &e) {
+        throw StoreError(std::string(e.what()) + "; `optlog runs " + store.path() + "` lists them");
     }
-    // The baseline leads; each run appears once.
-    std::vector<RunRecord> ordered = {base};
-    for (const auto &r : records)
-        if (r.id != base.id)
-            ordered.push_back(r);
 
     Report report;
     const auto slash = store.path().find_last_of('/');
     report.study = slash == std::string::npos ? store.path() : store.path().substr(slash + 1);
-    report.baseline = base.name;
+    report.baseline = comparison.groups[comparison.baseline].name;
     report.tolerance = tolerance;
     report.createdAt = utcNow();
     report.optlogVersion = std::string(OPTLOG_VERSION) + " (" + OPTLOG_GIT_DESCRIBE + ")";
 
-    // Each run's rows are read once: for its summary and for the report's tables and charts.
-    std::vector<std::vector<StepMetrics>> metrics;
-    std::vector<RunSummary> summaries;
-    for (const auto &r : ordered) {
-        metrics.push_back(store.metrics(r.id));
-        summaries.push_back(summarize(r, metrics.back(), store.validation(r.id), store.memory(r.id)));
-    }
-    const std::vector<ComparisonRow> rows = compare(summaries.front(), summaries, tolerance);
-    const RunConfig baseConfig = configOf(summaries.front());
-    for (size_t i = 0; i < ordered.size(); ++i) {
-        ReportRun run;
-        run.summary = summaries[i];
-        run.comparison = rows[i];
-        run.outcomeText = outcomeText(ordered[i], true);
-        for (auto &field : compareConfigs({baseConfig, configOf(summaries[i])}))
-            if (field.differs && field.path != "name")
-                run.changes.push_back(field);
-        for (const auto &[state, dtype] : storedDtypes(ordered[i]))
-            run.dtypes.push_back({precisionStateLabel(state), dtype});
-        run.memoryLines = memoryByRole(run.summary.memory);
-        run.metrics = std::move(metrics[i]);
-        report.runs.push_back(std::move(run));
+    // The baseline group leads, then the others in the order asked for.
+    std::vector<size_t> order = {comparison.baseline};
+    for (size_t i = 0; i < comparison.groups.size(); ++i)
+        if (i != comparison.baseline)
+            order.push_back(i);
+    const GroupSummary &baseGroup = comparison.groups[comparison.baseline];
+    const RunConfig baseConfig = configOf(baseGroup.replicates.front());
+    for (size_t g : order) {
+        const GroupSummary &group = comparison.groups[g];
+        report.groups.push_back(comparison.rows[g]);
+        for (const auto &summary : group.replicates) {
+            ReportRun run;
+            run.summary = summary;
+            run.group = group.name;
+            run.outcomeText = outcomeText(summary.run, true);
+            for (auto &field : compareConfigs({baseConfig, configOf(summary)}))
+                if (field.differs && field.path != "name" && field.path != "group")
+                    run.changes.push_back(field);
+            for (const auto &[state, dtype] : storedDtypes(summary.run))
+                run.dtypes.push_back({precisionStateLabel(state), dtype});
+            run.memoryLines = memoryByRole(summary.memory);
+            run.metrics = store.metrics(summary.run.id);
+            report.runs.push_back(std::move(run));
+        }
     }
     report.environment = environmentRows(report.runs, store.studySeed(), report.createdAt);
     return report;
@@ -316,6 +344,10 @@ std::string reportMarkdown(const Report &report, const std::vector<ReportChart> 
     std::ostringstream out;
     out << "# optlog report: " << report.study << "\n\n";
     out << question(report) << "\n\n## Verdicts\n\n" << markdownTable(verdictTable(report)) << "\n";
+    out << "## Stability and 16-bit numerics\n\n";
+    for (const auto &line : stabilityLines(report))
+        out << "- " << line << "\n";
+    out << "\n";
     if (!charts.empty()) {
         out << "## Charts\n\n";
         for (const auto &chart : charts)
@@ -324,7 +356,7 @@ std::string reportMarkdown(const Report &report, const std::vector<ReportChart> 
     out << "## Runs\n\n";
     for (size_t i = 0; i < report.runs.size(); ++i) {
         const ReportRun &run = report.runs[i];
-        out << "### " << run.summary.run.name << (i == 0 ? " (baseline)" : "") << "\n\n";
+        out << "### " << run.summary.run.name << (run.group == report.baseline ? " (baseline)" : "") << "\n\n";
         out << "Outcome: " << run.outcomeText << ". " << throughputLine(run) << "\n\n";
         if (i > 0)
             out << (run.changes.empty() ? "Same config as the baseline.\n\n"
@@ -359,6 +391,10 @@ std::string reportHtml(const Report &report, const std::vector<ReportChart> &cha
            "</style></head><body>\n";
     out << "<h1>optlog report: " << html(report.study) << "</h1>\n<p>" << html(question(report)) << "</p>\n";
     out << "<h2>Verdicts</h2>\n" << htmlTable(verdictTable(report), "verdicts");
+    out << "<h2>Stability and 16-bit numerics</h2>\n<ul>\n";
+    for (const auto &line : stabilityLines(report))
+        out << "<li>" << html(line) << "</li>\n";
+    out << "</ul>\n";
     if (!charts.empty()) {
         out << "<h2>Charts</h2>\n<div class=\"charts\">\n";
         for (const auto &chart : charts)
@@ -369,7 +405,7 @@ std::string reportHtml(const Report &report, const std::vector<ReportChart> &cha
     out << "<h2>Runs</h2>\n";
     for (size_t i = 0; i < report.runs.size(); ++i) {
         const ReportRun &run = report.runs[i];
-        out << "<h3>" << html(run.summary.run.name) << (i == 0 ? " (baseline)" : "") << "</h3>\n";
+        out << "<h3>" << html(run.summary.run.name) << (run.group == report.baseline ? " (baseline)" : "") << "</h3>\n";
         out << "<p>Outcome: " << html(run.outcomeText) << ". " << html(throughputLine(run)) << "</p>\n";
         if (i > 0) {
             if (run.changes.empty())
@@ -392,10 +428,37 @@ std::string reportHtml(const Report &report, const std::vector<ReportChart> &cha
 
 std::string reportJson(const Report &report)
 {
+    const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    nlohmann::json groups = nlohmann::json::array();
+    for (size_t i = 0; i < report.groups.size(); ++i) {
+        const ComparisonRow &c = report.groups[i];
+        nlohmann::json instabilities = nlohmann::json::object();
+        for (const auto &[kind, count] : c.instabilities)
+            instabilities[eventKindName(kind)] = count;
+        groups.push_back({{"name", c.name},
+                          {"baseline", i == 0},
+                          {"seeds", c.seeds},
+                          {"completed", c.completed},
+                          {"outcome", outcomeName(c.outcome)},
+                          {"matched_tokens", c.matchedTokens},
+                          {"validation_loss", {{"mean", finite(c.validationLoss)}, {"sd_over_seeds", c.validationSd},
+                                               {"sampling_error", finite(c.samplingError)}}},
+                          {"delta_loss", {{"difference", finite(c.deltaLoss)},
+                                          {"half_width_95", finite(c.quality.halfWidth)},
+                                          {"interval", c.quality.seedNoiseKnown() ? "welch" : "none: one seed on a side"}}},
+                          {"tolerance", report.tolerance},
+                          {"speedup", c.speedup},
+                          {"tokens_per_second", {{"median", c.tokensPerSecond.median}, {"min", c.tokensPerSecond.min},
+                                                 {"max", c.tokensPerSecond.max}}},
+                          {"mfu", c.mfu},
+                          {"peak_bytes", {{"median", c.peakBytes}, {"min", int64_t(c.peak.min)}, {"max", int64_t(c.peak.max)}}},
+                          {"memory_saved", c.memorySaved},
+                          {"instabilities", instabilities},
+                          {"numerics", c.numerics},
+                          {"verdict", i == 0 ? std::string("baseline") : c.verdict}});
+    }
     nlohmann::json runs = nlohmann::json::array();
-    for (size_t i = 0; i < report.runs.size(); ++i) {
-        const ReportRun &r = report.runs[i];
-        const ComparisonRow &c = r.comparison;
+    for (const auto &r : report.runs) {
         nlohmann::json changes = nlohmann::json::object();
         for (const auto &change : r.changes)
             changes[change.path] = {{"baseline", change.values.at(0)}, {"run", change.values.at(1)}};
@@ -412,28 +475,23 @@ std::string reportJson(const Report &report)
                                {"tokens_per_second", m.tokensPerSecond}, {"step_seconds", m.stepSeconds}});
         nlohmann::json validation = nlohmann::json::array();
         for (const auto &v : r.summary.validation)
-            validation.push_back({{"step", v.step}, {"tokens", v.tokens}, {"loss", v.loss}});
-        const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-        runs.push_back({{"name", c.name},
-                        {"baseline", i == 0},
-                        {"outcome", outcomeName(r.summary.run.outcome)},
+            validation.push_back({{"step", v.step}, {"tokens", v.tokens}, {"loss", v.loss},
+                                  {"sampling_error", finite(v.samplingError())}});
+        const RunSummary &s = r.summary;
+        runs.push_back({{"name", s.run.name},
+                        {"group", r.group},
+                        {"outcome", outcomeName(s.run.outcome)},
                         {"outcome_text", r.outcomeText},
-                        {"matched_tokens", c.matchedTokens},
-                        {"validation_loss", finite(c.validationLoss)},
-                        {"delta_loss", finite(c.deltaLoss)},
-                        {"speedup", c.speedup},
-                        {"tokens_per_second", {{"median", c.throughput.median}, {"p10", c.throughput.p10},
-                                               {"p90", c.throughput.p90}, {"steps", c.throughput.steps}}},
-                        {"mfu", c.mfu},
-                        {"achieved_gflops", r.summary.achievedGflops},
-                        {"matmul_peak_gflops", r.summary.peakGflops},
-                        {"machine_index", {{"median_gflops", r.summary.machine.medianGflops},
-                                           {"variation", r.summary.machine.variation},
-                                           {"flagged", r.summary.machine.flagged()},
-                                           {"normalised_tokens_per_second", r.summary.machine.normalisedMedian}}},
-                        {"peak_bytes", c.peakBytes},
-                        {"memory_saved", c.memorySaved},
-                        {"verdict", i == 0 ? std::string("baseline") : c.verdict},
+                        {"tokens_per_second", {{"median", s.throughput.median}, {"p10", s.throughput.p10},
+                                               {"p90", s.throughput.p90}, {"steps", s.throughput.steps}}},
+                        {"mfu", s.mfu()},
+                        {"achieved_gflops", s.achievedGflops},
+                        {"matmul_peak_gflops", s.peakGflops},
+                        {"machine_index", {{"median_gflops", s.machine.medianGflops},
+                                           {"variation", s.machine.variation},
+                                           {"flagged", s.machine.flagged()},
+                                           {"normalised_tokens_per_second", s.machine.normalisedMedian}}},
+                        {"peak_bytes", s.peakBytes},
                         {"config_changes", changes},
                         {"dtypes", dtypes},
                         {"memory", memory},
@@ -445,7 +503,7 @@ std::string reportJson(const Report &report)
         environment[k] = v;
     return nlohmann::json{{"study", report.study},     {"baseline", report.baseline},
                           {"tolerance", report.tolerance}, {"created_at", report.createdAt},
-                          {"optlog", report.optlogVersion}, {"runs", runs},
+                          {"optlog", report.optlogVersion}, {"groups", groups}, {"runs", runs},
                           {"environment", environment}}
         .dump(2);
 }
@@ -453,15 +511,16 @@ std::string reportJson(const Report &report)
 std::string reportSummaryCsv(const Report &report)
 {
     std::ostringstream out;
-    out << "run,baseline,outcome,matched_tokens,validation_loss,delta_loss,tolerance,tokens_per_second_median,"
-           "tokens_per_second_p10,tokens_per_second_p90,speedup,mfu,peak_bytes,memory_saved,verdict\n";
-    for (size_t i = 0; i < report.runs.size(); ++i) {
-        const ReportRun &r = report.runs[i];
-        const ComparisonRow &c = r.comparison;
-        out << csvField(c.name) << "," << (i == 0 ? "true" : "false") << "," << csvField(r.outcomeText) << ","
-            << c.matchedTokens << "," << c.validationLoss << "," << c.deltaLoss << "," << report.tolerance << ","
-            << c.throughput.median << "," << c.throughput.p10 << "," << c.throughput.p90 << "," << c.speedup << ","
-            << c.mfu << "," << c.peakBytes << "," << c.memorySaved << "," << csvField(i == 0 ? "baseline" : c.verdict) << "\n";
+    out << "run,baseline,seeds,completed,outcome,matched_tokens,validation_loss,validation_sd,delta_loss,delta_half_width_95,"
+           "tolerance,tokens_per_second_median,tokens_per_second_min,tokens_per_second_max,speedup,mfu,peak_bytes,"
+           "memory_saved,verdict\n";
+    for (size_t i = 0; i < report.groups.size(); ++i) {
+        const ComparisonRow &c = report.groups[i];
+        out << csvField(c.name) << "," << (i == 0 ? "true" : "false") << "," << c.seeds << "," << c.completed << ","
+            << csvField(verdictCells(report, c, i == 0).outcome) << "," << c.matchedTokens << "," << c.validationLoss << "," << c.validationSd << "," << c.deltaLoss << ","
+            << c.quality.halfWidth << "," << report.tolerance << "," << c.tokensPerSecond.median << ","
+            << c.tokensPerSecond.min << "," << c.tokensPerSecond.max << "," << c.speedup << "," << c.mfu << ","
+            << c.peakBytes << "," << c.memorySaved << "," << csvField(i == 0 ? "baseline" : c.verdict) << "\n";
     }
     return out.str();
 }

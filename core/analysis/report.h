@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/analysis/analysis.h"
+#include "core/analysis/studycomparison.h"
 #include "core/config/config.h"
 #include "core/store/store.h"
 
@@ -15,7 +15,7 @@ namespace optlog {
 struct ReportRun
 {
     RunSummary summary;
-    ComparisonRow comparison;                              // against the report's baseline
+    std::string group;                                     // the replicates it belongs to
     std::string outcomeText;                               // "diverged at step 12: loss is NaN", ...
     std::vector<FieldComparison> changes;                  // fields that differ from the baseline: {baseline, this}
     std::vector<std::pair<std::string, std::string>> dtypes; // weights, gradients, master weights, moments, compute
@@ -28,17 +28,18 @@ struct ReportRun
 struct Report
 {
     std::string study;       // file name of the study
-    std::string baseline;    // run name
+    std::string baseline;    // the baseline group (a run alone is a group of one)
     double tolerance = 0.02; // nats per token counted as noise
     std::string createdAt;   // ISO 8601, UTC
     std::string optlogVersion;
-    std::vector<ReportRun> runs; // the baseline first
+    std::vector<ComparisonRow> groups; // the verdicts, one per group, the baseline's first
+    std::vector<ReportRun> runs;       // every replicate, the baseline group's first
     // Reproduction facts: one row per fact; a fact that differs between runs lists each run's value.
     std::vector<std::pair<std::string, std::string>> environment;
 };
 
-// `runs` are ids or names (empty: every run of the study); `baseline` likewise (empty: the first
-// run). Throws StoreError naming a run that is not in the study.
+// `runs` are groups, run names or ids (empty: every group of the study); `baseline` likewise
+// (empty: the first group). Throws StoreError naming a run that is not in the study.
 Report buildReport(const Store &store, const std::vector<std::string> &runs, const std::string &baseline,
                    double tolerance);
 

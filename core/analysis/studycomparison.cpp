@@ -2,70 +2,71 @@
 #include "core/analysis/studycomparison.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace optlog {
 
-namespace {
-
-// Every run, a rerun replacing the earlier run of its name.
-std::vector<RunRecord> newestOfEachName(const std::vector<RunRecord> &runs)
+GroupSummary findGroup(const Store &store, const std::vector<RunSummary> &summaries, const std::string &name)
 {
-    std::vector<RunRecord> chosen;
-    std::map<std::string, size_t> newest;
-    for (const auto &run : runs) {
-        if (newest.count(run.name)) {
-            chosen[newest[run.name]] = run;
-        } else {
-            newest[run.name] = chosen.size();
-            chosen.push_back(run);
-        }
-    }
-    return chosen;
+    for (auto &group : groupRuns(summaries))
+        if (group.name == name)
+            return group;
+    GroupSummary alone{name, {}};
+    if (const auto run = store.findRun(name))
+        for (const auto &s : summaries)
+            if (s.run.id == run->id)
+                alone.replicates.push_back(s);
+    return alone;
 }
-
-} // namespace
 
 StudyComparison compareStudy(const Store &store, const ComparisonRequest &request)
 {
-    std::vector<RunRecord> chosen;
-    if (request.runs.empty()) {
-        chosen = newestOfEachName(store.runs());
-    } else {
-        for (const auto &name : request.runs) {
-            const auto run = store.findRun(name);
-            if (!run)
-                throw StoreError("no run '" + name + "' in " + store.path());
-            chosen.push_back(*run);
-        }
-    }
-    if (chosen.empty())
+    std::vector<RunSummary> summaries;
+    for (const auto &run : store.runs())
+        summaries.push_back(summarize(store, run));
+    if (summaries.empty())
         throw StoreError(store.path() + " has no runs yet; `optlog study` runs the default study");
 
     StudyComparison comparison;
     comparison.tolerance = request.tolerance;
-    for (const auto &run : chosen)
-        comparison.runs.push_back(summarize(store, run));
-    if (!request.baseline.empty()) {
-        const auto found = store.findRun(request.baseline);
-        const auto isBaseline = [&found](const RunSummary &s) { return found && s.run.id == found->id; };
-        const auto it = std::find_if(comparison.runs.begin(), comparison.runs.end(), isBaseline);
-        if (it == comparison.runs.end())
-            throw StoreError("baseline '" + request.baseline + "' is not among the compared runs");
-        comparison.baseline = size_t(it - comparison.runs.begin());
+    if (request.runs.empty()) {
+        comparison.groups = groupRuns(summaries);
+    } else {
+        for (const auto &name : request.runs) {
+            GroupSummary group = findGroup(store, summaries, name);
+            if (group.replicates.empty())
+                throw StoreError("no run or group '" + name + "' in " + store.path());
+            comparison.groups.push_back(std::move(group));
+        }
     }
-    // Each run against its own baseline where the plan names one (chunked against naive attention
-    // at the same context, say), else against the study's.
-    const RunSummary &studyBaseline = comparison.runs[comparison.baseline];
-    for (const auto &s : comparison.runs) {
-        const RunSummary *against = &studyBaseline;
-        const auto own = request.baselineOf.find(s.run.name);
+    const auto indexOf = [&](const std::string &name) {
+        for (size_t i = 0; i < comparison.groups.size(); ++i)
+            if (comparison.groups[i].name == name)
+                return std::optional(i);
+        // A run named by its own name or id stands for the group it belongs to.
+        if (const auto run = store.findRun(name))
+            for (size_t i = 0; i < comparison.groups.size(); ++i)
+                for (const auto &r : comparison.groups[i].replicates)
+                    if (r.run.id == run->id)
+                        return std::optional(i);
+        return std::optional<size_t>();
+    };
+    if (!request.baseline.empty()) {
+        const auto found = indexOf(request.baseline);
+        if (!found)
+            throw StoreError("baseline '" + request.baseline + "' is not among the compared runs");
+        comparison.baseline = *found;
+    }
+    // Each group against its own baseline where the plan names one (chunked against naive
+    // attention at the same context, say), else against the study's.
+    for (const auto &group : comparison.groups) {
+        size_t against = comparison.baseline;
+        const auto own = request.baselineOf.find(group.name);
         if (own != request.baselineOf.end())
-            for (const auto &candidate : comparison.runs)
-                if (candidate.run.name == own->second)
-                    against = &candidate;
-        ComparisonRow row = compare(*against, {s}, request.tolerance).front();
-        if (against != &studyBaseline)
-            row.verdict = "vs " + against->run.name + ": " + row.verdict;
+            against = indexOf(own->second).value_or(comparison.baseline);
+        ComparisonRow row = compare(comparison.groups[against], {group}, request.tolerance).front();
+        if (against != comparison.baseline)
+            row.verdict = "vs " + comparison.groups[against].name + ": " + row.verdict;
         comparison.rows.push_back(row);
     }
     return comparison;
@@ -73,10 +74,16 @@ StudyComparison compareStudy(const Store &store, const ComparisonRequest &reques
 
 std::string formatStudyComparison(const std::string &study, const StudyComparison &comparison)
 {
-    const std::string &baseline = comparison.runs[comparison.baseline].run.name;
+    const std::string &baseline = comparison.groups[comparison.baseline].name;
+    // Memory by role hardly moves between seeds: each group's first replicate speaks for it.
+    std::vector<RunSummary> representatives;
+    for (const auto &group : comparison.groups) {
+        representatives.push_back(group.replicates.front());
+        representatives.back().run.name = group.name;
+    }
     return "Study " + study + ", baseline " + baseline + "\n"
            + formatComparison(comparison.rows, baseline, comparison.tolerance) + "\n"
-           + formatMemoryByRole(comparison.runs);
+           + formatMemoryByRole(representatives);
 }
 
 } // namespace optlog

@@ -2,9 +2,11 @@
 #include "core/analysis/studytext.h"
 
 #include "core/analysis/analysis.h"
+#include "core/analysis/comparison.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <map>
 
 namespace optlog {
@@ -44,16 +46,25 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
 {
     const RunSummary s = summarize(store, run);
     std::string out;
-    out += formatted("run %lld: %s\noutcome: %s%s\ncreated: %s  finished: %s  pid %lld on %s\nparameters: %lld\n",
-            static_cast<long long>(run.id), run.name.c_str(), outcomeText(run).c_str(),
+    out += formatted("run %lld: %s (group %s)\noutcome: %s%s\ncreated: %s  finished: %s  pid %lld on %s\nparameters: %lld\n",
+            static_cast<long long>(run.id), run.name.c_str(), run.group.c_str(), outcomeText(run).c_str(),
             run.message.empty() ? "" : (" (" + run.message + ")").c_str(), run.createdAt.c_str(),
             run.finishedAt.c_str(), static_cast<long long>(run.pid), run.host.c_str(),
             static_cast<long long>(s.parameters));
     out += formatted("steady-state throughput: %.0f tokens/s (p10 %.0f, p90 %.0f, over %lld steps after warm-up)\n",
             s.throughput.median, s.throughput.p10, s.throughput.p90, static_cast<long long>(s.throughput.steps));
-    if (!s.validation.empty())
-        out += formatted("validation loss: %.4f at %lld tokens\n", s.validation.back().loss,
-                static_cast<long long>(s.validation.back().tokens));
+    if (!s.validation.empty()) {
+        const ValidationPoint &last = s.validation.back();
+        out += formatted("validation loss: %.4f at %lld tokens", last.loss, static_cast<long long>(last.tokens));
+        if (!std::isnan(last.samplingError()))
+            out += formatted(" (the validation set's own standard error ±%.4f over %lld sequences)", last.samplingError(),
+                             static_cast<long long>(last.sequences));
+        out += "\n";
+    }
+    if (const std::string unstable = instabilityText(s.instabilities); !unstable.empty())
+        out += unstable + "\n";
+    if (const std::string numerics = numericsText(s.numerics); !numerics.empty())
+        out += "numerics " + numerics + "\n";
     const auto dtypes = storedDtypes(run);
     if (!dtypes.empty()) {
         std::string line;
@@ -71,7 +82,7 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
     }
     out += "\nevents:\n";
     for (const auto &e : store.events(run.id))
-        out += formatted("  %s %-8s %s\n", e.at.c_str(), eventKindName(e.kind), e.message.c_str());
+        out += formatted("  %s %-15s %s\n", e.at.c_str(), eventKindName(e.kind), e.message.c_str());
     out += "\nenvironment:\n" + environmentOf(run).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
            + "\n\nconfig:\n" + run.configToml;
     return out;

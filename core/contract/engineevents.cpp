@@ -38,7 +38,8 @@ struct KindName
 {
     EventKind kind;
     const char *name;
-    const char *instabilities = nullptr; // how a verdict counts them; only the instabilities have it
+    const char *instability = nullptr;   // how a verdict counts them, one and several; only the
+    const char *instabilities = nullptr; // instabilities have these
 };
 
 constexpr KindName kKindNames[] = {
@@ -49,10 +50,10 @@ constexpr KindName kKindNames[] = {
     {EventKind::Note, "note"},
     {EventKind::Warning, "warning"},
     {EventKind::Oom, "oom"},
-    {EventKind::LossSpike, "loss_spike", "loss spikes"},
-    {EventKind::GradNormSpike, "grad_norm_spike", "gradient-norm spikes"},
-    {EventKind::SkippedStep, "skipped_step", "skipped steps"},
-    {EventKind::NonFinite, "non_finite", "non-finite values"},
+    {EventKind::LossSpike, "loss_spike", "loss spike", "loss spikes"},
+    {EventKind::GradNormSpike, "grad_norm_spike", "gradient-norm spike", "gradient-norm spikes"},
+    {EventKind::SkippedStep, "skipped_step", "skipped step", "skipped steps"},
+    {EventKind::NonFinite, "non_finite", "non-finite value", "non-finite values"},
 };
 
 // Longer than any event the engine writes: a longer line is refused before it is parsed.
@@ -261,10 +262,11 @@ bool isInstability(EventKind kind)
     return rowOf(kKindNames, &KindName::kind, kind).instabilities != nullptr;
 }
 
-const char *instabilityPlural(EventKind kind)
+std::string instabilityCount(EventKind kind, int64_t count)
 {
-    const char *plural = rowOf(kKindNames, &KindName::kind, kind).instabilities;
-    return plural ? plural : "";
+    const KindName &row = rowOf(kKindNames, &KindName::kind, kind);
+    const char *words = count == 1 ? row.instability : row.instabilities;
+    return std::to_string(count) + " " + (words ? words : row.name);
 }
 
 EventKind EngineEvent::kind() const

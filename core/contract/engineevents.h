@@ -32,8 +32,8 @@ enum class EventKind {
 const char *eventKindName(EventKind kind); // "started", "step", "loss_spike", ...
 std::optional<EventKind> eventKindNamed(const std::string &name);
 bool isInstability(EventKind kind);
-// "loss spikes", "skipped steps": how a verdict counts them.
-const char *instabilityPlural(EventKind kind);
+// "1 loss spike", "3 skipped steps": how a verdict counts them.
+std::string instabilityCount(EventKind kind, int64_t count);
 
 struct RunStarted
 {

@@ -102,11 +102,19 @@ void tst_Analysis::verdictsInWords_data()
     QTest::addColumn<double>("tokensPerSecond");
     QTest::addColumn<qint64>("peak");
     QTest::addColumn<QString>("verdict");
-    QTest::newRow("same") << 3.01 << 1010.0 << qint64(1000) << "same quality, same speed, same memory";
-    QTest::newRow("faster, smaller") << 3.0 << 1500.0 << qint64(600) << "same quality, 1.50x faster, saves 40% memory";
+    // One seed a side: judged by the tolerance alone, and said so.
+    const QString noise = "1 vs 1 seeds: seed noise unknown";
+    QTest::newRow("same") << 3.01 << 1010.0 << qint64(1000)
+                          << "same quality by the 0.020 tolerance (Δ +0.010 nats; " + noise + "), same speed, same memory";
+    QTest::newRow("faster, smaller") << 3.0 << 1500.0 << qint64(600)
+                                     << "same quality by the 0.020 tolerance (Δ +0.000 nats; " + noise
+                                            + "), 1.50x faster, saves 40% memory";
     QTest::newRow("slower, worse, bigger") << 3.2 << 800.0 << qint64(1200)
-                                           << "worse quality, 20% slower, uses 20% more memory";
-    QTest::newRow("better") << 2.9 << 1000.0 << qint64(1000) << "better quality, same speed, same memory";
+                                           << "worse quality by the 0.020 tolerance (Δ +0.200 nats; " + noise
+                                                  + "), 20% slower, uses 20% more memory";
+    QTest::newRow("better") << 2.9 << 1000.0 << qint64(1000)
+                            << "better quality by the 0.020 tolerance (Δ -0.100 nats; " + noise
+                                   + "), same speed, same memory";
 }
 
 void tst_Analysis::noisyThroughputIsNotCalled()
@@ -116,7 +124,8 @@ void tst_Analysis::noisyThroughputIsNotCalled()
     run.throughput.p10 = 200;
     run.throughput.p90 = 1000; // spread of 133% of the median: a busy machine
     QCOMPARE(QString::fromStdString(compare(base, {run}, 0.02).front().verdict),
-             QString("same quality, speed too noisy to call (step-time spread 133%), same memory"));
+             QString("same quality by the 0.020 tolerance (Δ +0.000 nats; 1 vs 1 seeds: seed noise unknown), "
+                     "speed too noisy to call (spread 133%), same memory"));
 }
 
 void tst_Analysis::aDifferentValidationIsNamedInTheVerdict()
@@ -128,15 +137,15 @@ void tst_Analysis::aDifferentValidationIsNamedInTheVerdict()
     longer.config = loadRunConfig("default", "", {"model.context_length=512", "data.eval_sequences=8"});
     bf16.config = loadRunConfig("default", "", {"precision.mode=autocast-bf16", "train.microbatch=4"});
     const auto rows = compare(base, {longer, bf16}, 0.02);
+    const QString worse = "worse quality by the 0.020 tolerance (Δ +0.200 nats; 1 vs 1 seeds: seed noise unknown)";
     QCOMPARE(QString::fromStdString(rows[0].verdict),
-             QString("worse quality (validated differently: model.context_length 512 vs 128, "
-                     "data.eval_sequences 8 vs 32), same speed, same memory"));
+             worse + " (validated differently: model.context_length 512 vs 128, "
+                     "data.eval_sequences 8 vs 32), same speed, same memory");
     // A technique's own fields do not change what validation measures.
-    QCOMPARE(QString::fromStdString(rows[1].verdict), QString("worse quality, same speed, same memory"));
+    QCOMPARE(QString::fromStdString(rows[1].verdict), worse + ", same speed, same memory");
     // Without a readable config there is nothing to name.
     longer.config.reset();
-    QCOMPARE(QString::fromStdString(compare(base, {longer}, 0.02).front().verdict),
-             QString("worse quality, same speed, same memory"));
+    QCOMPARE(QString::fromStdString(compare(base, {longer}, 0.02).front().verdict), worse + ", same speed, same memory");
 }
 
 void tst_Analysis::memoryByRoleNamesEachStatesDtype()
@@ -310,8 +319,9 @@ void tst_Analysis::comparesTheNewestOfEachNameEachAgainstItsBaseline()
     const int64_t rerun = storedRun(store, "naive", 2000, 3.0); // replaces the first "naive"
 
     const StudyComparison all = compareStudy(store, {});
-    QCOMPARE(all.runs.size(), size_t(2));
-    QCOMPARE(all.runs[0].run.id, rerun);
+    QCOMPARE(all.groups.size(), size_t(2));
+    QCOMPARE(all.groups[0].replicates.size(), size_t(1));
+    QCOMPARE(all.groups[0].replicates[0].run.id, rerun);
     QCOMPARE(all.baseline, size_t(0));
     QCOMPARE(all.rows[1].speedup, 900.0 / 2000.0);
 
@@ -343,7 +353,7 @@ void tst_Analysis::comparisonRefusesWhatIsNotInTheStudy()
         compareStudy(store, missing);
         QFAIL("a run that is not in the study was compared");
     } catch (const StoreError &e) {
-        QVERIFY2(std::string(e.what()).find("no run 'bf16'") != std::string::npos, e.what());
+        QVERIFY2(std::string(e.what()).find("no run or group 'bf16'") != std::string::npos, e.what());
     }
     ComparisonRequest foreignBaseline;
     foreignBaseline.baseline = "bf16";

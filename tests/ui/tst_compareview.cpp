@@ -2,6 +2,8 @@
 // The compare view on a study with known numbers: matched-token deltas, verdicts, config diff.
 #include "core/config/config.h"
 #include "core/store/store.h"
+#include "ui/charts/bandchart.h"
+#include "ui/charts/comparisoncharts.h"
 #include "ui/charts/linechart.h"
 #include "ui/charts/scatterchart.h"
 #include "ui/compareview.h"
@@ -22,6 +24,8 @@ struct KnownRun
     std::vector<std::pair<int64_t, double>> validation; // (tokens, loss)
     double tokensPerSecond;
     int64_t peakBytes;
+    std::string group = ""; // replicates share one
+    std::vector<int64_t> spikes = {}; // steps with a recorded loss spike
 };
 
 int64_t addRun(Store &store, const KnownRun &known)
@@ -30,7 +34,10 @@ int64_t addRun(Store &store, const KnownRun &known)
     config.name = known.name;
     config.precision.mode = known.mode;
     config.train.steps = 20;
-    const int64_t id = store.createRun(known.name, toToml(config));
+    config.group = known.group;
+    const int64_t id = store.createRun(known.name, toToml(config), known.group);
+    for (int64_t step : known.spikes)
+        store.addEvent(id, EventKind::LossSpike, "a loss spike", step);
     std::vector<StepMetrics> steps;
     for (int64_t s = 0; s < 20; ++s) {
         StepMetrics m;
@@ -96,13 +103,15 @@ private Q_SLOTS:
         QTableWidget *table = view.verdictTable();
         QCOMPARE(table->rowCount(), 3);
         QCOMPARE(table->item(0, 0)->text(), QStringLiteral("fp32 (baseline)"));
-        QCOMPARE(table->item(1, 3)->text(), QStringLiteral("+0.0100 (±0.02)"));
-        QCOMPARE(table->item(2, 3)->text(), QStringLiteral("+0.1500 (±0.02)"));
-        QCOMPARE(table->item(2, 2)->text(), QStringLiteral("2.4000 @ %L1").arg(10000));
-        QCOMPARE(table->item(1, 4)->text(), QStringLiteral("1.20×"));
-        QCOMPARE(table->item(1, 8)->text(), QString::fromStdString(rows[1].verdict));
-        QVERIFY2(table->item(1, 8)->text().contains(QStringLiteral("same quality")), qPrintable(table->item(1, 8)->text()));
-        QVERIFY2(table->item(2, 8)->text().contains(QStringLiteral("worse")), qPrintable(table->item(2, 8)->text()));
+        QCOMPARE(table->item(1, 1)->text(), QStringLiteral("1")); // seeds
+        // One seed a side: the tolerance stands in for the unknown seed noise.
+        QCOMPARE(table->item(1, 4)->text(), QStringLiteral("+0.0100 (±0.02)"));
+        QCOMPARE(table->item(2, 4)->text(), QStringLiteral("+0.1500 (±0.02)"));
+        QCOMPARE(table->item(2, 3)->text(), QStringLiteral("2.4000 @ %L1").arg(10000));
+        QCOMPARE(table->item(1, 5)->text(), QStringLiteral("1.20×"));
+        QCOMPARE(table->item(1, 9)->text(), QString::fromStdString(rows[1].verdict));
+        QVERIFY2(table->item(1, 9)->text().contains(QStringLiteral("same quality")), qPrintable(table->item(1, 9)->text()));
+        QVERIFY2(table->item(2, 9)->text().contains(QStringLiteral("worse")), qPrintable(table->item(2, 9)->text()));
     }
 
     void anotherBaselineJudgesAgainstIt()
@@ -192,6 +201,58 @@ private Q_SLOTS:
         check();
         chart.resize(1400, 500); // placed again for the new size
         check();
+    }
+
+    void replicatesAreComparedAsGroupsWithBands()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("seeds.sqlite")).toStdString();
+        QList<qint64> ids;
+        {
+            Store store(path);
+            // Three seeds a side, seed noise sd 0.004: the bf16 group is the same quality.
+            const double fp32[] = {2.500, 2.504, 2.496}, bf16[] = {2.503, 2.507, 2.499};
+            for (int s = 0; s < 3; ++s)
+                ids << addRun(store, {"fp32 seed " + std::to_string(s + 1), "fp32", {{10000, fp32[s] + 0.5}, {20000, fp32[s]}},
+                                      5000.0 + 100 * s, 400 << 20, "fp32"});
+            for (int s = 0; s < 3; ++s)
+                ids << addRun(store, {"bf16 seed " + std::to_string(s + 1), "autocast-bf16",
+                                      {{10000, bf16[s] + 0.5}, {20000, bf16[s]}}, 10000.0 + 100 * s, 300 << 20, "bf16",
+                                      s == 1 ? std::vector<int64_t>{14} : std::vector<int64_t>{}});
+        }
+        CompareView view;
+        view.setStudy(loadStudySnapshot(path, {}));
+        view.setSelectedRuns(ids);
+        view.setBaseline(ids.first());
+        QCOMPARE(int(view.rows().size()), 2);
+        QTableWidget *table = view.verdictTable();
+        QCOMPARE(table->item(0, 0)->text(), QStringLiteral("fp32 (baseline)"));
+        QCOMPARE(table->item(1, 0)->text(), QStringLiteral("bf16"));
+        QCOMPARE(table->item(1, 1)->text(), QStringLiteral("3"));
+        QCOMPARE(table->item(1, 4)->text(), QStringLiteral("+0.0030 ± 0.0091"));
+        QCOMPARE(table->item(1, 6)->text(), QStringLiteral("10100 (10000–10200)"));
+        QVERIFY2(table->item(1, 9)->text().startsWith(QStringLiteral("same quality (Δ +0.003 ± 0.009 nats, 3 vs 3 seeds)")),
+                 qPrintable(table->item(1, 9)->text()));
+        QVERIFY2(table->item(1, 9)->text().endsWith(QStringLiteral("unstable: 1 loss spike")),
+                 qPrintable(table->item(1, 9)->text()));
+        // The validation chart: each group's mean over its band, its seed count in the legend,
+        // and the spike marked.
+        const auto *chart = view.findChild<BandChart *>();
+        QVERIFY(chart);
+        QCOMPARE(chart->legendNames(),
+                 (QStringList{QStringLiteral("fp32 · mean of 3 seeds, band min–max"),
+                              QStringLiteral("bf16 · mean of 3 seeds, band min–max"), QStringLiteral("bf16 · instabilities")}));
+    }
+
+    void aBandIsTheMeanBetweenTheLowestAndHighestSeed()
+    {
+        const QList<QVector<QPointF>> seeds = {{{0, 3.0}, {10, 2.0}, {20, 1.0}},
+                                               {{0, 5.0}, {5, 3.0}, {20, 2.0}}, // different x: interpolated at 10
+                                               {{0, 4.0}, {10, 3.0}}};          // ends early: 20 is left out
+        const Band band = BandChart::band(seeds);
+        QCOMPARE(band.mean, (QVector<QPointF>{{0, 4.0}, {10, (2.0 + (3.0 - 1.0 / 3) + 3.0) / 3}}));
+        QCOMPARE(band.low, (QVector<QPointF>{{0, 3.0}, {10, 2.0}}));
+        QCOMPARE(band.high, (QVector<QPointF>{{0, 5.0}, {10, 3.0}}));
     }
 
     void longSeriesAreDownsampledForDisplayKeepingSpikes()

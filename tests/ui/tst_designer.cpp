@@ -156,6 +156,25 @@ private Q_SLOTS:
         QVERIFY2(designer.errors().startsWith(QStringLiteral("sweep run 'grid microbatch=0': config: train.microbatch = 0")),
                  qPrintable(designer.errors()));
     }
+
+    void seedsRepeatEachRunAsOneGroup()
+    {
+        DesignerView designer;
+        designer.setRunName(QStringLiteral("bf16"));
+        designer.setFieldText(QStringLiteral("train.seed"), QStringLiteral("7"));
+        designer.setSweepAxis(0, QStringLiteral("train.microbatch"), QStringLiteral("4, 8"));
+        designer.setRepeats(3);
+        designer.revalidate();
+        const QList<PlannedRun> runs = designer.plannedRuns();
+        QCOMPARE(runs.size(), 6);
+        QCOMPARE(QString::fromStdString(runs[0].name), QStringLiteral("bf16 microbatch=4 seed 7"));
+        QCOMPARE(QString::fromStdString(runs[2].name), QStringLiteral("bf16 microbatch=4 seed 9"));
+        const RunConfig third = runs[2].config();
+        QCOMPARE(third.train.seed, int64_t(9));
+        QCOMPARE(third.group, std::string("bf16 microbatch=4"));
+        QCOMPARE(third.train.microbatch, int64_t(4));
+        QCOMPARE(runs[3].config().group, std::string("bf16 microbatch=8"));
+    }
 };
 
 QTEST_MAIN(tst_Designer)

@@ -76,18 +76,19 @@ private Q_SLOTS:
     {
         const QString path = m_dir.filePath(QStringLiteral("report.md"));
         const QStringList files = writeReport(m_report, ReportFormat::Markdown, path);
-        QCOMPARE(files.size(), 6); // the report and five charts
+        QCOMPARE(files.size(), 8); // the report and seven charts
         const QString text = readAll(path);
         QVERIFY(text.contains(QStringLiteral("## Verdicts")));
         QVERIFY(text.indexOf(QStringLiteral("## Verdicts")) < text.indexOf(QStringLiteral("## Charts")));
-        QVERIFY(text.contains(QStringLiteral("| Run | Outcome | Val loss at matched tokens | Δ vs baseline |")));
+        QVERIFY(text.contains(QStringLiteral("| Run | Seeds | Outcome | Val loss at matched tokens | Δ vs baseline |")));
+        QVERIFY(text.contains(QStringLiteral("## Stability and 16-bit numerics")));
         for (const QString &run : kRuns)
             QVERIFY2(text.contains(QStringLiteral("| ") + run), qPrintable(run));
         QVERIFY(text.contains(QStringLiteral("| master weights | float32 |")));
         QVERIFY(text.contains(QStringLiteral("| Adam m, v | float32 |")));
         QVERIFY(text.contains(QStringLiteral("did not complete (oom")));
         QVERIFY(text.contains(QStringLiteral("](report_files/chart-1.png)")));
-        for (int i = 1; i <= 5; ++i) {
+        for (int i = 1; i <= 7; ++i) {
             QImage chart(m_dir.filePath(QStringLiteral("report_files/chart-%1.png").arg(i)));
             QVERIFY2(!chart.isNull() && chart.width() >= 900, qPrintable(QString::number(i)));
         }
@@ -98,7 +99,7 @@ private Q_SLOTS:
         const QString path = m_dir.filePath(QStringLiteral("report.html"));
         writeReport(m_report, ReportFormat::Html, path);
         const QString text = readAll(path);
-        QCOMPARE(text.count(QStringLiteral("src=\"data:image/png;base64,")), 5);
+        QCOMPARE(text.count(QStringLiteral("src=\"data:image/png;base64,")), 7);
         QVERIFY2(!text.contains(QStringLiteral("http://")) && !text.contains(QStringLiteral("https://")),
                  "no network references");
         QVERIFY(!text.contains(QStringLiteral("<script")));
@@ -138,9 +139,10 @@ private Q_SLOTS:
         QCOMPARE(files, (QStringList{path, m_dir.filePath(QStringLiteral("report-metrics.csv"))}));
         const QStringList summary = readAll(path).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
         QCOMPARE(summary.size(), 4);
-        QVERIFY(summary[0].startsWith(QStringLiteral("run,baseline,outcome,matched_tokens,validation_loss,delta_loss")));
-        QVERIFY(summary[1].startsWith(QStringLiteral("fp32,true,completed,")));
-        QVERIFY(summary[3].startsWith(QStringLiteral("tight-budget,false,\"oom")) || summary[3].startsWith(QStringLiteral("tight-budget,false,oom")));
+        QVERIFY(summary[0].startsWith(QStringLiteral("run,baseline,seeds,completed,outcome,matched_tokens,validation_loss,"
+                                                     "validation_sd,delta_loss,delta_half_width_95")));
+        QVERIFY(summary[1].startsWith(QStringLiteral("fp32,true,1,1,completed,")));
+        QVERIFY(summary[3].startsWith(QStringLiteral("tight-budget,false,1,0,\"oom")) || summary[3].startsWith(QStringLiteral("tight-budget,false,1,0,oom")));
         const QStringList metrics = readAll(files[1]).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
         QCOMPARE(metrics.size(), 1 + 40 + 40 + int(m_report.runs[2].metrics.size()));
     }
@@ -169,7 +171,7 @@ private Q_SLOTS:
         QVERIFY(!text.contains(QStringLiteral("tight-budget")));
         QString err;
         QCOMPARE(runOptlog({"report", m_study, "--runs", "fp32,nope", "-o", m_dir.filePath(QStringLiteral("x.html"))}, &err), 2);
-        QVERIFY2(err.contains(QStringLiteral("no run 'nope'")), qPrintable(err));
+        QVERIFY2(err.contains(QStringLiteral("no run or group 'nope'")), qPrintable(err));
         QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("x.html"))));
     }
 

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "ui/charts/comparisoncharts.h"
 
-#include "ui/charts/linechart.h"
+#include "ui/charts/bandchart.h"
 #include "ui/charts/scatterchart.h"
 #include "ui/charts/spreadchart.h"
 #include "ui/charts/stackedbarchart.h"
 
 #include <QObject>
 
+#include <cmath>
 #include <iterator>
 
 namespace optlog {
@@ -16,14 +17,62 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 } // namespace
 
+ChartGroup chartGroup(const ComparisonRow &row, const std::vector<RunSummary> &replicates)
+{
+    ChartGroup group;
+    group.name = QString::fromStdString(row.name);
+    group.seeds = int(replicates.size());
+    for (const auto &run : replicates) {
+        const int64_t tokensPerStep = run.config ? run.config->tokensPerStep() : 0;
+        const auto tokensAfter = [tokensPerStep](int64_t step) { return double((step + 1) * tokensPerStep); };
+        QVector<QPointF> validation, underflow, vanishing;
+        for (const auto &v : run.validation)
+            validation.append({double(v.tokens), v.loss});
+        for (const auto &n : run.numerics) {
+            if (n.tensor != kAllParameters)
+                continue;
+            underflow.append({tokensAfter(n.step), 100 * n.fp16Underflow});
+            if (!std::isnan(n.vanishingUpdates))
+                vanishing.append({tokensAfter(n.step), 100 * n.vanishingUpdates});
+        }
+        group.validation << validation;
+        if (!underflow.isEmpty())
+            group.underflow << underflow;
+        if (!vanishing.isEmpty())
+            group.vanishing << vanishing;
+        for (int64_t step : run.instabilitySteps)
+            group.instabilityTokens << tokensAfter(step);
+    }
+    if (row.seeds > 1) {
+        group.throughputLow = row.tokensPerSecond.min;
+        group.throughputMedian = row.tokensPerSecond.median;
+        group.throughputHigh = row.tokensPerSecond.max;
+    } else {
+        group.throughputLow = row.throughput.p10;
+        group.throughputMedian = row.throughput.median;
+        group.throughputHigh = row.throughput.p90;
+    }
+    group.finalValidationLoss = row.completed > 0 ? row.validationLoss : std::nan("");
+    group.peakBytes = row.peakBytes;
+    if (!replicates.empty())
+        group.memory = replicates.front().memory;
+    return group;
+}
+
 ComparisonCharts::ComparisonCharts()
-    : validation(new LineChart(QObject::tr("Validation loss"), QObject::tr("tokens seen"), QObject::tr("nats per token")))
-    , throughput(new SpreadChart(QObject::tr("Steady-state throughput (p10, median, p90)"), QObject::tr("tokens/s")))
+    : validation(new BandChart(QObject::tr("Validation loss"), QObject::tr("tokens seen"), QObject::tr("nats per token")))
+    , throughput(new SpreadChart(QObject::tr("Steady-state throughput: median, whiskers min–max over seeds "
+                                             "(one seed: p10–p90 of its steps)"),
+                                 QObject::tr("tokens/s")))
     , memory(new StackedBarChart(QObject::tr("Peak memory by role: measured and predicted"), QObject::tr("MiB")))
     , speedVsQuality(new ScatterChart(QObject::tr("Quality against speed"), QObject::tr("tokens/s"),
                                       QObject::tr("final validation loss")))
     , memoryVsQuality(new ScatterChart(QObject::tr("Quality against memory"), QObject::tr("peak MiB"),
                                        QObject::tr("final validation loss")))
+    , fp16Underflow(new BandChart(QObject::tr("Gradient elements FP16 would zero without a loss scaler (all parameters)"),
+                                  QObject::tr("tokens seen"), QObject::tr("% of gradient elements")))
+    , bf16Vanishing(new BandChart(QObject::tr("AdamW updates a BF16 weight would lose (all parameters)"),
+                                  QObject::tr("tokens seen"), QObject::tr("% of updates")))
 {
 }
 
@@ -36,7 +85,7 @@ ComparisonCharts::~ComparisonCharts()
 
 QList<QChartView *> ComparisonCharts::charts() const
 {
-    return {validation, throughput, memory, speedVsQuality, memoryVsQuality};
+    return {validation, throughput, memory, speedVsQuality, memoryVsQuality, fp16Underflow, bf16Vanishing};
 }
 
 QString ComparisonCharts::title(QChartView *chart) const
@@ -44,20 +93,19 @@ QString ComparisonCharts::title(QChartView *chart) const
     return chart->chart()->title();
 }
 
-void ComparisonCharts::fill(const QList<ChartRun> &runs)
+void ComparisonCharts::fill(const QList<ChartGroup> &groups)
 {
-    QList<LineSeriesData> lines;
+    QList<BandGroupData> lines, underflow, vanishing;
     QList<SpreadData> spreads;
     QList<ScatterPoint> speed, peak;
     QStringList categories;
     QList<QVector<double>> roleValues(int(std::size(kPeakParts)));
-    for (const ChartRun &run : runs) {
-        LineSeriesData line{run.name, {}};
-        for (const auto &v : run.validation)
-            line.points.append({double(v.tokens), v.loss});
-        lines << line;
-        spreads << SpreadData{run.name, run.throughput.p10, run.throughput.median, run.throughput.p90};
-        speed << ScatterPoint{run.name, run.throughput.median, run.finalValidationLoss};
+    for (const ChartGroup &run : groups) {
+        lines << BandGroupData{run.name, run.validation, run.instabilityTokens};
+        underflow << BandGroupData{run.name, run.underflow, {}};
+        vanishing << BandGroupData{run.name, run.vanishing, {}};
+        spreads << SpreadData{run.name, run.throughputLow, run.throughputMedian, run.throughputHigh};
+        speed << ScatterPoint{run.name, run.throughputMedian, run.finalValidationLoss};
         peak << ScatterPoint{run.name, double(run.peakBytes) / kMiB, run.finalValidationLoss};
         for (MemorySource source : {MemorySource::Measured, MemorySource::Predicted}) {
             categories << QStringLiteral("%1 · %2").arg(run.name, QLatin1String(memorySourceName(source)));
@@ -73,7 +121,9 @@ void ComparisonCharts::fill(const QList<ChartRun> &runs)
     QStringList parts;
     for (MemoryRole role : kPeakParts)
         parts << QString::fromLatin1(memoryRoleLabel(role));
-    validation->setSeries(lines);
+    validation->setGroups(lines);
+    fp16Underflow->setGroups(underflow);
+    bf16Vanishing->setGroups(vanishing);
     throughput->setData(spreads);
     memory->setData(categories, parts, roleValues);
     memory->setMinimumHeight(std::max(300, int(categories.size()) * 28 + 120));

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/analysis/analysis.h"
+#include "core/analysis/comparison.h"
 #include "core/store/store.h"
 
 #include <QList>
+#include <QPointF>
+#include <QVector>
 #include <QString>
 
 #include <vector>
@@ -13,26 +15,34 @@ class QChartView;
 
 namespace optlog {
 
-class LineChart;
+class BandChart;
 class ScatterChart;
 class SpreadChart;
 class StackedBarChart;
 
-// What the comparison charts need of one run.
-struct ChartRun
+// What the comparison charts need of one group (a run's replicates over seeds, or a run alone).
+struct ChartGroup
 {
     QString name;
-    std::vector<ValidationPoint> validation;
-    ThroughputSummary throughput;
-    double finalValidationLoss = 0; // NaN when the run has no validation
-    qint64 peakBytes = 0;
-    std::vector<MemoryRow> memory;  // predicted and measured, by role
+    int seeds = 1;
+    QList<QVector<QPointF>> validation;  // per seed: validation loss against tokens seen
+    QList<QVector<QPointF>> underflow;   // per seed: gradient elements FP16 would zero, %, against tokens
+    QList<QVector<QPointF>> vanishing;   // per seed: AdamW updates BF16 weights would lose, %
+    QVector<double> instabilityTokens;   // where a seed recorded an instability
+    double throughputLow = 0, throughputMedian = 0, throughputHigh = 0; // tokens/s
+    double finalValidationLoss = 0;      // mean over seeds; NaN when there is none
+    qint64 peakBytes = 0;                // median over seeds
+    std::vector<MemoryRow> memory;       // the first seed's, predicted and measured, by role
 };
+// From a comparison's row and the group's runs: the whiskers of throughput are the min and max
+// over seeds when there are several, else the p10 and p90 of the run's steps.
+ChartGroup chartGroup(const ComparisonRow &row, const std::vector<RunSummary> &replicates);
 
 // The charts of a comparison, the same in the Compare view and in reports: validation loss
-// against tokens seen, throughput with its spread, memory by role measured beside predicted,
-// and quality against speed and against memory. The charts have no parent until the caller
-// puts them in a layout; those still without one are deleted with this object.
+// against tokens seen (mean over seeds with its band, instabilities marked), throughput with its
+// spread, memory by role measured beside predicted, quality against speed and against memory,
+// and what FP16 and BF16 would do to the gradients and updates. The charts have no parent until
+// the caller puts them in a layout; those still without one are deleted with this object.
 class ComparisonCharts
 {
 public:
@@ -41,15 +51,17 @@ public:
     ComparisonCharts(const ComparisonCharts &) = delete;
     ComparisonCharts &operator=(const ComparisonCharts &) = delete;
 
-    void fill(const QList<ChartRun> &runs); // the first run is the baseline
+    void fill(const QList<ChartGroup> &groups); // the first group is the baseline
     QList<QChartView *> charts() const;     // in reading order
     QString title(QChartView *chart) const;
 
-    LineChart *validation;
+    BandChart *validation;
     SpreadChart *throughput;
     StackedBarChart *memory;
     ScatterChart *speedVsQuality;
     ScatterChart *memoryVsQuality;
+    BandChart *fp16Underflow;
+    BandChart *bf16Vanishing;
 };
 
 } // namespace optlog

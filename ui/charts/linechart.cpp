@@ -3,7 +3,9 @@
 
 #include "ui/charts/charttheme.h"
 
+#include <QLegendMarker>
 #include <QLineSeries>
+#include <QScatterSeries>
 #include <QValueAxis>
 
 #include <algorithm>
@@ -55,6 +57,8 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
     QList<QAbstractSeries *> existing = c->series();
     // Drop series whose name is gone; reuse the rest (replace() is one repaint, clear+append is many).
     for (QAbstractSeries *s : existing) {
+        if (s == m_markers)
+            continue;
         const bool kept = std::any_of(series.begin(), series.end(), [s](const LineSeriesData &d) { return d.name == s->name(); });
         if (!kept) {
             c->removeSeries(s);
@@ -66,7 +70,7 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
         const LineSeriesData &data = series[i];
         QLineSeries *line = nullptr;
         for (QAbstractSeries *s : c->series())
-            if (s->name() == data.name)
+            if (s != m_markers && s->name() == data.name)
                 line = static_cast<QLineSeries *>(s);
         if (!line) {
             line = new QLineSeries;
@@ -101,15 +105,38 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
     setAxisRange(m_y, yMin - yPad, yMax + yPad);
 }
 
+void LineChart::setMarkers(const QString &name, const QVector<QPointF> &points)
+{
+    if (!m_markers) {
+        m_markers = new QScatterSeries;
+        m_markers->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+        m_markers->setMarkerSize(8);
+        m_markers->setColor(QColor(220, 40, 40));
+        m_markers->setBorderColor(Qt::black);
+        chart()->addSeries(m_markers);
+        m_markers->attachAxis(m_x);
+        m_markers->attachAxis(m_y);
+    }
+    m_markers->setName(name);
+    m_markers->replace(points);
+    for (QLegendMarker *marker : chart()->legend()->markers(m_markers))
+        marker->setVisible(!points.isEmpty());
+}
+
+qsizetype LineChart::markerCount() const
+{
+    return m_markers ? m_markers->count() : 0;
+}
+
 int LineChart::seriesCount() const
 {
-    return int(chart()->series().size());
+    return int(chart()->series().size()) - (m_markers ? 1 : 0);
 }
 
 qsizetype LineChart::displayedPoints(const QString &name) const
 {
     for (QAbstractSeries *s : chart()->series())
-        if (s->name() == name)
+        if (s != m_markers && s->name() == name)
             return static_cast<QLineSeries *>(s)->count();
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <QString>
 #include <QVector>
 
+class QScatterSeries;
 class QValueAxis;
 
 namespace optlog {
@@ -26,6 +27,9 @@ public:
     LineChart(const QString &title, const QString &xTitle, const QString &yTitle, QWidget *parent = nullptr);
 
     void setSeries(const QList<LineSeriesData> &series);
+    // Points marked on top of the lines (instabilities), as one legend entry `name`; none hides it.
+    void setMarkers(const QString &name, const QVector<QPointF> &points);
+    qsizetype markerCount() const;
     void setMaxDisplayPoints(int points) { m_maxDisplayPoints = points; }
     int seriesCount() const;
     qsizetype displayedPoints(const QString &name) const;
@@ -37,6 +41,7 @@ public:
 private:
     QValueAxis *m_x;
     QValueAxis *m_y;
+    QScatterSeries *m_markers = nullptr;
     int m_maxDisplayPoints = 2000;
 };
 

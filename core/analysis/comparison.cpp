@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: MIT
+#include "core/analysis/comparison.h"
+
+#include "core/config/config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <sstream>
+
+namespace optlog {
+
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Speed and memory differences this small are not worth a decision.
+constexpr double kSameSpeed = 0.03;
+constexpr double kSameMemory = 0.03;
+// Half the p10-p90 spread of step throughput beyond which a machine was too busy to compare speeds.
+constexpr double kTooNoisy = 0.25;
+
+std::string percent(double fraction)
+{
+    return formatted("%.0f%%", std::fabs(fraction) * 100);
+}
+
+// A fraction as a percentage with the digits a small one needs: "12%", "0.4%", "0.003%".
+std::string finePercent(double fraction)
+{
+    const double p = fraction * 100;
+    if (p == 0 || p >= 10)
+        return formatted("%.0f%%", p);
+    return formatted("%.*f%%", std::max(0, 1 - int(std::floor(std::log10(p)))), p);
+}
+
+std::string speedText(const ComparisonRow &row, const ThroughputSummary &baseline, const Spread &baselineSpread)
+{
+    // Noise: the spread of step times within a run, and of the medians between seeds.
+    const auto seedSpread = [](const Spread &s) { return s.median > 0 ? (s.max - s.min) / s.median : 0.0; };
+    const double noise = std::max({kSameSpeed, row.throughput.relativeSpread() / 2, baseline.relativeSpread() / 2,
+                                   seedSpread(row.tokensPerSecond) / 2, seedSpread(baselineSpread) / 2});
+    if (noise > kTooNoisy)
+        return "speed too noisy to call (spread " + percent(2 * noise) + ")";
+    if (std::fabs(row.speedup - 1) <= noise)
+        return "same speed";
+    if (row.speedup > 1)
+        return formatted("%.2fx faster", row.speedup);
+    return percent(1 - row.speedup) + " slower";
+}
+
+std::string memoryText(const ComparisonRow &row, int64_t baselinePeak)
+{
+    if (row.peakBytes == 0 || baselinePeak == 0)
+        return "memory not measured";
+    if (std::fabs(row.memorySaved) <= kSameMemory)
+        return "same memory";
+    return row.memorySaved > 0 ? "saves " + percent(row.memorySaved) + " memory"
+                               : "uses " + percent(row.memorySaved) + " more memory";
+}
+
+// The fields that decide what a validation loss is measured on: the text, the split, how many
+// sequences and their length (a token's loss depends on the context it is predicted from).
+// Runs that differ in one of them are not compared on equal terms, whatever their technique.
+constexpr const char *kValidationFields[] = {"model.context_length", "data.corpus", "data.path",
+                                             "data.validation_fraction", "data.eval_sequences"};
+
+std::string validationDifference(const RunSummary &run, const RunSummary &baseline)
+{
+    if (!run.config || !baseline.config)
+        return "";
+    std::string out;
+    for (const auto &field : compareConfigs({*run.config, *baseline.config})) {
+        const bool decidesValidation = std::find(std::begin(kValidationFields), std::end(kValidationFields),
+                                                 field.path) != std::end(kValidationFields);
+        if (decidesValidation && field.differs)
+            out += (out.empty() ? "" : ", ") + field.path + " " + field.values[0] + " vs " + field.values[1];
+    }
+    return out;
+}
+
+std::vector<const RunSummary *> completedOf(const GroupSummary &group)
+{
+    std::vector<const RunSummary *> out;
+    for (const auto &r : group.replicates)
+        if (r.run.outcome == Outcome::Completed)
+            out.push_back(&r);
+    return out;
+}
+
+int64_t lastValidationTokens(const RunSummary &run)
+{
+    return run.validation.empty() ? 0 : run.validation.back().tokens;
+}
+
+// The replicate whose steady throughput is the median one (the lower middle of an even count).
+const RunSummary &medianReplicate(std::vector<const RunSummary *> runs)
+{
+    std::sort(runs.begin(), runs.end(),
+              [](const RunSummary *a, const RunSummary *b) { return a->throughput.median < b->throughput.median; });
+    return *runs[(runs.size() - 1) / 2];
+}
+
+} // namespace
+
+std::string QualityVerdict::text() const
+{
+    const std::string delta = formatted("Δ %+.3f", difference);
+    const std::string seedCount = formatted("%lld vs %lld seeds", static_cast<long long>(seeds),
+                                            static_cast<long long>(baselineSeeds));
+    if (!seedNoiseKnown()) {
+        const char *word = kind == Kind::Same ? "same" : kind == Kind::Worse ? "worse" : kind == Kind::Better ? "better" : "";
+        if (kind == Kind::NotComparable)
+            return "quality not comparable (no common validation tokens)";
+        return formatted("%s quality by the %.3f tolerance (%s nats; %s: seed noise unknown)", word, tolerance,
+                         delta.c_str(), seedCount.c_str());
+    }
+    const std::string interval = formatted("%s ± %.3f nats, %s", delta.c_str(), halfWidth, seedCount.c_str());
+    switch (kind) {
+    case Kind::Same: return "same quality (" + interval + ")";
+    case Kind::Worse: return "worse quality (" + interval + ")";
+    case Kind::Better: return "better quality (" + interval + ")";
+    case Kind::NotComparable: return "quality not comparable (no common validation tokens)";
+    case Kind::CantTell: break;
+    }
+    if (seedsPerSide >= kSeedLimit)
+        return formatted("can't tell yet: %s; it sits at the %.3f tolerance, where no feasible number of seeds decides",
+                         interval.c_str(), tolerance);
+    return formatted("can't tell yet: %s; add seeds (about %lld more each to resolve ±%.3f)", interval.c_str(),
+                     static_cast<long long>(seedsPerSide - std::max(seeds, baselineSeeds)), decidingHalfWidth);
+}
+
+QualityVerdict judgeQuality(const std::vector<double> &losses, const std::vector<double> &baselineLosses,
+                            double tolerance)
+{
+    QualityVerdict v;
+    v.tolerance = tolerance;
+    const SampleStats a = sampleStats(losses), b = sampleStats(baselineLosses);
+    v.seeds = a.n;
+    v.baselineSeeds = b.n;
+    if (a.n == 0 || b.n == 0 || std::isnan(a.mean) || std::isnan(b.mean)) {
+        v.difference = kNaN;
+        v.halfWidth = kNaN;
+        return v;
+    }
+    const MeanDifference d = welchInterval(a, b);
+    v.difference = d.difference;
+    v.halfWidth = d.halfWidth;
+    const double size = std::fabs(d.difference);
+    if (!v.seedNoiseKnown()) {
+        v.kind = size <= tolerance ? QualityVerdict::Kind::Same
+                 : d.difference > 0 ? QualityVerdict::Kind::Worse
+                                    : QualityVerdict::Kind::Better;
+        return v;
+    }
+    if (size + d.halfWidth <= tolerance)
+        v.kind = QualityVerdict::Kind::Same;
+    else if (size > tolerance && size - d.halfWidth > 0)
+        v.kind = d.difference > 0 ? QualityVerdict::Kind::Worse : QualityVerdict::Kind::Better;
+    else {
+        v.kind = QualityVerdict::Kind::CantTell;
+        // Within the tolerance, a narrower interval would show "same"; beyond it, one that
+        // excludes zero would show the difference.
+        v.decidingHalfWidth = size < tolerance ? tolerance - size : size;
+        v.seedsPerSide = v.decidingHalfWidth > 0
+                             ? seedsForHalfWidth(a, b, v.decidingHalfWidth, 0.95, QualityVerdict::kSeedLimit)
+                             : QualityVerdict::kSeedLimit;
+    }
+    return v;
+}
+
+Spread spreadOf(std::vector<double> values)
+{
+    if (values.empty())
+        return {};
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    const double median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+    return {median, values.front(), values.back()};
+}
+
+std::vector<GroupSummary> groupRuns(const std::vector<RunSummary> &runs)
+{
+    std::vector<GroupSummary> groups;
+    for (const auto &run : runs) {
+        const std::string &name = run.run.group.empty() ? run.run.name : run.run.group;
+        auto group = std::find_if(groups.begin(), groups.end(), [&](const GroupSummary &g) { return g.name == name; });
+        if (group == groups.end()) {
+            groups.push_back({name, {}});
+            group = groups.end() - 1;
+        }
+        auto rerun = std::find_if(group->replicates.begin(), group->replicates.end(),
+                                  [&](const RunSummary &r) { return r.run.name == run.run.name; });
+        if (rerun != group->replicates.end())
+            *rerun = run;
+        else
+            group->replicates.push_back(run);
+    }
+    return groups;
+}
+
+std::string instabilityText(const std::map<EventKind, int64_t> &counts)
+{
+    std::string out;
+    for (const auto &[kind, count] : counts)
+        if (isInstability(kind) && count > 0)
+            out += (out.empty() ? "unstable: " : ", ") + instabilityCount(kind, count);
+    return out;
+}
+
+std::string numericsText(const std::vector<TensorNumerics> &rows)
+{
+    if (rows.empty())
+        return "";
+    const int64_t step = rows.back().step; // rows come by step
+    const TensorNumerics *all = nullptr, *underflow = nullptr, *vanishing = nullptr, *activation = nullptr;
+    const auto larger = [](const TensorNumerics *best, const TensorNumerics &row, double TensorNumerics::*field) {
+        return !std::isnan(row.*field) && (!best || row.*field > best->*field);
+    };
+    for (const auto &row : rows) {
+        if (row.step != step)
+            continue;
+        if (row.tensor == kAllParameters) {
+            all = &row;
+            continue;
+        }
+        if (larger(underflow, row, &TensorNumerics::fp16Underflow))
+            underflow = &row;
+        if (larger(vanishing, row, &TensorNumerics::vanishingUpdates))
+            vanishing = &row;
+        if (larger(activation, row, &TensorNumerics::activationMax))
+            activation = &row;
+    }
+    std::vector<std::string> sentences;
+    if (all && underflow)
+        sentences.push_back(formatted("FP16 without a scaler would zero %s of the gradient elements (%s of %s's), "
+                                      "%s at the scale of 2^%.0f a dynamic scaler would hold",
+                                      finePercent(all->fp16Underflow).c_str(),
+                                      finePercent(underflow->fp16Underflow).c_str(), underflow->tensor.c_str(),
+                                      finePercent(all->scaledUnderflow).c_str(), std::log2(all->lossScale)));
+    if (all && vanishing && !std::isnan(all->vanishingUpdates))
+        sentences.push_back(formatted("BF16 weights would lose %s of AdamW's updates (%s of %s's)",
+                                      finePercent(all->vanishingUpdates).c_str(),
+                                      finePercent(vanishing->vanishingUpdates).c_str(), vanishing->tensor.c_str()));
+    if (activation)
+        sentences.push_back(formatted("largest activation %.3g in %s (FP16 holds 65504)", activation->activationMax,
+                                      activation->tensor.c_str()));
+    if (sentences.empty())
+        return "";
+    std::string out = formatted("at step %lld: ", static_cast<long long>(step));
+    for (size_t i = 0; i < sentences.size(); ++i)
+        out += (i ? "; " : "") + sentences[i];
+    return out;
+}
+
+std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vector<GroupSummary> &groups,
+                                   double tolerance)
+{
+    const std::vector<const RunSummary *> baselineRuns = completedOf(baseline);
+    std::vector<ComparisonRow> rows;
+    for (const auto &group : groups) {
+        ComparisonRow row;
+        row.name = group.name;
+        row.seeds = group.seeds();
+        const std::vector<const RunSummary *> runs = completedOf(group);
+        row.completed = int64_t(runs.size());
+        row.outcome = Outcome::Completed;
+        for (const auto &r : group.replicates)
+            if (r.run.outcome != Outcome::Completed) {
+                row.outcome = r.run.outcome;
+                break;
+            }
+        for (const auto &r : group.replicates)
+            for (const auto &[kind, count] : r.instabilities)
+                row.instabilities[kind] += count;
+        if (runs.empty() || baselineRuns.empty()) {
+            row.verdict = std::string(outcomeName(row.outcome)) + " - no verdict";
+            if (const std::string unstable = instabilityText(row.instabilities); !unstable.empty())
+                row.verdict += "; " + unstable;
+            rows.push_back(row);
+            continue;
+        }
+
+        // Quality at the most tokens every compared run reached.
+        row.matchedTokens = std::numeric_limits<int64_t>::max();
+        for (const auto *r : runs)
+            row.matchedTokens = std::min(row.matchedTokens, lastValidationTokens(*r));
+        for (const auto *r : baselineRuns)
+            row.matchedTokens = std::min(row.matchedTokens, lastValidationTokens(*r));
+        const auto lossesAt = [&](const std::vector<const RunSummary *> &side) {
+            std::vector<double> losses;
+            for (const auto *r : side)
+                losses.push_back(validationAt(r->validation, row.matchedTokens));
+            return losses;
+        };
+        const std::vector<double> losses = lossesAt(runs);
+        row.quality = judgeQuality(losses, lossesAt(baselineRuns), tolerance);
+        row.deltaLoss = row.quality.difference;
+        const SampleStats stats = sampleStats(losses);
+        row.validationLoss = stats.mean;
+        row.validationSd = stats.sd;
+        std::vector<double> errors;
+        for (const auto *r : runs)
+            if (!r->validation.empty())
+                errors.push_back(r->validation.back().samplingError());
+        row.samplingError = errors.empty() ? kNaN : sampleStats(errors).mean;
+
+        // Speed, memory and MFU: medians over the replicates.
+        std::vector<double> rates, baselineRates, peaks, baselinePeaks;
+        for (const auto *r : runs) {
+            rates.push_back(r->throughput.median);
+            peaks.push_back(double(r->peakBytes));
+        }
+        for (const auto *r : baselineRuns) {
+            baselineRates.push_back(r->throughput.median);
+            baselinePeaks.push_back(double(r->peakBytes));
+        }
+        const Spread baselineRate = spreadOf(baselineRates);
+        const RunSummary &typical = medianReplicate(runs);
+        row.throughput = typical.throughput;
+        row.tokensPerSecond = spreadOf(rates);
+        row.speedup = baselineRate.median > 0 ? row.tokensPerSecond.median / baselineRate.median : 0;
+        row.peak = spreadOf(peaks);
+        row.peakBytes = int64_t(row.peak.median);
+        const double baselinePeak = spreadOf(baselinePeaks).median;
+        row.memorySaved = baselinePeak > 0 ? 1 - row.peak.median / baselinePeak : 0;
+        row.mfu = typical.mfu();
+        for (const auto *r : runs)
+            if (row.machineNote.empty())
+                row.machineNote = r->machine.describe();
+        row.validationDifference = validationDifference(*runs.front(), *baselineRuns.front());
+
+        // The replicate whose gradients FP16 would lose most speaks for the group's numerics.
+        double worst = -1;
+        for (const auto *r : runs)
+            for (const auto &n : r->numerics)
+                if (n.tensor == kAllParameters && n.step == r->numerics.back().step && n.fp16Underflow > worst) {
+                    worst = n.fp16Underflow;
+                    row.numerics = numericsText(r->numerics);
+                }
+
+        std::string quality = row.quality.text();
+        if (!row.validationDifference.empty() && row.quality.kind != QualityVerdict::Kind::NotComparable)
+            quality += " (validated differently: " + row.validationDifference + ")";
+        row.verdict = quality + ", " + speedText(row, medianReplicate(baselineRuns).throughput, baselineRate) + ", "
+                      + memoryText(row, int64_t(baselinePeak));
+        if (row.completed < row.seeds)
+            row.verdict += formatted("; %lld of %lld seeds did not complete", static_cast<long long>(row.seeds - row.completed),
+                                     static_cast<long long>(row.seeds));
+        if (const std::string unstable = instabilityText(row.instabilities); !unstable.empty())
+            row.verdict += "; " + unstable;
+        if (!row.machineNote.empty())
+            row.verdict += "; " + row.machineNote;
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector<RunSummary> &runs, double tolerance)
+{
+    std::vector<GroupSummary> groups;
+    for (const auto &r : runs)
+        groups.push_back({r.run.name, {r}});
+    return compare(GroupSummary{baseline.run.name, {baseline}}, groups, tolerance);
+}
+
+std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
+                             double tolerance)
+{
+    std::ostringstream out;
+    out << formatted("%-26s %5s %-10s %10s %16s %8s %20s %8s %5s %11s  %s\n", "run", "seeds", "outcome", "tokens",
+                     "val loss (sd)", "delta", "tokens/s [min-max]", "speed", "MFU", "peak mem", "verdict");
+    for (const auto &r : rows) {
+        const std::string loss = r.seeds > 1 ? formatted("%.4f (%.4f)", r.validationLoss, r.validationSd)
+                                             : formatted("%.4f", r.validationLoss);
+        const std::string rate = r.seeds > 1 ? formatted("%.0f [%.0f-%.0f]", r.tokensPerSecond.median,
+                                                         r.tokensPerSecond.min, r.tokensPerSecond.max)
+                                             : formatted("%.0f", r.tokensPerSecond.median);
+        const std::string mfu = r.mfu > 0 ? percent(r.mfu) : "-";
+        std::string verdict = r.verdict;
+        if (r.name == baselineName) {
+            verdict = "baseline";
+            if (const std::string unstable = instabilityText(r.instabilities); !unstable.empty())
+                verdict += "; " + unstable;
+            if (!r.machineNote.empty())
+                verdict += "; " + r.machineNote;
+        }
+        out << formatted("%-26s %5lld %-10s %10lld %16s %+8.4f %20s %7.2fx %5s %11s  %s\n", r.name.c_str(),
+                         static_cast<long long>(r.seeds), outcomeName(r.outcome), static_cast<long long>(r.matchedTokens),
+                         loss.c_str(), r.deltaLoss, rate.c_str(), r.speedup, mfu.c_str(),
+                         formatBytes(r.peakBytes).c_str(), verdict.c_str());
+    }
+    out << formatted("Validation loss (nats/token) at the most tokens every compared run reached, the mean over seeds "
+                     "with its standard deviation; delta against %s with Welch's 95%% interval where both sides have "
+                     "two seeds or more; same quality = the whole interval within %.3f (with one seed, the "
+                     "difference within it).\n",
+                     baselineName.c_str(), tolerance);
+    double samplingError = 0;
+    for (const auto &r : rows)
+        samplingError = std::max(samplingError, std::isnan(r.samplingError) ? 0.0 : r.samplingError);
+    if (samplingError > 0)
+        out << formatted("The validation set's own sampling error is up to ±%.3f nats per run (standard error over "
+                         "its sequences); every run is scored on the same sequences, so it does not enter delta's "
+                         "interval, which covers seed noise.\n",
+                         samplingError);
+    out << "Tokens/s and peak memory: medians over seeds. Peak memory: bytes in tensors (the CPU's counting "
+           "allocator, CUDA's caching allocator) over complete steps after warm-up, optimizer step included.\n";
+    out << "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
+           "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA).\n";
+    for (const auto &r : rows)
+        if (!r.numerics.empty())
+            out << "Numerics of " << r.name << ", " << r.numerics << ".\n";
+    return out.str();
+}
+
+} // namespace optlog

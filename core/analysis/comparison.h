@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/analysis/analysis.h"
+#include "core/analysis/statistics.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace optlog {
+
+// Does a technique cost quality? The difference of mean validation losses at matched tokens,
+// judged against the tolerance with the noise between seeds: Welch's 95% interval where both
+// sides have two seeds or more, the tolerance alone where a side has one.
+struct QualityVerdict
+{
+    enum class Kind { Same, Worse, Better, CantTell, NotComparable };
+    Kind kind = Kind::NotComparable;
+    double difference = 0;  // mean minus the baseline's mean, nats per token
+    double halfWidth = 0;   // of Welch's 95% interval; NaN with one seed on a side
+    int64_t seeds = 0;
+    int64_t baselineSeeds = 0;
+    double tolerance = 0;   // nats per token counted as no difference
+    // CantTell: the half-width that would decide, and about how many seeds per side reach it
+    // (kSeedLimit: no feasible number).
+    double decidingHalfWidth = 0;
+    int64_t seedsPerSide = 0;
+    static constexpr int64_t kSeedLimit = 1000;
+
+    bool seedNoiseKnown() const { return seeds >= 2 && baselineSeeds >= 2; }
+    // "same quality (Δ +0.003 ± 0.008 nats, 3 vs 3 seeds)", "can't tell yet: ...".
+    std::string text() const;
+};
+
+// Same: the whole interval within ±tolerance. Worse (better): the interval above (below) zero
+// and the difference beyond the tolerance. Otherwise can't tell yet. With one seed on a side:
+// same, worse or better by the tolerance alone. Empty sides: not comparable.
+QualityVerdict judgeQuality(const std::vector<double> &losses, const std::vector<double> &baselineLosses,
+                            double tolerance);
+
+// A median over replicates with their smallest and largest value.
+struct Spread
+{
+    double median = 0;
+    double min = 0;
+    double max = 0;
+};
+Spread spreadOf(std::vector<double> values);
+
+// The replicates of one run over seeds: what a verdict compares.
+struct GroupSummary
+{
+    std::string name;                  // the runs' group (a run alone is a group of one)
+    std::vector<RunSummary> replicates; // the newest run of each name, in the study's order
+    int64_t seeds() const { return int64_t(replicates.size()); }
+};
+// Groups runs by RunRecord::group in the order each group first appears; a later run of the
+// same name replaces the earlier one (a rerun).
+std::vector<GroupSummary> groupRuns(const std::vector<RunSummary> &runs);
+
+// "unstable: 3 loss spikes, 2 skipped steps"; "" when no run of the group had one.
+std::string instabilityText(const std::map<EventKind, int64_t> &counts);
+
+// What the numerics diagnostics found at the last step they measured, as sentences:
+// "FP16 without a scaler would zero 0.1% of the gradient elements (33% of blocks.1.attention.qkv.bias)
+// at step 299; ...". Empty when the run measured none.
+std::string numericsText(const std::vector<TensorNumerics> &rows);
+
+struct ComparisonRow
+{
+    std::string name;               // the group
+    int64_t seeds = 1;              // replicates compared
+    std::optional<Outcome> outcome; // Completed when every replicate completed; else the first other; empty: running
+    int64_t completed = 0;          // replicates that completed
+    int64_t matchedTokens = 0;      // where every compared run has validation loss
+    double validationLoss = 0;      // mean over seeds at matchedTokens
+    double validationSd = 0;        // over seeds; 0 with one
+    double samplingError = 0;       // the validation set's own standard error per run; NaN unknown
+    QualityVerdict quality;
+    double deltaLoss = 0;           // quality.difference
+    ThroughputSummary throughput;   // steady tokens/s of the median replicate
+    Spread tokensPerSecond;         // steady medians over replicates
+    double speedup = 0;             // median tokens/s over the baseline's
+    int64_t peakBytes = 0;          // median over replicates
+    Spread peak;                    // bytes
+    double memorySaved = 0;         // 1 - peak / baseline peak
+    double mfu = 0;                 // of the median replicate; 0 = unknown
+    std::map<EventKind, int64_t> instabilities; // summed over replicates
+    std::string numerics;           // numericsText of the replicate with the most FP16 underflow
+    std::string machineNote;        // the machine changed under a replicate; usually empty
+    // The config fields that make the group's validation loss a different measurement from the
+    // baseline's ("model.context_length 512 vs 128"); empty when both validate alike.
+    std::string validationDifference;
+    std::string verdict;            // quality, speed, memory and stability in words a person can act on
+};
+
+// Each group against `baseline` at matched tokens; `tolerance` in nats per token.
+std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vector<GroupSummary> &groups,
+                                   double tolerance);
+// The same for runs alone (each a group of one).
+std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector<RunSummary> &runs,
+                                   double tolerance);
+std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
+                             double tolerance);
+
+} // namespace optlog

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace optlog {
+
+// The mean and sample standard deviation (n - 1) of a few values: one per seed.
+struct SampleStats
+{
+    int64_t n = 0;
+    double mean = 0;
+    double sd = 0; // 0 for fewer than two values
+};
+SampleStats sampleStats(const std::vector<double> &values);
+
+// The p-quantile of Student's t distribution with `dof` degrees of freedom (any real dof > 0),
+// from its CDF through the regularized incomplete beta function, to about 1e-9.
+double studentTQuantile(double p, double dof);
+
+// A difference of two means with its two-sided confidence interval: difference ± halfWidth.
+struct MeanDifference
+{
+    double difference = 0;
+    double halfWidth = 0;
+    double dof = 0;
+};
+
+// Welch's t interval for mean(a) - mean(b), which does not assume equal variances; both need
+// at least two values. `confidence` is two-sided (0.95: 95%).
+MeanDifference welchInterval(const SampleStats &a, const SampleStats &b, double confidence = 0.95);
+
+// Seeds per side (at least `n` now on the larger side) that would bring Welch's half-width to
+// `halfWidth`, if both sides kept their standard deviations: pooled sd, equal sample sizes.
+// Returns `limit` when even that many would not.
+int64_t seedsForHalfWidth(const SampleStats &a, const SampleStats &b, double halfWidth,
+                          double confidence = 0.95, int64_t limit = 1000);
+
+} // namespace optlog

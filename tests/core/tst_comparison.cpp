@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+// Replicates over seeds: the interval, the verdicts in every class, groups, instability and numerics texts.
+#include "core/analysis/comparison.h"
+#include "core/analysis/statistics.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+
+using namespace optlog;
+
+namespace {
+
+// A completed run of `group` with one validation point at 1000 tokens.
+RunSummary replicate(const std::string &group, const std::string &name, double loss, double tokensPerSecond = 1000,
+                     int64_t peak = 1000)
+{
+    RunSummary s;
+    s.run.name = name;
+    s.run.group = group;
+    s.run.outcome = Outcome::Completed;
+    s.throughput.median = tokensPerSecond;
+    s.throughput.p10 = tokensPerSecond * 0.99;
+    s.throughput.p90 = tokensPerSecond * 1.01;
+    s.throughput.steps = 10;
+    s.peakBytes = peak;
+    s.validation = {{9, 1000, loss, 32, 0.2}};
+    return s;
+}
+
+GroupSummary group(const std::string &name, const std::vector<double> &losses)
+{
+    GroupSummary g{name, {}};
+    for (size_t i = 0; i < losses.size(); ++i)
+        g.replicates.push_back(replicate(name, name + " seed " + std::to_string(i + 1), losses[i]));
+    return g;
+}
+
+QString verdictOf(const std::vector<double> &run, const std::vector<double> &baseline, double tolerance = 0.02)
+{
+    return QString::fromStdString(judgeQuality(run, baseline, tolerance).text());
+}
+
+} // namespace
+
+class tst_Comparison : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void studentQuantilesMatchTheTables();
+    void welchIntervalOfEqualGroups();
+    void welchIntervalCoversTheTrueDifference();
+    void verdictClasses_data();
+    void verdictClasses();
+    void cantTellSaysHowManySeedsWouldDecide();
+    void oneSeedASideFallsBackToTheTolerance();
+    void groupsCompareTheirMeansAndMedians();
+    void runsGroupInOrderWithRerunsReplaced();
+    void instabilitiesAreCountedInWords();
+    void numericsSayWhatFp16AndBf16WouldDo();
+};
+
+void tst_Comparison::studentQuantilesMatchTheTables()
+{
+    // Printed tables; dof 1 is Cauchy, tan(0.475 pi); dof 2 has the closed form (2p-1)/sqrt(2p(1-p)).
+    QVERIFY(std::fabs(studentTQuantile(0.975, 1) - 12.706205) < 1e-5);
+    QVERIFY(std::fabs(studentTQuantile(0.975, 2) - 4.302653) < 1e-5);
+    QVERIFY(std::fabs(studentTQuantile(0.975, 4) - 2.776445) < 1e-5);
+    QVERIFY(std::fabs(studentTQuantile(0.975, 10) - 2.228139) < 1e-5);
+    QVERIFY(std::fabs(studentTQuantile(0.995, 3) - 5.840909) < 1e-5);
+    QVERIFY(std::fabs(studentTQuantile(0.975, 1e7) - 1.959964) < 1e-5); // the normal's
+    QVERIFY(std::fabs(studentTQuantile(0.025, 4) + 2.776445) < 1e-5);   // symmetric
+    const double between = studentTQuantile(0.975, 2.5);                   // Welch's dof are not integers
+    QVERIFY(between < 4.302653 && between > 3.182446);
+    QVERIFY(std::isnan(studentTQuantile(1.0, 4)));
+    QVERIFY(std::isnan(studentTQuantile(0.5, 0)));
+}
+
+void tst_Comparison::welchIntervalOfEqualGroups()
+{
+    // Equal sizes and spreads: Welch's dof is 2n - 2 = 4, the standard error sqrt(2/3).
+    const MeanDifference d = welchInterval(sampleStats({3, 4, 5}), sampleStats({1, 2, 3}));
+    QCOMPARE(d.difference, 2.0);
+    QVERIFY(std::fabs(d.dof - 4) < 1e-12);
+    QVERIFY(std::fabs(d.halfWidth - 2.776445 * std::sqrt(2.0 / 3)) < 1e-5);
+    // Unequal spreads: fewer degrees of freedom than 2n - 2.
+    QVERIFY(welchInterval(sampleStats({1, 2, 3}), sampleStats({2, 4, 6})).dof < 4);
+    QVERIFY(std::isnan(welchInterval(sampleStats({1}), sampleStats({1, 2})).halfWidth));
+    QCOMPARE(welchInterval(sampleStats({2, 2}), sampleStats({1, 1})).halfWidth, 0.0);
+}
+
+void tst_Comparison::welchIntervalCoversTheTrueDifference()
+{
+    // Groups drawn with a known difference (0.01) and known seed noise (sd 0.02 and 0.01): the
+    // 95% interval must cover the truth about 95% of the time.
+    std::mt19937_64 random(42);
+    std::normal_distribution<double> noise(0, 1);
+    int covered = 0;
+    constexpr int trials = 4000;
+    for (int trial = 0; trial < trials; ++trial) {
+        std::vector<double> a, b;
+        for (int i = 0; i < 3; ++i)
+            a.push_back(2.51 + 0.02 * noise(random));
+        for (int i = 0; i < 4; ++i)
+            b.push_back(2.50 + 0.01 * noise(random));
+        const MeanDifference d = welchInterval(sampleStats(a), sampleStats(b));
+        covered += std::fabs(d.difference - 0.01) <= d.halfWidth;
+    }
+    const double coverage = double(covered) / trials;
+    QVERIFY2(coverage > 0.93 && coverage < 0.975, qPrintable(QString::number(coverage)));
+}
+
+void tst_Comparison::verdictClasses_data()
+{
+    QTest::addColumn<std::vector<double>>("run");
+    QTest::addColumn<std::vector<double>>("baseline");
+    QTest::addColumn<QString>("verdict");
+    // Seed noise sd 0.004 on both sides, 3 vs 3: half-width 2.776 * 0.004 * sqrt(2/3) = 0.009.
+    const std::vector<double> base = {2.500, 2.504, 2.496};
+    QTest::newRow("same") << std::vector<double>{2.503, 2.507, 2.499} << base
+                          << "same quality (Δ +0.003 ± 0.009 nats, 3 vs 3 seeds)";
+    QTest::newRow("worse") << std::vector<double>{2.541, 2.545, 2.537} << base
+                           << "worse quality (Δ +0.041 ± 0.009 nats, 3 vs 3 seeds)";
+    QTest::newRow("better") << std::vector<double>{2.459, 2.463, 2.455} << base
+                            << "better quality (Δ -0.041 ± 0.009 nats, 3 vs 3 seeds)";
+    // Significantly worse, but by less than the tolerance: still the same quality.
+    QTest::newRow("worse within tolerance") << std::vector<double>{2.5100, 2.5101, 2.5099}
+                                            << std::vector<double>{2.5000, 2.5001, 2.4999}
+                                            << "same quality (Δ +0.010 ± 0.000 nats, 3 vs 3 seeds)";
+}
+
+void tst_Comparison::verdictClasses()
+{
+    QFETCH(std::vector<double>, run);
+    QFETCH(std::vector<double>, baseline);
+    QFETCH(QString, verdict);
+    QCOMPARE(verdictOf(run, baseline), verdict);
+}
+
+void tst_Comparison::cantTellSaysHowManySeedsWouldDecide()
+{
+    // Seed noise sd 0.02, 3 vs 3: half-width 0.045 around +0.015.
+    const std::vector<double> base = {2.50, 2.52, 2.48}, run = {2.515, 2.535, 2.495};
+    const QualityVerdict v = judgeQuality(run, base, 0.02);
+    QCOMPARE(v.kind, QualityVerdict::Kind::CantTell);
+    // Within the tolerance: "same" needs a half-width of 0.02 - 0.015.
+    QVERIFY(std::fabs(v.decidingHalfWidth - 0.005) < 1e-12);
+    // At the seeds it names, the interval (same spreads) is that narrow; one fewer is not.
+    const auto width = [](int64_t n) { return studentTQuantile(0.975, double(2 * n - 2)) * 0.02 * std::sqrt(2.0 / double(n)); };
+    QVERIFY(width(v.seedsPerSide) <= 0.005);
+    QVERIFY(width(v.seedsPerSide - 1) > 0.005);
+    QCOMPARE(QString::fromStdString(v.text()),
+             QString("can't tell yet: Δ +0.015 ± 0.045 nats, 3 vs 3 seeds; add seeds (about %1 more each to resolve ±0.005)")
+                 .arg(v.seedsPerSide - 3));
+    // Beyond the tolerance but within the noise: showing the difference needs a half-width below it.
+    const QualityVerdict beyond = judgeQuality({2.53, 2.55, 2.51}, base, 0.02);
+    QCOMPARE(beyond.kind, QualityVerdict::Kind::CantTell);
+    QVERIFY(std::fabs(beyond.decidingHalfWidth - 0.03) < 1e-12);
+    // Just inside the tolerance nothing feasible decides, and it says so.
+    const QualityVerdict atTolerance = judgeQuality({2.5199, 2.5399, 2.4999}, base, 0.02);
+    QCOMPARE(atTolerance.kind, QualityVerdict::Kind::CantTell);
+    QVERIFY2(atTolerance.text().find("no feasible number of seeds") != std::string::npos, atTolerance.text().c_str());
+}
+
+void tst_Comparison::oneSeedASideFallsBackToTheTolerance()
+{
+    QCOMPARE(verdictOf({2.51}, {2.50}),
+             QString("same quality by the 0.020 tolerance (Δ +0.010 nats; 1 vs 1 seeds: seed noise unknown)"));
+    QCOMPARE(verdictOf({2.55}, {2.50, 2.51, 2.49}),
+             QString("worse quality by the 0.020 tolerance (Δ +0.050 nats; 1 vs 3 seeds: seed noise unknown)"));
+    QCOMPARE(verdictOf({}, {2.50}), QString("quality not comparable (no common validation tokens)"));
+    QCOMPARE(verdictOf({std::nan("")}, {2.50}), QString("quality not comparable (no common validation tokens)"));
+}
+
+void tst_Comparison::groupsCompareTheirMeansAndMedians()
+{
+    GroupSummary base = group("fp32", {2.500, 2.504, 2.496});
+    GroupSummary bf16 = group("bf16", {2.503, 2.507, 2.499});
+    // Throughput and peak: medians over seeds, with their range.
+    const double rates[] = {2000, 2500, 2100};
+    for (int i = 0; i < 3; ++i) {
+        bf16.replicates[size_t(i)].throughput.median = rates[i];
+        bf16.replicates[size_t(i)].peakBytes = 500 + i;
+    }
+    bf16.replicates[1].instabilities = {{EventKind::LossSpike, 2}};
+    bf16.replicates[2].instabilities = {{EventKind::LossSpike, 1}, {EventKind::SkippedStep, 2}};
+    const auto rows = compare(base, {base, bf16}, 0.02);
+    const ComparisonRow &r = rows[1];
+    QCOMPARE(r.seeds, int64_t(3));
+    QVERIFY(std::fabs(r.validationLoss - 2.503) < 1e-12);
+    QVERIFY(std::fabs(r.validationSd - 0.004) < 1e-12);
+    QVERIFY(std::fabs(r.samplingError - 0.2 / std::sqrt(32.0)) < 1e-12);
+    QCOMPARE(r.tokensPerSecond.median, 2100.0);
+    QCOMPARE(r.tokensPerSecond.min, 2000.0);
+    QCOMPARE(r.tokensPerSecond.max, 2500.0);
+    QCOMPARE(r.speedup, 2.1);
+    QCOMPARE(r.peakBytes, int64_t(501));
+    QCOMPARE(QString::fromStdString(r.verdict),
+             QString("same quality (Δ +0.003 ± 0.009 nats, 3 vs 3 seeds), 2.10x faster, saves 50% memory; "
+                     "unstable: 3 loss spikes, 2 skipped steps"));
+    // A seed that did not complete is left out of the numbers and named.
+    bf16.replicates[0].run.outcome = Outcome::Diverged;
+    const ComparisonRow diverged = compare(base, {bf16}, 0.02).front();
+    QCOMPARE(diverged.completed, int64_t(2));
+    QCOMPARE(diverged.outcome, std::optional(Outcome::Diverged));
+    QVERIFY2(diverged.verdict.find("2 vs 3 seeds") != std::string::npos, diverged.verdict.c_str());
+    QVERIFY2(diverged.verdict.find("1 of 3 seeds did not complete") != std::string::npos, diverged.verdict.c_str());
+}
+
+void tst_Comparison::runsGroupInOrderWithRerunsReplaced()
+{
+    std::vector<RunSummary> runs = {replicate("fp32", "fp32 seed 1", 2.5), replicate("bf16", "bf16 seed 1", 2.5),
+                                    replicate("fp32", "fp32 seed 2", 2.6), replicate("", "alone", 2.7),
+                                    replicate("fp32", "fp32 seed 1", 2.4)}; // a rerun of seed 1
+    runs.back().run.id = 99;
+    const auto groups = groupRuns(runs);
+    QCOMPARE(groups.size(), size_t(3));
+    QCOMPARE(groups[0].name, std::string("fp32"));
+    QCOMPARE(groups[0].seeds(), int64_t(2));
+    QCOMPARE(groups[0].replicates[0].run.id, int64_t(99));
+    QCOMPARE(groups[1].name, std::string("bf16"));
+    QCOMPARE(groups[2].name, std::string("alone")); // no group: a group of its own name
+}
+
+void tst_Comparison::instabilitiesAreCountedInWords()
+{
+    QCOMPARE(QString::fromStdString(instabilityText({})), QString());
+    QCOMPARE(QString::fromStdString(instabilityText({{EventKind::LossSpike, 1}, {EventKind::NonFinite, 0}})),
+             QString("unstable: 1 loss spike"));
+    QCOMPARE(QString::fromStdString(instabilityText({{EventKind::GradNormSpike, 2}, {EventKind::NonFinite, 1},
+                                                     {EventKind::Warning, 4}})),
+             QString("unstable: 2 gradient-norm spikes, 1 non-finite value"));
+}
+
+void tst_Comparison::numericsSayWhatFp16AndBf16WouldDo()
+{
+    const double na = kNotApplicable;
+    const std::vector<TensorNumerics> rows = {
+        {24, kAllParameters, 0.5, 0.5, 0.5, 1024, 0.5, na}, // an earlier step: not the one reported
+        {49, kAllParameters, 0.001, 0.3, 0.00002, 32768, 0.25, na},
+        {49, "blocks.0", na, na, na, na, na, 85.25},
+        {49, "blocks.1", na, na, na, na, na, 120.5},
+        {49, "blocks.1.attention.qkv.bias", 0.33, 0.1, 0.01, 32768, 0.1, na},
+        {49, "blocks.1.mlp.fc.weight", 0.0005, 0.4, 0, 32768, 0.6, na},
+    };
+    QCOMPARE(QString::fromStdString(numericsText(rows)),
+             QString("at step 49: FP16 without a scaler would zero 0.10% of the gradient elements (33% of "
+                     "blocks.1.attention.qkv.bias's), 0.0020% at the scale of 2^15 a dynamic scaler would hold; BF16 "
+                     "weights would lose 25% of AdamW's updates (60% of blocks.1.mlp.fc.weight's); largest activation "
+                     "120 in blocks.1 (FP16 holds 65504)"));
+    QCOMPARE(QString::fromStdString(numericsText({})), QString());
+}
+
+QTEST_APPLESS_MAIN(tst_Comparison)
+#include "tst_comparison.moc"
