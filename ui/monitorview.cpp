@@ -24,13 +24,16 @@ MonitorView::MonitorView(QWidget *parent)
     , m_loss(new LineChart(tr("Loss"), tr("tokens seen"), tr("nats per token")))
     , m_speed(new LineChart(tr("Throughput"), tr("tokens seen"), tr("tokens/s")))
     , m_memory(new LineChart(tr("Allocator memory"), tr("tokens seen"), tr("MiB")))
+    , m_numerics(new LineChart(tr("Gradient elements FP16 would zero without a scaler"), tr("tokens seen"),
+                               tr("% of elements")))
 {
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);
     auto *charts = new QGridLayout;
-    charts->addWidget(m_loss, 0, 0, 1, 2);
+    charts->addWidget(m_loss, 0, 0, 1, 3);
     charts->addWidget(m_speed, 1, 0);
     charts->addWidget(m_memory, 1, 1);
+    charts->addWidget(m_numerics, 1, 2);
     charts->setRowStretch(0, 3);
     charts->setRowStretch(1, 2);
     auto *layout = new QVBoxLayout(this);
@@ -63,6 +66,7 @@ void MonitorView::showRun(const RunSnapshotPtr &run)
         return;
     const RunRecord &record = run->run();
     m_name = QString::fromStdString(record.name);
+    takeNumerics(*run); // not streamed: the study file has them, live or not
     if (m_live && record.id == m_runId) {
         m_totalSteps = run->totalSteps;
         if (run->isFinished())
@@ -90,6 +94,32 @@ void MonitorView::showRun(const RunSnapshotPtr &run)
             m_instabilities.append({double(m->tokens), m->trainLoss});
     }
     scheduleRedraw();
+}
+
+void MonitorView::takeNumerics(const RunSnapshot &run)
+{
+    m_underflow.clear();
+    const auto &rows = run.summary.numerics;
+    if (rows.empty() || !run.summary.config)
+        return;
+    const double tokensPerStep = double(run.summary.config->tokensPerStep());
+    const int64_t last = rows.back().step;
+    std::vector<std::pair<double, std::string>> worst;
+    for (const auto &row : rows)
+        if (row.step == last && row.tensor != kAllParameters && !std::isnan(row.fp16Underflow))
+            worst.emplace_back(row.fp16Underflow, row.tensor);
+    std::sort(worst.rbegin(), worst.rend());
+    worst.resize(std::min<size_t>(worst.size(), 4));
+    std::vector<std::string> shown = {kAllParameters};
+    for (const auto &[fraction, tensor] : worst)
+        shown.push_back(tensor);
+    for (const auto &tensor : shown) {
+        LineSeriesData line{QString::fromStdString(tensor), {}};
+        for (const auto &row : rows)
+            if (row.tensor == tensor && !std::isnan(row.fp16Underflow))
+                line.points.append({double(row.step + 1) * tokensPerStep, 100 * row.fp16Underflow});
+        m_underflow << line;
+    }
 }
 
 void MonitorView::handleEvent(const EngineEvent &event)
@@ -161,6 +191,7 @@ void MonitorView::redraw()
     m_loss->setMarkers(tr("instabilities (%1)").arg(m_instabilities.size()), m_instabilities);
     m_speed->setSeries({{tr("tokens/s"), m_tokensPerSecond}});
     m_memory->setSeries({{tr("in use"), m_allocatedMiB}, {tr("peak"), m_peakMiB}});
+    m_numerics->setSeries(m_underflow);
     ++m_redraws;
     m_lastRedrawMs = double(timer.nsecsElapsed()) / 1e6;
 }

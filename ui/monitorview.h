@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/contract/engineevents.h"
+#include "ui/charts/linechart.h"
 #include "ui/studysnapshot.h"
 
 #include <QPointF>
@@ -13,10 +14,9 @@ class QLabel;
 
 namespace optlog {
 
-class LineChart;
-
 // One run as it trains: train and validation loss against tokens seen (instabilities marked on
-// the train loss), tokens/s, and the allocator's current and peak bytes. Live engine events arrive as fast as the engine sends
+// the train loss), tokens/s, the allocator's current and peak bytes, and the share of gradient
+// elements FP16 would zero (all parameters and the worst tensors, from the study file). Live engine events arrive as fast as the engine sends
 // them; the charts redraw at most once per redraw interval.
 class MonitorView : public QWidget
 {
@@ -40,6 +40,9 @@ public:
     double lastRedrawMilliseconds() const { return m_lastRedrawMs; }
 
 private:
+    // The numerics diagnostics of `run` as lines against tokens: every parameter together, then
+    // the tensors that FP16 would hurt most at the last measured step.
+    void takeNumerics(const RunSnapshot &run);
     void scheduleRedraw();
     void redraw();
     void clear();
@@ -48,6 +51,7 @@ private:
     LineChart *m_loss;
     LineChart *m_speed;
     LineChart *m_memory;
+    LineChart *m_numerics;
     QTimer m_redraw;
     qint64 m_runId = 0;
     bool m_live = false;
@@ -61,6 +65,7 @@ private:
     QVector<QPointF> m_tokensPerSecond;
     QVector<QPointF> m_allocatedMiB;
     QVector<QPointF> m_peakMiB;
+    QList<LineSeriesData> m_underflow; // % of gradient elements, per tensor
     int m_redraws = 0;
     double m_lastRedrawMs = 0;
 };

@@ -72,6 +72,7 @@ private Q_SLOTS:
     void killedEngineLeavesACrashedRunWithItsMetrics();
     void readerReadsWhileTheEngineWrites();
     void studyRunsEachRunOnceAndCompares();
+    void repeatsTrainOneGroupOverSeeds();
     void exportWritesCsvAndJson();
     void refusesAStudyFromTheFuture();
     void overBudgetRunEndsAsOom();
@@ -133,6 +134,14 @@ void tst_Cli::badInputExitsTwoAndWritesNothing_data()
                                     << "the budget rehearses a device's limit on the CPU's allocator";
     QTest::newRow("context") << QStringList{"--set", "model.context_length=9000000"}
                              << "model.context_length = 9000000: must be from 1 to 65536";
+    QTest::newRow("no repeats") << QStringList{"--repeats", "0"} << "repeats = 0 for smoke: must be from 1 to 100";
+    QTest::newRow("too many repeats") << QStringList{"--repeats", "101"} << "repeats = 101 for smoke: must be from 1 to 100";
+    QTest::newRow("repeats of a bad run") << QStringList{"--repeats", "2", "--set", "train.steps=0"}
+                                          << "train.steps = 0: must be at least 1";
+    QTest::newRow("diagnostics interval") << QStringList{"--set", "diagnostics.numerics_every=0"}
+                                          << "diagnostics.numerics_every = 0: must be from 1";
+    QTest::newRow("spike factor") << QStringList{"--set", "diagnostics.loss_spike_factor=-2"}
+                                  << "diagnostics.loss_spike_factor = -2: must be from 1";
 }
 
 void tst_Cli::badInputExitsTwoAndWritesNothing()
@@ -240,6 +249,38 @@ void tst_Cli::studyRunsEachRunOnceAndCompares()
     QCOMPARE(store.runs().size(), size_t(2));
     // Same tokens per step: the comparison is at the same token count for both.
     QCOMPARE(store.validation(1).back().tokens, store.validation(2).back().tokens);
+}
+
+void tst_Cli::repeatsTrainOneGroupOverSeeds()
+{
+    const QString study = m_dir.filePath("seeds.sqlite");
+    const Result r = runOptlog({"run", "--preset", "smoke", "--db", study, "--repeats", "3", "--set", "train.seed=5",
+                                "--set", "train.steps=6", "--set", "name=\"tiny\""});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    {
+        Store store(study.toStdString(), Store::Access::ReadOnly);
+        const auto runs = store.runs();
+        QCOMPARE(runs.size(), size_t(3));
+        QCOMPARE(runs[2].name, std::string("tiny seed 7"));
+        for (const auto &run : runs)
+            QCOMPARE(run.group, std::string("tiny"));
+    }
+    // The comparison is of the group, with its seed noise.
+    const Result compared = runOptlog({"compare", study});
+    QCOMPARE(compared.exitCode, 0);
+    QVERIFY2(compared.out.contains(QRegularExpression("\\ntiny +3 completed")), qPrintable(compared.out));
+    // A study plan's runs, each repeated: only the missing replicates run again.
+    const QString plan = m_dir.filePath("seeds-plan.toml");
+    QFile f(plan);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("name = \"seeds\"\n[[run]]\nname = \"tiny\"\npreset = \"smoke\"\n"
+            "overrides = [\"train.seed=5\", \"train.steps=6\"]\n");
+    f.close();
+    const Result studied = runOptlog({"study", plan, "--db", study, "--repeats", "4"});
+    QVERIFY2(studied.exitCode == 0, qPrintable(studied.err));
+    QVERIFY2(studied.err.contains("tiny seed 7 already completed"), qPrintable(studied.err));
+    QVERIFY2(studied.err.contains("run 4/4: tiny seed 8"), qPrintable(studied.err));
+    QVERIFY2(studied.out.contains(QRegularExpression("\\ntiny +4 completed")), qPrintable(studied.out));
 }
 
 void tst_Cli::exportWritesCsvAndJson()
