@@ -79,7 +79,7 @@ void BandChart::setGroups(const QList<BandGroupData> &groups)
     QChart *c = chart();
     c->removeAllSeries(); // a comparison redraws rarely: rebuilding is simpler than reconciling
     m_legendNames.clear();
-    double xMin = INFINITY, xMax = -INFINITY, yMin = INFINITY, yMax = -INFINITY;
+    DataBounds bounds;
     const auto attach = [&](QAbstractSeries *series, bool inLegend) {
         c->addSeries(series);
         series->attachAxis(m_x);
@@ -88,16 +88,6 @@ void BandChart::setGroups(const QList<BandGroupData> &groups)
             marker->setVisible(inLegend);
         if (inLegend)
             m_legendNames << series->name();
-    };
-    const auto extend = [&](const QVector<QPointF> &points) {
-        for (const QPointF &p : points) {
-            if (!std::isfinite(p.y()))
-                continue;
-            xMin = std::min(xMin, p.x());
-            xMax = std::max(xMax, p.x());
-            yMin = std::min(yMin, p.y());
-            yMax = std::max(yMax, p.y());
-        }
     };
     for (int g = 0; g < groups.size(); ++g) {
         const BandGroupData &group = groups[g];
@@ -127,7 +117,7 @@ void BandChart::setGroups(const QList<BandGroupData> &groups)
                 seed->setPen(pen);
                 seed->replace(curve);
                 attach(seed, false);
-                extend(curve);
+                bounds.addAll(curve);
             }
         }
         auto *mean = new QLineSeries;
@@ -138,7 +128,7 @@ void BandChart::setGroups(const QList<BandGroupData> &groups)
         mean->setPen(pen);
         mean->replace(seeds > 1 ? b.mean : group.replicates.front());
         attach(mean, true);
-        extend(mean->points());
+        bounds.addAll(mean->points());
 
         QVector<QPointF> marked;
         for (double x : group.markerX)
@@ -156,14 +146,7 @@ void BandChart::setGroups(const QList<BandGroupData> &groups)
         }
     }
     c->legend()->setAlignment(groups.size() > 3 ? Qt::AlignRight : Qt::AlignBottom);
-    if (xMin > xMax) {
-        m_x->setRange(0, 1);
-        m_y->setRange(0, 1);
-        return;
-    }
-    const double yPad = std::max(1e-9, (yMax - yMin) * 0.05);
-    setAxisRange(m_x, xMin, xMax > xMin ? xMax : xMin + 1, false);
-    setAxisRange(m_y, yMin - yPad, yMax + yPad);
+    bounds.fit(m_x, m_y);
 }
 
 QStringList BandChart::legendNames() const

@@ -61,4 +61,26 @@ void setAxisRange(QValueAxis *axis, double low, double high, bool roundEnds)
     axis->setLabelFormat(QStringLiteral("%.") + QString::number(decimals) + QStringLiteral("f"));
 }
 
+void DataBounds::add(const QPointF &p)
+{
+    if (!std::isfinite(p.y()))
+        return;
+    m_xMin = std::min(m_xMin, p.x());
+    m_xMax = std::max(m_xMax, p.x());
+    m_yMin = std::min(m_yMin, p.y());
+    m_yMax = std::max(m_yMax, p.y());
+}
+
+void DataBounds::fit(QValueAxis *x, QValueAxis *y) const
+{
+    if (m_xMin > m_xMax) {
+        x->setRange(0, 1);
+        y->setRange(0, 1);
+        return;
+    }
+    const double yPad = std::max(1e-9, (m_yMax - m_yMin) * 0.05);
+    setAxisRange(x, m_xMin, m_xMax > m_xMin ? m_xMax : m_xMin + 1, false);
+    setAxisRange(y, m_yMin - yPad, m_yMax + yPad);
+}
+
 } // namespace optlog

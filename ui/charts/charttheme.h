@@ -2,6 +2,9 @@
 #pragma once
 
 #include <QColor>
+#include <QPointF>
+
+#include <cmath>
 
 class QChart;
 class QChartView;
@@ -21,5 +24,24 @@ void addValueAxes(QChart *chart, QValueAxis *x, const QString &xTitle, QValueAxi
 // Sets a value axis to [low, high] with labels that suit their size; `roundEnds` widens the
 // range to round tick values (not for tokens seen: the data should reach the right edge).
 void setAxisRange(QValueAxis *axis, double low, double high, bool roundEnds = true);
+
+// The extent of the finite points of a chart's curves.
+class DataBounds
+{
+public:
+    void add(const QPointF &point); // a point with a non-finite y is left out
+    template<typename Points>
+    void addAll(const Points &points)
+    {
+        for (const QPointF &p : points)
+            add(p);
+    }
+    // x over the data's extent (tokens seen reach the right edge), y with 5% room around it;
+    // 0 to 1 on both when there is no data.
+    void fit(QValueAxis *x, QValueAxis *y) const;
+
+private:
+    double m_xMin = INFINITY, m_xMax = -INFINITY, m_yMin = INFINITY, m_yMax = -INFINITY;
+};
 
 } // namespace optlog

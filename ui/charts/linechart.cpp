@@ -65,7 +65,7 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
             delete s;
         }
     }
-    double xMin = INFINITY, xMax = -INFINITY, yMin = INFINITY, yMax = -INFINITY;
+    DataBounds bounds;
     for (int i = 0; i < series.size(); ++i) {
         const LineSeriesData &data = series[i];
         QLineSeries *line = nullptr;
@@ -84,25 +84,11 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
         line->setPen(pen);
         const QVector<QPointF> shown = downsample(data.points, m_maxDisplayPoints);
         line->replace(shown);
-        for (const QPointF &p : shown) {
-            if (!std::isfinite(p.y()))
-                continue;
-            xMin = std::min(xMin, p.x());
-            xMax = std::max(xMax, p.x());
-            yMin = std::min(yMin, p.y());
-            yMax = std::max(yMax, p.y());
-        }
+        bounds.addAll(shown);
     }
     // Many runs: names beside the plot, where each gets a line; few: below it, where they take less room.
     c->legend()->setAlignment(series.size() > 3 ? Qt::AlignRight : Qt::AlignBottom);
-    if (xMin > xMax) {
-        m_x->setRange(0, 1);
-        m_y->setRange(0, 1);
-        return;
-    }
-    const double yPad = std::max(1e-9, (yMax - yMin) * 0.05);
-    setAxisRange(m_x, xMin, xMax > xMin ? xMax : xMin + 1, false);
-    setAxisRange(m_y, yMin - yPad, yMax + yPad);
+    bounds.fit(m_x, m_y);
 }
 
 void LineChart::setMarkers(const QString &name, const QVector<QPointF> &points)
