@@ -111,6 +111,7 @@ std::string studyJson(const Store &store)
     for (const auto &run : store.runs()) {
         nlohmann::json r = {{"id", run.id},
                             {"name", run.name},
+                            {"group", run.group},
                             {"status", run.isFinished() ? "finished" : "running"},
                             {"outcome", run.outcome ? outcomeName(*run.outcome) : ""},
                             {"outcome_step", run.outcomeStep},
@@ -124,12 +125,22 @@ std::string studyJson(const Store &store)
                                     {"learning_rate", m.learningRate}, {"grad_norm", m.gradNorm},
                                     {"step_seconds", m.stepSeconds}, {"tokens_per_second", m.tokensPerSecond}});
         for (const auto &v : store.validation(run.id))
-            r["validation"].push_back({{"step", v.step}, {"tokens", v.tokens}, {"loss", v.loss}});
+            r["validation"].push_back({{"step", v.step}, {"tokens", v.tokens}, {"loss", v.loss},
+                                       {"sequences", v.sequences}, {"sequence_sd", v.sequenceSd}});
         for (const auto &m : store.memory(run.id))
             r["memory"].push_back({{"role", memoryRoleName(m.role)}, {"dtype", m.dtype}, {"bytes", m.bytes},
                                    {"source", memorySourceName(m.source)}});
         for (const auto &e : store.events(run.id))
-            r["events"].push_back({{"at", e.at}, {"kind", eventKindName(e.kind)}, {"message", e.message}});
+            r["events"].push_back({{"at", e.at}, {"kind", eventKindName(e.kind)}, {"message", e.message},
+                                   {"step", e.step >= 0 ? nlohmann::json(e.step) : nlohmann::json(nullptr)}});
+        // NaN (not applicable to the tensor) as null.
+        const auto value = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
+        for (const auto &n : store.numerics(run.id))
+            r["numerics"].push_back({{"step", n.step}, {"tensor", n.tensor}, {"fp16_underflow", value(n.fp16Underflow)},
+                                     {"fp16_subnormal", value(n.fp16Subnormal)},
+                                     {"scaled_underflow", value(n.scaledUnderflow)}, {"loss_scale", value(n.lossScale)},
+                                     {"vanishing_updates", value(n.vanishingUpdates)},
+                                     {"activation_max", value(n.activationMax)}});
         runs.push_back(r);
     }
     return nlohmann::json{{"study", store.path()}, {"schema_version", store.schemaVersion()}, {"runs", runs}}.dump(
