@@ -101,6 +101,14 @@ void tst_Trainer::sameSeedGivesTheSameLosses()
     QCOMPARE(first.size(), size_t(12));
     QVERIFY(first == second); // bitwise, on one thread
     QVERIFY(first != otherSeed);
+    // The diagnostics only read the tensors: with dropout on (its generator would notice a
+    // forward that consumed it) the losses are the same bitwise with them and without.
+    const auto dropout = std::vector<std::string>{"model.dropout=0.1", "diagnostics.numerics_every=3"};
+    std::vector<std::string> without = dropout;
+    without.push_back("diagnostics.numerics=false");
+    std::vector<std::string> with = dropout;
+    with.push_back("diagnostics.numerics=true");
+    QVERIFY(losses(smoke(with)) == losses(smoke(without)));
 }
 
 void tst_Trainer::smokeTrainsAndValidationLossDrops()
