@@ -80,6 +80,7 @@ CompareView::CompareView(QWidget *parent)
     , m_onlyDifferences(new QCheckBox(tr("Only differences")))
     , m_pages(new QStackedWidget)
     , m_summary(new QLabel)
+    , m_numerics(new QLabel)
     , m_verdicts(readOnlyTable(10))
     , m_charts(std::make_unique<ComparisonCharts>())
     , m_memory(readOnlyTable(1))
@@ -162,6 +163,7 @@ QWidget *CompareView::buildResults()
     m_memory->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_memory->setSelectionBehavior(QAbstractItemView::SelectItems);
     m_summary->setWordWrap(true);
+    m_numerics->setWordWrap(true);
 
     auto *content = new QWidget;
     auto *grid = new QGridLayout(content);
@@ -170,6 +172,7 @@ QWidget *CompareView::buildResults()
     int row = 0;
     grid->addWidget(m_summary, row++, 0);
     grid->addWidget(m_verdicts, row++, 0);
+    grid->addWidget(m_numerics, row++, 0);
     for (QChartView *chart : m_charts->charts()) {
         chart->setMinimumHeight(std::max(chart->minimumHeight(), 320));
         grid->addWidget(chart, row++, 0);
@@ -307,25 +310,29 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
 {
     const double tolerance = m_tolerance->value();
     m_rows = compare(groups.front(), groups, tolerance);
-    QStringList untuned;
-    for (const auto &run : m_shown)
-        if (run->summary.untunedSettings)
-            untuned << QString::fromStdString(run->run().name).toHtmlEscaped();
-    QString numerics;
-    for (const auto &r : m_rows)
-        if (!r.numerics.empty())
-            numerics += tr("<br><b>%1</b> numerics %2.").arg(QString::fromStdString(r.name).toHtmlEscaped(),
-                                                             QString::fromStdString(r.numerics).toHtmlEscaped());
+    QStringList untuned; // by group: a group's replicates share their settings
+    for (const auto &group : groups)
+        if (std::any_of(group.replicates.begin(), group.replicates.end(),
+                        [](const RunSummary &r) { return r.untunedSettings; }))
+            untuned << QString::fromStdString(group.name).toHtmlEscaped();
     m_summary->setText(tr("Against <b>%1</b>, validation loss compared at matched tokens seen: the difference of the "
-                          "means over seeds with Welch's 95%% interval; same quality when it lies within ±%2 nats per "
-                          "token.%3%4")
+                          "means over seeds with Welch's 95% interval; same quality when it lies within ±%2 nats per "
+                          "token.%3")
                            .arg(QString::fromStdString(groups.front().name).toHtmlEscaped())
                            .arg(tolerance)
                            .arg(untuned.isEmpty() ? QString()
                                                   : tr(" <i>Untuned runtime settings</i> (no <tt>optlog tune</tt> for "
                                                        "this machine and precision): %1.")
-                                                        .arg(untuned.join(QStringLiteral(", "))))
-                           .arg(numerics));
+                                                        .arg(untuned.join(QStringLiteral(", ")))));
+    QStringList numerics;
+    for (const auto &r : m_rows)
+        if (!r.numerics.empty())
+            numerics << tr("<b>%1</b> %2.").arg(QString::fromStdString(r.name).toHtmlEscaped(),
+                                                 QString::fromStdString(r.numerics).toHtmlEscaped());
+    m_numerics->setText(numerics.isEmpty() ? QString()
+                                           : tr("<b>16-bit numerics</b>, measured on each group's own tensors:<br>")
+                                                 + numerics.join(QStringLiteral("<br>")));
+    m_numerics->setVisible(!numerics.isEmpty());
     m_verdicts->setRowCount(0);
     const Qt::Alignment right = Qt::AlignRight | Qt::AlignVCenter;
     for (size_t i = 0; i < m_rows.size(); ++i) {

@@ -70,6 +70,7 @@ private:
     QCheckBox *m_onlyDifferences;
     QStackedWidget *m_pages; // the empty state, or the results
     QLabel *m_summary;
+    QLabel *m_numerics; // what FP16 and BF16 would do, per group, under the verdicts
     QTableWidget *m_verdicts;
     std::unique_ptr<ComparisonCharts> m_charts;
     QTableWidget *m_memory;
