@@ -7,9 +7,14 @@
 #include <ATen/ops/empty.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace optlog {
 
@@ -25,6 +30,38 @@ std::string readFile(const fs::path &path)
     return text.str();
 }
 
+// The whole of a data file, or a DataError naming it and the system's reason: a file that cannot
+// be opened or read must never be taken for empty or all-zero data. POSIX read(), because a
+// stream reports a failed read as an ordinary end of file.
+std::string readDataFile(const fs::path &path)
+{
+    std::error_code error;
+    if (!fs::is_regular_file(path, error))
+        throw DataError("data: '" + path.string() + "' is not a regular file"
+                        + (error ? " (" + error.message() + ")" : std::string()));
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw DataError("data: cannot open '" + path.string() + "': " + std::strerror(errno));
+    std::string bytes;
+    char buffer[1 << 16];
+    for (;;) {
+        const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            const std::string reason = std::strerror(errno);
+            ::close(fd);
+            throw DataError("data: cannot read '" + path.string() + "' after " + std::to_string(bytes.size())
+                            + " bytes: " + reason);
+        }
+        if (n == 0)
+            break;
+        bytes.append(buffer, size_t(n));
+    }
+    ::close(fd);
+    return bytes;
+}
+
 std::vector<uint16_t> bytesToTokens(const std::string &text)
 {
     std::vector<uint16_t> tokens(text.size());
@@ -37,13 +74,12 @@ std::vector<uint16_t> readTokenFile(const fs::path &path, int64_t vocabSize)
     if (!fs::exists(path))
         throw DataError("data: token file '" + path.string()
                         + "' does not exist; corpus = \"tokens\" needs train.bin and val.bin in data.path");
-    const auto bytes = fs::file_size(path);
-    if (bytes % 2 != 0)
-        throw DataError("data: token file '" + path.string() + "' has an odd size (" + std::to_string(bytes)
+    const std::string bytes = readDataFile(path);
+    if (bytes.size() % 2 != 0)
+        throw DataError("data: token file '" + path.string() + "' has an odd size (" + std::to_string(bytes.size())
                         + " bytes); expected uint16 token ids as nanoGPT writes them");
-    std::vector<uint16_t> tokens(bytes / 2);
-    std::ifstream in(path, std::ios::binary);
-    in.read(reinterpret_cast<char *>(tokens.data()), std::streamsize(bytes));
+    std::vector<uint16_t> tokens(bytes.size() / 2);
+    std::memcpy(tokens.data(), bytes.data(), bytes.size());
     auto largest = std::max_element(tokens.begin(), tokens.end());
     if (largest != tokens.end() && *largest >= vocabSize)
         throw DataError("data: token file '" + path.string() + "' holds id " + std::to_string(*largest)
@@ -140,7 +176,7 @@ TokenSplit loadTokens(const DataConfig &config, int64_t vocabSize, int64_t conte
         if (config.corpus == "text") {
             if (!fs::is_regular_file(config.path))
                 throw DataError("data: text corpus '" + config.path + "' does not exist or is not a file");
-            text = readFile(config.path);
+            text = readDataFile(config.path);
             split.description = "UTF-8 bytes of " + config.path;
         } else if (config.corpus == "fortunes") {
             text = fortunesText();

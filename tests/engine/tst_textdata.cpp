@@ -123,6 +123,16 @@ void tst_TextData::badDataIsRefused()
 
     text.path = dir.filePath("missing.txt").toStdString();
     QVERIFY(refusal(text, 256, 8).contains("does not exist"));
+
+    // A file that opens but cannot be read is refused with the system's reason, never taken for
+    // empty text or all-zero tokens (/proc/self/mem opens, and reading its address 0 fails).
+    text.path = "/proc/self/mem";
+    QVERIFY2(refusal(text, 256, 8).contains("cannot read '/proc/self/mem' after 0 bytes"), qPrintable(refusal(text, 256, 8)));
+    // A directory where a token file should be: refused, not an exception from the file system.
+    QVERIFY(QDir(dir.path()).mkpath("folder/train.bin"));
+    writeFile(dir.filePath("folder/val.bin"), tokenBytes(std::vector<uint16_t>(50, 1)));
+    tokens.path = dir.filePath("folder").toStdString();
+    QVERIFY2(refusal(tokens, 256, 8).contains("train.bin' is not a regular file"), qPrintable(refusal(tokens, 256, 8)));
 }
 
 void tst_TextData::generatedTextIsDeterministic()
