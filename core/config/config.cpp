@@ -371,11 +371,19 @@ int64_t parseBytes(const std::string &text, const std::string &what)
     }
     std::string unit = text.substr(used);
     unit.erase(0, unit.find_first_not_of(' '));
-    for (const auto &[name, factor] : units)
-        if (used > 0 && unit == name && number > 0)
-            return int64_t(number * factor);
-    throw ConfigError(what, "config: " + what + " = \"" + text
-                      + "\": expected a positive size such as 512MiB, 1.5GiB, 300MB or 1000000 (bytes)");
+    const std::string expected = "expected a positive size such as 512MiB, 1.5GiB, 300MB or 1000000 (bytes)";
+    for (const auto &[name, factor] : units) {
+        if (used == 0 || unit != name || !(number > 0))
+            continue;
+        // A budget that converts to no bytes, or to none that fit, would silently mean "no budget".
+        const double bytes = number * factor;
+        if (!std::isfinite(bytes) || bytes >= 9.2e18)
+            throw ConfigError(what, "config: " + what + " = \"" + text + "\": not a finite size below 8 EiB; " + expected);
+        if (bytes < 1)
+            throw ConfigError(what, "config: " + what + " = \"" + text + "\": less than one byte; " + expected);
+        return int64_t(bytes);
+    }
+    throw ConfigError(what, "config: " + what + " = \"" + text + "\": " + expected);
 }
 
 const PrecisionMode &precisionModeNamed(const std::string &name)

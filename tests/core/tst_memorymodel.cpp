@@ -173,6 +173,11 @@ void tst_MemoryModel::sizesParse_data()
     QTest::newRow("space") << "64 KiB" << qint64(65536);
     QTest::newRow("bad unit") << "5apples" << qint64(-1);
     QTest::newRow("negative") << "-1MiB" << qint64(-1);
+    // Sizes that would convert to no budget at all, while the run claimed one.
+    QTest::newRow("infinite") << "infGiB" << qint64(-1);
+    QTest::newRow("not a number") << "nanMiB" << qint64(-1);
+    QTest::newRow("below a byte") << "0.5B" << qint64(-1);
+    QTest::newRow("past 64 bits") << "1e30GiB" << qint64(-1);
 }
 
 void tst_MemoryModel::sizesParse()

@@ -140,6 +140,10 @@ void tst_Cli::badInputExitsTwoAndWritesNothing_data()
                                           << "train.steps = 0: must be at least 1";
     QTest::newRow("diagnostics interval") << QStringList{"--set", "diagnostics.numerics_every=0"}
                                           << "diagnostics.numerics_every = 0: must be from 1";
+    QTest::newRow("infinite budget") << QStringList{"--memory-budget", "infGiB"}
+                                     << "memory.budget = \"infGiB\": not a finite size below 8 EiB";
+    QTest::newRow("budget below a byte") << QStringList{"--memory-budget", "0.5B"}
+                                         << "memory.budget = \"0.5B\": less than one byte";
     QTest::newRow("spike factor") << QStringList{"--set", "diagnostics.loss_spike_factor=-2"}
                                   << "diagnostics.loss_spike_factor = -2: must be from 1";
 }
