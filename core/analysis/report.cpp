@@ -94,11 +94,30 @@ std::string html(const std::string &text)
     return out;
 }
 
+// Text from the study (run names, config values, messages) as Markdown shows it and never runs
+// it: HTML's own characters as entities, so a name like <script> stays text in any renderer, and
+// on one line.
+std::string markdownText(const std::string &text)
+{
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '\n':
+        case '\r': out += ' '; break;
+        default: out += c;
+        }
+    }
+    return out;
+}
+
 std::string markdownCell(const std::string &text)
 {
     std::string out;
-    for (char c : text)
-        out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+    for (char c : markdownText(text))
+        out += c == '|' ? std::string("\\|") : std::string(1, c);
     return out;
 }
 
@@ -342,11 +361,11 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
 std::string reportMarkdown(const Report &report, const std::vector<ReportChart> &charts)
 {
     std::ostringstream out;
-    out << "# optlog report: " << report.study << "\n\n";
-    out << question(report) << "\n\n## Verdicts\n\n" << markdownTable(verdictTable(report)) << "\n";
+    out << "# optlog report: " << markdownText(report.study) << "\n\n";
+    out << markdownText(question(report)) << "\n\n## Verdicts\n\n" << markdownTable(verdictTable(report)) << "\n";
     out << "## Stability and 16-bit numerics\n\n";
     for (const auto &line : stabilityLines(report))
-        out << "- " << line << "\n";
+        out << "- " << markdownText(line) << "\n";
     out << "\n";
     if (!charts.empty()) {
         out << "## Charts\n\n";
@@ -356,8 +375,8 @@ std::string reportMarkdown(const Report &report, const std::vector<ReportChart> 
     out << "## Runs\n\n";
     for (size_t i = 0; i < report.runs.size(); ++i) {
         const ReportRun &run = report.runs[i];
-        out << "### " << run.summary.run.name << (run.group == report.baseline ? " (baseline)" : "") << "\n\n";
-        out << "Outcome: " << run.outcomeText << ". " << throughputLine(run) << "\n\n";
+        out << "### " << markdownText(run.summary.run.name) << (run.group == report.baseline ? " (baseline)" : "") << "\n\n";
+        out << "Outcome: " << markdownText(run.outcomeText) << ". " << markdownText(throughputLine(run)) << "\n\n";
         if (i > 0)
             out << (run.changes.empty() ? "Same config as the baseline.\n\n"
                                         : "Config that differs from the baseline:\n\n" + markdownTable(changesTable(report, run)) + "\n");

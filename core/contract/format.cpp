@@ -33,10 +33,13 @@ std::string formatted(const char *format, ...)
 
 std::string csvField(const std::string &text)
 {
-    if (text.find_first_of(",\"\r\n") == std::string::npos)
-        return text;
+    // A spreadsheet runs a field that starts like a formula; an apostrophe first makes it text.
+    const bool formula = !text.empty() && std::string("=+-@\t\r").find(text.front()) != std::string::npos;
+    const std::string field = formula ? "'" + text : text;
+    if (field.find_first_of(",\"\r\n") == std::string::npos)
+        return field;
     std::string quoted = "\"";
-    for (char c : text)
+    for (char c : field)
         quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     return quoted + "\"";
 }

@@ -13,7 +13,8 @@ std::string formatBytes(int64_t bytes);
 std::string formatted(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 // One CSV field (RFC 4180): quoted, with its quotes doubled, when it holds a comma, a quote or a
-// line break; as it is otherwise.
+// line break; as it is otherwise. A field that starts with =, +, -, @, a tab or a carriage return
+// gets an apostrophe first, so that a spreadsheet shows it as text instead of running it.
 std::string csvField(const std::string &text);
 
 } // namespace optlog

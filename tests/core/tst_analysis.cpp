@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/analysis.h"
+#include "core/analysis/report.h"
 #include "core/analysis/studycomparison.h"
 #include "core/analysis/studytext.h"
 #include "core/config/studyplan.h"
@@ -53,6 +54,7 @@ private Q_SLOTS:
     void mfuIsAgainstTheMeasuredPeakOfTheComputeDtype();
     void comparesTheNewestOfEachNameEachAgainstItsBaseline();
     void comparisonRefusesWhatIsNotInTheStudy();
+    void reportsShowHostileNamesAsText();
     void aPlanRunIsDoneWhenCompletedWithTheSameConfig();
     void runTextsReadAStudyWithAnEnvironmentThatIsNotJson();
     void outcomeTextSaysHowARunEnded_data();
@@ -339,6 +341,23 @@ void tst_Analysis::comparesTheNewestOfEachNameEachAgainstItsBaseline()
     QCOMPARE(chunkedAlone.rows[0].speedup, 1.0);
     QVERIFY2(chunkedAlone.rows[0].verdict.rfind("vs chunked: ", 0) == 0, chunkedAlone.rows[0].verdict.c_str());
     QVERIFY(formatStudyComparison("s.sqlite", all).rfind("Study s.sqlite, baseline naive\n", 0) == 0);
+}
+
+void tst_Analysis::reportsShowHostileNamesAsText()
+{
+    QTemporaryDir dir;
+    Store store(dir.filePath("hostile.sqlite").toStdString());
+    storedRun(store, "fp32", 1000, 3.0);
+    storedRun(store, "<img src=x onerror=alert(1)>", 1000, 3.0);
+    storedRun(store, "=HYPERLINK(\"http://x\")", 1000, 3.0);
+    const Report report = buildReport(store, {}, "fp32", 0.02);
+    const std::string markdown = reportMarkdown(report, {});
+    QVERIFY2(markdown.find("<img") == std::string::npos, markdown.c_str());
+    QVERIFY(markdown.find("&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
+    const std::string html = reportHtml(report, {});
+    QVERIFY(html.find("<img src=x") == std::string::npos);
+    const std::string csv = reportSummaryCsv(report);
+    QVERIFY2(csv.find("\n\"'=HYPERLINK(\"\"http://x\"\")\",") != std::string::npos, csv.c_str());
 }
 
 void tst_Analysis::comparisonRefusesWhatIsNotInTheStudy()

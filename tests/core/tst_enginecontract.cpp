@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The engine contract (core/contract): outcomes and exit codes, memory roles.
+// The engine contract (core/contract): outcomes and exit codes, memory roles, CSV fields.
+#include "core/contract/format.h"
 #include "core/contract/memoryroles.h"
 #include "core/contract/outcome.h"
 
@@ -70,6 +71,29 @@ private Q_SLOTS:
         QCOMPARE(memorySourceNamed("predicted"), std::optional<MemorySource>(MemorySource::Predicted));
         QCOMPARE(QString(memorySourceName(MemorySource::Measured)), QStringLiteral("measured"));
         QVERIFY(!memorySourceNamed("guessed"));
+    }
+
+    void csvFieldsAreQuotedAndNeverFormulas_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("plain") << "fp32 seed 1" << "fp32 seed 1";
+        QTest::newRow("comma") << "a,b" << "\"a,b\"";
+        QTest::newRow("quote") << "say \"hi\"" << "\"say \"\"hi\"\"\"";
+        QTest::newRow("line break") << "two\nlines" << "\"two\nlines\"";
+        QTest::newRow("formula") << "=HYPERLINK(\"x\")" << "\"'=HYPERLINK(\"\"x\"\")\"";
+        QTest::newRow("plus") << "+1" << "'+1";
+        QTest::newRow("minus") << "-2+3" << "'-2+3";
+        QTest::newRow("at") << "@SUM(A1)" << "'@SUM(A1)";
+        QTest::newRow("tab") << "\tx" << "'\tx";
+        QTest::newRow("empty") << "" << "";
+    }
+
+    void csvFieldsAreQuotedAndNeverFormulas()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, field);
+        QCOMPARE(QString::fromStdString(csvField(text.toStdString())), field);
     }
 };
 
