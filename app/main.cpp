@@ -8,6 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+#include <cstdlib>
+
 namespace {
 
 // The precision a run will use, for the launcher's choice of settings; a config that does not
@@ -19,6 +22,21 @@ std::string precisionModeOf(const std::string &preset, const std::string &file, 
     } catch (const std::exception &) {
         return "fp32";
     }
+}
+
+// A tolerance is a finite number of nats, 0 or more: NaN would make every verdict "can't tell",
+// a negative one every verdict a difference.
+CLI::Validator toleranceCheck()
+{
+    return CLI::Validator(
+        [](std::string &text) -> std::string {
+            char *end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0)
+                return "--tolerance " + text + ": must be a finite number of nats per token, 0 or more (such as 0.02)";
+            return "";
+        },
+        "NATS");
 }
 
 } // namespace
@@ -65,7 +83,8 @@ int main(int argc, char **argv)
     compareCmd->add_option("--runs", compare.comparison.runs, "runs to compare (names or ids); default all")->delimiter(',');
     compareCmd->add_option("--tolerance", compare.comparison.tolerance, "validation-loss difference counted as noise, "
                                                              "nats per token")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(toleranceCheck());
 
     EstimateRequest estimate;
     auto *estimateCmd = app.add_subcommand("estimate", "predict memory by role, with dtypes, without running");
@@ -107,7 +126,8 @@ int main(int argc, char **argv)
     reportCmd->add_option("--baseline", report.baseline, "baseline run (name or id); default the first run");
     reportCmd->add_option("--tolerance", report.tolerance, "validation-loss difference counted as noise, "
                                                            "nats per token")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(toleranceCheck());
     reportCmd->add_option("--format", report.format, "html, pdf, md, csv or json")
         ->check(CLI::IsMember({"html", "pdf", "md", "csv", "json"}))
         ->capture_default_str();

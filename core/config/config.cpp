@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <type_traits>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <algorithm>
@@ -322,6 +323,9 @@ void applyTomlText(RunConfig &config, const std::string &text, const std::string
 
 void applyTomlFile(RunConfig &config, const std::string &path)
 {
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error))
+        throw ConfigError("config: '" + path + "' is a directory; give a TOML config file");
     std::ifstream in(path);
     if (!in)
         throw ConfigError("config: cannot read '" + path + "': no such file or not readable");

@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -82,6 +83,9 @@ StudyPlan loadStudyPlan(const std::string &source)
     plan.name = table["name"].value_or(std::string("study"));
     plan.baseline = table["baseline"].value_or(std::string());
     plan.tolerance = table["tolerance"].value_or(0.02);
+    if (!std::isfinite(plan.tolerance) || plan.tolerance < 0)
+        throw ConfigError("tolerance", "study (" + source + "): tolerance = " + std::to_string(plan.tolerance)
+                                           + ": must be a finite number of nats per token, 0 or more (such as 0.02)");
     for (const auto &[key, node] : table) {
         const std::string k(key.str());
         if (k != "name" && k != "baseline" && k != "tolerance" && k != "run")

@@ -73,6 +73,7 @@ private Q_SLOTS:
     void readerReadsWhileTheEngineWrites();
     void studyRunsEachRunOnceAndCompares();
     void repeatsTrainOneGroupOverSeeds();
+    void aToleranceIsAFiniteNumberOfNats();
     void exportWritesCsvAndJson();
     void refusesAStudyFromTheFuture();
     void overBudgetRunEndsAsOom();
@@ -121,6 +122,7 @@ void tst_Cli::badInputExitsTwoAndWritesNothing_data()
     QTest::newRow("unknown key") << QStringList{"--set", "train.mircobatch=2"} << "--set train.mircobatch: unknown key";
     QTest::newRow("preset") << QStringList{"--preset", "huge"} << "unknown preset 'huge'; known: default";
     QTest::newRow("missing file") << QStringList{"--config", "/nonexistent/run.toml"} << "cannot read '/nonexistent";
+    QTest::newRow("config directory") << QStringList{"--config", "/tmp"} << "config: '/tmp' is a directory";
     QTest::newRow("missing corpus") << QStringList{"--set", "data.corpus=text", "--set", "data.path=/nonexistent.txt"}
                                     << "text corpus '/nonexistent.txt' does not exist";
     QTest::newRow("fp16 on cpu") << QStringList{"--set", "precision.mode=autocast-fp16"}
@@ -285,6 +287,33 @@ void tst_Cli::repeatsTrainOneGroupOverSeeds()
     QVERIFY2(studied.err.contains("tiny seed 7 already completed"), qPrintable(studied.err));
     QVERIFY2(studied.err.contains("run 4/4: tiny seed 8"), qPrintable(studied.err));
     QVERIFY2(studied.out.contains(QRegularExpression("\\ntiny +4 completed")), qPrintable(studied.out));
+}
+
+void tst_Cli::aToleranceIsAFiniteNumberOfNats()
+{
+    const QString study = m_dir.filePath("tolerance.sqlite");
+    QCOMPARE(runOptlog({"run", "--preset", "smoke", "--db", study, "--set", "train.steps=6"}).exitCode, 0);
+    for (const QString &bad : {QStringLiteral("nan"), QStringLiteral("-1"), QStringLiteral("inf"), QStringLiteral("x")}) {
+        for (const QString &command : {QStringLiteral("compare"), QStringLiteral("report")}) {
+            QStringList arguments = {command, study, "--tolerance", bad};
+            if (command == QStringLiteral("report"))
+                arguments << "--format" << "csv" << "-o" << m_dir.filePath("tolerance.csv");
+            const Result r = runOptlog(arguments);
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains("must be a finite number of nats per token"), qPrintable(r.err));
+        }
+    }
+    QCOMPARE(runOptlog({"compare", study, "--tolerance", "0"}).exitCode, 0);
+    // A study plan's tolerance likewise.
+    const QString plan = m_dir.filePath("bad-tolerance.toml");
+    QFile f(plan);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("name = \"t\"\ntolerance = -0.5\n[[run]]\nname = \"a\"\npreset = \"smoke\"\n");
+    f.close();
+    const Result r = runOptlog({"study", plan, "--db", m_dir.filePath("bad-tolerance.sqlite")});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("tolerance = -0.500000: must be a finite number"), qPrintable(r.err));
+    QVERIFY(!QFile::exists(m_dir.filePath("bad-tolerance.sqlite")));
 }
 
 void tst_Cli::exportWritesCsvAndJson()
