@@ -2,6 +2,7 @@
 #include "core/analysis/analysis.h"
 
 #include "core/config/config.h"
+#include "core/contract/format.h"
 #include "core/memorymodel/modelshape.h"
 
 #include <nlohmann/json.hpp>
@@ -259,7 +260,7 @@ std::string formatMemoryByRole(const std::vector<RunSummary> &runs)
     std::snprintf(cell, sizeof(cell), " %11s\n", "peak");
     out << cell;
     for (const auto &run : runs) {
-        std::snprintf(cell, sizeof(cell), "%-26s", run.run.name.c_str());
+        std::snprintf(cell, sizeof(cell), "%-26s", printable(run.run.name).c_str());
         out << cell;
         const std::vector<RoleMemory> lines = memoryByRole(run.memory);
         for (MemoryRole role : kPeakParts) {

@@ -2,6 +2,7 @@
 #include "core/analysis/comparison.h"
 
 #include "core/config/config.h"
+#include "core/contract/format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -386,7 +387,7 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
             if (!r.machineNote.empty())
                 verdict += "; " + r.machineNote;
         }
-        out << formatted("%-26s %5lld %-10s %10lld %16s %+8.4f %20s %7.2fx %5s %11s  %s\n", r.name.c_str(),
+        out << formatted("%-26s %5lld %-10s %10lld %16s %+8.4f %20s %7.2fx %5s %11s  %s\n", printable(r.name).c_str(),
                          static_cast<long long>(r.seeds), outcomeName(r.outcome), static_cast<long long>(r.matchedTokens),
                          loss.c_str(), r.deltaLoss, rate.c_str(), r.speedup, mfu.c_str(),
                          formatBytes(r.peakBytes).c_str(), verdict.c_str());

@@ -3,6 +3,7 @@
 
 #include "core/analysis/analysis.h"
 #include "core/analysis/comparison.h"
+#include "core/contract/format.h"
 
 #include <nlohmann/json.hpp>
 
@@ -35,7 +36,7 @@ std::string formatRunList(const Store &store)
         const long long steps = metrics.empty() ? 0 : static_cast<long long>(metrics.back().step + 1);
         const long long tokens = metrics.empty() ? 0 : static_cast<long long>(metrics.back().tokens);
         out += formatted("%4lld  %-26s %-22s %7lld %10lld %9s %10.0f %11s\n", static_cast<long long>(run.id),
-                run.name.c_str(), outcomeText(run).c_str(), steps, tokens,
+                printable(run.name).c_str(), outcomeText(run).c_str(), steps, tokens,
                 s.validation.empty() ? "-" : std::to_string(s.validation.back().loss).substr(0, 6).c_str(),
                 s.throughput.median, s.peakBytes ? formatBytes(s.peakBytes).c_str() : "-");
     }
@@ -47,8 +48,8 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
     const RunSummary s = summarize(store, run);
     std::string out;
     out += formatted("run %lld: %s (group %s)\noutcome: %s%s\ncreated: %s  finished: %s  pid %lld on %s\nparameters: %lld\n",
-            static_cast<long long>(run.id), run.name.c_str(), run.group.c_str(), outcomeText(run).c_str(),
-            run.message.empty() ? "" : (" (" + run.message + ")").c_str(), run.createdAt.c_str(),
+            static_cast<long long>(run.id), printable(run.name).c_str(), printable(run.group).c_str(),
+            outcomeText(run).c_str(), run.message.empty() ? "" : (" (" + printable(run.message) + ")").c_str(), run.createdAt.c_str(),
             run.finishedAt.c_str(), static_cast<long long>(run.pid), run.host.c_str(),
             static_cast<long long>(s.parameters));
     out += formatted("steady-state throughput: %.0f tokens/s (p10 %.0f, p90 %.0f, over %lld steps after warm-up)\n",
@@ -82,7 +83,7 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
     }
     out += "\nevents:\n";
     for (const auto &e : store.events(run.id))
-        out += formatted("  %s %-15s %s\n", e.at.c_str(), eventKindName(e.kind), e.message.c_str());
+        out += formatted("  %s %-15s %s\n", e.at.c_str(), eventKindName(e.kind), printable(e.message).c_str());
     out += "\nenvironment:\n" + environmentOf(run).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
            + "\n\nconfig:\n" + run.configToml;
     return out;

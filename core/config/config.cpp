@@ -2,6 +2,7 @@
 #include "core/config/config.h"
 
 #include "core/config/presets.h"
+#include "core/contract/format.h"
 
 #include <toml++/toml.h>
 
@@ -408,8 +409,24 @@ void requirePrecisionOnDevice(const PrecisionMode &mode, const std::string &devi
                             "(BF16 has FP32's exponent range and needs no loss scaler).");
 }
 
+// A name is shown in tables, reports and the window's lists: one line, in reading order, of
+// bounded length.
+void requireDisplayableName(const std::string &field, const std::string &value)
+{
+    constexpr size_t kMaxNameBytes = 200;
+    const std::string problem = unprintableCharacter(value);
+    if (!problem.empty())
+        throw ConfigError(field, "config: " + field + " = \"" + printable(value) + "\": holds " + problem
+                                     + "; a name is one line of plain text");
+    if (value.size() > kMaxNameBytes)
+        throw ConfigError(field, "config: " + field + " is " + std::to_string(value.size()) + " bytes long: at most "
+                                     + std::to_string(kMaxNameBytes) + " bytes");
+}
+
 void validate(const RunConfig &c)
 {
+    requireDisplayableName("name", c.name);
+    requireDisplayableName("group", c.group);
     if (!c.memory.budget.empty())
         parseBytes(c.memory.budget, "memory.budget");
     requirePrecisionOnDevice(precisionModeOf(c), c.runtime.device);

@@ -6,7 +6,8 @@
 
 namespace optlog {
 
-// "12.4 MiB", "1.50 GiB": bytes as every table, chart and report shows them.
+// "12.4 MiB", "1.50 GiB": bytes as every table, chart and report shows them; below a MiB in KiB
+// or bytes ("3.0 KiB", "512 B"), so a small amount never reads as none.
 std::string formatBytes(int64_t bytes);
 
 // printf into a string, of any length.
@@ -16,5 +17,19 @@ std::string formatted(const char *format, ...) __attribute__((format(printf, 1, 
 // line break; as it is otherwise. A field that starts with =, +, -, @, a tab or a carriage return
 // gets an apostrophe first, so that a spreadsheet shows it as text instead of running it.
 std::string csvField(const std::string &text);
+
+// What makes `text` unfit to be a name shown in a table, or empty when nothing does: bytes that are
+// not UTF-8, a control character (a line break, a tab, an escape sequence's ESC, C1 controls) or
+// a bidirectional override or isolate (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C),
+// which would reorder what a terminal or a table shows after it. Says which and where:
+// "a line break (U+000A) at byte 5".
+std::string unprintableCharacter(const std::string &text);
+
+// Whether `text` is well-formed UTF-8 throughout.
+bool isUtf8(const std::string &text);
+
+// `text` for a terminal or a text table: every character unprintableCharacter() objects to written
+// as an escape ("\n", "\u202E", "\xFF" for a byte that is not UTF-8); all else as it is.
+std::string printable(const std::string &text);
 
 } // namespace optlog

@@ -2,6 +2,7 @@
 #include "core/engine/textdata.h"
 
 #include "core/config/config.h"
+#include "core/contract/format.h"
 
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/empty.h>
@@ -177,7 +178,9 @@ TokenSplit loadTokens(const DataConfig &config, int64_t vocabSize, int64_t conte
             if (!fs::is_regular_file(config.path))
                 throw DataError("data: text corpus '" + config.path + "' does not exist or is not a file");
             text = readDataFile(config.path);
-            split.description = "UTF-8 bytes of " + config.path;
+            // Any bytes train (one token each); the description says when they are not text.
+            split.description = (isUtf8(text) ? "UTF-8 bytes of " : "bytes of ") + config.path
+                                + (isUtf8(text) ? "" : ", which is not UTF-8 text");
         } else if (config.corpus == "fortunes") {
             text = fortunesText();
             split.description = "Debian fortunes, separators removed";
