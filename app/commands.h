@@ -23,9 +23,14 @@ struct RunRequest
     std::vector<std::string> overrides;
     bool jsonLines = false;
     int64_t repeats = 1; // more than one: each replicate over seeds in its own engine process
+    bool force = false;  // train even when predicted not to fit the budget or the machine
 };
 // `self` runs the replicates when there are several.
 int runCommand(const RunRequest &request, const std::string &self);
+// Holds SIGINT and SIGTERM until runCommand() can handle them, also across the re-execution with
+// the tuned variables (a signal mask survives exec), so that a signal while starting cancels (exit
+// 4) instead of killing.
+void holdStopSignals();
 
 struct StudyRequest
 {
@@ -33,6 +38,7 @@ struct StudyRequest
     std::string study;            // the study file; empty = <plan name>.sqlite
     std::vector<std::string> overrides;
     std::optional<int64_t> repeats; // replicates of every run over seeds; none = as the plan says
+    bool force = false;             // train runs predicted not to fit the budget or the machine
 };
 int studyCommand(const StudyRequest &request, const std::string &self);
 

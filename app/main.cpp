@@ -4,12 +4,18 @@
 #include "app/launcher.h"
 
 #include "core/config/config.h"
+#include "core/config/configerror.h"
 #include "core/config/presets.h"
+#include "core/engine/textdata.h"
+#include "core/store/store.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <iostream>
 
 namespace {
 
@@ -39,6 +45,23 @@ CLI::Validator toleranceCheck()
         "NATS");
 }
 
+// An exception nobody catches (in a worker thread, through a noexcept function) ends the process
+// with a message and exit code 1 instead of abort()'s core dump and 134.
+[[noreturn]] void terminateWithMessage()
+{
+    std::string what = "an exception escaped where it could not be handled";
+    if (const std::exception_ptr current = std::current_exception()) {
+        try {
+            std::rethrow_exception(current);
+        } catch (const std::exception &e) {
+            what = e.what();
+        } catch (...) {
+        }
+    }
+    std::fprintf(stderr, "optlog: failed: %s\n", what.c_str());
+    std::_Exit(optlog::kExitFailed);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -65,6 +88,8 @@ int main(int argc, char **argv)
     std::string runBudget;
     runCmd->add_option("--memory-budget", runBudget, "refuse allocations past this size, e.g. 512MiB; "
                                                     "the run ends as oom (same as --set memory.budget=...)");
+    runCmd->add_flag("--force", run.force, "train even when the memory model predicts the run will not fit its "
+                                           "budget or the machine's available memory");
 
     StudyRequest study;
     auto *studyCmd = app.add_subcommand("study", "run every run of a study plan (each in its own engine process) "
@@ -75,6 +100,7 @@ int main(int argc, char **argv)
     int64_t studyRepeats = 1;
     auto *studyRepeatsOption = studyCmd->add_option("--repeats", studyRepeats, "train every run this many times over seeds (1 to "
                                                      + std::to_string(PlannedRun::kMaxRepeats) + "); default as the plan says");
+    studyCmd->add_flag("--force", study.force, "train runs predicted not to fit their budget or the machine");
 
     CompareRequest compare;
     auto *compareCmd = app.add_subcommand("compare", "compare runs against a baseline at matched tokens");
@@ -150,44 +176,67 @@ int main(int argc, char **argv)
         return code == 0 ? kExitOk : kExitBadInput;
     }
 
-    if (*runCmd) {
-        if (run.configFile.empty() && run.preset.empty())
-            run.preset = "default";
-        relaunchWithRuntimeVariables(argv, precisionModeOf(run.preset, run.configFile, run.overrides));
-        if (!runBudget.empty())
-            run.overrides.push_back("memory.budget=\"" + runBudget + "\"");
-        return runCommand(run, selfPath(argv[0]));
+    // The boundary: whatever a command did not handle still ends with a documented exit code and a
+    // message, never an abort.
+    const std::string command = "optlog " + app.get_subcommands().front()->get_name();
+    std::set_terminate(terminateWithMessage);
+    try {
+        if (*runCmd) {
+            if (run.configFile.empty() && run.preset.empty())
+                run.preset = "default";
+            holdStopSignals();
+            relaunchWithRuntimeVariables(argv, precisionModeOf(run.preset, run.configFile, run.overrides));
+            if (!runBudget.empty())
+                run.overrides.push_back("memory.budget=\"" + runBudget + "\"");
+            return runCommand(run, selfPath(argv[0]));
+        }
+        if (*studyCmd) {
+            if (studyRepeatsOption->count())
+                study.repeats = studyRepeats;
+            return studyCommand(study, selfPath(argv[0]));
+        }
+        if (*fitCmd) {
+            if (fit.configFile.empty() && fit.preset.empty())
+                fit.preset = "default";
+            relaunchWithRuntimeVariables(argv, precisionModeOf(fit.preset, fit.configFile, fit.overrides));
+            return fitCommand(fit);
+        }
+        if (*estimateCmd) {
+            if (estimate.configFile.empty() && estimate.preset.empty())
+                estimate.preset = "default";
+            return estimateCommand(estimate);
+        }
+        if (*compareCmd)
+            return compareCommand(compare);
+        if (*tuneCmd) {
+            if (gemmCheck)
+                return gemmCheckCommand();
+            return tuneCommand(tune, selfPath(argv[0]));
+        }
+        if (*reportCmd)
+            return reportCommand(report, argc, argv);
+        if (*runsCmd)
+            return runsCommand(studyFile);
+        if (*showCmd)
+            return showCommand(studyFile, runName);
+        if (*exportCmd)
+            return exportCommand(studyFile, format, output);
+        return kExitBadInput;
+    } catch (const ConfigError &e) {
+        std::cerr << command << ": " << e.what() << "\n";
+        return kExitBadInput;
+    } catch (const DataError &e) {
+        std::cerr << command << ": " << e.what() << "\n";
+        return kExitBadInput;
+    } catch (const StoreError &e) {
+        std::cerr << command << ": " << e.what() << "\n";
+        return kExitBadInput;
+    } catch (const std::bad_alloc &) {
+        std::cerr << command << ": out of memory (std::bad_alloc) before the run could record it; `optlog estimate` "
+                                "predicts what the config needs\n";
+        return kExitFailed;
+    } catch (const std::exception &e) {
+        std::cerr << command << ": failed: " << e.what() << "\n";
+        return kExitFailed;
     }
-    if (*studyCmd) {
-        if (studyRepeatsOption->count())
-            study.repeats = studyRepeats;
-        return studyCommand(study, selfPath(argv[0]));
-    }
-    if (*fitCmd) {
-        if (fit.configFile.empty() && fit.preset.empty())
-            fit.preset = "default";
-        relaunchWithRuntimeVariables(argv, precisionModeOf(fit.preset, fit.configFile, fit.overrides));
-        return fitCommand(fit);
-    }
-    if (*estimateCmd) {
-        if (estimate.configFile.empty() && estimate.preset.empty())
-            estimate.preset = "default";
-        return estimateCommand(estimate);
-    }
-    if (*compareCmd)
-        return compareCommand(compare);
-    if (*tuneCmd) {
-        if (gemmCheck)
-            return gemmCheckCommand();
-        return tuneCommand(tune, selfPath(argv[0]));
-    }
-    if (*reportCmd)
-        return reportCommand(report, argc, argv);
-    if (*runsCmd)
-        return runsCommand(studyFile);
-    if (*showCmd)
-        return showCommand(studyFile, runName);
-    if (*exportCmd)
-        return exportCommand(studyFile, format, output);
-    return kExitBadInput;
 }

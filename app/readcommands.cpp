@@ -16,11 +16,12 @@ namespace optlog {
 
 namespace {
 
-// The study, or nothing after saying why it cannot be opened.
+// The study, read-only, or nothing after saying why it cannot be opened: reading never needs to
+// write, so a study on a read-only disk or of another user can be read.
 std::unique_ptr<Store> openStudy(const std::string &path, const char *command)
 {
     std::unique_ptr<Store> store;
-    refuseBadInput(command, [&] { store = std::make_unique<Store>(path); });
+    refuseBadInput(command, [&] { store = std::make_unique<Store>(path, Store::Access::ReadOnly); });
     return store;
 }
 

@@ -51,32 +51,66 @@ int runReplicates(const RunRequest &request, const std::string &self)
         std::vector<std::string> arguments = runArguments(replicate, request.study);
         if (request.jsonLines)
             arguments.push_back("--jsonl");
+        if (request.force)
+            arguments.push_back("--force");
         const int code = runChild(self, arguments);
         if (result == kExitOk)
             result = code;
         if (code == kExitCancelled || code == kExitBadInput)
             break;
+        if (g_stopRequested.load())
+            return kExitCancelled; // a signal to this process alone stops the replicates after this one
     }
     return result;
 }
 
 } // namespace
 
+void holdStopSignals()
+{
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigprocmask(SIG_BLOCK, &stop, nullptr);
+}
+
 int runCommand(const RunRequest &request, const std::string &self)
 {
+    // A signal during start-up (loading data, measuring the machine) cancels with nothing written;
+    // during training it ends the run as cancelled, with what it recorded. One that came while
+    // holdStopSignals() held it arrives now.
+    std::signal(SIGINT, requestStop);
+    std::signal(SIGTERM, requestStop);
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigprocmask(SIG_UNBLOCK, &stop, nullptr);
     if (request.repeats != 1)
         return runReplicates(request, self);
+    // Past a file-size limit (ulimit -f) a write then fails as an I/O error the run reports,
+    // instead of the signal's default: killing the process mid-write.
+    std::signal(SIGXFSZ, SIG_IGN);
     std::unique_ptr<EngineRun> run;
     if (const int refused = refuseBadInput("run", [&] {
-            run = std::make_unique<EngineRun>(loadRunConfig(request.preset, request.configFile, request.overrides));
+            run = std::make_unique<EngineRun>(loadRunConfig(request.preset, request.configFile, request.overrides),
+                                              request.force ? EngineRun::MemoryCheck::Force
+                                                            : EngineRun::MemoryCheck::Refuse);
             run->open(request.study);
         }))
         return refused;
-    // From here on a signal ends the run as cancelled, with what it recorded; before, it ends the
-    // process with nothing written.
-    std::signal(SIGINT, requestStop);
-    std::signal(SIGTERM, requestStop);
-    const EngineRun::Result result = run->train({request.jsonLines, bool(isatty(STDERR_FILENO))}, g_stopRequested);
+    if (g_stopRequested.load()) {
+        std::cerr << "optlog run: cancelled while starting, before the run was created in " << request.study << "\n";
+        return kExitCancelled;
+    }
+    EngineRun::Result result;
+    try {
+        result = run->train({request.jsonLines, bool(isatty(STDERR_FILENO))}, g_stopRequested);
+    } catch (const StoreError &e) {
+        std::cerr << "optlog run: " << e.what() << "; the run could not be created\n";
+        return kExitFailed;
+    }
     const TrainingOutcome &outcome = result.outcome;
     std::cerr << "optlog run: run " << result.runId << " (" << run->config().name << ") "
               << outcomeName(outcome.outcome) << (outcome.message.empty() ? "" : ": " + outcome.message) << " -> "

@@ -42,7 +42,10 @@ int studyCommand(const StudyRequest &request, const std::string &self)
             continue;
         }
         std::cerr << "optlog study: run " << (i + 1) << "/" << replicates.size() << ": " << run.name << "\n";
-        const int code = runChild(self, runArguments(run, studyFile));
+        std::vector<std::string> arguments = runArguments(run, studyFile);
+        if (request.force)
+            arguments.push_back("--force");
+        const int code = runChild(self, arguments);
         if (code == kExitCancelled || code == kExitBadInput) {
             std::cerr << "optlog study: stopped at " << run.name << "\n";
             return code;

@@ -11,6 +11,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <map>
 #include <vector>
@@ -42,16 +43,47 @@ double gemmGflops(const at::Tensor &a, const at::Tensor &b, double seconds)
     return flops * double(repeats) / elapsed / 1e9;
 }
 
+using Shape = std::array<int64_t, 3>; // (rows, inner, cols)
+
+// A GEMM's rate stops growing long before this many rows; more would only take memory.
+constexpr int64_t kMaxRows = 8192;
+constexpr int64_t kMinRows = 64;
+
+// The shapes of the model's GEMMs with `rows` rows: QKV, attention output, MLP up and down, the
+// head; backward runs the same shapes transposed.
+std::vector<Shape> modelShapes(const RunConfig &config, int64_t rows)
+{
+    const int64_t C = config.model.width, V = config.model.vocabSize;
+    return {{rows, C, 3 * C}, {rows, C, C}, {rows, C, 4 * C}, {rows, 4 * C, C}, {rows, C, V}};
+}
+
+// The FP32 bytes of the largest shape's three matrices: what measuring it holds at once.
+int64_t shapesBytes(const std::vector<Shape> &shapes)
+{
+    int64_t largest = 0;
+    for (const auto &[m, k, n] : shapes)
+        largest = std::max(largest, (m * k + k * n + m * n) * int64_t(sizeof(float)));
+    return largest;
+}
+
+// The run's rows (microbatch x context), at most kMaxRows, and fewer when a memory budget is set
+// so that the calibration itself stays within it.
+int64_t calibrationRows(const RunConfig &config)
+{
+    int64_t rows = std::min(config.train.microbatch * config.model.contextLength, kMaxRows);
+    if (!config.memory.budget.empty()) {
+        const int64_t budget = parseBytes(config.memory.budget, "memory.budget");
+        while (rows > kMinRows && shapesBytes(modelShapes(config, rows)) > budget)
+            rows /= 2;
+    }
+    return std::max(rows, std::min(kMinRows, config.train.microbatch * config.model.contextLength));
+}
+
 double bestOverModelShapes(const RunConfig &config, at::ScalarType dtype, c10::Device device, double secondsPerShape)
 {
-    const int64_t M = config.train.microbatch * config.model.contextLength;
-    const int64_t C = config.model.width, V = config.model.vocabSize;
-    // (rows, inner, cols): QKV, attention output, MLP up and down, the head; backward runs the
-    // same shapes transposed.
-    const int64_t shapes[][3] = {{M, C, 3 * C}, {M, C, C}, {M, C, 4 * C}, {M, 4 * C, C}, {M, C, V}};
     const auto options = at::TensorOptions().dtype(dtype).device(device);
     double best = 0;
-    for (const auto &s : shapes) {
+    for (const auto &s : modelShapes(config, calibrationRows(config))) {
         const at::Tensor a = at::rand({s[0], s[1]}, options);
         const at::Tensor b = at::rand({s[1], s[2]}, options);
         best = std::max(best, gemmGflops(a, b, secondsPerShape));
@@ -70,10 +102,15 @@ nlohmann::json MatmulPeak::toJson() const
     return out;
 }
 
+int64_t matmulPeakBytes(const RunConfig &config)
+{
+    return shapesBytes(modelShapes(config, calibrationRows(config)));
+}
+
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile, double secondsPerShape)
 {
     MatmulPeak peak;
-    const int64_t M = config.train.microbatch * config.model.contextLength;
+    const int64_t M = calibrationRows(config);
     peak.shapes = "M=" + std::to_string(M) + " C=" + std::to_string(config.model.width)
                   + " V=" + std::to_string(config.model.vocabSize);
     const nlohmann::json env = captureEnvironment({threads, threads}, nlohmann::json::object());

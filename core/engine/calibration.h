@@ -29,10 +29,14 @@ struct MatmulPeak
 };
 
 // `cacheFile` empty: $XDG_CACHE_HOME/optlog/matmul-peak.json, else ~/.cache/optlog/....
-// Measured on the config's runtime.device. Each shape of the model's forward and backward GEMMs runs after a warm-up for at least
-// `secondsPerShape`, and the best rate over all of them is the peak.
+// Measured on the config's runtime.device. Each shape of the model's forward and backward GEMMs
+// runs after a warm-up for at least `secondsPerShape`, and the best rate over all of them is the
+// peak. The shapes have the run's rows (microbatch x context) up to 8192, where a GEMM's rate has
+// long stopped growing, and fewer under a memory budget, so that measuring stays within it.
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile = "",
                       double secondsPerShape = 0.15);
+// The memory measuring matmulPeak() takes when it is not cached: its largest shape's matrices.
+int64_t matmulPeakBytes(const RunConfig &config);
 
 // A fixed matmul, timed: the machine-speed index. A change in it during a run is the machine
 // changing under the run (a neighbour, thermal limits), not the technique. On a CPU six 512^3

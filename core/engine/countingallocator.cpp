@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/countingallocator.h"
 
+#include "core/contract/format.h"
+
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <sstream>
 
 namespace optlog {
 
@@ -22,23 +23,10 @@ constexpr uint8_t kPriority = 100;
 
 } // namespace
 
-namespace {
-
-std::string mebibytes(int64_t bytes)
-{
-    std::ostringstream out;
-    out.setf(std::ios::fixed);
-    out.precision(1);
-    out << double(bytes) / double(1 << 20) << " MiB";
-    return out.str();
-}
-
-} // namespace
-
 MemoryBudgetExceeded::MemoryBudgetExceeded(const BudgetRefusal &r)
-    : std::runtime_error("out of memory budget in the " + r.phase + ": " + mebibytes(r.requestedBytes)
-                         + " requested with " + mebibytes(r.inUseBytes) + " in use; the budget is "
-                         + mebibytes(r.budgetBytes))
+    : std::runtime_error("out of memory budget in the " + r.phase + ": " + formatBytes(r.requestedBytes)
+                         + " requested with " + formatBytes(r.inUseBytes) + " in use; the budget is "
+                         + formatBytes(r.budgetBytes))
     , refusal(r)
 {
 }

@@ -5,6 +5,7 @@
 #include "core/engine/countingallocator.h"
 #include "core/engine/device.h"
 #include "core/engine/studyrecorder.h"
+#include "core/contract/format.h"
 
 #include <stdexcept>
 
@@ -21,22 +22,46 @@ std::string startMessage(const RunConfig &config, const TokenSplit &data, const 
            + std::to_string(threads.blas) + " BLAS; device: " + describeDevice(device);
 }
 
-// What the budget refused, as the oom event's message: a JSON object a reader can take apart.
+// What the budget refused, as the oom event's message: a JSON object a reader can take apart
+// (the step is left out when the run had not taken one).
 std::string refusalMessage(const BudgetRefusal &refusal, int64_t step)
 {
-    return nlohmann::json{{"phase", refusal.phase},
-                          {"requested_bytes", refusal.requestedBytes},
-                          {"in_use_bytes", refusal.inUseBytes},
-                          {"budget_bytes", refusal.budgetBytes},
-                          {"step", step}}
-        .dump();
+    nlohmann::json message = {{"phase", refusal.phase},
+                              {"requested_bytes", refusal.requestedBytes},
+                              {"in_use_bytes", refusal.inUseBytes},
+                              {"budget_bytes", refusal.budgetBytes}};
+    if (step >= 0)
+        message["step"] = step;
+    return message.dump();
+}
+
+// The memory the machine had when the run was checked; the check itself unless it is forced.
+AvailableMemory checkedMemory(const RunConfig &config, EngineRun::MemoryCheck check)
+{
+    AvailableMemory available = availableMemory();
+    if (check == EngineRun::MemoryCheck::Refuse)
+        checkMemoryFits(config, available);
+    return available;
+}
+
+// The machine ran out (std::bad_alloc): what was predicted and what was there, since the
+// exception says neither.
+std::string outOfMachineMemory(const RunConfig &config, const AvailableMemory &available)
+{
+    return "out of memory: an allocation failed (std::bad_alloc); the memory model predicted a peak of "
+           + formatBytes(estimateMemory(config).peakBytes)
+           + (available.bytes > 0 ? " and the machine had " + formatBytes(available.bytes) + " available at the start"
+                                  : std::string())
+           + ". Lower train.microbatch or model.width, or set memory.budget to rehearse a limit without reaching "
+             "the machine's";
 }
 
 } // namespace
 
-EngineRun::EngineRun(RunConfig config)
+EngineRun::EngineRun(RunConfig config, MemoryCheck memoryCheck)
     : m_config(std::move(config))
     , m_device(runDevice(m_config))
+    , m_available(checkedMemory(m_config, memoryCheck))
     , m_data(loadTokens(m_config.data, m_config.model.vocabSize, m_config.model.contextLength))
 {
 }
@@ -49,7 +74,8 @@ void EngineRun::open(const std::string &studyPath)
     m_heap = keepTensorMemoryInHeap();
     CountingAllocator::install();
     m_threads = applyThreadSettings(m_config.runtime);
-    // Before the budget: the calibration's matrices are the machine's, not the run's.
+    // Before the budget, which rehearses the run's memory, not the machine's; the calibration
+    // keeps its matrices within the budget by itself (matmulPeak).
     m_peak = matmulPeak(m_config, m_threads.intraOp);
 }
 
@@ -64,43 +90,66 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
 
     Result result;
     result.runId = store.createRun(m_config.name, toToml(m_config), m_config.group);
-    nlohmann::json environment = captureEnvironment(m_threads, m_heap);
-    environment["device"] = describeDevice(m_device);
-    environment["matmul_peak"] = m_peak.toJson();
-    store.setEnvironment(result.runId, environment.dump());
-    // The prediction is stored first, so the workbench shows it while the run trains.
-    const std::vector<MemoryRow> predicted = estimateMemory(m_config).rows();
-    store.replaceMemory(result.runId, predicted);
-
     StudyRecorder::Options recording;
     recording.jsonLines = options.jsonLines;
     recording.progress = options.progress;
     recording.allocatorBytes = [memory = DeviceMemory(m_device)] { return memory.inUseAndPeakBytes(); };
     recording.diagnostics = m_config.diagnostics;
     StudyRecorder recorder(store, result.runId, m_config.train.steps, recording);
-    recorder.started(startMessage(m_config, m_data, m_threads, m_device));
 
     TrainingOutcome &outcome = result.outcome;
+    outcome.outcome = Outcome::Failed; // until the trainer says how it ended
     try {
-        Trainer trainer(m_config, m_data, uint64_t(store.studySeed()));
+        nlohmann::json environment = captureEnvironment(m_threads, m_heap);
+        environment["device"] = describeDevice(m_device);
+        environment["matmul_peak"] = m_peak.toJson();
+        store.setEnvironment(result.runId, environment.dump());
+        // The prediction is stored first, so the workbench shows it while the run trains.
+        const std::vector<MemoryRow> predicted = estimateMemory(m_config).rows();
+        store.replaceMemory(result.runId, predicted);
+        recorder.started(startMessage(m_config, m_data, m_threads, m_device));
+
+        outcome = trainOutcome(recorder, stopRequested);
+        if (outcome.refusal)
+            recorder.event(EventKind::Oom, refusalMessage(*outcome.refusal, outcome.step));
+        std::vector<MemoryRow> memory = predicted;
+        memory.insert(memory.end(), outcome.measuredMemory.begin(), outcome.measuredMemory.end());
+        store.replaceMemory(result.runId, memory);
+        if (!outcome.dtypes.empty())
+            store.setDtypes(result.runId, nlohmann::json(outcome.dtypes).dump());
+    } catch (const StoreError &e) {
+        if (outcome.step < 0)
+            outcome.step = recorder.lastStep();
+        outcome = storeFailure(outcome, e);
+    }
+    outcome = recorder.finished(outcome);
+    return result;
+}
+
+TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, const std::atomic<bool> &stopRequested)
+{
+    auto &allocator = CountingAllocator::instance();
+    TrainingOutcome outcome;
+    try {
+        Trainer trainer(m_config, m_data, uint64_t(m_store->studySeed()));
         outcome = trainer.run(recorder, stopRequested);
+    } catch (const StoreError &) {
+        allocator.setBudget(0);
+        throw;
     } catch (const std::exception &e) {
-        // Building the model or its optimizer can already exceed a budget.
+        // Building the model or its optimizer can already exceed a budget, or the machine.
         const auto refusal = allocator.refusal();
         outcome.outcome = refusal ? Outcome::Oom : Outcome::Failed;
-        outcome.message = refusal ? MemoryBudgetExceeded(*refusal).what() : e.what();
         outcome.refusal = refusal;
+        if (refusal)
+            outcome.message = MemoryBudgetExceeded(*refusal).what() + std::string(", before the first step");
+        else if (dynamic_cast<const std::bad_alloc *>(&e) || std::string(e.what()).find("bad_alloc") != std::string::npos)
+            outcome.message = outOfMachineMemory(m_config, m_available);
+        else
+            outcome.message = e.what();
         allocator.setBudget(0);
     }
-    if (outcome.refusal)
-        recorder.event(EventKind::Oom, refusalMessage(*outcome.refusal, outcome.step));
-    std::vector<MemoryRow> memory = predicted;
-    memory.insert(memory.end(), outcome.measuredMemory.begin(), outcome.measuredMemory.end());
-    store.replaceMemory(result.runId, memory);
-    if (!outcome.dtypes.empty())
-        store.setDtypes(result.runId, nlohmann::json(outcome.dtypes).dump());
-    recorder.finished(outcome.outcome, outcome.step, outcome.message);
-    return result;
+    return outcome;
 }
 
 } // namespace optlog

@@ -4,6 +4,8 @@
 #include "core/config/config.h"
 #include "core/engine/calibration.h"
 #include "core/engine/environment.h"
+#include "core/engine/preflight.h"
+#include "core/engine/studyrecorder.h"
 #include "core/engine/textdata.h"
 #include "core/engine/trainer.h"
 #include "core/store/store.h"
@@ -25,9 +27,11 @@ namespace optlog {
 class EngineRun
 {
 public:
+    enum class MemoryCheck { Refuse, Force };
     // Refuses, with ConfigError or DataError, a config whose device, precision, attention or corpus
-    // this engine cannot run. Nothing is written.
-    explicit EngineRun(RunConfig config);
+    // this engine cannot run and, unless `memoryCheck` is Force, one predicted not to fit its
+    // memory budget or the machine's available memory (checkMemoryFits). Nothing is written.
+    explicit EngineRun(RunConfig config, MemoryCheck memoryCheck = MemoryCheck::Refuse);
     ~EngineRun();
 
     // Opens (or creates) the study, then sets up what the run is measured with: the counting
@@ -46,14 +50,22 @@ public:
         TrainingOutcome outcome;
     };
     // After open(): creates the run with its environment and predicted memory, trains it until it
-    // ends or `stopRequested`, and stores how it ended, with the measured memory and dtypes.
+    // ends or `stopRequested`, and stores how it ended, with the measured memory and dtypes. A study
+    // that stops taking rows (a full disk, an I/O error) ends the run as failed with that cause,
+    // stored when the study still takes the outcome, and always in the finished event; only a study
+    // that cannot take the run's first row throws StoreError.
     Result train(const Options &options, const std::atomic<bool> &stopRequested);
 
     const RunConfig &config() const { return m_config; }
 
 private:
+    // The trainer from construction to outcome: a budget's refusal as oom, the machine running
+    // out or any other exception as failed with its cause; a StoreError passes through.
+    TrainingOutcome trainOutcome(StudyRecorder &recorder, const std::atomic<bool> &stopRequested);
+
     RunConfig m_config;
     c10::Device m_device;
+    AvailableMemory m_available; // at the check, for the hint when the machine runs out
     TokenSplit m_data;
     std::unique_ptr<Store> m_store;
     ThreadSettings m_threads;

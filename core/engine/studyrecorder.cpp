@@ -25,6 +25,7 @@ void StudyRecorder::started(const std::string &message)
 void StudyRecorder::step(const StepMetrics &m)
 {
     m_pendingMetrics.push_back(m);
+    m_lastStep = m.step;
     if (m_options.jsonLines) {
         // Built only when someone reads the events: this runs every step.
         StepDone done{m, std::nullopt, std::nullopt};
@@ -84,13 +85,43 @@ void StudyRecorder::flush()
     m_lastFlush = std::chrono::steady_clock::now();
 }
 
-void StudyRecorder::finished(Outcome outcome, int64_t step, const std::string &message)
+TrainingOutcome StudyRecorder::finished(TrainingOutcome outcome)
 {
-    flush();
-    m_store.finishRun(m_runId, outcome, step, message);
+    try {
+        flush();
+    } catch (const StoreError &e) {
+        // The rows are lost with the space; the outcome, one small row, may still fit.
+        m_pendingMetrics.clear();
+        m_pendingValidation.clear();
+        outcome = storeFailure(outcome, e);
+    }
+    try {
+        m_store.finishRun(m_runId, outcome.outcome, outcome.step, outcome.message);
+    } catch (const StoreError &e) {
+        // The stream and the terminal keep the cause the file cannot; the file will show the run
+        // as crashed.
+        outcome = storeFailure(outcome, e);
+        outcome.message += "; this outcome could not be stored either";
+    }
     if (m_options.progress)
         std::fprintf(stderr, "\n");
-    emit(RunFinished{outcome, step, message});
+    emit(RunFinished{outcome.outcome, outcome.step, outcome.message});
+    return outcome;
+}
+
+TrainingOutcome storeFailure(TrainingOutcome outcome, const StoreError &error)
+{
+    // Said once: a second failure of the same study adds nothing.
+    if (outcome.message.find("the study stopped taking") == std::string::npos) {
+        const std::string before = outcome.outcome == Outcome::Failed
+                                       ? outcome.message
+                                       : outcomeName(outcome.outcome) + std::string(outcome.message.empty() ? "" : ": ")
+                                             + outcome.message;
+        outcome.message = "the study stopped taking the run's rows: " + std::string(error.what())
+                          + (before.empty() ? "" : " (before that the run had ended " + before + ")");
+    }
+    outcome.outcome = Outcome::Failed;
+    return outcome;
 }
 
 void StudyRecorder::emit(decltype(EngineEvent::body) body)

@@ -41,7 +41,12 @@ public:
     void numerics(const std::vector<TensorNumerics> &rows) override;
     // Writes every buffered row; call before the run's outcome is stored.
     void flush();
-    void finished(Outcome outcome, int64_t step, const std::string &message);
+    // Stores the outcome after the last rows, and announces it. When the study no longer takes
+    // them (a full disk, an I/O error) the run has failed, and the announced and returned outcome
+    // says so with the cause; it is stored if the study still takes that one row.
+    TrainingOutcome finished(TrainingOutcome outcome);
+    // The last step reported to step(); -1 before the first.
+    int64_t lastStep() const { return m_lastStep; }
 
 private:
     void progressAndFlush(const StepMetrics &m); // status line, and a batched write every flushSeconds
@@ -57,6 +62,10 @@ private:
     std::chrono::steady_clock::time_point m_lastFlush;
     std::chrono::steady_clock::time_point m_start;
     double m_lastValidation = -1;
+    int64_t m_lastStep = -1;
 };
+
+// `outcome` as failed because the study stopped taking rows (`error`), keeping what it was before.
+TrainingOutcome storeFailure(TrainingOutcome outcome, const StoreError &error);
 
 } // namespace optlog

@@ -2,8 +2,14 @@
 #include "core/store/store.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <sqlite3.h>
+
+#include "core/contract/format.h"
 
 #include <algorithm>
+#include <cctype>
+#include <array>
+#include <cstring>
 #include <limits>
 #include <cerrno>
 #include <csignal>
@@ -187,6 +193,29 @@ std::vector<Row> selectEach(SQLite::Database &db, const char *sql, int64_t runId
     return out;
 }
 
+// A read-only connection. SQLite reads a WAL-mode file through its -shm file and creates it when
+// missing; in a folder this process may not write it cannot. Then, with no -wal file either,
+// everything is in the main file and no writer of this folder can be at work without one, so the
+// file is opened as immutable: read as it is, with no -shm.
+std::unique_ptr<SQLite::Database> openReadOnly(const std::string &path)
+{
+    namespace fs = std::filesystem;
+    std::error_code error;
+    const fs::path folder = fs::absolute(path, error).parent_path();
+    const bool canMakeShm = fs::exists(path + "-shm", error) || ::access(folder.c_str(), W_OK) == 0;
+    if (canMakeShm || fs::exists(path + "-wal", error))
+        return std::make_unique<SQLite::Database>(path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+    std::string uri = "file:";
+    for (const unsigned char c : fs::absolute(path, error).string()) {
+        if (std::isalnum(c) || std::string("/-._~").find(char(c)) != std::string::npos)
+            uri += char(c);
+        else
+            uri += formatted("%%%02X", unsigned(c));
+    }
+    return std::make_unique<SQLite::Database>(uri + "?immutable=1", SQLite::OPEN_READONLY | SQLite::OPEN_URI,
+                                              kBusyTimeoutMs);
+}
+
 bool hasOptlogHeader(const std::string &path, int *applicationId, int *userVersion, int *tableCount)
 {
     std::ifstream in(path, std::ios::binary);
@@ -194,10 +223,10 @@ bool hasOptlogHeader(const std::string &path, int *applicationId, int *userVersi
     in.read(header, sizeof(header));
     if (in.gcount() < 16 || std::string(header, 15) != "SQLite format 3")
         return false;
-    SQLite::Database db(path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
-    *applicationId = db.execAndGet("PRAGMA application_id").getInt();
-    *userVersion = db.execAndGet("PRAGMA user_version").getInt();
-    *tableCount = db.execAndGet("SELECT count(*) FROM sqlite_master WHERE type = 'table'").getInt();
+    const auto db = openReadOnly(path);
+    *applicationId = db->execAndGet("PRAGMA application_id").getInt();
+    *userVersion = db->execAndGet("PRAGMA user_version").getInt();
+    *tableCount = db->execAndGet("SELECT count(*) FROM sqlite_master WHERE type = 'table'").getInt();
     return true;
 }
 
@@ -213,45 +242,145 @@ std::string utcNow()
     return text;
 }
 
+namespace {
+
+// Runs one read or write of the study: an SQLite error (a full disk, an I/O error, a file made
+// read-only or damaged meanwhile) becomes a StoreError that names the study and what failed.
+template<typename Operation>
+auto guarded(const std::string &path, const char *what, Operation operation)
+{
+    try {
+        return operation();
+    } catch (const SQLite::Exception &e) {
+        throw StoreError("study '" + path + "': cannot " + what + ": " + e.what());
+    }
+}
+
+// Why a study path cannot be a study file at all (a folder, a device), or empty when it can.
+std::string unusablePath(const std::string &path)
+{
+    namespace fs = std::filesystem;
+    std::error_code error;
+    const fs::file_status status = fs::status(path, error);
+    if (fs::is_directory(status))
+        return "study '" + path + "' is a folder; give a file name, such as '" + (fs::path(path) / "study.sqlite").string()
+               + "'";
+    if (fs::exists(status) && !fs::is_regular_file(status))
+        return "study '" + path + "' is not a regular file (a device, a pipe or a socket); give a file name, such as "
+                                  "'study.sqlite'";
+    if (!fs::exists(status)) {
+        const fs::path folder = fs::path(path).parent_path();
+        if (!folder.empty() && !fs::is_directory(folder, error))
+            return "study '" + path + "': the folder '" + folder.string() + "' does not exist";
+    }
+    return {};
+}
+
+// Why this process cannot write `path` (the system's reason), or empty when it can.
+std::string unwritableReason(const std::string &path)
+{
+    if (access(path.c_str(), W_OK) == 0)
+        return "the file system or another process refuses writes";
+    return std::strerror(errno);
+}
+
+// The -wal and -shm files SQLite keeps beside a study: removed after a refused open that made
+// them, when they hold nothing, so that a refusal leaves the folder as it found it.
+class SideFiles
+{
+public:
+    explicit SideFiles(const std::string &path)
+        : m_paths{path + "-wal", path + "-shm"}
+    {
+        for (size_t i = 0; i < m_paths.size(); ++i)
+            m_existed[i] = std::filesystem::exists(m_paths[i]);
+    }
+    void removeThoseWeMade() const
+    {
+        std::error_code error;
+        if (m_existed[0] || std::filesystem::file_size(m_paths[0], error) != 0 || error)
+            return; // a WAL with content may hold another writer's rows
+        for (size_t i = 0; i < m_paths.size(); ++i)
+            if (!m_existed[i])
+                std::filesystem::remove(m_paths[i], error);
+    }
+
+private:
+    std::array<std::string, 2> m_paths;
+    std::array<bool, 2> m_existed{};
+};
+
+} // namespace
+
 Store::Store(const std::string &path, Access access)
     : m_path(path)
 {
     namespace fs = std::filesystem;
-    const bool isNew = !fs::exists(path) || fs::file_size(path) == 0;
+    if (const std::string problem = unusablePath(path); !problem.empty())
+        throw StoreError(problem);
+    std::error_code error;
+    const bool isNew = !fs::exists(path, error) || fs::file_size(path, error) == 0;
     if (isNew && access == Access::ReadOnly)
         throw StoreError("study '" + path + "' does not exist; `optlog run --db " + path + "` creates it");
 
+    const SideFiles sideFiles(path);
     try {
-        if (!isNew) {
-            // Every check happens on a read-only connection, so a file we refuse is never touched.
-            int applicationId = 0, userVersion = 0, tables = 0;
-            if (!hasOptlogHeader(path, &applicationId, &userVersion, &tables))
-                throw StoreError("'" + path + "' is not an optlog study: it is not an SQLite database");
-            if (applicationId != kApplicationId && !(applicationId == 0 && tables == 0))
-                throw StoreError("'" + path + "' is not an optlog study: it is an SQLite database of another "
-                                 "application; choose a new file name for the study");
-            if (userVersion > kSchemaVersion)
-                throw StoreError("study '" + path + "' has schema version " + std::to_string(userVersion)
-                                 + ", newer than this optlog knows (" + std::to_string(kSchemaVersion)
-                                 + "); open it with a newer optlog. The file was not changed.");
-        }
-        const int flags = access == Access::ReadOnly ? SQLite::OPEN_READONLY
-                                                     : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE;
-        m_db = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
-        if (access == Access::ReadWrite) {
-            m_db->exec("PRAGMA journal_mode = WAL");
-            // In WAL mode NORMAL loses no committed data on a crash of the process, only on power loss.
-            m_db->exec("PRAGMA synchronous = NORMAL");
-            m_db->exec("PRAGMA foreign_keys = ON");
-            migrate();
-            markCrashedRuns();
-        } else if (schemaVersion() < kSchemaVersion) {
-            throw StoreError("study '" + path + "' has the older schema version " + std::to_string(schemaVersion())
-                             + "; open it once for writing (for example `optlog runs " + path
-                             + "`) to migrate it");
-        }
+        open(access, isNew);
+    } catch (const StoreError &) {
+        m_db.reset();
+        sideFiles.removeThoseWeMade();
+        throw;
     } catch (const SQLite::Exception &e) {
+        m_db.reset();
+        sideFiles.removeThoseWeMade();
         throw StoreError("study '" + path + "': " + e.what());
+    }
+}
+
+void Store::open(Access mode, bool isNew)
+{
+    const std::string &path = m_path;
+    if (!isNew) {
+        // Every check happens on a read-only connection, so a file we refuse is never touched.
+        if (::access(path.c_str(), R_OK) != 0)
+            throw StoreError("study '" + path + "' cannot be read: " + std::strerror(errno));
+        int applicationId = 0, userVersion = 0, tables = 0;
+        if (!hasOptlogHeader(path, &applicationId, &userVersion, &tables))
+            throw StoreError("'" + path + "' is not an optlog study: it is not an SQLite database");
+        if (applicationId != kApplicationId && !(applicationId == 0 && tables == 0))
+            throw StoreError("'" + path + "' is not an optlog study: it is an SQLite database of another "
+                             "application; choose a new file name for the study");
+        if (userVersion > kSchemaVersion)
+            throw StoreError("study '" + path + "' has schema version " + std::to_string(userVersion)
+                             + ", newer than this optlog knows (" + std::to_string(kSchemaVersion)
+                             + "); open it with a newer optlog. The file was not changed.");
+    }
+    if (mode == Access::ReadOnly)
+        m_db = openReadOnly(path);
+    else
+        m_db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, kBusyTimeoutMs);
+    if (mode == Access::ReadWrite) {
+        // SQLite quietly opens a file it may not write read-only; a run would then fail at its
+        // first row. Refuse now, before anything else.
+        if (sqlite3_db_readonly(m_db->getHandle(), "main") == 1)
+            throw StoreError("study '" + path + "' cannot be written (" + unwritableReason(path)
+                             + "); it can still be read (`optlog runs " + path
+                             + "`); to add runs, copy it to a file you can write or choose another --db");
+        m_db->exec("PRAGMA journal_mode = WAL");
+        // In WAL mode NORMAL loses no committed data on a crash of the process, only on power loss.
+        m_db->exec("PRAGMA synchronous = NORMAL");
+        m_db->exec("PRAGMA foreign_keys = ON");
+        migrate();
+        markCrashedRuns();
+    } else if (const int version = schemaVersion(); version < kSchemaVersion) {
+        // A reader of an older study migrates it forward once, when it may write it.
+        m_db.reset();
+        if (::access(path.c_str(), W_OK) != 0)
+            throw StoreError("study '" + path + "' has the older schema version " + std::to_string(version)
+                             + " and cannot be written to migrate it (" + std::strerror(errno)
+                             + "); copy it to a folder you can write and open the copy");
+        Store(path, Access::ReadWrite);
+        m_db = openReadOnly(path);
     }
 }
 
@@ -291,207 +420,250 @@ void Store::migrate()
 
 int64_t Store::studySeed() const
 {
-    SQLite::Statement query(*m_db, "SELECT value FROM meta WHERE key = 'study_seed'");
-    return query.executeStep() ? std::stoll(query.getColumn(0).getString()) : kDefaultStudySeed;
+    return guarded(m_path, "read its seed", [&] {
+        SQLite::Statement query(*m_db, "SELECT value FROM meta WHERE key = 'study_seed'");
+        if (!query.executeStep())
+            return kDefaultStudySeed;
+        const std::string text = query.getColumn(0).getString();
+        char *end = nullptr;
+        errno = 0;
+        const long long seed = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || *end != '\0' || errno == ERANGE || seed < 0)
+            throw StoreError("study '" + m_path + "': its study_seed '" + text
+                             + "' (table meta) is not a whole number of 0 or more; the file was edited by hand");
+        return int64_t(seed);
+    });
 }
 
 int64_t Store::createRun(const std::string &name, const std::string &configToml, const std::string &group)
 {
-    SQLite::Statement insert(*m_db, "INSERT INTO runs (name, config_toml, status, created_at, pid, pid_start, host, "
-                                    "group_name) VALUES (?, ?, 'running', ?, ?, ?, ?, ?)");
-    const int64_t pid = getpid();
-    insert.bind(1, name);
-    insert.bind(2, configToml);
-    insert.bind(3, utcNow());
-    insert.bind(4, pid);
-    insert.bind(5, processStartTime(pid));
-    insert.bind(6, hostName());
-    if (group.empty())
-        insert.bind(7); // NULL: a group of its own, under its name
-    else
-        insert.bind(7, group);
-    insert.exec();
-    return m_db->getLastInsertRowid();
+    return guarded(m_path, "store the new run", [&] {
+        SQLite::Statement insert(*m_db, "INSERT INTO runs (name, config_toml, status, created_at, pid, pid_start, host, "
+                                        "group_name) VALUES (?, ?, 'running', ?, ?, ?, ?, ?)");
+        const int64_t pid = getpid();
+        insert.bind(1, name);
+        insert.bind(2, configToml);
+        insert.bind(3, utcNow());
+        insert.bind(4, pid);
+        insert.bind(5, processStartTime(pid));
+        insert.bind(6, hostName());
+        if (group.empty())
+            insert.bind(7); // NULL: a group of its own, under its name
+        else
+            insert.bind(7, group);
+        insert.exec();
+        return m_db->getLastInsertRowid();
+    });
 }
 
 void Store::setEnvironment(int64_t runId, const std::string &environmentJson)
 {
-    SQLite::Statement update(*m_db, "UPDATE runs SET environment = ? WHERE id = ?");
-    update.bind(1, environmentJson);
-    update.bind(2, runId);
-    update.exec();
+    return guarded(m_path, "store the run's environment", [&] {
+        SQLite::Statement update(*m_db, "UPDATE runs SET environment = ? WHERE id = ?");
+        update.bind(1, environmentJson);
+        update.bind(2, runId);
+        update.exec();
+    });
 }
 
 void Store::setDtypes(int64_t runId, const std::string &dtypesJson)
 {
-    SQLite::Statement update(*m_db, "UPDATE runs SET dtypes = ? WHERE id = ?");
-    update.bind(1, dtypesJson);
-    update.bind(2, runId);
-    update.exec();
+    return guarded(m_path, "store the run's dtypes", [&] {
+        SQLite::Statement update(*m_db, "UPDATE runs SET dtypes = ? WHERE id = ?");
+        update.bind(1, dtypesJson);
+        update.bind(2, runId);
+        update.exec();
+    });
 }
 
 void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
 {
-    if (rows.empty())
-        return;
-    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-    insertEach(*m_db,
-               "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, grad_norm, "
-               "step_seconds, tokens_per_second, loss_scale, skipped, machine_gflops) "
-               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-               runId, rows, [](SQLite::Statement &insert, const StepMetrics &row) {
-                   insert.bind(2, row.step);
-                   insert.bind(3, row.tokens);
-                   insert.bind(4, row.trainLoss);
-                   insert.bind(5, row.learningRate);
-                   insert.bind(6, row.gradNorm);
-                   insert.bind(7, row.stepSeconds);
-                   insert.bind(8, row.tokensPerSecond);
-                   insert.bind(9, row.lossScale);
-                   insert.bind(10, int(row.skipped));
-                   if (row.machineGflops > 0)
-                       insert.bind(11, row.machineGflops);
-                   else
-                       insert.bind(11); // NULL: not timed at this step
-               });
-    transaction.commit();
+    return guarded(m_path, "store metrics", [&] {
+        if (rows.empty())
+            return;
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        insertEach(*m_db,
+                   "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, grad_norm, "
+                   "step_seconds, tokens_per_second, loss_scale, skipped, machine_gflops) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   runId, rows, [](SQLite::Statement &insert, const StepMetrics &row) {
+                       insert.bind(2, row.step);
+                       insert.bind(3, row.tokens);
+                       insert.bind(4, row.trainLoss);
+                       insert.bind(5, row.learningRate);
+                       insert.bind(6, row.gradNorm);
+                       insert.bind(7, row.stepSeconds);
+                       insert.bind(8, row.tokensPerSecond);
+                       insert.bind(9, row.lossScale);
+                       insert.bind(10, int(row.skipped));
+                       if (row.machineGflops > 0)
+                           insert.bind(11, row.machineGflops);
+                       else
+                           insert.bind(11); // NULL: not timed at this step
+                   });
+        transaction.commit();
+    });
 }
 
 void Store::appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows)
 {
-    if (rows.empty())
-        return;
-    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-    insertEach(*m_db,
-               "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss, sequences, sequence_sd) "
-               "VALUES (?, ?, ?, ?, ?, ?)",
-               runId, rows, [](SQLite::Statement &insert, const ValidationPoint &row) {
-                   insert.bind(2, row.step);
-                   insert.bind(3, row.tokens);
-                   insert.bind(4, row.loss);
-                   insert.bind(5, row.sequences);
-                   insert.bind(6, row.sequenceSd);
-               });
-    transaction.commit();
+    return guarded(m_path, "store validation losses", [&] {
+        if (rows.empty())
+            return;
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        insertEach(*m_db,
+                   "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss, sequences, sequence_sd) "
+                   "VALUES (?, ?, ?, ?, ?, ?)",
+                   runId, rows, [](SQLite::Statement &insert, const ValidationPoint &row) {
+                       insert.bind(2, row.step);
+                       insert.bind(3, row.tokens);
+                       insert.bind(4, row.loss);
+                       insert.bind(5, row.sequences);
+                       insert.bind(6, row.sequenceSd);
+                   });
+        transaction.commit();
+    });
 }
 
 void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
 {
-    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement clear(*m_db, "DELETE FROM memory WHERE run_id = ?");
-    clear.bind(1, runId);
-    clear.exec();
-    insertEach(*m_db, "INSERT INTO memory (run_id, role, source, dtype, bytes) VALUES (?, ?, ?, ?, ?)", runId, rows,
-               [](SQLite::Statement &insert, const MemoryRow &row) {
-                   insert.bind(2, memoryRoleName(row.role));
-                   insert.bind(3, memorySourceName(row.source));
-                   insert.bind(4, row.dtype);
-                   insert.bind(5, row.bytes);
-               });
-    transaction.commit();
+    return guarded(m_path, "store memory by role", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement clear(*m_db, "DELETE FROM memory WHERE run_id = ?");
+        clear.bind(1, runId);
+        clear.exec();
+        insertEach(*m_db, "INSERT INTO memory (run_id, role, source, dtype, bytes) VALUES (?, ?, ?, ?, ?)", runId, rows,
+                   [](SQLite::Statement &insert, const MemoryRow &row) {
+                       insert.bind(2, memoryRoleName(row.role));
+                       insert.bind(3, memorySourceName(row.source));
+                       insert.bind(4, row.dtype);
+                       insert.bind(5, row.bytes);
+                   });
+        transaction.commit();
+    });
 }
 
 void Store::addEvent(int64_t runId, EventKind kind, const std::string &message, int64_t step)
 {
-    SQLite::Statement insert(*m_db, "INSERT INTO events (run_id, at, kind, message, step) VALUES (?, ?, ?, ?, ?)");
-    insert.bind(1, runId);
-    insert.bind(2, utcNow());
-    insert.bind(3, eventKindName(kind));
-    insert.bind(4, message);
-    if (step >= 0)
-        insert.bind(5, step);
-    else
-        insert.bind(5); // NULL: no step in particular
-    insert.exec();
+    return guarded(m_path, "store an event", [&] {
+        SQLite::Statement insert(*m_db, "INSERT INTO events (run_id, at, kind, message, step) VALUES (?, ?, ?, ?, ?)");
+        insert.bind(1, runId);
+        insert.bind(2, utcNow());
+        insert.bind(3, eventKindName(kind));
+        insert.bind(4, message);
+        if (step >= 0)
+            insert.bind(5, step);
+        else
+            insert.bind(5); // NULL: no step in particular
+        insert.exec();
+    });
 }
 
 void Store::appendNumerics(int64_t runId, const std::vector<TensorNumerics> &rows)
 {
-    if (rows.empty())
-        return;
-    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-    insertEach(*m_db,
-               "INSERT OR REPLACE INTO numerics (run_id, step, tensor, fp16_underflow, fp16_subnormal, "
-               "scaled_underflow, loss_scale, vanishing_updates, activation_max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-               runId, rows, [](SQLite::Statement &insert, const TensorNumerics &row) {
-                   insert.bind(2, row.step);
-                   insert.bind(3, row.tensor);
-                   // NaN binds as NULL: not applicable to this tensor
-                   insert.bind(4, row.fp16Underflow);
-                   insert.bind(5, row.fp16Subnormal);
-                   insert.bind(6, row.scaledUnderflow);
-                   insert.bind(7, row.lossScale);
-                   insert.bind(8, row.vanishingUpdates);
-                   insert.bind(9, row.activationMax);
-               });
-    transaction.commit();
+    return guarded(m_path, "store numerics", [&] {
+        if (rows.empty())
+            return;
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        insertEach(*m_db,
+                   "INSERT OR REPLACE INTO numerics (run_id, step, tensor, fp16_underflow, fp16_subnormal, "
+                   "scaled_underflow, loss_scale, vanishing_updates, activation_max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   runId, rows, [](SQLite::Statement &insert, const TensorNumerics &row) {
+                       insert.bind(2, row.step);
+                       insert.bind(3, row.tensor);
+                       // NaN binds as NULL: not applicable to this tensor
+                       insert.bind(4, row.fp16Underflow);
+                       insert.bind(5, row.fp16Subnormal);
+                       insert.bind(6, row.scaledUnderflow);
+                       insert.bind(7, row.lossScale);
+                       insert.bind(8, row.vanishingUpdates);
+                       insert.bind(9, row.activationMax);
+                   });
+        transaction.commit();
+    });
 }
 
 void Store::finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message)
 {
-    SQLite::Statement update(*m_db, "UPDATE runs SET status = 'finished', outcome = ?, outcome_step = ?, "
-                                    "message = ?, finished_at = ? WHERE id = ?");
-    update.bind(1, outcomeName(outcome));
-    update.bind(2, step);
-    update.bind(3, message);
-    update.bind(4, utcNow());
-    update.bind(5, runId);
-    update.exec();
+    return guarded(m_path, "store the run's outcome", [&] {
+        SQLite::Statement update(*m_db, "UPDATE runs SET status = 'finished', outcome = ?, outcome_step = ?, "
+                                        "message = ?, finished_at = ? WHERE id = ?");
+        update.bind(1, outcomeName(outcome));
+        update.bind(2, step);
+        update.bind(3, message);
+        update.bind(4, utcNow());
+        update.bind(5, runId);
+        update.exec();
+    });
+}
+
+std::vector<Store::DeadRun> Store::deadRuns() const
+{
+    return guarded(m_path, "read its runs", [&] {
+        SQLite::Statement running(*m_db, "SELECT id, pid, pid_start, host, "
+                                         "(SELECT max(step) FROM metrics WHERE run_id = runs.id) "
+                                         "FROM runs WHERE status = 'running'");
+        std::vector<DeadRun> dead;
+        const std::string here = hostName();
+        while (running.executeStep()) {
+            const int64_t pid = running.getColumn(1).getInt64();
+            // A run started on another machine (a shared study on a network drive) is not ours to judge.
+            if (running.getColumn(3).getString() != here || processAlive(pid, running.getColumn(2).getString()))
+                continue;
+            const int64_t lastStep = running.getColumn(4).isNull() ? -1 : running.getColumn(4).getInt64();
+            dead.push_back({running.getColumn(0).getInt64(), lastStep,
+                            "engine process " + std::to_string(pid)
+                                + " ended without finishing the run (killed, crashed or the machine stopped); "
+                                  "metrics up to step "
+                                + std::to_string(lastStep) + " are kept"});
+        }
+        return dead;
+    });
 }
 
 int Store::markCrashedRuns()
 {
-    SQLite::Statement running(*m_db, "SELECT id, pid, pid_start, host, "
-                                     "(SELECT max(step) FROM metrics WHERE run_id = runs.id) "
-                                     "FROM runs WHERE status = 'running'");
-    struct Dead
-    {
-        int64_t id, pid, lastStep;
-    };
-    std::vector<Dead> dead;
-    const std::string here = hostName();
-    while (running.executeStep()) {
-        const int64_t pid = running.getColumn(1).getInt64();
-        // A run started on another machine (a shared study on a network drive) is not ours to judge.
-        if (running.getColumn(3).getString() != here || processAlive(pid, running.getColumn(2).getString()))
-            continue;
-        const int64_t lastStep = running.getColumn(4).isNull() ? -1 : running.getColumn(4).getInt64();
-        dead.push_back({running.getColumn(0).getInt64(), pid, lastStep});
-    }
+    const std::vector<DeadRun> dead = deadRuns();
     for (const auto &run : dead)
-        finishRun(run.id, Outcome::Crashed, run.lastStep,
-                  "engine process " + std::to_string(run.pid)
-                      + " ended without finishing the run (killed, crashed or the machine stopped); "
-                        "metrics up to step "
-                      + std::to_string(run.lastStep) + " are kept");
+        finishRun(run.id, Outcome::Crashed, run.lastStep, run.message);
     return int(dead.size());
 }
 
 std::vector<RunRecord> Store::runs() const
 {
-    SQLite::Statement query(*m_db, "SELECT id, name, config_toml, coalesce(outcome_step, -1), coalesce(message, ''), "
-                                   "created_at, coalesce(finished_at, ''), coalesce(pid, 0), coalesce(host, ''), "
-                                   "coalesce(environment, ''), coalesce(dtypes, ''), coalesce(group_name, name), status, "
-                                   "coalesce(outcome, '') FROM runs ORDER BY id");
-    std::vector<RunRecord> out;
-    while (query.executeStep()) {
-        RunRecord r = readColumns(query, &RunRecord::id, &RunRecord::name, &RunRecord::configToml,
-                                  &RunRecord::outcomeStep, &RunRecord::message, &RunRecord::createdAt,
-                                  &RunRecord::finishedAt, &RunRecord::pid, &RunRecord::host,
-                                  &RunRecord::environmentJson, &RunRecord::dtypesJson, &RunRecord::group);
-        if (query.getColumn(12).getString() == "finished") {
-            const std::string outcome = query.getColumn(13).getString();
-            r.outcome = outcomeNamed(outcome);
-            if (!r.outcome) {
-                // Written by hand or by another program: show it as a failure that says what it was.
-                r.outcome = Outcome::Failed;
-                r.message = "the study records the outcome '" + outcome + "', which this optlog does not know"
-                            + (r.message.empty() ? "" : "; " + r.message);
+    return guarded(m_path, "read its runs", [&] {
+        SQLite::Statement query(*m_db, "SELECT id, name, config_toml, coalesce(outcome_step, -1), coalesce(message, ''), "
+                                       "created_at, coalesce(finished_at, ''), coalesce(pid, 0), coalesce(host, ''), "
+                                       "coalesce(environment, ''), coalesce(dtypes, ''), coalesce(group_name, name), status, "
+                                       "coalesce(outcome, '') FROM runs ORDER BY id");
+        std::vector<RunRecord> out;
+        while (query.executeStep()) {
+            RunRecord r = readColumns(query, &RunRecord::id, &RunRecord::name, &RunRecord::configToml,
+                                      &RunRecord::outcomeStep, &RunRecord::message, &RunRecord::createdAt,
+                                      &RunRecord::finishedAt, &RunRecord::pid, &RunRecord::host,
+                                      &RunRecord::environmentJson, &RunRecord::dtypesJson, &RunRecord::group);
+            if (query.getColumn(12).getString() == "finished") {
+                const std::string outcome = query.getColumn(13).getString();
+                r.outcome = outcomeNamed(outcome);
+                if (!r.outcome) {
+                    // Written by hand or by another program: show it as a failure that says what it was.
+                    r.outcome = Outcome::Failed;
+                    r.message = "the study records the outcome '" + outcome + "', which this optlog does not know"
+                                + (r.message.empty() ? "" : "; " + r.message);
+                }
             }
+            out.push_back(std::move(r));
         }
-        out.push_back(std::move(r));
-    }
-    return out;
+        // What a writer would mark, a reader shows without writing it.
+        for (const DeadRun &dead : deadRuns())
+            for (RunRecord &r : out)
+                if (r.id == dead.id) {
+                    r.outcome = Outcome::Crashed;
+                    r.outcomeStep = dead.lastStep;
+                    r.message = dead.message + " (not yet stored: the next optlog that writes the study stores it)";
+                }
+        return out;
+    });
 }
 
 std::optional<RunRecord> Store::findRun(const std::string &idOrName) const
@@ -505,73 +677,83 @@ std::optional<RunRecord> Store::findRun(const std::string &idOrName) const
 
 std::vector<StepMetrics> Store::metrics(int64_t runId) const
 {
-    return selectEach<StepMetrics>(
-        *m_db,
-        "SELECT step, tokens, train_loss, learning_rate, grad_norm, step_seconds, tokens_per_second, "
-        "coalesce(loss_scale, 0), skipped, coalesce(machine_gflops, 0) FROM metrics WHERE run_id = ? ORDER BY step",
-        runId, [](SQLite::Statement &query) {
-            return std::optional(readColumns(query, &StepMetrics::step, &StepMetrics::tokens, &StepMetrics::trainLoss,
-                                             &StepMetrics::learningRate, &StepMetrics::gradNorm,
-                                             &StepMetrics::stepSeconds, &StepMetrics::tokensPerSecond,
-                                             &StepMetrics::lossScale, &StepMetrics::skipped,
-                                             &StepMetrics::machineGflops));
-        });
+    return guarded(m_path, "read metrics", [&] {
+        return selectEach<StepMetrics>(
+            *m_db,
+            "SELECT step, tokens, train_loss, learning_rate, grad_norm, step_seconds, tokens_per_second, "
+            "coalesce(loss_scale, 0), skipped, coalesce(machine_gflops, 0) FROM metrics WHERE run_id = ? ORDER BY step",
+            runId, [](SQLite::Statement &query) {
+                return std::optional(readColumns(query, &StepMetrics::step, &StepMetrics::tokens, &StepMetrics::trainLoss,
+                                                 &StepMetrics::learningRate, &StepMetrics::gradNorm,
+                                                 &StepMetrics::stepSeconds, &StepMetrics::tokensPerSecond,
+                                                 &StepMetrics::lossScale, &StepMetrics::skipped,
+                                                 &StepMetrics::machineGflops));
+            });
+    });
 }
 
 std::vector<ValidationPoint> Store::validation(int64_t runId) const
 {
-    return selectEach<ValidationPoint>(
-        *m_db, "SELECT step, tokens, loss, coalesce(sequences, 0), coalesce(sequence_sd, 0) FROM validation "
-        "WHERE run_id = ? ORDER BY step", runId,
-        [](SQLite::Statement &query) {
-            return std::optional(readColumns(query, &ValidationPoint::step, &ValidationPoint::tokens,
-                                             &ValidationPoint::loss, &ValidationPoint::sequences,
-                                             &ValidationPoint::sequenceSd));
-        });
+    return guarded(m_path, "read validation losses", [&] {
+        return selectEach<ValidationPoint>(
+            *m_db, "SELECT step, tokens, loss, coalesce(sequences, 0), coalesce(sequence_sd, 0) FROM validation "
+            "WHERE run_id = ? ORDER BY step", runId,
+            [](SQLite::Statement &query) {
+                return std::optional(readColumns(query, &ValidationPoint::step, &ValidationPoint::tokens,
+                                                 &ValidationPoint::loss, &ValidationPoint::sequences,
+                                                 &ValidationPoint::sequenceSd));
+            });
+    });
 }
 
 std::vector<MemoryRow> Store::memory(int64_t runId) const
 {
-    std::vector<MemoryRow> out = selectEach<MemoryRow>(
-        *m_db, "SELECT role, dtype, bytes, source FROM memory WHERE run_id = ?", runId,
-        [](SQLite::Statement &query) -> std::optional<MemoryRow> {
-            const auto role = memoryRoleNamed(query.getColumn(0).getString());
-            const auto source = memorySourceNamed(query.getColumn(3).getString());
-            if (!role || !source)
-                return std::nullopt; // a role this optlog does not know stays in the file, unread
-            return MemoryRow{*role, query.getColumn(1).getString(), query.getColumn(2).getInt64(), *source};
+    return guarded(m_path, "read memory by role", [&] {
+        std::vector<MemoryRow> out = selectEach<MemoryRow>(
+            *m_db, "SELECT role, dtype, bytes, source FROM memory WHERE run_id = ?", runId,
+            [](SQLite::Statement &query) -> std::optional<MemoryRow> {
+                const auto role = memoryRoleNamed(query.getColumn(0).getString());
+                const auto source = memorySourceNamed(query.getColumn(3).getString());
+                if (!role || !source)
+                    return std::nullopt; // a role this optlog does not know stays in the file, unread
+                return MemoryRow{*role, query.getColumn(1).getString(), query.getColumn(2).getInt64(), *source};
+            });
+        // In the roles' own order (memoryroles.h), each predicted before measured.
+        std::sort(out.begin(), out.end(), [](const MemoryRow &a, const MemoryRow &b) {
+            return std::pair(a.role, a.source) < std::pair(b.role, b.source);
         });
-    // In the roles' own order (memoryroles.h), each predicted before measured.
-    std::sort(out.begin(), out.end(), [](const MemoryRow &a, const MemoryRow &b) {
-        return std::pair(a.role, a.source) < std::pair(b.role, b.source);
+        return out;
     });
-    return out;
 }
 
 std::vector<EventRecord> Store::events(int64_t runId) const
 {
-    return selectEach<EventRecord>(
-        *m_db, "SELECT at, kind, message, coalesce(step, -1) FROM events WHERE run_id = ? ORDER BY id", runId,
-        [](SQLite::Statement &query) {
-            // A kind this optlog does not know still shows, as a note.
-            const EventKind kind = eventKindNamed(query.getColumn(1).getString()).value_or(EventKind::Note);
-            return std::optional<EventRecord>({query.getColumn(0).getString(), kind, query.getColumn(2).getString(),
-                                               query.getColumn(3).getInt64()});
-        });
+    return guarded(m_path, "read events", [&] {
+        return selectEach<EventRecord>(
+            *m_db, "SELECT at, kind, message, coalesce(step, -1) FROM events WHERE run_id = ? ORDER BY id", runId,
+            [](SQLite::Statement &query) {
+                // A kind this optlog does not know still shows, as a note.
+                const EventKind kind = eventKindNamed(query.getColumn(1).getString()).value_or(EventKind::Note);
+                return std::optional<EventRecord>({query.getColumn(0).getString(), kind, query.getColumn(2).getString(),
+                                                   query.getColumn(3).getInt64()});
+            });
+    });
 }
 
 std::vector<TensorNumerics> Store::numerics(int64_t runId) const
 {
-    return selectEach<TensorNumerics>(
-        *m_db,
-        "SELECT step, tensor, fp16_underflow, fp16_subnormal, scaled_underflow, loss_scale, vanishing_updates, "
-        "activation_max FROM numerics WHERE run_id = ? ORDER BY step, tensor",
-        runId, [](SQLite::Statement &query) {
-            return std::optional(readColumns(query, &TensorNumerics::step, &TensorNumerics::tensor,
-                                             &TensorNumerics::fp16Underflow, &TensorNumerics::fp16Subnormal,
-                                             &TensorNumerics::scaledUnderflow, &TensorNumerics::lossScale,
-                                             &TensorNumerics::vanishingUpdates, &TensorNumerics::activationMax));
-        });
+    return guarded(m_path, "read numerics", [&] {
+        return selectEach<TensorNumerics>(
+            *m_db,
+            "SELECT step, tensor, fp16_underflow, fp16_subnormal, scaled_underflow, loss_scale, vanishing_updates, "
+            "activation_max FROM numerics WHERE run_id = ? ORDER BY step, tensor",
+            runId, [](SQLite::Statement &query) {
+                return std::optional(readColumns(query, &TensorNumerics::step, &TensorNumerics::tensor,
+                                                 &TensorNumerics::fp16Underflow, &TensorNumerics::fp16Subnormal,
+                                                 &TensorNumerics::scaledUnderflow, &TensorNumerics::lossScale,
+                                                 &TensorNumerics::vanishingUpdates, &TensorNumerics::activationMax));
+            });
+    });
 }
 
 } // namespace optlog

@@ -64,9 +64,11 @@ public:
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
     static constexpr int64_t kDefaultStudySeed = 1234;
 
-    // ReadWrite creates the file when it is missing. Throws StoreError, leaving the file
-    // untouched, for a file that is not a study or has a newer schema than this build knows.
-    // Opening for writing marks runs whose engine process is gone as crashed.
+    // ReadWrite creates the file when it is missing. Throws StoreError, leaving the file (and
+    // its folder) untouched, for a path that is a folder or a device, a file that is not a study,
+    // has a newer schema than this build knows or, for ReadWrite, cannot be written. Opening for
+    // writing marks runs whose engine process is gone as crashed. ReadOnly never writes, except
+    // that an older schema is migrated forward first when the file can be written.
     explicit Store(const std::string &path, Access access = Access::ReadWrite);
     ~Store();
     Store(const Store &) = delete;
@@ -95,6 +97,8 @@ public:
     // Runs left "running" by an engine process that no longer exists on this host.
     int markCrashedRuns();
 
+    // A run left "running" by an engine that no longer exists on this host reads as crashed, also
+    // when this connection may not store it.
     std::vector<RunRecord> runs() const;
     // By id ("3") or by name (the newest run of that name).
     std::optional<RunRecord> findRun(const std::string &idOrName) const;
@@ -105,7 +109,18 @@ public:
     std::vector<TensorNumerics> numerics(int64_t runId) const; // by step, then tensor
 
 private:
+    // The constructor's work after the path checks: the header checks, the connection, and for
+    // writing the pragmas, migration and crash marking.
+    void open(Access mode, bool isNew);
     void migrate();
+    // Runs left "running" by an engine process that no longer exists on this host, and why.
+    struct DeadRun
+    {
+        int64_t id = 0;
+        int64_t lastStep = -1;
+        std::string message;
+    };
+    std::vector<DeadRun> deadRuns() const;
 
     std::string m_path;
     std::unique_ptr<SQLite::Database> m_db;

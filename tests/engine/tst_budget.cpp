@@ -128,7 +128,7 @@ void tst_Budget::metricsBeforeAnOomAreKept()
     SqueezeAfter squeeze(recorder, 5);
     Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
     const TrainingOutcome outcome = trainer.run(squeeze, squeeze.stop);
-    recorder.finished(outcome.outcome, outcome.step, outcome.message);
+    recorder.finished(outcome);
 
     QCOMPARE(std::string(outcomeName(outcome.outcome)), std::string("oom"));
     QCOMPARE(outcome.step, int64_t(6));

@@ -137,7 +137,7 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const std::string path = dir.filePath("study.sqlite").toStdString();
-        EngineRun run(smoke({"memory.budget=\"600KiB\""}));
+        EngineRun run(smoke({"memory.budget=\"600KiB\""}), EngineRun::MemoryCheck::Force);
         run.open(path);
         const std::atomic<bool> stop{false};
         const EngineRun::Result result = run.train({}, stop);

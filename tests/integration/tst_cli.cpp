@@ -188,13 +188,16 @@ void tst_Cli::killedEngineLeavesACrashedRunWithItsMetrics()
     QVERIFY(engine.waitForFinished(30000));
     size_t written = 0;
     {
-        Store reader(study.toStdString(), Store::Access::ReadOnly); // a reader does not judge
-        QVERIFY(!reader.runs().back().isFinished()); // still running
+        // A reader shows the run as crashed without storing it.
+        Store reader(study.toStdString(), Store::Access::ReadOnly);
+        QCOMPARE(std::string(outcomeName(reader.runs().back().outcome)), std::string("crashed"));
+        QVERIFY(reader.runs().back().message.find("not yet stored") != std::string::npos);
         written = reader.metrics(reader.runs().back().id).size();
     }
-    Store store(study.toStdString()); // opening for writing marks it
+    Store store(study.toStdString()); // opening for writing stores it
     const auto run = store.runs().back();
     QCOMPARE(std::string(outcomeName(run.outcome)), std::string("crashed"));
+    QVERIFY(run.message.find("not yet stored") == std::string::npos);
     QCOMPARE(store.metrics(run.id).size(), written);
     QVERIFY(written > 0);
 }
@@ -244,8 +247,8 @@ void tst_Cli::studyRunsEachRunOnceAndCompares()
     const qsizetype memory = first.out.indexOf("measured memory by role");
     QVERIFY2(memory >= 0, qPrintable(first.out));
     const QRegularExpression accumulatedLine(
-        "\\naccumulated +[0-9.]+ MiB fp32 +[0-9.]+ MiB fp32 +- +[0-9.]+ MiB fp32 +[0-9.]+ MiB mixed +[0-9.]+ MiB mixed "
-        "+[0-9.]+ MiB\\n");
+        "\\naccumulated +[0-9.]+ [KM]iB fp32 +[0-9.]+ [KM]iB fp32 +- +[0-9.]+ [KM]iB fp32 +[0-9.]+ [KM]iB mixed "
+        "+[0-9.]+ [KM]iB mixed +[0-9.]+ [KM]iB\\n");
     QVERIFY2(first.out.mid(memory).contains(accumulatedLine), qPrintable(first.out.mid(memory)));
 
     const Result again = runOptlog({"study", plan, "--db", study});
@@ -356,7 +359,15 @@ void tst_Cli::refusesAStudyFromTheFuture()
 void tst_Cli::overBudgetRunEndsAsOom()
 {
     const QString study = m_dir.filePath("oom.sqlite");
-    const Result r = runOptlog(QStringList{"run", "--db", study, "--memory-budget", "600KiB"} + kSmoke);
+    // Predicted not to fit: refused before anything is written, with both numbers.
+    const Result refused = runOptlog(QStringList{"run", "--db", study, "--memory-budget", "600KiB"} + kSmoke);
+    QCOMPARE(refused.exitCode, 2);
+    QVERIFY2(refused.err.contains("predicted to need 1.5 MiB") && refused.err.contains("memory.budget = \"600KiB\" (600.0 KiB)")
+                 && refused.err.contains("--force"),
+             qPrintable(refused.err));
+    QVERIFY(!QFile::exists(study));
+    // Forced, it trains until the budget refuses an allocation.
+    const Result r = runOptlog(QStringList{"run", "--db", study, "--memory-budget", "600KiB", "--force"} + kSmoke);
     QCOMPARE(r.exitCode, 5);
     Store store(study.toStdString(), Store::Access::ReadOnly);
     const auto run = store.runs().back();
@@ -376,7 +387,7 @@ void tst_Cli::fitsProposalRunsUnderTheSameBudget()
 {
     const QStringList base = {"--preset", "smoke", "--set", "data.corpus=generated", "--set", "train.microbatch=16"};
     const Result tooBig = runOptlog(QStringList{"run", "--db", m_dir.filePath("fit-before.sqlite"), "--memory-budget",
-                                                "2MiB"} + base);
+                                                "2MiB", "--force"} + base);
     QCOMPARE(tooBig.exitCode, 5); // microbatch 16 does not fit 2 MiB
 
     const Result fit = runOptlog(QStringList{"fit", "--memory-budget", "2MiB"} + base);

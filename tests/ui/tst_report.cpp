@@ -50,7 +50,7 @@ private Q_SLOTS:
         QCOMPARE(runOptlog(smoke + QStringList{"--set", "name=fp32"}), 0);
         QCOMPARE(runOptlog(smoke + QStringList{"--set", "name=master-bf16", "--set", "precision.mode=master-bf16"}), 0);
         // A budget far below what the model needs: the run ends as oom, and the report must say so.
-        QCOMPARE(runOptlog(smoke + QStringList{"--set", "name=tight-budget", "--set", "memory.budget=\"1MiB\""}), 5);
+        QCOMPARE(runOptlog(smoke + QStringList{"--set", "name=tight-budget", "--set", "memory.budget=\"1MiB\"", "--force"}), 5);
         const Store store(m_study.toStdString(), Store::Access::ReadOnly);
         m_report = buildReport(store, {}, "fp32", 0.02);
     }
