@@ -19,15 +19,17 @@
 
 namespace {
 
-// The precision a run will use, for the launcher's choice of settings; a config that does not
-// load is reported by the command itself, so any mode will do here.
-std::string precisionModeOf(const std::string &preset, const std::string &file, const std::vector<std::string> &overrides)
+// Re-executes with the tuned variables for the run's precision (relaunchWithRuntimeVariables). A
+// config that does not load is refused by the command itself, at once: no need to start again.
+void relaunchFor(char **argv, const std::string &preset, const std::string &file, const std::vector<std::string> &overrides)
 {
+    std::string mode;
     try {
-        return optlog::loadRunConfig(preset, file, overrides).precision.mode;
+        mode = optlog::loadRunConfig(preset, file, overrides).precision.mode;
     } catch (const std::exception &) {
-        return "fp32";
+        return;
     }
+    optlog::relaunchWithRuntimeVariables(argv, mode);
 }
 
 // A tolerance is a finite number of nats, 0 or more: NaN would make every verdict "can't tell",
@@ -169,6 +171,19 @@ int main(int argc, char **argv)
         ->capture_default_str();
     exportCmd->add_option("-o,--output", output, "output file; default standard output");
 
+    // CLI11 would only say that a command is required; say which word it did not know.
+    if (argc > 1 && argv[1][0] != '-') {
+        std::string names;
+        bool known = false;
+        for (const CLI::App *command : app.get_subcommands([](const CLI::App *) { return true; })) {
+            known = known || command->get_name() == argv[1];
+            names += (names.empty() ? "" : ", ") + command->get_name();
+        }
+        if (!known) {
+            std::cerr << "optlog: unknown command '" << argv[1] << "'; the commands are " << names << "\n";
+            return kExitBadInput;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
@@ -185,7 +200,7 @@ int main(int argc, char **argv)
             if (run.configFile.empty() && run.preset.empty())
                 run.preset = "default";
             holdStopSignals();
-            relaunchWithRuntimeVariables(argv, precisionModeOf(run.preset, run.configFile, run.overrides));
+            relaunchFor(argv, run.preset, run.configFile, run.overrides);
             if (!runBudget.empty())
                 run.overrides.push_back("memory.budget=\"" + runBudget + "\"");
             return runCommand(run, selfPath(argv[0]));
@@ -198,7 +213,7 @@ int main(int argc, char **argv)
         if (*fitCmd) {
             if (fit.configFile.empty() && fit.preset.empty())
                 fit.preset = "default";
-            relaunchWithRuntimeVariables(argv, precisionModeOf(fit.preset, fit.configFile, fit.overrides));
+            relaunchFor(argv, fit.preset, fit.configFile, fit.overrides);
             return fitCommand(fit);
         }
         if (*estimateCmd) {

@@ -71,6 +71,7 @@ EngineRun::~EngineRun() = default;
 void EngineRun::open(const std::string &studyPath)
 {
     m_store = std::make_unique<Store>(studyPath);
+    m_studySeed = uint64_t(m_store->studySeed()); // a study edited by hand is refused here, before a run exists
     m_heap = keepTensorMemoryInHeap();
     CountingAllocator::install();
     m_threads = applyThreadSettings(m_config.runtime);
@@ -121,6 +122,7 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         if (outcome.step < 0)
             outcome.step = recorder.lastStep();
         outcome = storeFailure(outcome, e);
+        store.releaseSpace();
     }
     outcome = recorder.finished(outcome);
     return result;
@@ -131,7 +133,7 @@ TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, const std::atom
     auto &allocator = CountingAllocator::instance();
     TrainingOutcome outcome;
     try {
-        Trainer trainer(m_config, m_data, uint64_t(m_store->studySeed()));
+        Trainer trainer(m_config, m_data, m_studySeed);
         outcome = trainer.run(recorder, stopRequested);
     } catch (const StoreError &) {
         allocator.setBudget(0);

@@ -68,6 +68,7 @@ private:
     AvailableMemory m_available; // at the check, for the hint when the machine runs out
     TokenSplit m_data;
     std::unique_ptr<Store> m_store;
+    uint64_t m_studySeed = 0; // seeds the study's fixed validation set
     ThreadSettings m_threads;
     nlohmann::json m_heap; // what keepTensorMemoryInHeap() set
     MatmulPeak m_peak;

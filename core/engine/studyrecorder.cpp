@@ -94,6 +94,7 @@ TrainingOutcome StudyRecorder::finished(TrainingOutcome outcome)
         m_pendingMetrics.clear();
         m_pendingValidation.clear();
         outcome = storeFailure(outcome, e);
+        m_store.releaseSpace();
     }
     try {
         m_store.finishRun(m_runId, outcome.outcome, outcome.step, outcome.message);

@@ -621,6 +621,14 @@ std::vector<Store::DeadRun> Store::deadRuns() const
     });
 }
 
+void Store::releaseSpace() noexcept
+{
+    try {
+        m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch (const std::exception &) {
+    }
+}
+
 int Store::markCrashedRuns()
 {
     const std::vector<DeadRun> dead = deadRuns();

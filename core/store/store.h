@@ -96,6 +96,10 @@ public:
     void finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message);
     // Runs left "running" by an engine process that no longer exists on this host.
     int markCrashedRuns();
+    // After a write failed for want of space: moves the write-ahead log into the file and empties
+    // it, so that a last small write (the run's outcome) may still fit. Errors are ignored: it is
+    // an attempt.
+    void releaseSpace() noexcept;
 
     // A run left "running" by an engine that no longer exists on this host reads as crashed, also
     // when this connection may not store it.

@@ -3,6 +3,7 @@
 #include "core/memorymodel/modelshape.h"
 #include "core/config/presets.h"
 #include "core/config/studyplan.h"
+#include "tests/common/configfuzzer.h"
 #include "tests/common/files.h"
 #include "tests/common/generateddocs.h"
 
@@ -30,7 +31,40 @@ private Q_SLOTS:
     void badRepeatsAndSeedsNameTheirField_data();
     void badRepeatsAndSeedsNameTheirField();
     void aStudyPlanRepeatsItsRuns();
+    void fuzzedConfigTextIsAcceptedOrRefusedWithConfigError();
 };
+
+// The parser and the validation under random hostile text: every input either loads into a config
+// that validates, or is refused with a ConfigError that says why; never another exception.
+void tst_Config::fuzzedConfigTextIsAcceptedOrRefusedWithConfigError()
+{
+    testing::ConfigFuzzer fuzzer(20261130);
+    int accepted = 0, refused = 0;
+    const auto attempt = [&](const std::function<void()> &load, const std::string &input) {
+        try {
+            load();
+            ++accepted;
+        } catch (const ConfigError &e) {
+            if (std::string(e.what()).empty())
+                QFAIL(("a refusal without a reason for: " + input).c_str());
+            ++refused;
+        } catch (const std::exception &e) {
+            QFAIL(("not a ConfigError (" + std::string(e.what()) + ") for: " + input).c_str());
+        }
+    };
+    for (int i = 0; i < 20000; ++i) {
+        const std::vector<std::string> overrides = {fuzzer.assignment(), fuzzer.assignment()};
+        attempt([&] { loadRunConfig("smoke", "", overrides); }, overrides[0] + " | " + overrides[1]);
+        const std::string document = fuzzer.document();
+        attempt([&] {
+            RunConfig config;
+            applyTomlText(config, document, "fuzz");
+            validate(config);
+        }, document);
+    }
+    qInfo("fuzzed config text: %d accepted, %d refused with a ConfigError, 0 other outcomes", accepted, refused);
+    QVERIFY(accepted > 100 && refused > 100); // both paths were exercised
+}
 
 void tst_Config::replicatesDifferOnlyInTheirSeed()
 {
@@ -161,6 +195,14 @@ void tst_Config::badConfigIsRefusedWithItsReason_data()
     QTest::newRow("small vocabulary") << "[model]\nvocab_size = 100\n" << "byte-level text needs at least 256"
                                       << "model.vocab_size";
     QTest::newRow("not toml") << "[model\nwidth = 1\n" << "not valid TOML at line 1" << "";
+    QTest::newRow("line break in a name") << "name = \"a\\nb\"\n" << "name = \"a\\nb\": holds a line break (U+000A) at byte 1"
+                                          << "name";
+    QTest::newRow("right-to-left override in a name")
+        << "name = \"run\\u202Egnp.exe\"\n" << "holds a bidirectional text control (U+202E) at byte 3" << "name";
+    QTest::newRow("escape sequence in a group") << "group = \"\\u001b[31mred\"\n"
+                                                << "group = \"\\u001B[31mred\": holds a control character (U+001B)" << "group";
+    QTest::newRow("name too long") << "name = \"" + QString(201, 'x') + "\"\n" << "name is 201 bytes long: at most 200"
+                                   << "name";
 }
 
 void tst_Config::badConfigIsRefusedWithItsReason()
