@@ -66,12 +66,22 @@ int runReplicates(const RunRequest &request, const std::string &self)
 
 } // namespace
 
-void holdStopSignals()
+namespace {
+
+sigset_t stopSignals()
 {
     sigset_t stop;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
+    return stop;
+}
+
+} // namespace
+
+void holdStopSignals()
+{
+    const sigset_t stop = stopSignals();
     sigprocmask(SIG_BLOCK, &stop, nullptr);
 }
 
@@ -82,10 +92,7 @@ int runCommand(const RunRequest &request, const std::string &self)
     // holdStopSignals() held it arrives now.
     std::signal(SIGINT, requestStop);
     std::signal(SIGTERM, requestStop);
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
+    const sigset_t stop = stopSignals();
     sigprocmask(SIG_UNBLOCK, &stop, nullptr);
     if (request.repeats != 1)
         return runReplicates(request, self);

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "core/store/store.h"
 
+#include "core/contract/format.h"
+
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sqlite3.h>
 
-#include "core/contract/format.h"
-
 #include <algorithm>
-#include <cctype>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <limits>
 #include <cerrno>

@@ -34,10 +34,10 @@ struct Result
     QString err;
 };
 
-Result runOptlog(const QStringList &arguments, int timeoutMs = 120000)
+Result runProgram(const QString &program, const QStringList &arguments, int timeoutMs = 120000)
 {
     QProcess process;
-    process.start(OPTLOG_BINARY, arguments);
+    process.start(program, arguments);
     Result r;
     if (!process.waitForFinished(timeoutMs)) {
         process.kill();
@@ -50,6 +50,11 @@ Result runOptlog(const QStringList &arguments, int timeoutMs = 120000)
     r.out = QString::fromUtf8(process.readAllStandardOutput());
     r.err = QString::fromUtf8(process.readAllStandardError());
     return r;
+}
+
+Result runOptlog(const QStringList &arguments, int timeoutMs = 120000)
+{
+    return runProgram(OPTLOG_BINARY, arguments, timeoutMs);
 }
 
 QByteArray sha256(const QString &path)
@@ -430,15 +435,8 @@ void tst_Hostile::unwritableStudyIsReadButNotWritten()
                                               | QFile::ExeOther));
     const QByteArray hash = sha256(study);
     const auto asNobody = [](const QStringList &arguments) {
-        QProcess process;
-        process.start("setpriv", QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", OPTLOG_BINARY} + arguments);
-        process.waitForFinished(120000);
-        Result r;
-        r.crashed = process.exitStatus() != QProcess::NormalExit;
-        r.exitCode = process.exitCode();
-        r.out = QString::fromUtf8(process.readAllStandardOutput());
-        r.err = QString::fromUtf8(process.readAllStandardError());
-        return r;
+        return runProgram("setpriv", QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", OPTLOG_BINARY}
+                                         + arguments);
     };
     const Result runs = asNobody({"runs", study});
     const QString reports = m_dir.filePath("reports");
