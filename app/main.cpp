@@ -6,6 +6,7 @@
 #include "core/config/config.h"
 #include "core/config/configerror.h"
 #include "core/config/presets.h"
+#include "core/engine/environment.h"
 #include "core/engine/textdata.h"
 #include "core/store/store.h"
 
@@ -72,6 +73,7 @@ int main(int argc, char **argv)
     CLI::App app{"optlog: the optimization log of training a small transformer language model.\nExit codes: "
                  + exitCodesText() + "."};
     app.require_subcommand(1);
+    app.set_version_flag("--version", buildDescription());
 
     RunRequest run;
     auto *runCmd = app.add_subcommand("run", "train one run into a study file");

@@ -2,6 +2,7 @@
 #include "core/engine/environment.h"
 
 #include "core/config/config.h"
+#include "core/engine/cudasupport.h"
 #include "optlog_version.h"
 
 #include <ATen/ATen.h>
@@ -104,6 +105,12 @@ ThreadSettings applyThreadSettings(const RuntimeConfig &runtime)
     else
         settings.blas = -1;
     return settings;
+}
+
+std::string buildDescription()
+{
+    return std::string("optlog ") + OPTLOG_VERSION + " (commit " + OPTLOG_GIT_DESCRIBE + "), LibTorch " + TORCH_VERSION
+           + (cuda::built() ? " (CUDA)" : " (CPU)") + ", gcc " + __VERSION__;
 }
 
 std::string machineKey()

@@ -31,6 +31,9 @@ int defaultThreads();
 // threads, CPU model and flags, compiler, optlog version, and the variables that steer them.
 nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann::json &heap);
 
+// What `--version` prints: "optlog 0.1.0 (commit 1a2b3c4), LibTorch 1.13.0 (CPU), gcc 12.2.0".
+std::string buildDescription();
+
 // The CPU, its flags and the library versions: what a cached tuning or calibration is valid for.
 // Leaves out OpenBLAS's chosen core, which the tuning itself may change.
 std::string machineKey();

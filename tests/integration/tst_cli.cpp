@@ -65,6 +65,7 @@ class tst_Cli : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void versionNamesTheCommitAndLibTorch();
     void runWritesEverythingAComparisonNeeds();
     void badInputExitsTwoAndWritesNothing_data();
     void badInputExitsTwoAndWritesNothing();
@@ -290,6 +291,15 @@ void tst_Cli::repeatsTrainOneGroupOverSeeds()
     QVERIFY2(studied.err.contains("tiny seed 7 already completed"), qPrintable(studied.err));
     QVERIFY2(studied.err.contains("run 4/4: tiny seed 8"), qPrintable(studied.err));
     QVERIFY2(studied.out.contains(QRegularExpression("\\ntiny +4 completed")), qPrintable(studied.out));
+}
+
+void tst_Cli::versionNamesTheCommitAndLibTorch()
+{
+    const Result r = runOptlog({"--version"});
+    QCOMPARE(r.exitCode, 0);
+    const QRegularExpression expected("^optlog [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [0-9A-Za-z.-]+\\), LibTorch "
+                                      "[0-9]+\\.[0-9]+\\.[0-9]+ \\((CPU|CUDA)\\), gcc [0-9.]+\n$");
+    QVERIFY2(expected.match(r.out).hasMatch(), qPrintable(r.out));
 }
 
 void tst_Cli::aToleranceIsAFiniteNumberOfNats()
