@@ -2,6 +2,7 @@
 // `optlog`: runs training experiments into a study file and reads them back.
 #include "app/commands.h"
 #include "app/launcher.h"
+#include "app/manpage.h"
 
 #include "core/config/config.h"
 #include "core/config/configerror.h"
@@ -9,6 +10,7 @@
 #include "core/engine/environment.h"
 #include "core/engine/textdata.h"
 #include "core/store/store.h"
+#include "optlog_version.h"
 
 #include <CLI/CLI.hpp>
 
@@ -147,7 +149,8 @@ int main(int argc, char **argv)
     tuneCmd->add_option("--rounds", tune.rounds, "alternations of all candidates")->capture_default_str()
         ->check(CLI::Range(1, 100));
     tuneCmd->add_flag("--if-needed", tune.ifNeeded, "do nothing when every requested family is already tuned here");
-    tuneCmd->add_flag("--gemm-check", gemmCheck, "internal: check a GEMM with this process's OpenBLAS core type");
+    tuneCmd->add_flag("--gemm-check", gemmCheck, "internal: check a GEMM with this process's OpenBLAS core type")
+        ->group(""); // hidden from --help and the manual
     ReportRequest report;
     auto *reportCmd = app.add_subcommand("report", "write a comparison report: verdicts, charts, per-run detail, "
                                                    "environment");
@@ -173,6 +176,11 @@ int main(int argc, char **argv)
         ->capture_default_str();
     exportCmd->add_option("-o,--output", output, "output file; default standard output");
 
+    // Internal, for the build: the manual page written from the definitions above.
+    if (argc == 3 && std::string(argv[1]) == "--man-page") {
+        std::cout << manPage(app, std::string(OPTLOG_VERSION) + " (" + OPTLOG_GIT_DESCRIBE + ")", argv[2]);
+        return kExitOk;
+    }
     // CLI11 would only say that a command is required; say which word it did not know.
     if (argc > 1 && argv[1][0] != '-') {
         std::string names;

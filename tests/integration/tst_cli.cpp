@@ -66,6 +66,7 @@ class tst_Cli : public QObject
 
 private Q_SLOTS:
     void versionNamesTheCommitAndLibTorch();
+    void manualPageListsWhatEachCommandAccepts();
     void runWritesEverythingAComparisonNeeds();
     void badInputExitsTwoAndWritesNothing_data();
     void badInputExitsTwoAndWritesNothing();
@@ -300,6 +301,33 @@ void tst_Cli::versionNamesTheCommitAndLibTorch()
     const QRegularExpression expected("^optlog [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [0-9A-Za-z.-]+\\), LibTorch "
                                       "[0-9]+\\.[0-9]+\\.[0-9]+ \\((CPU|CUDA)\\), gcc [0-9.]+\n$");
     QVERIFY2(expected.match(r.out).hasMatch(), qPrintable(r.out));
+}
+
+void tst_Cli::manualPageListsWhatEachCommandAccepts()
+{
+    // The build writes optlog.1 beside the binary from the same definitions --help prints.
+    QFile page(QFileInfo(OPTLOG_BINARY).dir().filePath("optlog.1"));
+    QVERIFY2(page.open(QIODevice::ReadOnly), "the build did not write optlog.1");
+    const QString manual = QString::fromUtf8(page.readAll());
+    QVERIFY(manual.startsWith(".TH OPTLOG 1 "));
+    const QRegularExpression option("(--[a-z][a-z-]+)");
+    for (const QString command : {"run", "study", "compare", "estimate", "fit", "runs", "show", "export", "report", "tune"}) {
+        QVERIFY2(manual.contains(".SS " + command + "\n"), qPrintable(command));
+        const Result help = runOptlog({command, "--help"});
+        QCOMPARE(help.exitCode, 0);
+        for (const auto &match : option.globalMatch(help.out)) {
+            const QString name = match.captured(1);
+            if (name != "--help")
+                QVERIFY2(manual.contains(QString(name).replace("-", "\\-")), qPrintable(command + " " + name));
+        }
+    }
+    if (!QStandardPaths::findExecutable("groff").isEmpty()) {
+        QProcess groff; // -ww: every warning; the page must render without one
+        groff.start("groff", {"-man", "-ww", "-z", page.fileName()});
+        QVERIFY(groff.waitForFinished());
+        QCOMPARE(groff.exitCode(), 0);
+        QCOMPARE(groff.readAllStandardError(), QByteArray());
+    }
 }
 
 void tst_Cli::aToleranceIsAFiniteNumberOfNats()
