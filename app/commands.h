@@ -19,7 +19,7 @@ struct RunRequest
 {
     std::string configFile;
     std::string preset;
-    std::string study = "study.sqlite";
+    std::string study; // empty: studyFilePath("study.sqlite")
     std::vector<std::string> overrides;
     bool jsonLines = false;
     int64_t repeats = 1; // more than one: each replicate over seeds in its own engine process
@@ -35,7 +35,7 @@ void holdStopSignals();
 struct StudyRequest
 {
     std::string plan = "default"; // built-in study name or a study TOML file
-    std::string study;            // the study file; empty = <plan name>.sqlite
+    std::string study;            // the study file; empty = studyFilePath("<plan name>.sqlite")
     std::vector<std::string> overrides;
     std::optional<int64_t> repeats; // replicates of every run over seeds; none = as the plan says
     bool force = false;             // train runs predicted not to fit the budget or the machine

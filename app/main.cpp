@@ -4,6 +4,7 @@
 #include "app/launcher.h"
 #include "app/manpage.h"
 
+#include "core/config/cachefile.h"
 #include "core/config/config.h"
 #include "core/config/configerror.h"
 #include "core/config/presets.h"
@@ -86,7 +87,8 @@ int main(int argc, char **argv)
         presets += (presets.empty() ? "" : ", ") + name;
     runCmd->add_option("--preset", run.preset, "built-in preset applied before --config: " + presets)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    runCmd->add_option("--db", run.study, "study file (created when missing)")->capture_default_str();
+    runCmd->add_option("--db", run.study, "study file (created when missing); default study.sqlite in "
+                                          "$XDG_DATA_HOME/optlog (~/.local/share/optlog)");
     runCmd->add_option("--set", run.overrides, "override a field, e.g. --set train.steps=100 (repeatable)");
     runCmd->add_flag("--jsonl", run.jsonLines, "print one JSON event per line on stdout");
     runCmd->add_option("--repeats", run.repeats, "train the run this many times over seeds train.seed, +1, ... (1 to "
@@ -101,7 +103,8 @@ int main(int argc, char **argv)
     auto *studyCmd = app.add_subcommand("study", "run every run of a study plan (each in its own engine process) "
                                                  "and print the comparison");
     studyCmd->add_option("plan", study.plan, "built-in study name or study TOML file")->capture_default_str();
-    studyCmd->add_option("--db", study.study, "study file; default <plan name>.sqlite");
+    studyCmd->add_option("--db", study.study, "study file; default <plan name>.sqlite in $XDG_DATA_HOME/optlog "
+                                              "(~/.local/share/optlog)");
     studyCmd->add_option("--set", study.overrides, "override a field in every run (repeatable)");
     int64_t studyRepeats = 1;
     auto *studyRepeatsOption = studyCmd->add_option("--repeats", studyRepeats, "train every run this many times over seeds (1 to "
@@ -213,6 +216,8 @@ int main(int argc, char **argv)
             relaunchFor(argv, run.preset, run.configFile, run.overrides);
             if (!runBudget.empty())
                 run.overrides.push_back("memory.budget=\"" + runBudget + "\"");
+            if (run.study.empty())
+                run.study = studyFilePath("study.sqlite");
             return runCommand(run, selfPath(argv[0]));
         }
         if (*studyCmd) {

@@ -5,6 +5,7 @@
 #include "app/launcher.h"
 
 #include "core/analysis/analysis.h"
+#include "core/config/cachefile.h"
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
 
@@ -29,7 +30,7 @@ int studyCommand(const StudyRequest &request, const std::string &self)
                 for (auto &replicate : replicatesOf(run))
                     replicates.push_back(std::move(replicate));
             }
-            studyFile = request.study.empty() ? plan.name + ".sqlite" : request.study;
+            studyFile = request.study.empty() ? studyFilePath(plan.name + ".sqlite") : request.study;
             todo = runsToDo(replicates, Store(studyFile).runs());
         }))
         return refused;

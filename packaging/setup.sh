@@ -4,6 +4,7 @@
 #   run   (default) opens the workbench on the default study and runs it; without a display
 #                   (no DISPLAY or WAYLAND_DISPLAY) runs the study headless and prints its comparison
 #   test            runs the whole test suite
+#   package         builds the Debian package (build/optlog_*.deb): `sudo apt install ./build/optlog_*.deb`
 # Idempotent: with everything installed and built it only checks and rebuilds what changed.
 set -euo pipefail
 
@@ -20,6 +21,8 @@ packages=(
   qt6-base-dev qt6-charts-dev
   fortunes fortunes-min
   poppler-utils
+  # The package's checks: its validators and the manual pages' renderer.
+  desktop-file-utils appstream lintian groff
 )
 
 missing=()
@@ -56,8 +59,12 @@ case "$mode" in
     cd "$build"
     ctest --output-on-failure --timeout 900
     ;;
+  package)
+    (cd "$build" && cpack >/dev/null)
+    ls "$build"/optlog_*.deb
+    ;;
   *)
-    echo "usage: packaging/setup.sh [run|test]" >&2
+    echo "usage: packaging/setup.sh [run|test|package]" >&2
     exit 2
     ;;
 esac

@@ -3,6 +3,7 @@
 
 #include "core/analysis/analysis.h"
 #include "core/analysis/report.h"
+#include "core/config/cachefile.h"
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
 #include "ui/compareview.h"
@@ -24,7 +25,6 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
-#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
@@ -173,9 +173,8 @@ void MainWindow::showPage(int page)
 
 QString MainWindow::defaultStudyPath()
 {
-    const QString folder = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-    QDir().mkpath(folder);
-    return QDir(folder).filePath(QStringLiteral("default.sqlite"));
+    // Where `optlog run` and `optlog study` put a study when none is named: one folder for both.
+    return QString::fromStdString(studyFilePath("default.sqlite"));
 }
 
 bool MainWindow::openStudy(const QString &path)

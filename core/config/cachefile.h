@@ -11,6 +11,10 @@ namespace optlog {
 // machine (matmul peak, runtime tuning), kept between runs.
 std::string cacheFilePath(const std::string &name);
 
+// $XDG_DATA_HOME/optlog/<name>, else ~/.local/share/optlog/<name>, its folder created: where a
+// study goes when none is named (`optlog run`, `optlog study`, the workbench's first start).
+std::string studyFilePath(const std::string &name);
+
 // The JSON object in `path`; an empty object when the file is missing or damaged (a damaged
 // cache is measured again and rewritten, never trusted).
 nlohmann::json readJsonCache(const std::string &path);

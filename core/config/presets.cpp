@@ -3,7 +3,10 @@
 
 #include "core/config/configerror.h"
 
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 namespace optlog {
 
@@ -13,6 +16,35 @@ extern const std::map<std::string, std::string> kStudyTexts;
 } // namespace embedded
 
 namespace {
+
+namespace fs = std::filesystem;
+
+// An installed program's folder of `kind` (presets, studies): ../share/optlog/<kind> beside its
+// bin folder. A build tree has none.
+fs::path installedFolder(const char *kind)
+{
+    std::error_code error;
+    const fs::path self = fs::read_symlink("/proc/self/exe", error);
+    return error ? fs::path() : self.parent_path().parent_path() / "share" / "optlog" / kind;
+}
+
+// The embedded texts, with the installed files of the same kind over them (the installed ones are
+// what a user of the package can read, copy and change).
+std::map<std::string, std::string> textsOf(const std::map<std::string, std::string> &embedded, const char *kind)
+{
+    std::map<std::string, std::string> texts = embedded;
+    std::error_code error;
+    for (const auto &entry : fs::directory_iterator(installedFolder(kind), error)) {
+        if (entry.path().extension() != ".toml")
+            continue;
+        std::ifstream in(entry.path());
+        std::ostringstream text;
+        text << in.rdbuf();
+        if (in)
+            texts[entry.path().stem().string()] = text.str();
+    }
+    return texts;
+}
 
 std::vector<std::string> namesOf(const std::map<std::string, std::string> &texts)
 {
@@ -35,9 +67,12 @@ std::string lookup(const std::map<std::string, std::string> &texts, const std::s
 
 } // namespace
 
-std::vector<std::string> presetNames() { return namesOf(embedded::kPresetTexts); }
-std::string presetText(const std::string &name) { return lookup(embedded::kPresetTexts, name, "preset"); }
-std::vector<std::string> studyNames() { return namesOf(embedded::kStudyTexts); }
-std::string studyText(const std::string &name) { return lookup(embedded::kStudyTexts, name, "study"); }
+std::vector<std::string> presetNames() { return namesOf(textsOf(embedded::kPresetTexts, "presets")); }
+std::string presetText(const std::string &name)
+{
+    return lookup(textsOf(embedded::kPresetTexts, "presets"), name, "preset");
+}
+std::vector<std::string> studyNames() { return namesOf(textsOf(embedded::kStudyTexts, "studies")); }
+std::string studyText(const std::string &name) { return lookup(textsOf(embedded::kStudyTexts, "studies"), name, "study"); }
 
 } // namespace optlog

@@ -67,6 +67,7 @@ class tst_Cli : public QObject
 private Q_SLOTS:
     void versionNamesTheCommitAndLibTorch();
     void manualPageListsWhatEachCommandAccepts();
+    void aStudyWithoutANameGoesToTheDataFolder();
     void runWritesEverythingAComparisonNeeds();
     void badInputExitsTwoAndWritesNothing_data();
     void badInputExitsTwoAndWritesNothing();
@@ -328,6 +329,18 @@ void tst_Cli::manualPageListsWhatEachCommandAccepts()
         QCOMPARE(groff.exitCode(), 0);
         QCOMPARE(groff.readAllStandardError(), QByteArray());
     }
+}
+
+void tst_Cli::aStudyWithoutANameGoesToTheDataFolder()
+{
+    // Not into the working folder, not beside the binary: $XDG_DATA_HOME/optlog.
+    QTemporaryDir data;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("XDG_DATA_HOME", data.path());
+    const Result r = runOptlog(QStringList{"run", "--set", "train.steps=5"} + kSmoke, 120000, environment);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(QFile::exists(data.filePath("optlog/study.sqlite")), qPrintable(r.err));
+    QVERIFY(!QFile::exists(QFileInfo(OPTLOG_BINARY).dir().filePath("study.sqlite")));
 }
 
 void tst_Cli::aToleranceIsAFiniteNumberOfNats()

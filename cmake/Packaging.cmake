@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: MIT
+# What `cmake --install` puts where, and the Debian package CPack builds from it
+# (`cmake --build build --target package`, or `packaging/setup.sh package`).
+include(GNUInstallDirs)
+
+set(optlog_desktop ${CMAKE_SOURCE_DIR}/packaging/desktop)
+set(optlog_id io.github.optlog.Workbench)
+
+# Presets and study plans, read by the installed binaries from ../share/optlog (presets.cpp)
+# before their embedded copies: a user can read and copy them.
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/resources/presets ${CMAKE_SOURCE_DIR}/resources/studies
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/optlog FILES_MATCHING PATTERN "*.toml")
+
+# The manual pages, compressed as Debian's policy asks (-n: no time stamp, reproducible).
+foreach(page ${OPTLOG_MAN_PAGES})
+  add_custom_command(OUTPUT ${page}.gz COMMAND gzip -9n -c ${page} > ${page}.gz DEPENDS ${page})
+  list(APPEND optlog_compressed_pages ${page}.gz)
+endforeach()
+add_custom_target(optlog_manpages_gz ALL DEPENDS ${optlog_compressed_pages})
+install(FILES ${optlog_compressed_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+
+if(OPTLOG_BUILD_GUI)
+  install(FILES ${optlog_desktop}/${optlog_id}.desktop DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)
+  install(FILES ${optlog_desktop}/${optlog_id}.metainfo.xml DESTINATION ${CMAKE_INSTALL_DATADIR}/metainfo)
+  install(FILES ${optlog_desktop}/${optlog_id}.mime.xml DESTINATION ${CMAKE_INSTALL_DATADIR}/mime/packages
+          RENAME ${optlog_id}.xml)
+  install(FILES ${optlog_desktop}/${optlog_id}.svg DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps)
+  # Rendered from the SVG with rsvg-convert (librsvg2-bin): packaging/desktop/README.md.
+  foreach(size 48 64 128 256)
+    install(FILES ${optlog_desktop}/png/${size}x${size}/${optlog_id}.png
+            DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/${size}x${size}/apps)
+  endforeach()
+endif()
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+execute_process(COMMAND git rev-parse --short HEAD WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+                OUTPUT_VARIABLE optlog_commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME optlog)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+if(optlog_commit)
+  set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION}+git${optlog_commit})
+endif()
+set(CPACK_PACKAGE_CONTACT "The optlog developers <optlog@example.org>")
+# A native package's changelog, as Debian's policy asks: one entry for this build.
+string(TIMESTAMP optlog_changelog_date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+configure_file(${CMAKE_SOURCE_DIR}/packaging/changelog.in ${CMAKE_BINARY_DIR}/packaging/changelog @ONLY)
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/packaging/changelog.gz
+  COMMAND gzip -9n -c ${CMAKE_BINARY_DIR}/packaging/changelog > ${CMAKE_BINARY_DIR}/packaging/changelog.gz
+  DEPENDS ${CMAKE_BINARY_DIR}/packaging/changelog)
+add_custom_target(optlog_changelog ALL DEPENDS ${CMAKE_BINARY_DIR}/packaging/changelog.gz)
+install(FILES ${CMAKE_BINARY_DIR}/packaging/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "workbench for memory and precision techniques in transformer training")
+set(CPACK_PACKAGE_DESCRIPTION "optlog trains a small byte-level GPT with LibTorch and compares memory and
+precision techniques (FP32, gradient accumulation, autocast BF16, master
+weights, activation checkpointing) on quality, speed and memory by role,
+predicted beside measured, in one SQLite study file. The package holds the
+command-line engine optlog and the Qt workbench optlog-workbench.")
+set(CPACK_DEBIAN_PACKAGE_SECTION science)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+# The shared libraries' packages, as dpkg-shlibdeps finds them; OpenBLAS's pthread build as well,
+# which LibTorch does not link by name but without which FP32 runs about 20x slower.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0-pthread")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "fortunes-min")
+set(CPACK_STRIP_FILES ON)
+include(CPack)

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The Debian package, checked as a user would meet it: built by CPack from the install rules, its
+# control fields and file list, unpacked into a scratch root (dpkg -x), the installed optlog run
+# against the installed presets, and the validators (desktop-file-validate, appstreamcli, lintian).
+# Usage: check_package.sh BUILD_DIR
+set -euo pipefail
+build=$1
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cpack --config "$build/CPackConfig.cmake" -B "$scratch/out" >/dev/null
+deb=$(ls "$scratch"/out/optlog_*.deb)
+echo "built $(basename "$deb") ($(stat -c %s "$deb") bytes)"
+
+field() { dpkg-deb -f "$deb" "$1"; }
+[ "$(field Package)" = optlog ] || fail "Package is '$(field Package)'"
+[[ "$(field Version)" =~ ^[0-9]+\.[0-9]+\.[0-9]+(\+git[0-9a-f]+)?$ ]] || fail "Version '$(field Version)'"
+for dependency in libopenblas0-pthread libtorch1.13 libqt6widgets6 libsqlite3-0; do
+  field Depends | grep -q "$dependency" || fail "Depends lacks $dependency: $(field Depends)"
+done
+[ -n "$(field Maintainer)" ] && [ -n "$(field Description)" ] || fail "no Maintainer or Description"
+
+files=$(dpkg-deb -c "$deb" | awk '{print $6}')
+for f in usr/bin/optlog usr/bin/optlog-workbench usr/share/optlog/presets/smoke.toml \
+         usr/share/optlog/studies/default.toml usr/share/man/man1/optlog.1.gz usr/share/man/man1/optlog-workbench.1.gz \
+         usr/share/applications/io.github.optlog.Workbench.desktop \
+         usr/share/metainfo/io.github.optlog.Workbench.metainfo.xml \
+         usr/share/mime/packages/io.github.optlog.Workbench.xml \
+         usr/share/icons/hicolor/scalable/apps/io.github.optlog.Workbench.svg \
+         usr/share/icons/hicolor/256x256/apps/io.github.optlog.Workbench.png \
+         usr/share/doc/optlog/copyright usr/share/doc/optlog/changelog.gz; do
+  grep -qx "./$f" <<<"$files" || fail "the package lacks /$f"
+done
+
+root="$scratch/root"
+dpkg -x "$deb" "$root"
+"$root/usr/bin/optlog" --version | grep -q "^optlog $(field Version | sed 's/+git.*//') " || fail "--version"
+# The installed binary reads the installed presets: one only the scratch root has must work.
+sed 's/^name = .*/name = "installed-preset"/' "$root/usr/share/optlog/presets/smoke.toml" \
+  > "$root/usr/share/optlog/presets/pkgtest.toml"
+cd "$scratch"
+"$root/usr/bin/optlog" run --preset smoke --set data.corpus=generated --db installed.sqlite 2>/dev/null \
+  || fail "the installed optlog run --preset smoke"
+"$root/usr/bin/optlog" run --preset pkgtest --set data.corpus=generated --db installed.sqlite 2>/dev/null \
+  || fail "a preset installed beside the binary was not found"
+"$root/usr/bin/optlog" runs installed.sqlite | grep -q "installed-preset .*completed" || fail "the runs are not there"
+echo "the installed optlog trained smoke and an installed preset into installed.sqlite"
+
+if command -v desktop-file-validate >/dev/null; then
+  desktop-file-validate "$root/usr/share/applications/io.github.optlog.Workbench.desktop" | grep -v "hint:" \
+    && fail "desktop-file-validate" || true
+else
+  echo "skipped desktop-file-validate: not installed (desktop-file-utils)"
+fi
+if command -v appstreamcli >/dev/null; then
+  appstreamcli validate --no-net "$root/usr/share/metainfo/io.github.optlog.Workbench.metainfo.xml" >/dev/null \
+    || fail "appstreamcli validate"
+else
+  echo "skipped appstreamcli validate: not installed (appstream)"
+fi
+if command -v lintian >/dev/null; then
+  report=$(lintian --tag-display-limit 0 "$deb" 2>/dev/null || true)
+  grep -q "^E:" <<<"$report" && fail "lintian: $report"
+  echo "lintian: $(grep -c "^W:" <<<"$report" || true) warnings"
+else
+  echo "skipped lintian: not installed"
+fi
+echo "package ok"
