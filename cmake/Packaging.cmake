@@ -25,7 +25,7 @@ if(OPTLOG_BUILD_GUI)
   install(FILES ${optlog_desktop}/${optlog_id}.mime.xml DESTINATION ${CMAKE_INSTALL_DATADIR}/mime/packages
           RENAME ${optlog_id}.xml)
   install(FILES ${optlog_desktop}/${optlog_id}.svg DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps)
-  # Rendered from the SVG with rsvg-convert (librsvg2-bin): packaging/desktop/README.md.
+  # Rendered from the SVG with rsvg-convert (librsvg2-bin): packaging/desktop/README.md says how.
   foreach(size 48 64 128 256)
     install(FILES ${optlog_desktop}/png/${size}x${size}/${optlog_id}.png
             DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/${size}x${size}/apps)
