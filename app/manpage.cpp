@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "app/manpage.h"
 
+#include "core/contract/format.h"
+
 #include <CLI/CLI.hpp>
 
 #include <sstream>
@@ -8,25 +10,6 @@
 namespace optlog {
 
 namespace {
-
-// Text safe in roff: a backslash and a leading dot or apostrophe would be read as requests.
-std::string roff(const std::string &text)
-{
-    std::string out;
-    bool lineStart = true;
-    for (const char c : text) {
-        if (c == '\\')
-            out += "\\e";
-        else if (c == '-')
-            out += "\\-";
-        else if (lineStart && (c == '.' || c == '\''))
-            out += std::string("\\&") + c;
-        else
-            out += c;
-        lineStart = c == '\n';
-    }
-    return out;
-}
 
 // "--memory-budget SIZE" or "study": how the option is written, with its value's type.
 std::string synopsisOf(const CLI::Option &option)
@@ -44,9 +27,9 @@ void writeOptions(std::ostringstream &out, const CLI::App &command)
     for (const CLI::Option *option : command.get_options()) {
         if (option->get_name() == "--help" || option->get_group().empty())
             continue; // help is everywhere; an option without a group is internal
-        out << ".TP\n.B " << roff(synopsisOf(*option)) << "\n" << roff(option->get_description());
+        out << ".TP\n.B " << roffText(synopsisOf(*option)) << "\n" << roffText(option->get_description());
         if (!option->get_default_str().empty())
-            out << " (default: " << roff(option->get_default_str()) << ")";
+            out << " (default: " << roffText(option->get_default_str()) << ")";
         out << "\n";
     }
 }
@@ -56,23 +39,23 @@ void writeOptions(std::ostringstream &out, const CLI::App &command)
 std::string manPage(const CLI::App &app, const std::string &version, const std::string &date)
 {
     std::ostringstream out;
-    out << ".TH OPTLOG 1 \"" << date << "\" \"optlog " << roff(version) << "\" \"User Commands\"\n";
+    out << ".TH OPTLOG 1 \"" << date << "\" \"optlog " << roffText(version) << "\" \"User Commands\"\n";
     out << ".SH NAME\noptlog \\- the optimization log of training a transformer language model\n";
     out << ".SH SYNOPSIS\n";
     const auto commands = app.get_subcommands([](const CLI::App *) { return true; });
     for (const CLI::App *command : commands) {
-        out << ".B optlog " << roff(command->get_name()) << "\n";
+        out << ".B optlog " << roffText(command->get_name()) << "\n";
         for (const CLI::Option *option : command->get_options())
             if (option->get_name() != "--help" && !option->get_group().empty())
-                out << (option->get_required() ? "" : "[") << roff(synopsisOf(*option))
+                out << (option->get_required() ? "" : "[") << roffText(synopsisOf(*option))
                     << (option->get_required() ? "" : "]") << "\n";
         out << ".br\n";
     }
     out << ".B optlog \\-\\-version\n";
-    out << ".SH DESCRIPTION\n" << roff(app.get_description()) << "\n";
+    out << ".SH DESCRIPTION\n" << roffText(app.get_description()) << "\n";
     out << ".SH COMMANDS\n";
     for (const CLI::App *command : commands) {
-        out << ".SS " << roff(command->get_name()) << "\n" << roff(command->get_description()) << "\n";
+        out << ".SS " << roffText(command->get_name()) << "\n" << roffText(command->get_description()) << "\n";
         writeOptions(out, *command);
     }
     out << ".SH FILES\nA study is one SQLite file (the \\fB\\-\\-db\\fR option). Caches (the matmul peak, the runtime "

@@ -2,6 +2,7 @@
 // optlog-workbench: the desktop GUI over one study file. Never links LibTorch: each run is an
 // `optlog run` engine process.
 #include "core/config/studyplan.h"
+#include "core/contract/format.h"
 #include "optlog_version.h"
 #include "ui/mainwindow.h"
 #include "ui/runqueue.h"
@@ -11,6 +12,7 @@
 #include <QCommandLineParser>
 #include <QSettings>
 
+#include <algorithm>
 #include <cstdio>
 
 // The study argument's help, in --help and in the manual page.
@@ -19,12 +21,7 @@ static const QString kStudyHelp = QStringLiteral("study file to open (created wh
 
 namespace {
 
-// Text safe in roff: a backslash, a hyphen and a leading dot are its own.
-QString roff(QString text)
-{
-    text.replace(QLatin1Char('\\'), QStringLiteral("\\e")).replace(QLatin1Char('-'), QStringLiteral("\\-"));
-    return text.startsWith(QLatin1Char('.')) ? QStringLiteral("\\&") + text : text;
-}
+QString roff(const QString &text) { return QString::fromStdString(optlog::roffText(text.toStdString())); }
 
 // optlog-workbench(1) from the parser's own definitions, for the build (`--man-page DATE`).
 QString manPage(const QString &description, const QList<QCommandLineOption> &options, const QString &date)
@@ -32,17 +29,20 @@ QString manPage(const QString &description, const QList<QCommandLineOption> &opt
     QString page = QStringLiteral(".TH OPTLOG-WORKBENCH 1 \"%1\" \"optlog %2 (%3)\" \"User Commands\"\n")
                        .arg(date, QStringLiteral(OPTLOG_VERSION), roff(QStringLiteral(OPTLOG_GIT_DESCRIBE)));
     page += QStringLiteral(".SH NAME\noptlog\\-workbench \\- ") + roff(description) + QStringLiteral("\n");
+    // "--queue plan": how the option is written, with its value.
+    const auto written = [](const QCommandLineOption &option) {
+        return roff(QStringLiteral("--") + option.names().constLast()
+                    + (option.valueName().isEmpty() ? QString() : QStringLiteral(" ") + option.valueName()));
+    };
     page += QStringLiteral(".SH SYNOPSIS\n.B optlog\\-workbench\n[study]");
     for (const QCommandLineOption &option : options)
-        page += QStringLiteral("\n[") + roff(QStringLiteral("--") + option.names().constLast())
-                + (option.valueName().isEmpty() ? QString() : QStringLiteral(" ") + option.valueName()) + QStringLiteral("]");
+        page += QStringLiteral("\n[") + written(option) + QStringLiteral("]");
     page += QStringLiteral("\n.SH OPTIONS\n.TP\n.B study\n") + roff(kStudyHelp) + QStringLiteral("\n");
     for (const QCommandLineOption &option : options)
-        page += QStringLiteral(".TP\n.B ") + roff(QStringLiteral("--") + option.names().constLast())
-                + (option.valueName().isEmpty() ? QString() : QStringLiteral(" ") + option.valueName())
-                + QStringLiteral("\n") + roff(option.description()) + QStringLiteral("\n");
+        page += QStringLiteral(".TP\n.B ") + written(option) + QStringLiteral("\n") + roff(option.description())
+                + QStringLiteral("\n");
     page += QStringLiteral(".SH FILES\nThe last studies opened are remembered in the Qt settings of \\fIoptlog\\fR; the "
-                           "first start opens \\fI$XDG_DATA_HOME/optlog/optlog/default.sqlite\\fR.\n"
+                           "first start opens \\fI$XDG_DATA_HOME/optlog/default.sqlite\\fR.\n"
                            ".SH SEE ALSO\n.BR optlog (1)\n");
     return page;
 }
@@ -65,6 +65,29 @@ int main(int argc, char **argv)
         std::fputs(manPage(description, {queue, start, help, version}, QString::fromUtf8(argv[2])).toUtf8().constData(),
                    stdout);
         return 0;
+    }
+    // Without a display Qt's platform plugin aborts; say what is missing instead. --help and
+    // --version need no window: they are answered offscreen.
+    if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")
+        && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+        const QStringList arguments = [&] {
+            QStringList list;
+            for (int i = 1; i < argc; ++i)
+                list << QString::fromLocal8Bit(argv[i]);
+            return list;
+        }();
+        const bool answersOnly = std::any_of(arguments.begin(), arguments.end(), [](const QString &a) {
+            return a == QLatin1String("-h") || a == QLatin1String("--help") || a == QLatin1String("-v")
+                   || a == QLatin1String("--version") || a == QLatin1String("--help-all");
+        });
+        if (!answersOnly && !arguments.contains(QLatin1String("-platform"))) {
+            std::fputs("optlog-workbench: no display (DISPLAY and WAYLAND_DISPLAY are not set); run it in a desktop "
+                       "session, under xvfb-run, or with QT_QPA_PLATFORM=offscreen. `optlog study` runs a study "
+                       "without a window.\n",
+                       stderr);
+            return 2;
+        }
+        qputenv("QT_QPA_PLATFORM", "offscreen");
     }
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("optlog"));

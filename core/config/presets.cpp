@@ -65,14 +65,24 @@ std::string lookup(const std::map<std::string, std::string> &texts, const std::s
     throw ConfigError(std::string("unknown ") + what + " '" + name + "'; known: " + known);
 }
 
+// Read once per process: the installed files do not change under a running program.
+const std::map<std::string, std::string> &presetTexts()
+{
+    static const std::map<std::string, std::string> texts = textsOf(embedded::kPresetTexts, "presets");
+    return texts;
+}
+
+const std::map<std::string, std::string> &studyTexts()
+{
+    static const std::map<std::string, std::string> texts = textsOf(embedded::kStudyTexts, "studies");
+    return texts;
+}
+
 } // namespace
 
-std::vector<std::string> presetNames() { return namesOf(textsOf(embedded::kPresetTexts, "presets")); }
-std::string presetText(const std::string &name)
-{
-    return lookup(textsOf(embedded::kPresetTexts, "presets"), name, "preset");
-}
-std::vector<std::string> studyNames() { return namesOf(textsOf(embedded::kStudyTexts, "studies")); }
-std::string studyText(const std::string &name) { return lookup(textsOf(embedded::kStudyTexts, "studies"), name, "study"); }
+std::vector<std::string> presetNames() { return namesOf(presetTexts()); }
+std::string presetText(const std::string &name) { return lookup(presetTexts(), name, "preset"); }
+std::vector<std::string> studyNames() { return namesOf(studyTexts()); }
+std::string studyText(const std::string &name) { return lookup(studyTexts(), name, "study"); }
 
 } // namespace optlog

@@ -97,6 +97,24 @@ std::string unprintableCharacter(const std::string &text)
     return {};
 }
 
+std::string roffText(const std::string &text)
+{
+    std::string out;
+    bool lineStart = true;
+    for (const char c : text) {
+        if (c == '\\')
+            out += "\\e";
+        else if (c == '-')
+            out += "\\-";
+        else if (lineStart && (c == '.' || c == '\''))
+            out += std::string("\\&") + c;
+        else
+            out += c;
+        lineStart = c == '\n';
+    }
+    return out;
+}
+
 bool isUtf8(const std::string &text)
 {
     for (size_t at = 0; at < text.size();) {

@@ -25,6 +25,10 @@ std::string csvField(const std::string &text);
 // "a line break (U+000A) at byte 5".
 std::string unprintableCharacter(const std::string &text);
 
+// `text` for a roff manual page: a backslash, a hyphen and a line's leading dot or apostrophe
+// escaped, so that none is read as a request.
+std::string roffText(const std::string &text);
+
 // Whether `text` is well-formed UTF-8 throughout.
 bool isUtf8(const std::string &text);
 

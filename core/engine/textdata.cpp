@@ -179,8 +179,8 @@ TokenSplit loadTokens(const DataConfig &config, int64_t vocabSize, int64_t conte
                 throw DataError("data: text corpus '" + config.path + "' does not exist or is not a file");
             text = readDataFile(config.path);
             // Any bytes train (one token each); the description says when they are not text.
-            split.description = (isUtf8(text) ? "UTF-8 bytes of " : "bytes of ") + config.path
-                                + (isUtf8(text) ? "" : ", which is not UTF-8 text");
+            split.description = isUtf8(text) ? "UTF-8 bytes of " + config.path
+                                             : "bytes of " + config.path + ", which is not UTF-8 text";
         } else if (config.corpus == "fortunes") {
             text = fortunesText();
             split.description = "Debian fortunes, separators removed";

@@ -201,12 +201,12 @@ std::unique_ptr<SQLite::Database> openReadOnly(const std::string &path)
 {
     namespace fs = std::filesystem;
     std::error_code error;
-    const fs::path folder = fs::absolute(path, error).parent_path();
-    const bool canMakeShm = fs::exists(path + "-shm", error) || ::access(folder.c_str(), W_OK) == 0;
+    const fs::path absolute = fs::absolute(path, error);
+    const bool canMakeShm = fs::exists(path + "-shm", error) || ::access(absolute.parent_path().c_str(), W_OK) == 0;
     if (canMakeShm || fs::exists(path + "-wal", error))
         return std::make_unique<SQLite::Database>(path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
     std::string uri = "file:";
-    for (const unsigned char c : fs::absolute(path, error).string()) {
+    for (const unsigned char c : absolute.string()) {
         if (std::isalnum(c) || std::string("/-._~").find(char(c)) != std::string::npos)
             uri += char(c);
         else

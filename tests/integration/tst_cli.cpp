@@ -68,6 +68,7 @@ private Q_SLOTS:
     void versionNamesTheCommitAndLibTorch();
     void manualPageListsWhatEachCommandAccepts();
     void aStudyWithoutANameGoesToTheDataFolder();
+    void workbenchWithoutADisplaySaysSo();
     void runWritesEverythingAComparisonNeeds();
     void badInputExitsTwoAndWritesNothing_data();
     void badInputExitsTwoAndWritesNothing();
@@ -341,6 +342,32 @@ void tst_Cli::aStudyWithoutANameGoesToTheDataFolder()
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(QFile::exists(data.filePath("optlog/study.sqlite")), qPrintable(r.err));
     QVERIFY(!QFile::exists(QFileInfo(OPTLOG_BINARY).dir().filePath("study.sqlite")));
+}
+
+void tst_Cli::workbenchWithoutADisplaySaysSo()
+{
+    const QString workbench = QFileInfo(OPTLOG_BINARY).dir().filePath("optlog-workbench");
+    if (!QFile::exists(workbench))
+        QSKIP("built without the workbench");
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+        environment.remove(name);
+    const auto run = [&](const QStringList &arguments) {
+        QProcess process;
+        process.setProcessEnvironment(environment);
+        process.start(workbench, arguments);
+        process.waitForFinished(60000);
+        return std::make_tuple(process.exitStatus(), process.exitCode(), QString(process.readAllStandardError()),
+                               QString(process.readAllStandardOutput()));
+    };
+    const auto [status, code, err, out] = run({m_dir.filePath("no-display.sqlite")});
+    QCOMPARE(status, QProcess::NormalExit); // not Qt's abort
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains("no display"), qPrintable(err));
+    QVERIFY(!QFile::exists(m_dir.filePath("no-display.sqlite")));
+    const auto [versionStatus, versionCode, versionErr, versionOut] = run({"--version"});
+    QCOMPARE(versionCode, 0);
+    QVERIFY2(versionOut.startsWith("optlog "), qPrintable(versionOut + versionErr));
 }
 
 void tst_Cli::aToleranceIsAFiniteNumberOfNats()
