@@ -160,6 +160,17 @@ void insertEach(SQLite::Database &db, const char *sql, int64_t runId, const std:
     }
 }
 
+// Appends `rows` of one run in one transaction (a batch is one write); nothing for no rows.
+template<typename Row, typename Bind>
+void appendEach(SQLite::Database &db, const char *sql, int64_t runId, const std::vector<Row> &rows, Bind bind)
+{
+    if (rows.empty())
+        return;
+    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+    insertEach(db, sql, runId, rows, bind);
+    transaction.commit();
+}
+
 void readColumn(const SQLite::Column &column, int64_t &value) { value = column.getInt64(); }
 // SQLite stores a NaN as NULL: read back, it is NaN again (a diverged loss, a skipped step's norm).
 void readColumn(const SQLite::Column &column, double &value)
@@ -479,10 +490,7 @@ void Store::setDtypes(int64_t runId, const std::string &dtypesJson)
 void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
 {
     return guarded(m_path, "store metrics", [&] {
-        if (rows.empty())
-            return;
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        insertEach(*m_db,
+        appendEach(*m_db,
                    "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, grad_norm, "
                    "step_seconds, tokens_per_second, loss_scale, skipped, machine_gflops) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -501,17 +509,13 @@ void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
                        else
                            insert.bind(11); // NULL: not timed at this step
                    });
-        transaction.commit();
     });
 }
 
 void Store::appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows)
 {
     return guarded(m_path, "store validation losses", [&] {
-        if (rows.empty())
-            return;
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        insertEach(*m_db,
+        appendEach(*m_db,
                    "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss, sequences, sequence_sd) "
                    "VALUES (?, ?, ?, ?, ?, ?)",
                    runId, rows, [](SQLite::Statement &insert, const ValidationPoint &row) {
@@ -521,7 +525,6 @@ void Store::appendValidation(int64_t runId, const std::vector<ValidationPoint> &
                        insert.bind(5, row.sequences);
                        insert.bind(6, row.sequenceSd);
                    });
-        transaction.commit();
     });
 }
 
@@ -562,10 +565,7 @@ void Store::addEvent(int64_t runId, EventKind kind, const std::string &message, 
 void Store::appendNumerics(int64_t runId, const std::vector<TensorNumerics> &rows)
 {
     return guarded(m_path, "store numerics", [&] {
-        if (rows.empty())
-            return;
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        insertEach(*m_db,
+        appendEach(*m_db,
                    "INSERT OR REPLACE INTO numerics (run_id, step, tensor, fp16_underflow, fp16_subnormal, "
                    "scaled_underflow, loss_scale, vanishing_updates, activation_max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    runId, rows, [](SQLite::Statement &insert, const TensorNumerics &row) {
@@ -579,7 +579,6 @@ void Store::appendNumerics(int64_t runId, const std::vector<TensorNumerics> &row
                        insert.bind(8, row.vanishingUpdates);
                        insert.bind(9, row.activationMax);
                    });
-        transaction.commit();
     });
 }
 
