@@ -111,6 +111,27 @@ const std::vector<const char *> kMigrations = {
         activation_max REAL,
         PRIMARY KEY (run_id, step, tensor)) WITHOUT ROWID;
     )sql",
+    // 5 -> 6: a study you can curate. A note and tags per run; the names rename replaced; archived
+    // runs (hidden, kept); the run a config was taken from; the seed of the validation windows of a
+    // run copied in from a study with another seed (NULL: this study's).
+    R"sql(
+    ALTER TABLE runs ADD COLUMN note TEXT;
+    ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN derived_from_study TEXT;
+    ALTER TABLE runs ADD COLUMN derived_from_run INTEGER;
+    ALTER TABLE runs ADD COLUMN derived_from_name TEXT;
+    ALTER TABLE runs ADD COLUMN validation_seed INTEGER;
+    CREATE TABLE tags (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        tag TEXT NOT NULL,
+        PRIMARY KEY (run_id, tag)) WITHOUT ROWID;
+    CREATE TABLE former_names (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        renamed_at TEXT NOT NULL);
+    CREATE INDEX former_names_by_run ON former_names(run_id);
+    )sql",
 };
 
 std::string hostName()
@@ -446,11 +467,13 @@ int64_t Store::studySeed() const
     });
 }
 
-int64_t Store::createRun(const std::string &name, const std::string &configToml, const std::string &group)
+int64_t Store::createRun(const std::string &name, const std::string &configToml, const std::string &group,
+                         const RunOrigin &origin)
 {
     return guarded(m_path, "store the new run", [&] {
         SQLite::Statement insert(*m_db, "INSERT INTO runs (name, config_toml, status, created_at, pid, pid_start, host, "
-                                        "group_name) VALUES (?, ?, 'running', ?, ?, ?, ?, ?)");
+                                        "group_name, derived_from_study, derived_from_run, derived_from_name) "
+                                        "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)");
         const int64_t pid = getpid();
         insert.bind(1, name);
         insert.bind(2, configToml);
@@ -462,6 +485,11 @@ int64_t Store::createRun(const std::string &name, const std::string &configToml,
             insert.bind(7); // NULL: a group of its own, under its name
         else
             insert.bind(7, group);
+        if (!origin.empty()) {
+            insert.bind(8, origin.study);
+            insert.bind(9, origin.runId);
+            insert.bind(10, origin.runName);
+        }
         insert.exec();
         return m_db->getLastInsertRowid();
     });
@@ -487,45 +515,88 @@ void Store::setDtypes(int64_t runId, const std::string &dtypesJson)
     });
 }
 
+namespace {
+
+// The insert of each kind of row a run has, shared by the engine's appends and copyRunsFrom.
+constexpr const char *kInsertMetrics =
+    "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, grad_norm, step_seconds, "
+    "tokens_per_second, loss_scale, skipped, machine_gflops) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+void bindMetrics(SQLite::Statement &insert, const StepMetrics &row)
+{
+    insert.bind(2, row.step);
+    insert.bind(3, row.tokens);
+    insert.bind(4, row.trainLoss);
+    insert.bind(5, row.learningRate);
+    insert.bind(6, row.gradNorm);
+    insert.bind(7, row.stepSeconds);
+    insert.bind(8, row.tokensPerSecond);
+    insert.bind(9, row.lossScale);
+    insert.bind(10, int(row.skipped));
+    if (row.machineGflops > 0)
+        insert.bind(11, row.machineGflops);
+    else
+        insert.bind(11); // NULL: not timed at this step
+}
+
+constexpr const char *kInsertValidation =
+    "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss, sequences, sequence_sd) VALUES (?, ?, ?, ?, ?, ?)";
+void bindValidation(SQLite::Statement &insert, const ValidationPoint &row)
+{
+    insert.bind(2, row.step);
+    insert.bind(3, row.tokens);
+    insert.bind(4, row.loss);
+    insert.bind(5, row.sequences);
+    insert.bind(6, row.sequenceSd);
+}
+
+constexpr const char *kInsertMemory = "INSERT INTO memory (run_id, role, source, dtype, bytes) VALUES (?, ?, ?, ?, ?)";
+void bindMemory(SQLite::Statement &insert, const MemoryRow &row)
+{
+    insert.bind(2, memoryRoleName(row.role));
+    insert.bind(3, memorySourceName(row.source));
+    insert.bind(4, row.dtype);
+    insert.bind(5, row.bytes);
+}
+
+constexpr const char *kInsertNumerics =
+    "INSERT OR REPLACE INTO numerics (run_id, step, tensor, fp16_underflow, fp16_subnormal, scaled_underflow, "
+    "loss_scale, vanishing_updates, activation_max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+void bindNumerics(SQLite::Statement &insert, const TensorNumerics &row)
+{
+    insert.bind(2, row.step);
+    insert.bind(3, row.tensor);
+    // NaN binds as NULL: not applicable to this tensor
+    insert.bind(4, row.fp16Underflow);
+    insert.bind(5, row.fp16Subnormal);
+    insert.bind(6, row.scaledUnderflow);
+    insert.bind(7, row.lossScale);
+    insert.bind(8, row.vanishingUpdates);
+    insert.bind(9, row.activationMax);
+}
+
+constexpr const char *kInsertEvent = "INSERT INTO events (run_id, at, kind, message, step) VALUES (?, ?, ?, ?, ?)";
+void bindEvent(SQLite::Statement &insert, const EventRecord &row)
+{
+    insert.bind(2, row.at);
+    insert.bind(3, eventKindName(row.kind));
+    insert.bind(4, row.message);
+    if (row.step >= 0)
+        insert.bind(5, row.step);
+    else
+        insert.bind(5); // NULL: no step in particular
+}
+
+} // namespace
+
 void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
 {
-    return guarded(m_path, "store metrics", [&] {
-        appendEach(*m_db,
-                   "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, grad_norm, "
-                   "step_seconds, tokens_per_second, loss_scale, skipped, machine_gflops) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   runId, rows, [](SQLite::Statement &insert, const StepMetrics &row) {
-                       insert.bind(2, row.step);
-                       insert.bind(3, row.tokens);
-                       insert.bind(4, row.trainLoss);
-                       insert.bind(5, row.learningRate);
-                       insert.bind(6, row.gradNorm);
-                       insert.bind(7, row.stepSeconds);
-                       insert.bind(8, row.tokensPerSecond);
-                       insert.bind(9, row.lossScale);
-                       insert.bind(10, int(row.skipped));
-                       if (row.machineGflops > 0)
-                           insert.bind(11, row.machineGflops);
-                       else
-                           insert.bind(11); // NULL: not timed at this step
-                   });
-    });
+    return guarded(m_path, "store metrics", [&] { appendEach(*m_db, kInsertMetrics, runId, rows, bindMetrics); });
 }
 
 void Store::appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows)
 {
-    return guarded(m_path, "store validation losses", [&] {
-        appendEach(*m_db,
-                   "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss, sequences, sequence_sd) "
-                   "VALUES (?, ?, ?, ?, ?, ?)",
-                   runId, rows, [](SQLite::Statement &insert, const ValidationPoint &row) {
-                       insert.bind(2, row.step);
-                       insert.bind(3, row.tokens);
-                       insert.bind(4, row.loss);
-                       insert.bind(5, row.sequences);
-                       insert.bind(6, row.sequenceSd);
-                   });
-    });
+    return guarded(m_path, "store validation losses",
+                   [&] { appendEach(*m_db, kInsertValidation, runId, rows, bindValidation); });
 }
 
 void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
@@ -535,13 +606,7 @@ void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
         SQLite::Statement clear(*m_db, "DELETE FROM memory WHERE run_id = ?");
         clear.bind(1, runId);
         clear.exec();
-        insertEach(*m_db, "INSERT INTO memory (run_id, role, source, dtype, bytes) VALUES (?, ?, ?, ?, ?)", runId, rows,
-                   [](SQLite::Statement &insert, const MemoryRow &row) {
-                       insert.bind(2, memoryRoleName(row.role));
-                       insert.bind(3, memorySourceName(row.source));
-                       insert.bind(4, row.dtype);
-                       insert.bind(5, row.bytes);
-                   });
+        insertEach(*m_db, kInsertMemory, runId, rows, bindMemory);
         transaction.commit();
     });
 }
@@ -549,37 +614,13 @@ void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
 void Store::addEvent(int64_t runId, EventKind kind, const std::string &message, int64_t step)
 {
     return guarded(m_path, "store an event", [&] {
-        SQLite::Statement insert(*m_db, "INSERT INTO events (run_id, at, kind, message, step) VALUES (?, ?, ?, ?, ?)");
-        insert.bind(1, runId);
-        insert.bind(2, utcNow());
-        insert.bind(3, eventKindName(kind));
-        insert.bind(4, message);
-        if (step >= 0)
-            insert.bind(5, step);
-        else
-            insert.bind(5); // NULL: no step in particular
-        insert.exec();
+        insertEach(*m_db, kInsertEvent, runId, std::vector<EventRecord>{{utcNow(), kind, message, step}}, bindEvent);
     });
 }
 
 void Store::appendNumerics(int64_t runId, const std::vector<TensorNumerics> &rows)
 {
-    return guarded(m_path, "store numerics", [&] {
-        appendEach(*m_db,
-                   "INSERT OR REPLACE INTO numerics (run_id, step, tensor, fp16_underflow, fp16_subnormal, "
-                   "scaled_underflow, loss_scale, vanishing_updates, activation_max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   runId, rows, [](SQLite::Statement &insert, const TensorNumerics &row) {
-                       insert.bind(2, row.step);
-                       insert.bind(3, row.tensor);
-                       // NaN binds as NULL: not applicable to this tensor
-                       insert.bind(4, row.fp16Underflow);
-                       insert.bind(5, row.fp16Subnormal);
-                       insert.bind(6, row.scaledUnderflow);
-                       insert.bind(7, row.lossScale);
-                       insert.bind(8, row.vanishingUpdates);
-                       insert.bind(9, row.activationMax);
-                   });
-    });
+    return guarded(m_path, "store numerics", [&] { appendEach(*m_db, kInsertNumerics, runId, rows, bindNumerics); });
 }
 
 void Store::finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message)
@@ -638,19 +679,24 @@ int Store::markCrashedRuns()
 
 std::vector<RunRecord> Store::runs() const
 {
+    const int64_t seed = studySeed();
     return guarded(m_path, "read its runs", [&] {
         SQLite::Statement query(*m_db, "SELECT id, name, config_toml, coalesce(outcome_step, -1), coalesce(message, ''), "
                                        "created_at, coalesce(finished_at, ''), coalesce(pid, 0), coalesce(host, ''), "
-                                       "coalesce(environment, ''), coalesce(dtypes, ''), coalesce(group_name, name), status, "
-                                       "coalesce(outcome, '') FROM runs ORDER BY id");
+                                       "coalesce(environment, ''), coalesce(dtypes, ''), coalesce(group_name, name), "
+                                       "coalesce(note, ''), archived, status, coalesce(outcome, ''), "
+                                       "coalesce(derived_from_study, ''), coalesce(derived_from_run, 0), "
+                                       "coalesce(derived_from_name, ''), coalesce(validation_seed, ?) FROM runs ORDER BY id");
+        query.bind(1, seed);
         std::vector<RunRecord> out;
         while (query.executeStep()) {
             RunRecord r = readColumns(query, &RunRecord::id, &RunRecord::name, &RunRecord::configToml,
                                       &RunRecord::outcomeStep, &RunRecord::message, &RunRecord::createdAt,
                                       &RunRecord::finishedAt, &RunRecord::pid, &RunRecord::host,
-                                      &RunRecord::environmentJson, &RunRecord::dtypesJson, &RunRecord::group);
-            if (query.getColumn(12).getString() == "finished") {
-                const std::string outcome = query.getColumn(13).getString();
+                                      &RunRecord::environmentJson, &RunRecord::dtypesJson, &RunRecord::group,
+                                      &RunRecord::note, &RunRecord::archived);
+            if (query.getColumn(14).getString() == "finished") {
+                const std::string outcome = query.getColumn(15).getString();
                 r.outcome = outcomeNamed(outcome);
                 if (!r.outcome) {
                     // Written by hand or by another program: show it as a failure that says what it was.
@@ -659,16 +705,32 @@ std::vector<RunRecord> Store::runs() const
                                 + (r.message.empty() ? "" : "; " + r.message);
                 }
             }
+            r.derivedFrom = {query.getColumn(16).getString(), query.getColumn(17).getInt64(),
+                             query.getColumn(18).getString()};
+            r.validationSeed = query.getColumn(19).getInt64();
             out.push_back(std::move(r));
         }
+        const auto byId = [&out](int64_t id) -> RunRecord * {
+            for (RunRecord &r : out)
+                if (r.id == id)
+                    return &r;
+            return nullptr;
+        };
+        SQLite::Statement tags(*m_db, "SELECT run_id, tag FROM tags ORDER BY tag");
+        while (tags.executeStep())
+            if (RunRecord *r = byId(tags.getColumn(0).getInt64()))
+                r->tags.push_back(tags.getColumn(1).getString());
+        SQLite::Statement former(*m_db, "SELECT run_id, name FROM former_names ORDER BY id");
+        while (former.executeStep())
+            if (RunRecord *r = byId(former.getColumn(0).getInt64()))
+                r->formerNames.push_back(former.getColumn(1).getString());
         // What a writer would mark, a reader shows without writing it.
         for (const DeadRun &dead : deadRuns())
-            for (RunRecord &r : out)
-                if (r.id == dead.id) {
-                    r.outcome = Outcome::Crashed;
-                    r.outcomeStep = dead.lastStep;
-                    r.message = dead.message + " (not yet stored: the next optlog that writes the study stores it)";
-                }
+            if (RunRecord *r = byId(dead.id)) {
+                r->outcome = Outcome::Crashed;
+                r->outcomeStep = dead.lastStep;
+                r->message = dead.message + " (not yet stored: the next optlog that writes the study stores it)";
+            }
         return out;
     });
 }
@@ -761,6 +823,273 @@ std::vector<TensorNumerics> Store::numerics(int64_t runId) const
                                                  &TensorNumerics::vanishingUpdates, &TensorNumerics::activationMax));
             });
     });
+}
+
+// ---- Curation ----
+
+namespace {
+
+// "run 3 (fp32)": how messages name a run.
+std::string runLabel(const RunRecord &run)
+{
+    return "run " + std::to_string(run.id) + " (" + printable(run.name) + ")";
+}
+
+// Why `name` cannot name a run, or empty when it can: a run's name is one line of plain text.
+std::string nameProblem(const std::string &name)
+{
+    if (name.empty())
+        return "a run's name cannot be empty";
+    if (const std::string problem = unprintableCharacter(name); !problem.empty())
+        return "the name \"" + printable(name) + "\" holds " + problem + "; a name is one line of plain text";
+    if (name.size() > Store::kMaxNameBytes)
+        return "the name is " + std::to_string(name.size()) + " bytes long: at most "
+               + std::to_string(Store::kMaxNameBytes) + " bytes";
+    return {};
+}
+
+// Why `note` cannot be stored, or empty when it can: text of lines and tabs, of bounded length.
+std::string noteProblem(const std::string &note)
+{
+    if (note.size() > Store::kMaxNoteBytes)
+        return "the note is " + std::to_string(note.size()) + " bytes long: at most "
+               + std::to_string(Store::kMaxNoteBytes) + " bytes (about a page)";
+    std::string lines = note; // line breaks and tabs are a note's own; other controls are not
+    for (char &c : lines)
+        if (c == '\n' || c == '\t')
+            c = ' ';
+    if (const std::string problem = unprintableCharacter(lines); !problem.empty())
+        return "the note holds " + problem + "; a note is plain text in lines (Markdown is shown as text)";
+    return {};
+}
+
+// Why `tag` cannot be a tag, or empty when it can: one word a filter can name (tag:long).
+std::string tagProblem(const std::string &tag)
+{
+    if (tag.empty())
+        return "a tag cannot be empty";
+    if (const std::string problem = unprintableCharacter(tag); !problem.empty())
+        return "the tag \"" + printable(tag) + "\" holds " + problem;
+    if (tag.find_first_of(" ,") != std::string::npos)
+        return "the tag \"" + tag + "\" holds a " + (tag.find(' ') != std::string::npos ? "space" : "comma")
+               + "; a tag is one word, such as long-context or baseline_v2";
+    if (tag.front() == '+' || tag.front() == '-')
+        return "the tag \"" + tag + "\" starts with " + std::string(1, tag.front()) + ", which `optlog tag` reads as add or remove";
+    if (tag.size() > Store::kMaxTagBytes)
+        return "the tag is " + std::to_string(tag.size()) + " bytes long: at most "
+               + std::to_string(Store::kMaxTagBytes) + " bytes";
+    return {};
+}
+
+int64_t fileBytes(const std::string &path)
+{
+    std::error_code error;
+    const auto size = std::filesystem::file_size(path, error);
+    return error ? 0 : int64_t(size);
+}
+
+} // namespace
+
+RunRecord Store::requireRun(int64_t runId) const
+{
+    for (RunRecord &run : runs())
+        if (run.id == runId)
+            return std::move(run);
+    throw StoreError("study '" + m_path + "' has no run " + std::to_string(runId) + "; `optlog runs " + m_path
+                     + "` lists them");
+}
+
+void Store::requireFreeName(const std::string &name) const
+{
+    if (const std::string problem = nameProblem(name); !problem.empty())
+        throw StoreError("study '" + m_path + "': " + problem);
+    for (const RunRecord &run : runs())
+        if (run.name == name)
+            throw StoreError("study '" + m_path + "' already has a run named \"" + printable(name) + "\" ("
+                             + runLabel(run) + "); choose another name");
+}
+
+void Store::setNote(int64_t runId, const std::string &note)
+{
+    const RunRecord run = requireRun(runId);
+    if (const std::string problem = noteProblem(note); !problem.empty())
+        throw StoreError("study '" + m_path + "', " + runLabel(run) + ": " + problem);
+    guarded(m_path, "store the note", [&] {
+        SQLite::Statement update(*m_db, "UPDATE runs SET note = ? WHERE id = ?");
+        if (note.empty())
+            update.bind(1);
+        else
+            update.bind(1, note);
+        update.bind(2, runId);
+        update.exec();
+    });
+}
+
+void Store::changeTags(int64_t runId, const std::vector<std::string> &add, const std::vector<std::string> &remove)
+{
+    const RunRecord run = requireRun(runId);
+    for (const auto &tag : add)
+        if (const std::string problem = tagProblem(tag); !problem.empty())
+            throw StoreError("study '" + m_path + "', " + runLabel(run) + ": " + problem);
+    guarded(m_path, "store the tags", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement insert(*m_db, "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?, ?)");
+        for (const auto &tag : add) {
+            insert.bind(1, runId);
+            insert.bind(2, tag);
+            insert.exec();
+            insert.reset();
+        }
+        SQLite::Statement erase(*m_db, "DELETE FROM tags WHERE run_id = ? AND tag = ?");
+        for (const auto &tag : remove) {
+            erase.bind(1, runId);
+            erase.bind(2, tag);
+            erase.exec();
+            erase.reset();
+        }
+        transaction.commit();
+    });
+}
+
+void Store::renameRun(int64_t runId, const std::string &newName)
+{
+    const RunRecord run = requireRun(runId);
+    if (newName == run.name)
+        return;
+    requireFreeName(newName);
+    guarded(m_path, "rename the run", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement former(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)");
+        former.bind(1, runId);
+        former.bind(2, run.name);
+        former.bind(3, utcNow());
+        former.exec();
+        SQLite::Statement update(*m_db, "UPDATE runs SET name = ? WHERE id = ?");
+        update.bind(1, newName);
+        update.bind(2, runId);
+        update.exec();
+        transaction.commit();
+    });
+}
+
+void Store::setArchived(int64_t runId, bool archived)
+{
+    requireRun(runId);
+    guarded(m_path, "archive the run", [&] {
+        SQLite::Statement update(*m_db, "UPDATE runs SET archived = ? WHERE id = ?");
+        update.bind(1, int(archived));
+        update.bind(2, runId);
+        update.exec();
+    });
+}
+
+void Store::deleteRun(int64_t runId)
+{
+    const RunRecord run = requireRun(runId);
+    if (!run.isFinished())
+        throw StoreError("study '" + m_path + "': " + runLabel(run) + " is running (engine process "
+                         + std::to_string(run.pid) + " on " + run.host
+                         + "); cancel it first (Run › Cancel in the workbench, or stop its `optlog run`), then delete it");
+    guarded(m_path, "delete the run", [&] {
+        // Every row of the run goes with it: each table references runs(id) ON DELETE CASCADE.
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement erase(*m_db, "DELETE FROM runs WHERE id = ?");
+        erase.bind(1, runId);
+        erase.exec();
+        transaction.commit();
+    });
+}
+
+std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<int64_t> &runIds, const std::string &suffix)
+{
+    std::error_code error;
+    if (std::filesystem::equivalent(source.path(), m_path, error))
+        throw StoreError("cannot copy runs of study '" + m_path + "' into itself; choose another destination");
+    std::vector<RunRecord> copies;
+    std::vector<std::string> names;
+    for (const int64_t id : runIds) {
+        RunRecord run = source.requireRun(id);
+        if (!run.isFinished())
+            throw StoreError("study '" + source.path() + "': " + runLabel(run)
+                             + " is still running; copy it when it has finished");
+        const std::string name = run.name + suffix;
+        requireFreeName(name);
+        if (std::find(names.begin(), names.end(), name) != names.end())
+            throw StoreError("study '" + source.path() + "': two of the runs to copy are named \"" + printable(name)
+                             + "\"; copy them one at a time with different --suffix values");
+        names.push_back(name);
+        copies.push_back(std::move(run));
+    }
+    const int64_t seed = studySeed();
+    return guarded(m_path, "copy the runs", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        std::vector<int64_t> ids;
+        for (size_t i = 0; i < copies.size(); ++i) {
+            const RunRecord &run = copies[i];
+            SQLite::Statement insert(
+                *m_db, "INSERT INTO runs (name, config_toml, status, outcome, outcome_step, message, created_at, "
+                       "finished_at, pid, host, environment, dtypes, group_name, note, archived, derived_from_study, "
+                       "derived_from_run, derived_from_name, validation_seed) "
+                       "VALUES (?, ?, 'finished', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            insert.bind(1, names[i]);
+            insert.bind(2, run.configToml);
+            insert.bind(3, outcomeName(*run.outcome));
+            insert.bind(4, run.outcomeStep);
+            insert.bind(5, run.message);
+            insert.bind(6, run.createdAt);
+            insert.bind(7, run.finishedAt);
+            insert.bind(8, run.pid);
+            insert.bind(9, run.host);
+            insert.bind(10, run.environmentJson);
+            insert.bind(11, run.dtypesJson);
+            // A run that is its own group stays its own group under its new name; replicates keep
+            // theirs, marked like their names.
+            if (run.group == run.name)
+                insert.bind(12);
+            else
+                insert.bind(12, run.group + suffix);
+            if (!run.note.empty())
+                insert.bind(13, run.note);
+            insert.bind(14, int(run.archived));
+            if (!run.derivedFrom.empty()) {
+                insert.bind(15, run.derivedFrom.study);
+                insert.bind(16, run.derivedFrom.runId);
+                insert.bind(17, run.derivedFrom.runName);
+            }
+            if (run.validationSeed != seed)
+                insert.bind(18, run.validationSeed);
+            insert.exec();
+            const int64_t id = m_db->getLastInsertRowid();
+            insertEach(*m_db, kInsertMetrics, id, source.metrics(run.id), bindMetrics);
+            insertEach(*m_db, kInsertValidation, id, source.validation(run.id), bindValidation);
+            insertEach(*m_db, kInsertMemory, id, source.memory(run.id), bindMemory);
+            insertEach(*m_db, kInsertEvent, id, source.events(run.id), bindEvent);
+            insertEach(*m_db, kInsertNumerics, id, source.numerics(run.id), bindNumerics);
+            insertEach(*m_db, "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags,
+                       [](SQLite::Statement &s, const std::string &tag) { s.bind(2, tag); });
+            insertEach(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id,
+                       run.formerNames, [&](SQLite::Statement &s, const std::string &name) {
+                           s.bind(2, name);
+                           s.bind(3, run.finishedAt); // the source keeps no date for a name it had
+                       });
+            ids.push_back(id);
+        }
+        transaction.commit();
+        return ids;
+    });
+}
+
+Store::Compaction Store::vacuum()
+{
+    Compaction out;
+    out.bytesBefore = fileBytes(m_path) + fileBytes(m_path + "-wal");
+    guarded(m_path, "compact the file", [&] {
+        m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        m_db->exec("VACUUM");
+        m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    });
+    out.bytesAfter = fileBytes(m_path) + fileBytes(m_path + "-wal");
+    return out;
 }
 
 } // namespace optlog

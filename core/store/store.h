@@ -25,6 +25,16 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Where a run's config came from when it was made from another run ("run again with changes").
+struct RunOrigin
+{
+    std::string study;  // the source run's study file, absolute; empty: the run was designed afresh
+    int64_t runId = 0;
+    std::string runName; // its name when the run was made
+
+    bool empty() const { return study.empty(); }
+};
+
 struct RunRecord
 {
     int64_t id = 0;
@@ -40,6 +50,12 @@ struct RunRecord
     std::string host;
     std::string environmentJson; // library versions, threads, CPU (engine's EnvironmentInfo)
     std::string dtypesJson;      // {"weights": "bfloat16", ...}, read from the run's tensors
+    std::string note;            // the user's free text (Markdown, shown as text)
+    std::vector<std::string> tags;        // sorted
+    std::vector<std::string> formerNames; // oldest first: what rename replaced, still searchable
+    bool archived = false;       // hidden from lists and charts, not deleted
+    RunOrigin derivedFrom;
+    int64_t validationSeed = 0;  // seeds the windows it was validated on: the study's, unless copied in
 
     bool isFinished() const { return outcome.has_value(); }
 };
@@ -60,7 +76,10 @@ class Store
 {
 public:
     enum class Access { ReadOnly, ReadWrite };
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = 6;
+    static constexpr size_t kMaxNoteBytes = 8192;
+    static constexpr size_t kMaxTagBytes = 64;
+    static constexpr size_t kMaxNameBytes = 200;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
     static constexpr int64_t kDefaultStudySeed = 1234;
 
@@ -84,7 +103,9 @@ public:
 
     // `group`: the replicates of one run over seeds share it; empty: the run is a group of its own,
     // under its name.
-    int64_t createRun(const std::string &name, const std::string &configToml, const std::string &group = "");
+    // `origin`: the run whose config this one started from, if any.
+    int64_t createRun(const std::string &name, const std::string &configToml, const std::string &group = "",
+                      const RunOrigin &origin = {});
     void setEnvironment(int64_t runId, const std::string &environmentJson);
     void setDtypes(int64_t runId, const std::string &dtypesJson);
     // Each call is one transaction: the engine batches rows, never one transaction per row.
@@ -101,11 +122,42 @@ public:
     // an attempt.
     void releaseSpace() noexcept;
 
+    // Curation. Each is one transaction that changes nothing when it throws StoreError, which names
+    // the run and what would be right: a run that does not exist, a name in use or unfit for a
+    // table, a note over kMaxNoteBytes or with control characters, a tag with spaces or controls.
+    // An empty note clears it.
+    void setNote(int64_t runId, const std::string &note);
+    // Adds then removes tags; removing a tag the run does not have is no error.
+    void changeTags(int64_t runId, const std::vector<std::string> &add, const std::vector<std::string> &remove);
+    // The old name stays with the run as a former name. A run alone in its group takes its group
+    // along (a group is the run's own name unless replicates share one).
+    void renameRun(int64_t runId, const std::string &newName);
+    void setArchived(int64_t runId, bool archived);
+    // Removes the run and every row of it (metrics, validation, memory, events, numerics, tags,
+    // former names). Refused for a run whose engine is still at work.
+    void deleteRun(int64_t runId);
+    // Copies finished runs of `source` (this file is not `source`) with every row, their environment
+    // and stored predictions, as new runs named `name + suffix`; all or none. Refused for a run
+    // that is still running, a name already in this study, or copying a study into itself. A
+    // source validated on other windows (another study seed) keeps its seed, which comparisons name.
+    std::vector<int64_t> copyRunsFrom(const Store &source, const std::vector<int64_t> &runIds,
+                                      const std::string &suffix = "");
+    // Rewrites the file without its free pages: the bytes of the file (and its write-ahead log)
+    // before and after.
+    struct Compaction
+    {
+        int64_t bytesBefore = 0;
+        int64_t bytesAfter = 0;
+    };
+    Compaction vacuum();
+
     // A run left "running" by an engine that no longer exists on this host reads as crashed, also
     // when this connection may not store it.
     std::vector<RunRecord> runs() const;
     // By id ("3") or by name (the newest run of that name).
     std::optional<RunRecord> findRun(const std::string &idOrName) const;
+    // The run, or a StoreError that names the id and how to list the runs.
+    RunRecord requireRun(int64_t runId) const;
     std::vector<StepMetrics> metrics(int64_t runId) const;
     std::vector<ValidationPoint> validation(int64_t runId) const;
     std::vector<MemoryRow> memory(int64_t runId) const;
@@ -125,6 +177,7 @@ private:
         std::string message;
     };
     std::vector<DeadRun> deadRuns() const;
+    void requireFreeName(const std::string &name) const;
 
     std::string m_path;
     std::unique_ptr<SQLite::Database> m_db;

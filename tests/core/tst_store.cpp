@@ -335,7 +335,7 @@ void tst_Store::aVersionFourStudyMigratesWithItsRunsUnchanged()
         db.exec("INSERT INTO events (run_id, at, kind, message) VALUES (1, '2026-11-01T00:00:00Z', 'started', 'x')");
     }
     Store store(path);
-    QCOMPARE(store.schemaVersion(), 5);
+    QCOMPARE(store.schemaVersion(), Store::kSchemaVersion);
     const RunRecord run = store.runs().at(0);
     QCOMPARE(run.name, std::string("fp32"));
     QCOMPARE(run.group, std::string("fp32"));

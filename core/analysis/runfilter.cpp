@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+#include "core/analysis/runfilter.h"
+
+#include "core/config/configerror.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <optional>
+
+namespace optlog {
+
+namespace {
+
+std::string lower(std::string text)
+{
+    for (char &c : text)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+}
+
+bool contains(const std::string &text, const std::string &lowerPart)
+{
+    return lower(text).find(lowerPart) != std::string::npos;
+}
+
+// The words of a filter: split at spaces, "quoted text" kept whole (its quotes dropped).
+std::vector<std::string> words(const std::string &text)
+{
+    std::vector<std::string> out;
+    std::string word;
+    bool quoted = false, started = false;
+    for (const char c : text) {
+        if (c == '"') {
+            quoted = !quoted;
+            started = true;
+        } else if (c == ' ' && !quoted) {
+            if (started)
+                out.push_back(word);
+            word.clear();
+            started = false;
+        } else {
+            word += c;
+            started = true;
+        }
+    }
+    if (quoted)
+        throw ConfigError("filter", "filter: a quote is not closed in '" + text + "'; write \"two words\" with a "
+                                    "quote at each end");
+    if (started)
+        out.push_back(word);
+    return out;
+}
+
+std::optional<double> number(const std::string &text)
+{
+    char *end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0')
+        return std::nullopt;
+    return value;
+}
+
+// The config fields a filter key names: its full path, or every field whose path ends in it.
+std::vector<std::string> fieldsNamed(const std::string &key)
+{
+    std::vector<std::string> out;
+    for (const ConfigField &field : configFields()) {
+        const std::string path = field.path();
+        const size_t dot = path.rfind('.');
+        if (path == key || (dot != std::string::npos && path.substr(dot + 1) == key))
+            out.push_back(path);
+    }
+    return out;
+}
+
+const char *const kKeys = "tag, name, note, group, outcome, is:archived, or a config field such as precision.mode "
+                          "(or mode) and train.steps (or steps)";
+
+} // namespace
+
+RunFilter RunFilter::parse(const std::string &text)
+{
+    RunFilter filter;
+    for (std::string word : words(text)) {
+        Term term;
+        if (word.size() > 1 && word.front() == '-') {
+            term.negated = true;
+            word.erase(0, 1);
+        }
+        const size_t colon = word.find(':');
+        if (colon == std::string::npos || colon == 0) {
+            term.value = lower(word);
+            filter.m_terms.push_back(term);
+            continue;
+        }
+        const std::string key = lower(word.substr(0, colon));
+        term.value = lower(word.substr(colon + 1));
+        if (key == "is") {
+            if (term.value != "archived")
+                throw ConfigError("filter", "filter: '" + word + "': the only is: word is is:archived");
+            term.kind = Term::Kind::Archived;
+            filter.m_namesArchived = true;
+            filter.m_terms.push_back(term);
+            continue;
+        }
+        using Kind = Term::Kind;
+        if (key == "tag")
+            term.kind = Kind::Tag;
+        else if (key == "name")
+            term.kind = Kind::Name;
+        else if (key == "note")
+            term.kind = Kind::Note;
+        else if (key == "group")
+            term.kind = Kind::Group;
+        else if (key == "outcome") {
+            term.kind = Kind::Outcome;
+            if (term.value != "running" && !outcomeNamed(term.value))
+                throw ConfigError("filter", "filter: '" + word + "': no such outcome; the outcomes are running, "
+                                            "completed, diverged, failed, cancelled, oom and crashed");
+        } else {
+            term.kind = Kind::Field;
+            term.fields = fieldsNamed(key);
+            if (term.fields.empty())
+                throw ConfigError("filter", "filter: '" + word + "': '" + key + "' is not a key a filter knows; the keys "
+                                            "are " + kKeys);
+        }
+        filter.m_terms.push_back(term);
+    }
+    return filter;
+}
+
+bool RunFilter::matchesTerm(const Term &term, const RunRecord &run, const RunConfig *config)
+{
+    const std::string &value = term.value;
+    const auto anyOf = [](const std::vector<std::string> &texts, auto test) {
+        return std::any_of(texts.begin(), texts.end(), test);
+    };
+    const auto fieldMatches = [&](const std::string &path) {
+        const std::string text = fieldText(*findConfigField(path), *config);
+        const auto wanted = number(value), actual = number(text);
+        return wanted && actual ? *wanted == *actual : contains(text, value);
+    };
+    using Kind = Term::Kind;
+    switch (term.kind) {
+    case Kind::Tag:
+        return anyOf(run.tags, [&](const std::string &tag) { return lower(tag) == value; });
+    case Kind::Name:
+        return contains(run.name, value)
+               || anyOf(run.formerNames, [&](const std::string &name) { return contains(name, value); });
+    case Kind::Note:
+        return contains(run.note, value);
+    case Kind::Group:
+        return lower(run.group) == value;
+    case Kind::Outcome:
+        return outcomeName(run.outcome) == value;
+    case Kind::Archived:
+        return run.archived;
+    case Kind::Field:
+        return config && anyOf(term.fields, fieldMatches);
+    case Kind::Anywhere:
+        break;
+    }
+    if (contains(run.name, value) || contains(run.note, value) || contains(run.group, value)
+        || anyOf(run.formerNames, [&](const std::string &name) { return contains(name, value); })
+        || anyOf(run.tags, [&](const std::string &tag) { return contains(tag, value); }))
+        return true;
+    if (!config)
+        return false;
+    const auto &fields = configFields();
+    return std::any_of(fields.begin(), fields.end(),
+                       [&](const ConfigField &field) { return contains(fieldText(field, *config), value); });
+}
+
+bool RunFilter::matches(const RunRecord &run, const RunConfig *config) const
+{
+    if (run.archived && !m_showArchived && !m_namesArchived)
+        return false;
+    std::optional<RunConfig> parsed;
+    if (!config) {
+        try {
+            RunConfig read;
+            applyTomlText(read, run.configToml, "run " + std::to_string(run.id));
+            parsed = read;
+            config = &*parsed;
+        } catch (const std::exception &) {
+            // A config this optlog cannot read matches on everything but its fields.
+        }
+    }
+    return std::all_of(m_terms.begin(), m_terms.end(),
+                       [&](const Term &term) { return matchesTerm(term, run, config) != term.negated; });
+}
+
+} // namespace optlog

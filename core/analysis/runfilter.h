@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config/config.h"
+#include "core/store/store.h"
+
+#include <string>
+#include <vector>
+
+namespace optlog {
+
+// Which runs a list shows, as typed in the workbench's Runs list and `optlog runs --filter`: words,
+// each of which a run must match. Case does not matter.
+//   fp32              a bare word: part of the name, a former name, a tag, the note, the group or
+//                     any config value
+//   tag:long          a tag equal to it
+//   name:base         part of the name or of a former name
+//   note:spike        part of the note
+//   group:fp32        the group equal to it
+//   outcome:oom       the outcome (running, completed, diverged, failed, cancelled, oom, crashed)
+//   is:archived       archived runs only; lists leave archived runs out unless a filter names them
+//                     or the list shows them (setShowArchived)
+//   mode:pure-bf16    a config field by its full path (precision.mode) or its last part (mode):
+//                     a number equal to it, a text containing it
+// A word that starts with '-' leaves out what it matches; "quoted text" is one word.
+class RunFilter
+{
+public:
+    RunFilter() = default;
+    // Throws ConfigError (field "filter") naming a key it does not know, an outcome that does not
+    // exist or an unclosed quote, and what would be right.
+    static RunFilter parse(const std::string &text);
+
+    // `config`: the run's config when the caller has it read; else read from the run's TOML.
+    bool matches(const RunRecord &run, const RunConfig *config = nullptr) const;
+    // Archived runs match too (else only when a word names is:archived).
+    void setShowArchived(bool show) { m_showArchived = show; }
+    bool empty() const { return m_terms.empty(); }
+
+private:
+    struct Term
+    {
+        enum class Kind { Anywhere, Tag, Name, Note, Group, Outcome, Archived, Field } kind = Kind::Anywhere;
+        std::vector<std::string> fields; // Kind::Field: the config paths the key names
+        std::string value;               // lower case
+        bool negated = false;
+    };
+    static bool matchesTerm(const Term &term, const RunRecord &run, const RunConfig *config);
+
+    std::vector<Term> m_terms;
+    bool m_namesArchived = false; // a word is is:archived or -is:archived
+    bool m_showArchived = false;
+};
+
+} // namespace optlog
