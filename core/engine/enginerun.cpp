@@ -72,6 +72,8 @@ void EngineRun::open(const std::string &studyPath)
 {
     m_store = std::make_unique<Store>(studyPath);
     m_studySeed = uint64_t(m_store->studySeed()); // a study edited by hand is refused here, before a run exists
+    // Room for the run's outcome should its disk fill: a few pages of the write-ahead log.
+    m_store->reserveSpace(64 * 1024);
     m_heap = keepTensorMemoryInHeap();
     CountingAllocator::install();
     m_threads = applyThreadSettings(m_config.runtime);
@@ -90,7 +92,7 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         allocator.setBudget(parseBytes(m_config.memory.budget, "memory.budget"));
 
     Result result;
-    result.runId = store.createRun(m_config.name, toToml(m_config), m_config.group);
+    result.runId = store.createRun(m_config.name, toToml(m_config), m_config.group, m_origin);
     StudyRecorder::Options recording;
     recording.jsonLines = options.jsonLines;
     recording.progress = options.progress;

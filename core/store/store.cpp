@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <cerrno>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fcntl.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -404,6 +406,7 @@ void Store::open(Access mode, bool isNew)
         m_db->exec("PRAGMA foreign_keys = ON");
         migrate();
         markCrashedRuns();
+        removeStaleReserves();
     } else if (const int version = schemaVersion(); version < kSchemaVersion) {
         // A reader of an older study migrates it forward once, when it may write it.
         m_db.reset();
@@ -416,7 +419,41 @@ void Store::open(Access mode, bool isNew)
     }
 }
 
-Store::~Store() = default;
+Store::~Store()
+{
+    if (!m_reserve.empty())
+        ::unlink(m_reserve.c_str());
+}
+
+void Store::reserveSpace(int64_t bytes) noexcept
+{
+    const std::string path = m_path + "-reserve-" + std::to_string(getpid());
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    const bool held = ::posix_fallocate(fd, 0, off_t(bytes)) == 0;
+    ::close(fd);
+    if (held)
+        m_reserve = path;
+    else
+        ::unlink(path.c_str()); // no room even now: nothing to keep
+}
+
+void Store::removeStaleReserves() const noexcept
+{
+    namespace fs = std::filesystem;
+    std::error_code error;
+    const fs::path study = fs::absolute(m_path, error);
+    const std::string prefix = study.filename().string() + "-reserve-";
+    for (const auto &entry : fs::directory_iterator(study.parent_path(), error)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(prefix, 0) != 0)
+            continue;
+        const long long pid = std::atoll(name.c_str() + prefix.size());
+        if (pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH)
+            fs::remove(entry.path(), error);
+    }
+}
 
 void Store::createAtVersion(const std::string &path, int version)
 {
@@ -464,6 +501,20 @@ int64_t Store::studySeed() const
             throw StoreError("study '" + m_path + "': its study_seed '" + text
                              + "' (table meta) is not a whole number of 0 or more; the file was edited by hand");
         return int64_t(seed);
+    });
+}
+
+void Store::setStudySeed(int64_t seed)
+{
+    if (!runs().empty())
+        throw StoreError("study '" + m_path + "' has runs: its seed decides the windows they were validated on and "
+                         "cannot change");
+    if (seed < 0)
+        throw StoreError("a study seed is 0 or more, not " + std::to_string(seed));
+    guarded(m_path, "store its seed", [&] {
+        SQLite::Statement update(*m_db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('study_seed', ?)");
+        update.bind(1, std::to_string(seed));
+        update.exec();
     });
 }
 
@@ -663,6 +714,10 @@ std::vector<Store::DeadRun> Store::deadRuns() const
 
 void Store::releaseSpace() noexcept
 {
+    if (!m_reserve.empty()) {
+        ::unlink(m_reserve.c_str());
+        m_reserve.clear();
+    }
     try {
         m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
     } catch (const std::exception &) {

@@ -100,6 +100,8 @@ public:
     int schemaVersion() const;
     // Seeds the fixed validation set: every run of a study is validated on the same data.
     int64_t studySeed() const;
+    // For a study without runs only: the validation windows of its runs would change.
+    void setStudySeed(int64_t seed);
 
     // `group`: the replicates of one run over seeds share it; empty: the run is a group of its own,
     // under its name.
@@ -117,9 +119,13 @@ public:
     void finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message);
     // Runs left "running" by an engine process that no longer exists on this host.
     int markCrashedRuns();
-    // After a write failed for want of space: moves the write-ahead log into the file and empties
-    // it, so that a last small write (the run's outcome) may still fit. Errors are ignored: it is
-    // an attempt.
+    // Keeps `bytes` of the disk for a run's last rows: a file beside the study (<study>-reserve-<pid>)
+    // that releaseSpace() gives back, so that the outcome of a run whose disk filled still fits.
+    // Removed when the Store closes; one a killed engine left is removed by the next writer.
+    void reserveSpace(int64_t bytes) noexcept;
+    // After a write failed for want of space: gives back the reserve, then moves the write-ahead
+    // log into the file and empties it, so that a last small write (the run's outcome) fits.
+    // Errors are ignored: it is an attempt.
     void releaseSpace() noexcept;
 
     // Curation. Each is one transaction that changes nothing when it throws StoreError, which names
@@ -179,7 +185,10 @@ private:
     std::vector<DeadRun> deadRuns() const;
     void requireFreeName(const std::string &name) const;
 
+    void removeStaleReserves() const noexcept;
+
     std::string m_path;
+    std::string m_reserve; // the reserve file while there is one
     std::unique_ptr<SQLite::Database> m_db;
 };
 
