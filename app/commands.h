@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/analysis/studycomparison.h"
+#include "core/config/config.h"
 #include "core/contract/outcome.h"
 
 #include <functional>
@@ -24,9 +25,16 @@ struct RunRequest
     bool jsonLines = false;
     int64_t repeats = 1; // more than one: each replicate over seeds in its own engine process
     bool force = false;  // train even when predicted not to fit the budget or the machine
+    std::string from;    // "STUDY:RUN": start from that stored run's config instead of a preset or file
 };
 // `self` runs the replicates when there are several.
 int runCommand(const RunRequest &request, const std::string &self);
+// The config the request asks for: defaults, preset, file and overrides, or with `from` the stored
+// run's config and the overrides. Throws ConfigError or StoreError naming what is wrong.
+RunConfig requestedConfig(const RunRequest &request);
+// A run made `--from` another gets a name of its own unless --set name=... gives one: the source's
+// name with the first free " v2", " v3", ... in the study it is run into. Throws as above.
+void nameDerivedRun(RunRequest &request);
 // Holds SIGINT and SIGTERM until runCommand() can handle them, also across the re-execution with
 // the tuned variables (a signal mask survives exec), so that a signal while starting cancels (exit
 // 4) instead of killing.
@@ -91,7 +99,40 @@ int tuneCommand(const TuneRequest &request, const std::string &self);
 // A GEMM with the OPENBLAS_CORETYPE this process started with, against a reference: exit 0 if right.
 int gemmCheckCommand();
 
-int runsCommand(const std::string &study);
+struct RunsRequest
+{
+    std::string study;
+    std::string filter;   // RunFilter syntax: "mode:pure-bf16 tag:long"
+    bool all = false;     // archived runs too
+};
+int runsCommand(const RunsRequest &request);
+
+// Curation: each changes one study in one transaction, or nothing (exit 2, saying why).
+struct CurateRequest
+{
+    std::string study;
+    std::vector<std::string> runs; // names or ids
+    std::string text;              // the note, or the new name
+    std::vector<std::string> tags; // +add -remove (a bare word adds)
+    bool clear = false;            // note: remove it
+    bool undo = false;             // archive: bring back
+    bool yes = false;              // delete: confirmed
+};
+int noteCommand(const CurateRequest &request);
+int tagCommand(const CurateRequest &request);
+int renameCommand(const CurateRequest &request);
+int archiveCommand(const CurateRequest &request);
+int deleteCommand(const CurateRequest &request);
+int vacuumCommand(const std::string &study);
+
+struct CopyRequest
+{
+    std::string source;
+    std::vector<std::string> runs;
+    std::string destination; // created when missing, with the source's study seed
+    std::string suffix;      // appended to each copied run's name
+};
+int copyCommand(const CopyRequest &request);
 int showCommand(const std::string &study, const std::string &run);
 int exportCommand(const std::string &study, const std::string &format, const std::string &output);
 

@@ -19,17 +19,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <iostream>
 
 namespace {
 
 // Re-executes with the tuned variables for the run's precision (relaunchWithRuntimeVariables). A
 // config that does not load is refused by the command itself, at once: no need to start again.
-void relaunchFor(char **argv, const std::string &preset, const std::string &file, const std::vector<std::string> &overrides)
+void relaunchFor(char **argv, const std::function<optlog::RunConfig()> &config)
 {
     std::string mode;
     try {
-        mode = optlog::loadRunConfig(preset, file, overrides).precision.mode;
+        mode = config().precision.mode;
     } catch (const std::exception &) {
         return;
     }
@@ -98,6 +99,8 @@ int main(int argc, char **argv)
                                                     "the run ends as oom (same as --set memory.budget=...)");
     runCmd->add_flag("--force", run.force, "train even when the memory model predicts the run will not fit its "
                                            "budget or the machine's available memory");
+    runCmd->add_option("--from", run.from, "start from a stored run's config, STUDY:RUN (name or id), and change "
+                                           "fields with --set; the new run links to it");
 
     StudyRequest study;
     auto *studyCmd = app.add_subcommand("study", "run every run of a study plan (each in its own engine process) "
@@ -168,8 +171,49 @@ int main(int argc, char **argv)
         ->check(CLI::IsMember({"html", "pdf", "md", "csv", "json"}))
         ->capture_default_str();
     reportCmd->add_option("-o,--output", report.output, "output file; default <study>-report.<format>");
+    RunsRequest runs;
     auto *runsCmd = app.add_subcommand("runs", "list the runs of a study");
-    runsCmd->add_option("study", studyFile, "study file")->required();
+    runsCmd->add_option("study", runs.study, "study file")->required();
+    runsCmd->add_option("--filter", runs.filter, "words every listed run matches: text, tag:NAME, name:, note:, "
+                                                 "group:, outcome:, is:archived, a config field (mode:pure-bf16); "
+                                                 "-word leaves out");
+    runsCmd->add_flag("--all", runs.all, "list archived runs too");
+
+    CurateRequest curate;
+    std::string curatedRun; // the one run of note, tag and rename
+    auto *noteCmd = app.add_subcommand("note", "set a run's note (plain text, shown in lists, Compare and reports)");
+    noteCmd->add_option("study", curate.study, "study file")->required();
+    noteCmd->add_option("run", curatedRun, "run name or id")->required();
+    noteCmd->add_option("text", curate.text, "the note (up to " + std::to_string(Store::kMaxNoteBytes) + " bytes)");
+    noteCmd->add_flag("--clear", curate.clear, "remove the run's note");
+    auto *tagCmd = app.add_subcommand("tag", "add (+name) and remove (-name) tags of a run");
+    tagCmd->add_option("study", curate.study, "study file")->required();
+    tagCmd->add_option("run", curatedRun, "run name or id")->required();
+    tagCmd->add_option("tags", curate.tags, "+name adds, -name removes (after --: -name is not an option)");
+    tagCmd->allow_extras(); // -name is a tag to remove, not an option
+    auto *renameCmd = app.add_subcommand("rename", "rename a run; the old name stays searchable");
+    renameCmd->add_option("study", curate.study, "study file")->required();
+    renameCmd->add_option("run", curatedRun, "run name or id")->required();
+    renameCmd->add_option("name", curate.text, "the new name")->required();
+    auto *archiveCmd = app.add_subcommand("archive", "hide runs from lists and comparisons without deleting them");
+    archiveCmd->add_option("study", curate.study, "study file")->required();
+    archiveCmd->add_option("runs", curate.runs, "run names or ids")->required();
+    archiveCmd->add_flag("--undo", curate.undo, "bring archived runs back");
+    auto *deleteCmd = app.add_subcommand("delete", "delete runs and every row of them, for good");
+    deleteCmd->add_option("study", curate.study, "study file")->required();
+    deleteCmd->add_option("runs", curate.runs, "run names or ids")->required();
+    deleteCmd->add_flag("--yes", curate.yes, "confirm: without it nothing is deleted");
+    CopyRequest copy;
+    std::vector<std::string> copyArguments;
+    auto *copyCmd = app.add_subcommand("copy", "copy finished runs with every row into another study (created when "
+                                               "missing); the source is not changed");
+    copyCmd->add_option("SOURCE RUN... DESTINATION", copyArguments, "source study, run names or ids, destination "
+                                                                    "study")
+        ->required()
+        ->expected(3, -1);
+    copyCmd->add_option("--suffix", copy.suffix, "appended to each copied run's name, e.g. ' (gpu)'");
+    auto *vacuumCmd = app.add_subcommand("vacuum", "compact a study file and report the bytes freed");
+    vacuumCmd->add_option("study", studyFile, "study file")->required();
     auto *showCmd = app.add_subcommand("show", "show one run: config, environment, memory by role, events");
     showCmd->add_option("study", studyFile, "study file")->required();
     showCmd->add_option("run", runName, "run name or id")->required();
@@ -210,14 +254,16 @@ int main(int argc, char **argv)
     std::set_terminate(terminateWithMessage);
     try {
         if (*runCmd) {
-            if (run.configFile.empty() && run.preset.empty())
+            if (run.configFile.empty() && run.preset.empty() && run.from.empty())
                 run.preset = "default";
             holdStopSignals();
-            relaunchFor(argv, run.preset, run.configFile, run.overrides);
+            relaunchFor(argv, [&] { return requestedConfig(run); });
             if (!runBudget.empty())
                 run.overrides.push_back("memory.budget=\"" + runBudget + "\"");
             if (run.study.empty())
                 run.study = studyFilePath("study.sqlite");
+            if (const int refused = refuseBadInput("run", [&] { nameDerivedRun(run); }))
+                return refused;
             return runCommand(run, selfPath(argv[0]));
         }
         if (*studyCmd) {
@@ -228,7 +274,7 @@ int main(int argc, char **argv)
         if (*fitCmd) {
             if (fit.configFile.empty() && fit.preset.empty())
                 fit.preset = "default";
-            relaunchFor(argv, fit.preset, fit.configFile, fit.overrides);
+            relaunchFor(argv, [&] { return loadRunConfig(fit.preset, fit.configFile, fit.overrides); });
             return fitCommand(fit);
         }
         if (*estimateCmd) {
@@ -246,7 +292,30 @@ int main(int argc, char **argv)
         if (*reportCmd)
             return reportCommand(report, argc, argv);
         if (*runsCmd)
-            return runsCommand(studyFile);
+            return runsCommand(runs);
+        if (!curatedRun.empty())
+            curate.runs = {curatedRun};
+        if (*noteCmd)
+            return noteCommand(curate);
+        if (*tagCmd) {
+            for (const std::string &extra : tagCmd->remaining())
+                curate.tags.push_back(extra);
+            return tagCommand(curate);
+        }
+        if (*renameCmd)
+            return renameCommand(curate);
+        if (*archiveCmd)
+            return archiveCommand(curate);
+        if (*deleteCmd)
+            return deleteCommand(curate);
+        if (*copyCmd) {
+            copy.source = copyArguments.front();
+            copy.destination = copyArguments.back();
+            copy.runs.assign(copyArguments.begin() + 1, copyArguments.end() - 1);
+            return copyCommand(copy);
+        }
+        if (*vacuumCmd)
+            return vacuumCommand(studyFile);
         if (*showCmd)
             return showCommand(studyFile, runName);
         if (*exportCmd)

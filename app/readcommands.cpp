@@ -2,6 +2,7 @@
 // The commands that read a study or a config: estimate, runs, show, compare, export.
 #include "app/commands.h"
 
+#include "core/analysis/runfilter.h"
 #include "core/analysis/studycomparison.h"
 #include "core/analysis/studytext.h"
 #include "core/config/config.h"
@@ -39,12 +40,16 @@ int estimateCommand(const EstimateRequest &request)
     return kExitOk;
 }
 
-int runsCommand(const std::string &path)
+int runsCommand(const RunsRequest &request)
 {
-    auto store = openStudy(path, "runs");
+    RunFilter filter;
+    if (const int refused = refuseBadInput("runs", [&] { filter = RunFilter::parse(request.filter); }))
+        return refused;
+    filter.setShowArchived(request.all);
+    auto store = openStudy(request.study, "runs");
     if (!store)
         return kExitBadInput;
-    std::cout << formatRunList(*store);
+    std::cout << formatRunList(*store, filter);
     return kExitOk;
 }
 

@@ -9,7 +9,11 @@
 #include "core/store/store.h"
 #include "core/engine/enginerun.h"
 
+#include "core/config/configerror.h"
+
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -21,6 +25,39 @@ namespace optlog {
 namespace {
 
 std::atomic<bool> g_stopRequested{false};
+
+// The stored run `--from STUDY:RUN` names (split at the last colon: a path may hold one), read
+// without writing its study.
+struct SourceRun
+{
+    RunOrigin origin;
+    std::string configToml;
+};
+SourceRun sourceRunOf(const std::string &from)
+{
+    const size_t colon = from.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == from.size())
+        throw StoreError("--from " + from + ": write STUDY:RUN, such as study.sqlite:fp32 or study.sqlite:3");
+    const std::string study = from.substr(0, colon), name = from.substr(colon + 1);
+    const Store store(study, Store::Access::ReadOnly);
+    const auto run = store.findRun(name);
+    if (!run)
+        throw StoreError("--from " + from + ": no run '" + name + "' in " + study + "; `optlog runs " + study
+                         + " --all` lists them");
+    std::error_code error;
+    const std::string absolute = std::filesystem::absolute(study, error).lexically_normal().string();
+    return {{absolute, run->id, run->name}, run->configToml};
+}
+
+bool setsName(const std::vector<std::string> &overrides)
+{
+    return std::any_of(overrides.begin(), overrides.end(), [](const std::string &assignment) {
+        std::string key = assignment.substr(0, assignment.find('='));
+        key.erase(0, key.find_first_not_of(' '));
+        key.erase(key.find_last_not_of(' ') + 1);
+        return key == "name";
+    });
+}
 
 // The first SIGINT or SIGTERM asks the trainer to finish its step and stop; a second one
 // gets the default action, so a hung run can still be killed from the terminal.
@@ -40,8 +77,12 @@ int runReplicates(const RunRequest &request, const std::string &self)
             planned.preset = request.preset;
             planned.configFile = request.configFile;
             planned.overrides = request.overrides;
-            planned.name = loadRunConfig(request.preset, request.configFile, request.overrides).name;
+            const RunConfig config = requestedConfig(request);
+            planned.name = config.name;
             planned.repeats = request.repeats;
+            if (!request.from.empty()) // the stored run's seed is where its replicates start
+                for (int64_t i = 0; i < request.repeats; ++i)
+                    planned.seeds.push_back(config.train.seed + i);
             replicates = replicatesOf(planned);
             Store(request.study); // a file that is not a study is refused before any replicate runs
         }))
@@ -53,6 +94,8 @@ int runReplicates(const RunRequest &request, const std::string &self)
             arguments.push_back("--jsonl");
         if (request.force)
             arguments.push_back("--force");
+        if (!request.from.empty())
+            arguments.insert(arguments.end(), {"--from", request.from});
         const int code = runChild(self, arguments);
         if (result == kExitOk)
             result = code;
@@ -85,6 +128,35 @@ void holdStopSignals()
     sigprocmask(SIG_BLOCK, &stop, nullptr);
 }
 
+RunConfig requestedConfig(const RunRequest &request)
+{
+    if (request.from.empty())
+        return loadRunConfig(request.preset, request.configFile, request.overrides);
+    if (!request.preset.empty() || !request.configFile.empty())
+        throw ConfigError("--from takes the stored run's config; change its fields with --set, without --preset "
+                          "or --config");
+    const SourceRun source = sourceRunOf(request.from);
+    return loadDerivedConfig(source.configToml, "run " + std::to_string(source.origin.runId) + " of "
+                                                    + source.origin.study, request.overrides);
+}
+
+void nameDerivedRun(RunRequest &request)
+{
+    if (request.from.empty() || setsName(request.overrides))
+        return;
+    const SourceRun source = sourceRunOf(request.from);
+    std::vector<RunRecord> existing;
+    if (std::filesystem::exists(request.study))
+        existing = Store(request.study, Store::Access::ReadOnly).runs();
+    const auto taken = [&existing](const std::string &name) {
+        return std::any_of(existing.begin(), existing.end(), [&name](const RunRecord &r) { return r.name == name; });
+    };
+    std::string name;
+    for (int version = 2; name.empty() || taken(name); ++version)
+        name = source.origin.runName + " v" + std::to_string(version);
+    request.overrides.push_back(fieldAssignment(*findConfigField("name"), name));
+}
+
 int runCommand(const RunRequest &request, const std::string &self)
 {
     // A signal during start-up (loading data, measuring the machine) cancels with nothing written;
@@ -101,9 +173,10 @@ int runCommand(const RunRequest &request, const std::string &self)
     std::signal(SIGXFSZ, SIG_IGN);
     std::unique_ptr<EngineRun> run;
     if (const int refused = refuseBadInput("run", [&] {
-            run = std::make_unique<EngineRun>(loadRunConfig(request.preset, request.configFile, request.overrides),
-                                              request.force ? EngineRun::MemoryCheck::Force
-                                                            : EngineRun::MemoryCheck::Refuse);
+            run = std::make_unique<EngineRun>(requestedConfig(request), request.force ? EngineRun::MemoryCheck::Force
+                                                                                      : EngineRun::MemoryCheck::Refuse);
+            if (!request.from.empty())
+                run->setOrigin(sourceRunOf(request.from).origin);
             run->open(request.study);
         }))
         return refused;

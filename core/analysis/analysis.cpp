@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <iterator>
 #include <limits>
@@ -129,6 +130,24 @@ std::vector<PlannedRun> runsToDo(const std::vector<PlannedRun> &planned, const s
             todo.push_back(run);
     }
     return todo;
+}
+
+std::string originText(const RunRecord &run, const std::string &study)
+{
+    if (run.derivedFrom.empty())
+        return "";
+    std::error_code error;
+    const bool here = std::filesystem::equivalent(run.derivedFrom.study, study, error);
+    return "derived from run " + std::to_string(run.derivedFrom.runId) + " (" + run.derivedFrom.runName + ") of "
+           + (here ? "this study" : run.derivedFrom.study);
+}
+
+std::string tagsText(const RunRecord &run)
+{
+    std::string out;
+    for (const auto &tag : run.tags)
+        out += (out.empty() ? "" : ", ") + tag;
+    return out;
 }
 
 std::string outcomeText(const RunRecord &run, bool withMessage)

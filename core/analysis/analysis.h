@@ -56,6 +56,12 @@ std::vector<PlannedRun> runsToDo(const std::vector<PlannedRun> &planned, const s
 // engine's reason follows a run that did not complete ("oom at step 6: out of memory budget ...").
 std::string outcomeText(const RunRecord &run, bool withMessage = false);
 
+// Where the run's config came from, in words: "derived from run 3 (baseline) of this study" (or of
+// another study file); "" for a run designed afresh. `study`: the path of the run's own study.
+std::string originText(const RunRecord &run, const std::string &study);
+// "long, server" or "" : a run's tags as one line.
+std::string tagsText(const RunRecord &run);
+
 // Each state's dtype as the run read it from its tensors, in the precision table's order ("none":
 // the mode has no such state); empty when the run stored none (it ended before measuring them).
 std::vector<std::pair<PrecisionState, std::string>> storedDtypes(const RunRecord &run);

@@ -69,9 +69,13 @@ constexpr const char *kValidationFields[] = {"model.context_length", "data.corpu
 
 std::string validationDifference(const RunSummary &run, const RunSummary &baseline)
 {
-    if (!run.config || !baseline.config)
-        return "";
     std::string out;
+    // A run copied in from a study with another seed was validated on other windows of the text.
+    if (run.run.validationSeed != baseline.run.validationSeed)
+        out = "validation windows of study seed " + std::to_string(run.run.validationSeed) + " vs "
+              + std::to_string(baseline.run.validationSeed);
+    if (!run.config || !baseline.config)
+        return out;
     for (const auto &field : compareConfigs({*run.config, *baseline.config})) {
         const bool decidesValidation = std::find(std::begin(kValidationFields), std::end(kValidationFields),
                                                  field.path) != std::end(kValidationFields);

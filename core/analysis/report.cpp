@@ -343,12 +343,48 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
                 run.dtypes.push_back({precisionStateLabel(state), dtype});
             run.memoryLines = memoryByRole(summary.memory);
             run.metrics = store.metrics(summary.run.id);
+            run.origin = originText(summary.run, store.path());
             report.runs.push_back(std::move(run));
         }
     }
     report.environment = environmentRows(report.runs, store.studySeed(), report.createdAt);
     return report;
 }
+
+namespace {
+
+// The user's words about a run, each a line: its tags, former names and where its config came from.
+std::vector<std::string> curationLines(const ReportRun &run)
+{
+    const RunRecord &record = run.summary.run;
+    std::vector<std::string> lines;
+    if (!record.tags.empty())
+        lines.push_back("Tags: " + tagsText(record) + ".");
+    if (!record.formerNames.empty()) {
+        std::string names;
+        for (const auto &name : record.formerNames)
+            names += (names.empty() ? "" : ", ") + name;
+        lines.push_back("Formerly named: " + names + ".");
+    }
+    if (!run.origin.empty())
+        lines.push_back("Config " + run.origin + ".");
+    return lines;
+}
+
+// A note as a Markdown indented code block: shown as the user wrote it, never read as Markdown or HTML.
+std::string markdownNote(const std::string &note)
+{
+    std::string out = "Note:\n\n";
+    size_t start = 0;
+    while (start <= note.size()) {
+        const size_t end = std::min(note.find('\n', start), note.size());
+        out += "    " + note.substr(start, end - start) + "\n";
+        start = end + 1;
+    }
+    return out + "\n";
+}
+
+} // namespace
 
 std::string reportMarkdown(const Report &report, const std::vector<ReportChart> &charts)
 {
@@ -369,6 +405,10 @@ std::string reportMarkdown(const Report &report, const std::vector<ReportChart> 
         const ReportRun &run = report.runs[i];
         out << "### " << markdownText(run.summary.run.name) << (run.group == report.baseline ? " (baseline)" : "") << "\n\n";
         out << "Outcome: " << markdownText(run.outcomeText) << ". " << markdownText(throughputLine(run)) << "\n\n";
+        for (const auto &line : curationLines(run))
+            out << markdownText(line) << "\n\n";
+        if (!run.summary.run.note.empty())
+            out << markdownNote(run.summary.run.note);
         if (i > 0)
             out << (run.changes.empty() ? "Same config as the baseline.\n\n"
                                         : "Config that differs from the baseline:\n\n" + markdownTable(changesTable(report, run)) + "\n");
@@ -418,6 +458,10 @@ std::string reportHtml(const Report &report, const std::vector<ReportChart> &cha
         const ReportRun &run = report.runs[i];
         out << "<h3>" << html(run.summary.run.name) << (run.group == report.baseline ? " (baseline)" : "") << "</h3>\n";
         out << "<p>Outcome: " << html(run.outcomeText) << ". " << html(throughputLine(run)) << "</p>\n";
+        for (const auto &line : curationLines(run))
+            out << "<p>" << html(line) << "</p>\n";
+        if (!run.summary.run.note.empty())
+            out << "<p>Note:</p>\n<pre class=\"note\">" << html(run.summary.run.note) << "</pre>\n";
         if (i > 0) {
             if (run.changes.empty())
                 out << "<p>Same config as the baseline.</p>\n";
@@ -491,6 +535,10 @@ std::string reportJson(const Report &report)
         const RunSummary &s = r.summary;
         runs.push_back({{"name", s.run.name},
                         {"group", r.group},
+                        {"note", s.run.note},
+                        {"tags", s.run.tags},
+                        {"former_names", s.run.formerNames},
+                        {"derived_from", r.origin},
                         {"outcome", outcomeName(s.run.outcome)},
                         {"outcome_text", r.outcomeText},
                         {"tokens_per_second", {{"median", s.throughput.median}, {"p10", s.throughput.p10},
@@ -519,19 +567,52 @@ std::string reportJson(const Report &report)
         .dump(2);
 }
 
+namespace {
+
+// A group's tags (each once) and its runs' notes (each after its run's name when the group has
+// several), for the one line a group has in the summary CSV.
+std::string groupTags(const Report &report, const std::string &group)
+{
+    std::vector<std::string> tags;
+    for (const auto &r : report.runs)
+        if (r.group == group)
+            for (const auto &tag : r.summary.run.tags)
+                if (std::find(tags.begin(), tags.end(), tag) == tags.end())
+                    tags.push_back(tag);
+    std::string out;
+    for (const auto &tag : tags)
+        out += (out.empty() ? "" : " ") + tag;
+    return out;
+}
+
+std::string groupNotes(const Report &report, const std::string &group)
+{
+    std::vector<const ReportRun *> runs;
+    for (const auto &r : report.runs)
+        if (r.group == group && !r.summary.run.note.empty())
+            runs.push_back(&r);
+    std::string out;
+    for (const ReportRun *r : runs)
+        out += (out.empty() ? "" : "\n") + (runs.size() > 1 ? r->summary.run.name + ": " : "") + r->summary.run.note;
+    return out;
+}
+
+} // namespace
+
 std::string reportSummaryCsv(const Report &report)
 {
     std::ostringstream out;
     out << "run,baseline,seeds,completed,outcome,matched_tokens,validation_loss,validation_sd,delta_loss,delta_half_width_95,"
            "tolerance,tokens_per_second_median,tokens_per_second_min,tokens_per_second_max,speedup,mfu,peak_bytes,"
-           "memory_saved,verdict\n";
+           "memory_saved,verdict,tags,notes\n";
     for (size_t i = 0; i < report.groups.size(); ++i) {
         const ComparisonRow &c = report.groups[i];
         out << csvField(c.name) << "," << (i == 0 ? "true" : "false") << "," << c.seeds << "," << c.completed << ","
             << csvField(verdictCells(report, c, i == 0).outcome) << "," << c.matchedTokens << "," << c.validationLoss << "," << c.validationSd << "," << c.deltaLoss << ","
             << c.quality.halfWidth << "," << report.tolerance << "," << c.tokensPerSecond.median << ","
             << c.tokensPerSecond.min << "," << c.tokensPerSecond.max << "," << c.speedup << "," << c.mfu << ","
-            << c.peakBytes << "," << c.memorySaved << "," << csvField(i == 0 ? "baseline" : c.verdict) << "\n";
+            << c.peakBytes << "," << c.memorySaved << "," << csvField(i == 0 ? "baseline" : c.verdict) << ","
+            << csvField(groupTags(report, c.name)) << "," << csvField(groupNotes(report, c.name)) << "\n";
     }
     return out.str();
 }

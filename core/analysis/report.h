@@ -21,6 +21,7 @@ struct ReportRun
     std::vector<std::pair<std::string, std::string>> dtypes; // weights, gradients, master weights, moments, compute
     std::vector<RoleMemory> memoryLines;                   // the summary's memory rows, by role
     std::vector<StepMetrics> metrics;
+    std::string origin;                                    // "derived from run 3 (fp32) of this study", or ""
 };
 
 // A comparison someone else can check: the question and verdicts first, then charts, per-run

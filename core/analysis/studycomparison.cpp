@@ -30,7 +30,14 @@ StudyComparison compareStudy(const Store &store, const ComparisonRequest &reques
     StudyComparison comparison;
     comparison.tolerance = request.tolerance;
     if (request.runs.empty()) {
-        comparison.groups = groupRuns(summaries);
+        // Every group but the archived runs: archiving hides a run unless it is asked for by name.
+        std::vector<RunSummary> shown;
+        for (const auto &s : summaries)
+            if (!s.run.archived)
+                shown.push_back(s);
+        if (shown.empty())
+            throw StoreError(store.path() + " has only archived runs; name them (--runs) to compare them");
+        comparison.groups = groupRuns(shown);
     } else {
         for (const auto &name : request.runs) {
             GroupSummary group = findGroup(store, summaries, name);

@@ -25,21 +25,30 @@ nlohmann::json environmentOf(const RunRecord &run)
 
 } // namespace
 
-std::string formatRunList(const Store &store)
+std::string formatRunList(const Store &store, const RunFilter &filter)
 {
     std::string out;
-    out += formatted("%4s  %-26s %-22s %7s %10s %9s %10s %11s\n", "id", "name", "outcome", "steps", "tokens", "val loss",
-            "tokens/s", "peak mem");
+    out += formatted("%4s  %-26s %-22s %7s %10s %9s %10s %11s  %s\n", "id", "name", "outcome", "steps", "tokens",
+                     "val loss", "tokens/s", "peak mem", "tags");
+    size_t shown = 0, runs = 0;
     for (const auto &run : store.runs()) {
+        ++runs;
+        if (!filter.matches(run))
+            continue;
+        ++shown;
         const std::vector<StepMetrics> metrics = store.metrics(run.id);
         const RunSummary s = summarize(run, metrics, store.validation(run.id), store.memory(run.id));
         const long long steps = metrics.empty() ? 0 : static_cast<long long>(metrics.back().step + 1);
         const long long tokens = metrics.empty() ? 0 : static_cast<long long>(metrics.back().tokens);
-        out += formatted("%4lld  %-26s %-22s %7lld %10lld %9s %10.0f %11s\n", static_cast<long long>(run.id),
+        const std::string tags = printable(tagsText(run)) + (run.archived ? (run.tags.empty() ? "" : " ") + std::string("[archived]") : "");
+        out += formatted("%4lld  %-26s %-22s %7lld %10lld %9s %10.0f %11s  %s\n", static_cast<long long>(run.id),
                 printable(run.name).c_str(), outcomeText(run).c_str(), steps, tokens,
                 s.validation.empty() ? "-" : std::to_string(s.validation.back().loss).substr(0, 6).c_str(),
-                s.throughput.median, s.peakBytes ? formatBytes(s.peakBytes).c_str() : "-");
+                s.throughput.median, s.peakBytes ? formatBytes(s.peakBytes).c_str() : "-", tags.c_str());
     }
+    if (shown < runs)
+        out += formatted("(%zu of %zu runs shown%s)\n", shown, runs,
+                         filter.empty() ? "; archived runs are hidden, --all shows them" : "");
     return out;
 }
 
@@ -52,6 +61,41 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
             outcomeText(run).c_str(), run.message.empty() ? "" : (" (" + printable(run.message) + ")").c_str(), run.createdAt.c_str(),
             run.finishedAt.c_str(), static_cast<long long>(run.pid), run.host.c_str(),
             static_cast<long long>(s.parameters));
+    if (!run.tags.empty())
+        out += "tags: " + printable(tagsText(run)) + "\n";
+    if (run.archived)
+        out += "archived: hidden from lists and comparisons (optlog archive --undo brings it back)\n";
+    for (const auto &former : run.formerNames)
+        out += "formerly named: " + printable(former) + "\n";
+    if (const std::string origin = originText(run, store.path()); !origin.empty()) {
+        out += "config " + printable(origin);
+        // What was changed, when the source run is in this study.
+        if (const auto source = store.findRun(std::to_string(run.derivedFrom.runId));
+            source && origin.find("this study") != std::string::npos) {
+            RunConfig before, after;
+            try {
+                applyTomlText(before, source->configToml, "run " + std::to_string(source->id));
+                applyTomlText(after, run.configToml, "run " + std::to_string(run.id));
+                std::string changes;
+                for (const auto &field : compareConfigs({before, after}))
+                    if (field.differs && field.path != "name" && field.path != "group")
+                        changes += (changes.empty() ? "" : ", ") + field.path + " " + field.values[0] + " -> " + field.values[1];
+                out += changes.empty() ? ", unchanged" : ", changed: " + printable(changes);
+            } catch (const std::exception &) {
+            }
+        }
+        out += "\n";
+    }
+    if (!run.note.empty())
+    {
+        out += "note:\n";
+        size_t start = 0;
+        while (start <= run.note.size()) {
+            const size_t end = std::min(run.note.find('\n', start), run.note.size());
+            out += "  " + printable(run.note.substr(start, end - start)) + "\n";
+            start = end + 1;
+        }
+    }
     out += formatted("steady-state throughput: %.0f tokens/s (p10 %.0f, p90 %.0f, over %lld steps after warm-up)\n",
             s.throughput.median, s.throughput.p10, s.throughput.p90, static_cast<long long>(s.throughput.steps));
     if (!s.validation.empty()) {
@@ -119,6 +163,12 @@ std::string studyJson(const Store &store)
                             {"message", run.message},
                             {"created_at", run.createdAt},
                             {"finished_at", run.finishedAt},
+                            {"note", run.note},
+                            {"tags", run.tags},
+                            {"former_names", run.formerNames},
+                            {"archived", run.archived},
+                            {"derived_from", originText(run, store.path())},
+                            {"validation_seed", run.validationSeed},
                             {"config_toml", run.configToml}};
         r["environment"] = run.environmentJson.empty() ? nlohmann::json() : environmentOf(run);
         for (const auto &m : store.metrics(run.id))

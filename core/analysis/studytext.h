@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/analysis/runfilter.h"
 #include "core/store/store.h"
 
 #include <ostream>
@@ -8,9 +9,9 @@
 
 namespace optlog {
 
-// `optlog runs`: one line per run (outcome, steps, tokens, last validation loss, steady tokens/s,
-// peak memory).
-std::string formatRunList(const Store &store);
+// `optlog runs`: one line per run the filter keeps (outcome, steps, tokens, last validation loss,
+// steady tokens/s, peak memory, tags); a line that says so when it keeps none.
+std::string formatRunList(const Store &store, const RunFilter &filter = {});
 
 // `optlog show`: one run in full: outcome, throughput, validation, dtypes, memory by role
 // predicted beside measured, events, environment, config.

@@ -541,4 +541,16 @@ RunConfig loadRunConfig(const std::string &preset, const std::string &file, cons
     return config;
 }
 
+RunConfig loadDerivedConfig(const std::string &storedToml, const std::string &origin,
+                            const std::vector<std::string> &overrides)
+{
+    RunConfig config;
+    applyTomlText(config, storedToml, origin);
+    config.group.clear(); // not another replicate of the stored run's group
+    for (const auto &assignment : overrides)
+        applyOverride(config, assignment);
+    validate(config);
+    return config;
+}
+
 } // namespace optlog

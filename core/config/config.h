@@ -163,5 +163,9 @@ std::vector<FieldComparison> compareConfigs(const std::vector<RunConfig> &config
 // Builds the config of `optlog run`: defaults, then the preset, then the file, then overrides.
 RunConfig loadRunConfig(const std::string &preset, const std::string &file,
                         const std::vector<std::string> &overrides);
+// The config of a run made from a stored one (`optlog run --from`): the stored TOML, in a group of
+// its own, then overrides. `origin` names the stored run in messages.
+RunConfig loadDerivedConfig(const std::string &storedToml, const std::string &origin,
+                            const std::vector<std::string> &overrides);
 
 } // namespace optlog

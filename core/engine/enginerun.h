@@ -57,6 +57,8 @@ public:
     Result train(const Options &options, const std::atomic<bool> &stopRequested);
 
     const RunConfig &config() const { return m_config; }
+    // The run whose config this one was made from (`optlog run --from`), stored with the run.
+    void setOrigin(RunOrigin origin) { m_origin = std::move(origin); }
 
 private:
     // The trainer from construction to outcome: a budget's refusal as oom, the machine running
@@ -64,6 +66,7 @@ private:
     TrainingOutcome trainOutcome(StudyRecorder &recorder, const std::atomic<bool> &stopRequested);
 
     RunConfig m_config;
+    RunOrigin m_origin;
     c10::Device m_device;
     AvailableMemory m_available; // at the check, for the hint when the machine runs out
     TokenSplit m_data;

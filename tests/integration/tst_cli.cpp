@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Integration tests: the real `optlog` binary in real processes, a real study file.
+#include "core/config/config.h"
 #include "core/store/store.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -7,6 +8,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
+#include <QCryptographicHash>
 #include <QtTest>
 
 using namespace optlog;
@@ -58,6 +60,14 @@ bool waitForSteps(const QString &study, size_t steps, int timeoutMs = 60000)
     return false;
 }
 
+QByteArray sha256(const QString &path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    return QCryptographicHash::hash(file.readAll(), QCryptographicHash::Sha256).toHex();
+}
+
 } // namespace
 
 class tst_Cli : public QObject
@@ -83,8 +93,16 @@ private Q_SLOTS:
     void overBudgetRunEndsAsOom();
     void fitsProposalRunsUnderTheSameBudget();
     void tunedSettingsAreUsedAndRecorded();
+    void curationCommandsChangeTheStudy();
+    void curationBadInputChangesNeitherStudy_data();
+    void curationBadInputChangesNeitherStudy();
+    void runFromAStoredRunChangesOneFieldAndLinksIt();
+    void copyBetweenStudiesKeepsEveryRowAndTheSource();
 
 private:
+    // A study with two finished smoke runs, fp32 and bf16, made once and copied for each test.
+    QString curationStudy(const QString &name);
+    QString m_curationTemplate;
     QTemporaryDir m_dir;
 };
 
@@ -516,6 +534,176 @@ void tst_Cli::tunedSettingsAreUsedAndRecorded()
 
     // The GEMM check that guards a core type passes with the kernels in use.
     QCOMPARE(runOptlog({"tune", "--gemm-check"}, 60000, environment).exitCode, 0);
+}
+
+QString tst_Cli::curationStudy(const QString &name)
+{
+    if (m_curationTemplate.isEmpty()) {
+        const QString study = m_dir.filePath("curation-template.sqlite");
+        for (const auto &[mode, runName] : {std::pair("fp32", "fp32"), std::pair("autocast-bf16", "bf16")}) {
+            const Result r = runOptlog(QStringList{"run", "--db", study, "--set", "train.steps=8", "--set",
+                                                   "train.eval_interval=4", "--set", QString("precision.mode=") + mode,
+                                                   "--set", QString("name=") + runName}
+                                       + kSmoke);
+            if (r.exitCode != 0)
+                qFatal("the curation study's run failed: %s", qPrintable(r.err));
+        }
+        m_curationTemplate = study; // every connection closed: the whole study is in the file
+    }
+    const QString path = m_dir.filePath(name);
+    QFile::remove(path);
+    QFile::copy(m_curationTemplate, path);
+    return path;
+}
+
+void tst_Cli::curationCommandsChangeTheStudy()
+{
+    const QString study = curationStudy("curate.sqlite");
+    QCOMPARE(runOptlog({"note", study, "fp32", "baseline\n<b>not html</b>"}).exitCode, 0);
+    QCOMPARE(runOptlog({"tag", study, "fp32", "+long", "+base"}).exitCode, 0);
+    QCOMPARE(runOptlog({"tag", study, "fp32", "-base"}).exitCode, 0);
+    QCOMPARE(runOptlog({"tag", study, "bf16", "long"}).exitCode, 0);
+    QCOMPARE(runOptlog({"rename", study, "bf16", "bf16 autocast"}).exitCode, 0);
+
+    Result listed = runOptlog({"runs", study, "--filter", "tag:long mode:autocast-bf16"});
+    QCOMPARE(listed.exitCode, 0);
+    QVERIFY2(listed.out.contains("bf16 autocast") && !listed.out.contains(" fp32 "), qPrintable(listed.out));
+    QVERIFY(listed.out.contains("(1 of 2 runs shown)"));
+    listed = runOptlog({"runs", study, "--filter", "name:bf16"}); // the name it had still finds it
+    QVERIFY2(listed.out.contains("bf16 autocast"), qPrintable(listed.out));
+
+    const Result shown = runOptlog({"show", study, "fp32"});
+    QVERIFY2(shown.out.contains("tags: long\n") && shown.out.contains("note:\n  baseline\n  <b>not html</b>"),
+             qPrintable(shown.out));
+    QVERIFY(runOptlog({"show", study, "bf16 autocast"}).out.contains("formerly named: bf16"));
+
+    const QString markdown = m_dir.filePath("curate.md");
+    QCOMPARE(runOptlog({"report", study, "--format", "md", "-o", markdown}).exitCode, 0);
+    QFile report(markdown);
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(report.readAll());
+    QVERIFY2(text.contains("Tags: long.") && text.contains("    <b>not html</b>"), qPrintable(text)); // shown as code
+
+    QCOMPARE(runOptlog({"archive", study, "fp32"}).exitCode, 0);
+    QVERIFY(!runOptlog({"runs", study}).out.contains(" fp32 "));
+    QVERIFY(runOptlog({"runs", study, "--all"}).out.contains("[archived]"));
+    QVERIFY(!runOptlog({"compare", study}).out.contains("\nfp32 ")); // out of the comparison too
+    QCOMPARE(runOptlog({"archive", study, "fp32", "--undo"}).exitCode, 0);
+
+    const Result deleted = runOptlog({"delete", study, "fp32", "--yes"});
+    QVERIFY2(deleted.exitCode == 0 && deleted.out.contains("deleted run 1 (fp32)"), qPrintable(deleted.err));
+    const Result vacuum = runOptlog({"vacuum", study});
+    QVERIFY2(vacuum.exitCode == 0 && vacuum.out.contains("freed"), qPrintable(vacuum.err));
+    Store store(study.toStdString(), Store::Access::ReadOnly);
+    QCOMPARE(store.runs().size(), size_t(1));
+    QVERIFY(store.metrics(1).empty());
+}
+
+void tst_Cli::curationBadInputChangesNeitherStudy_data()
+{
+    QTest::addColumn<QStringList>("arguments"); // SRC and DEST stand for the two studies
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("missing run") << QStringList{"note", "SRC", "nope", "x"} << "no run 'nope' in";
+    QTest::newRow("empty note") << QStringList{"note", "SRC", "fp32", ""} << "the note is empty";
+    QTest::newRow("10 KB note") << QStringList{"note", "SRC", "fp32", QString(10240, 'x')} << "at most 8192 bytes";
+    QTest::newRow("tag with a space") << QStringList{"tag", "SRC", "fp32", "+two words"} << "holds a space";
+    QTest::newRow("tag with a control") << QStringList{"tag", "SRC", "fp32", "+bell\a"} << "U+0007";
+    QTest::newRow("rename to a name in use") << QStringList{"rename", "SRC", "fp32", "bf16"} << "already has a run named";
+    QTest::newRow("delete unconfirmed") << QStringList{"delete", "SRC", "fp32"} << "add --yes";
+    QTest::newRow("delete a missing run") << QStringList{"delete", "SRC", "fp32", "9", "--yes"} << "no run '9'";
+    QTest::newRow("unknown filter key") << QStringList{"runs", "SRC", "--filter", "colour:red"} << "not a key a filter";
+    QTest::newRow("copy a name that exists") << QStringList{"copy", "SRC", "fp32", "DEST"} << "already has a run named";
+    QTest::newRow("copy into itself") << QStringList{"copy", "SRC", "fp32", "SRC"} << "into itself";
+    QTest::newRow("copy into a text file") << QStringList{"copy", "SRC", "fp32", "TEXT"} << "is not an optlog study";
+    QTest::newRow("copy into a newer study") << QStringList{"copy", "SRC", "fp32", "NEWER"} << "newer than this optlog";
+    QTest::newRow("copy a missing run") << QStringList{"copy", "SRC", "fp32", "nope", "NEW"} << "no run 'nope'";
+}
+
+void tst_Cli::curationBadInputChangesNeitherStudy()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, expected);
+    const QString tag = QString(QTest::currentDataTag()).replace(' ', '-');
+    const QString source = curationStudy("bad-src-" + tag + ".sqlite");
+    const QString dest = curationStudy("bad-dest-" + tag + ".sqlite");
+    const QString text = m_dir.filePath("notes-" + tag + ".txt");
+    QFile notes(text);
+    QVERIFY(notes.open(QIODevice::WriteOnly));
+    notes.write("not a study\n");
+    notes.close();
+    const QString newer = curationStudy("bad-newer-" + tag + ".sqlite");
+    SQLite::Database(newer.toStdString(), SQLite::OPEN_READWRITE).exec("PRAGMA user_version = 99");
+    const QString fresh = m_dir.filePath("bad-new-" + tag + ".sqlite");
+    for (QString &argument : arguments)
+        argument = argument == "SRC" ? source : argument == "DEST" ? dest : argument == "TEXT" ? text
+                 : argument == "NEWER" ? newer : argument == "NEW" ? fresh : argument;
+    const QByteArray sourceBefore = sha256(source), destBefore = sha256(dest), textBefore = sha256(text),
+                     newerBefore = sha256(newer);
+    const Result r = runOptlog(arguments);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+    QCOMPARE(sha256(source), sourceBefore);
+    QCOMPARE(sha256(dest), destBefore);
+    QCOMPARE(sha256(text), textBefore);
+    QCOMPARE(sha256(newer), newerBefore);
+    QVERIFY(!QFile::exists(fresh));
+    QVERIFY(!QFile::exists(fresh + "-wal"));
+}
+
+void tst_Cli::runFromAStoredRunChangesOneFieldAndLinksIt()
+{
+    const QString study = curationStudy("derived.sqlite");
+    const Result r = runOptlog({"run", "--db", study, "--from", study + ":fp32", "--set", "train.steps=6"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains("(fp32 v2) completed"), qPrintable(r.err));
+    Store store(study.toStdString(), Store::Access::ReadOnly);
+    const RunRecord source = *store.findRun("fp32"), derived = *store.findRun("fp32 v2");
+    QCOMPARE(derived.derivedFrom.runId, source.id);
+    QCOMPARE(derived.derivedFrom.runName, std::string("fp32"));
+    QCOMPARE(store.metrics(derived.id).size(), size_t(6));
+    RunConfig before, after;
+    applyTomlText(before, source.configToml, "source");
+    applyTomlText(after, derived.configToml, "derived");
+    QStringList changed;
+    for (const auto &field : compareConfigs({before, after}))
+        if (field.differs)
+            changed << QString::fromStdString(field.path);
+    QCOMPARE(changed, (QStringList{"name", "train.steps"})); // everything else as the stored run had it
+    const Result shown = runOptlog({"show", study, "fp32 v2"});
+    QVERIFY2(shown.out.contains("config derived from run 1 (fp32) of this study, changed: train.steps 8 -> 6"),
+             qPrintable(shown.out));
+    const Result refused = runOptlog({"run", "--db", study, "--from", study + ":nope"});
+    QCOMPARE(refused.exitCode, 2);
+    QVERIFY2(refused.err.contains("no run 'nope'"), qPrintable(refused.err));
+    QCOMPARE(runOptlog({"run", "--db", study, "--from", study + ":1", "--preset", "smoke"}).exitCode, 2);
+}
+
+void tst_Cli::copyBetweenStudiesKeepsEveryRowAndTheSource()
+{
+    const QString source = curationStudy("copy-src.sqlite");
+    QCOMPARE(runOptlog({"tag", source, "bf16", "+server"}).exitCode, 0);
+    SQLite::Database(source.toStdString(), SQLite::OPEN_READWRITE).exec("UPDATE meta SET value = '77' WHERE key = 'study_seed'");
+    const QString dest = m_dir.filePath("copy-dest.sqlite");
+    QFile::remove(dest);
+    const QByteArray sourceBefore = sha256(source);
+    const Result r = runOptlog({"copy", source, "bf16", "fp32", dest});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QCOMPARE(sha256(source), sourceBefore);
+    const auto runsOf = [](const QString &study) {
+        QJsonDocument doc = QJsonDocument::fromJson(runOptlog({"export", study, "--format", "json"}).out.toUtf8());
+        QMap<QString, QJsonObject> byName;
+        for (const QJsonValue &run : doc["runs"].toArray())
+            byName[run["name"].toString()] = run.toObject();
+        return byName;
+    };
+    const auto from = runsOf(source), to = runsOf(dest);
+    QCOMPARE(to.keys(), from.keys());
+    for (const QString &name : from.keys())
+        for (const char *rows : {"metrics", "validation", "memory", "events", "numerics", "config_toml", "environment",
+                                 "tags", "outcome"})
+            QVERIFY2(to[name][rows] == from[name][rows], qPrintable(name + ": " + rows));
+    QCOMPARE(Store(dest.toStdString(), Store::Access::ReadOnly).studySeed(), int64_t(77)); // a new study takes its seed
+    QCOMPARE(runOptlog({"compare", dest}).exitCode, 0);
 }
 
 QTEST_GUILESS_MAIN(tst_Cli)

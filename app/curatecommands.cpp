@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+// The commands that curate a study: note, tag, rename, archive, delete, copy, vacuum.
+#include "app/commands.h"
+
+#include "core/contract/format.h"
+#include "core/store/store.h"
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace optlog {
+
+namespace {
+
+// The study, for writing, or a StoreError: curation changes a study that exists, never makes one.
+std::unique_ptr<Store> openForCuration(const std::string &path)
+{
+    if (!std::filesystem::exists(path))
+        throw StoreError("study '" + path + "' does not exist; `optlog runs` reads an existing study");
+    return std::make_unique<Store>(path, Store::Access::ReadWrite);
+}
+
+// The runs a command names (ids or names: the newest of that name), all found, or a StoreError
+// naming the first that is not.
+std::vector<RunRecord> namedRuns(const Store &store, const std::vector<std::string> &names)
+{
+    std::vector<RunRecord> runs;
+    for (const auto &name : names) {
+        const auto run = store.findRun(name);
+        if (!run)
+            throw StoreError("no run '" + printable(name) + "' in " + store.path() + "; `optlog runs " + store.path()
+                             + " --all` lists them");
+        runs.push_back(*run);
+    }
+    return runs;
+}
+
+// Runs a curation command: a refusal says why and exits 2, having changed nothing.
+int curate(const char *command, const std::function<void()> &change)
+{
+    const int refused = refuseBadInput(command, change);
+    return refused ? refused : kExitOk;
+}
+
+} // namespace
+
+int noteCommand(const CurateRequest &request)
+{
+    return curate("note", [&] {
+        if (request.text.empty() && !request.clear)
+            throw StoreError("the note is empty: give its text, or --clear to remove the run's note");
+        if (!request.text.empty() && request.clear)
+            throw StoreError("give a note's text or --clear, not both");
+        const auto store = openForCuration(request.study);
+        const RunRecord run = namedRuns(*store, request.runs).front();
+        store->setNote(run.id, request.text);
+        std::cout << (request.clear ? "removed the note of run " : "noted run ") << run.id << " ("
+                  << printable(run.name) << ")\n";
+    });
+}
+
+int tagCommand(const CurateRequest &request)
+{
+    return curate("tag", [&] {
+        std::vector<std::string> add, remove;
+        for (const auto &word : request.tags) {
+            if (word.size() > 1 && word.front() == '-')
+                remove.push_back(word.substr(1));
+            else
+                add.push_back(word.size() > 1 && word.front() == '+' ? word.substr(1) : word);
+        }
+        if (add.empty() && remove.empty())
+            throw StoreError("no tags given: write +name to add a tag and -name to remove one");
+        const auto store = openForCuration(request.study);
+        const RunRecord run = namedRuns(*store, request.runs).front();
+        store->changeTags(run.id, add, remove);
+        const RunRecord now = store->requireRun(run.id);
+        std::string tags;
+        for (const auto &tag : now.tags)
+            tags += (tags.empty() ? "" : ", ") + tag;
+        std::cout << "run " << run.id << " (" << printable(run.name) << ") tags: " << (tags.empty() ? "none" : tags)
+                  << "\n";
+    });
+}
+
+int renameCommand(const CurateRequest &request)
+{
+    return curate("rename", [&] {
+        const auto store = openForCuration(request.study);
+        const RunRecord run = namedRuns(*store, request.runs).front();
+        store->renameRun(run.id, request.text);
+        std::cout << "renamed run " << run.id << " from " << printable(run.name) << " to " << printable(request.text)
+                  << " (the old name stays searchable)\n";
+    });
+}
+
+int archiveCommand(const CurateRequest &request)
+{
+    return curate("archive", [&] {
+        const auto store = openForCuration(request.study);
+        for (const RunRecord &run : namedRuns(*store, request.runs)) {
+            store->setArchived(run.id, !request.undo);
+            std::cout << (request.undo ? "brought back run " : "archived run ") << run.id << " ("
+                      << printable(run.name) << ")\n";
+        }
+    });
+}
+
+int deleteCommand(const CurateRequest &request)
+{
+    return curate("delete", [&] {
+        const auto store = openForCuration(request.study);
+        const std::vector<RunRecord> runs = namedRuns(*store, request.runs);
+        if (!request.yes) {
+            std::string names;
+            for (const auto &run : runs)
+                names += (names.empty() ? "" : ", ") + std::to_string(run.id) + " (" + printable(run.name) + ")";
+            throw StoreError("deleting removes run " + names
+                             + " and all its rows for good; add --yes to delete, or `optlog archive` to hide instead");
+        }
+        for (const auto &run : runs)
+            store->requireRun(run.id); // every one still there before the first goes
+        for (const auto &run : runs) {
+            store->deleteRun(run.id);
+            std::cout << "deleted run " << run.id << " (" << printable(run.name) << ")\n";
+        }
+        std::cout << "`optlog vacuum " << request.study << "` gives the freed pages back to the disk\n";
+    });
+}
+
+int vacuumCommand(const std::string &study)
+{
+    return curate("vacuum", [&] {
+        const auto store = openForCuration(study);
+        const Store::Compaction compaction = store->vacuum();
+        std::cout << study << ": " << formatBytes(compaction.bytesBefore) << " -> " << formatBytes(compaction.bytesAfter)
+                  << ", " << formatBytes(std::max<int64_t>(0, compaction.bytesBefore - compaction.bytesAfter))
+                  << " freed\n";
+    });
+}
+
+int copyCommand(const CopyRequest &request)
+{
+    return curate("copy", [&] {
+        const Store source(request.source, Store::Access::ReadOnly);
+        std::vector<int64_t> ids;
+        for (const auto &run : namedRuns(source, request.runs))
+            ids.push_back(run.id);
+        const bool isNew = !std::filesystem::exists(request.destination);
+        auto destination = std::make_unique<Store>(request.destination, Store::Access::ReadWrite);
+        try {
+            if (isNew) // a new study takes the source's validation windows, so the copies compare as they did
+                destination->setStudySeed(source.studySeed());
+            const std::vector<int64_t> copied = destination->copyRunsFrom(source, ids, request.suffix);
+            for (size_t i = 0; i < copied.size(); ++i)
+                std::cout << "copied run " << ids[i] << " of " << request.source << " as run " << copied[i] << " ("
+                          << printable(destination->requireRun(copied[i]).name) << ") of " << request.destination
+                          << "\n";
+        } catch (const StoreError &) {
+            if (isNew) { // a refused copy leaves no new file behind
+                destination.reset();
+                for (const char *suffix : {"", "-wal", "-shm"})
+                    std::filesystem::remove(request.destination + suffix);
+            }
+            throw;
+        }
+        if (source.studySeed() != destination->studySeed())
+            std::cout << "note: " << request.destination << " validates on the windows of study seed "
+                      << destination->studySeed() << ", the copies on those of " << source.studySeed()
+                      << "; comparisons name the difference\n";
+    });
+}
+
+} // namespace optlog
