@@ -74,7 +74,9 @@ std::string selfPath(const char *argv0)
 std::vector<std::string> runArguments(const PlannedRun &run, const std::string &study)
 {
     std::vector<std::string> arguments = {"run", "--db", study};
-    if (!run.preset.empty())
+    if (!run.from.empty())
+        arguments.insert(arguments.end(), {"--from", run.from});
+    else if (!run.preset.empty())
         arguments.insert(arguments.end(), {"--preset", run.preset});
     if (!run.configFile.empty())
         arguments.insert(arguments.end(), {"--config", run.configFile});

@@ -4,6 +4,7 @@
 
 #include "app/launcher.h"
 
+#include "core/analysis/analysis.h"
 #include "core/config/config.h"
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
@@ -77,12 +78,12 @@ int runReplicates(const RunRequest &request, const std::string &self)
             planned.preset = request.preset;
             planned.configFile = request.configFile;
             planned.overrides = request.overrides;
-            const RunConfig config = requestedConfig(request);
-            planned.name = config.name;
+            if (!request.from.empty()) {
+                planned.from = request.from;
+                planned.fromToml = sourceRunOf(request.from).configToml;
+            }
+            planned.name = requestedConfig(request).name;
             planned.repeats = request.repeats;
-            if (!request.from.empty()) // the stored run's seed is where its replicates start
-                for (int64_t i = 0; i < request.repeats; ++i)
-                    planned.seeds.push_back(config.train.seed + i);
             replicates = replicatesOf(planned);
             Store(request.study); // a file that is not a study is refused before any replicate runs
         }))
@@ -94,8 +95,6 @@ int runReplicates(const RunRequest &request, const std::string &self)
             arguments.push_back("--jsonl");
         if (request.force)
             arguments.push_back("--force");
-        if (!request.from.empty())
-            arguments.insert(arguments.end(), {"--from", request.from});
         const int code = runChild(self, arguments);
         if (result == kExitOk)
             result = code;
@@ -148,13 +147,8 @@ void nameDerivedRun(RunRequest &request)
     std::vector<RunRecord> existing;
     if (std::filesystem::exists(request.study))
         existing = Store(request.study, Store::Access::ReadOnly).runs();
-    const auto taken = [&existing](const std::string &name) {
-        return std::any_of(existing.begin(), existing.end(), [&name](const RunRecord &r) { return r.name == name; });
-    };
-    std::string name;
-    for (int version = 2; name.empty() || taken(name); ++version)
-        name = source.origin.runName + " v" + std::to_string(version);
-    request.overrides.push_back(fieldAssignment(*findConfigField("name"), name));
+    request.overrides.push_back(
+        fieldAssignment(*findConfigField("name"), derivedRunName(source.origin.runName, existing)));
 }
 
 int runCommand(const RunRequest &request, const std::string &self)

@@ -81,6 +81,7 @@ CompareView::CompareView(QWidget *parent)
     , m_pages(new QStackedWidget)
     , m_summary(new QLabel)
     , m_numerics(new QLabel)
+    , m_notes(new QLabel)
     , m_verdicts(readOnlyTable(10))
     , m_charts(std::make_unique<ComparisonCharts>())
     , m_memory(readOnlyTable(1))
@@ -164,6 +165,8 @@ QWidget *CompareView::buildResults()
     m_memory->setSelectionBehavior(QAbstractItemView::SelectItems);
     m_summary->setWordWrap(true);
     m_numerics->setWordWrap(true);
+    m_notes->setWordWrap(true);
+    m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     auto *content = new QWidget;
     auto *grid = new QGridLayout(content);
@@ -173,6 +176,7 @@ QWidget *CompareView::buildResults()
     grid->addWidget(m_summary, row++, 0);
     grid->addWidget(m_verdicts, row++, 0);
     grid->addWidget(m_numerics, row++, 0);
+    grid->addWidget(m_notes, row++, 0);
     for (QChartView *chart : m_charts->charts()) {
         chart->setMinimumHeight(std::max(chart->minimumHeight(), 320));
         grid->addWidget(chart, row++, 0);
@@ -209,6 +213,8 @@ void CompareView::rebuildRunList()
     m_baseline->clear();
     for (const auto &run : m_study.runs) {
         const RunRecord &record = run->run();
+        if (record.archived && checked.value(record.id, Qt::Unchecked) != Qt::Checked)
+            continue; // archived: hidden unless already being compared
         const QString label = QStringLiteral("%1  (%2)").arg(QString::fromStdString(record.name),
                                                              QString::fromLatin1(outcomeName(record.outcome)));
         auto *item = new QListWidgetItem(label, m_runList);
@@ -333,6 +339,27 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
                                            : tr("<b>16-bit numerics</b>, measured on each group's own tensors:<br>")
                                                  + numerics.join(QStringLiteral("<br>")));
     m_numerics->setVisible(!numerics.isEmpty());
+    // The user's own words about each compared run: shown as text, never as markup.
+    QStringList notes;
+    for (const auto &run : m_shown) {
+        const RunRecord &record = run->run();
+        QStringList about;
+        if (!record.tags.empty())
+            about << tr("tags: %1").arg(QString::fromStdString(tagsText(record)).toHtmlEscaped());
+        if (const std::string origin = originText(record, m_study.path); !origin.empty())
+            about << QString::fromStdString(origin).toHtmlEscaped();
+        if (record.note.empty() && about.isEmpty())
+            continue;
+        QString line = QStringLiteral("<b>%1</b>").arg(QString::fromStdString(record.name).toHtmlEscaped());
+        if (!about.isEmpty())
+            line += QStringLiteral(" — ") + about.join(QStringLiteral("; "));
+        if (!record.note.empty())
+            line += QStringLiteral("<br><span style=\"white-space: pre-wrap\">%1</span>")
+                        .arg(QString::fromStdString(record.note).toHtmlEscaped());
+        notes << line;
+    }
+    m_notes->setText(notes.isEmpty() ? QString() : tr("<b>Notes</b><br>") + notes.join(QStringLiteral("<br><br>")));
+    m_notes->setVisible(!notes.isEmpty());
     m_verdicts->setRowCount(0);
     const Qt::Alignment right = Qt::AlignRight | Qt::AlignVCenter;
     for (size_t i = 0; i < m_rows.size(); ++i) {

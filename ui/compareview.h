@@ -71,6 +71,7 @@ private:
     QStackedWidget *m_pages; // the empty state, or the results
     QLabel *m_summary;
     QLabel *m_numerics; // what FP16 and BF16 would do, per group, under the verdicts
+    QLabel *m_notes;    // the compared runs' notes, tags and origins, as the user wrote them
     QTableWidget *m_verdicts;
     std::unique_ptr<ComparisonCharts> m_charts;
     QTableWidget *m_memory;

@@ -53,6 +53,7 @@ void setEditorText(QWidget *editor, const QString &text)
 
 DesignerView::DesignerView(QWidget *parent)
     : QWidget(parent)
+    , m_originLabel(new QLabel)
     , m_preset(new QComboBox)
     , m_name(new QLineEdit)
     , m_repeats(new QSpinBox)
@@ -87,6 +88,9 @@ DesignerView::DesignerView(QWidget *parent)
     top->addWidget(new QLabel(tr("Seeds")));
     top->addWidget(m_repeats);
 
+    m_originLabel->setWordWrap(true);
+    m_originLabel->hide();
+
     auto *fieldsScroll = new QScrollArea;
     fieldsScroll->setWidget(buildFields());
     fieldsScroll->setWidgetResizable(true);
@@ -104,6 +108,7 @@ DesignerView::DesignerView(QWidget *parent)
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
+    layout->addWidget(m_originLabel);
     layout->addLayout(body, 1);
 
     m_debounce.setSingleShot(true);
@@ -225,12 +230,32 @@ void DesignerView::setPreset(const QString &preset)
 {
     if (m_preset->currentText() != preset)
         return m_preset->setCurrentText(preset); // re-enters through currentTextChanged
+    m_origin = {};
+    m_originLabel->hide();
     RunConfig config = loadRunConfig(preset.toStdString(), "", {});
     for (const auto &field : configFields()) {
         const auto it = m_fields.constFind(QString::fromStdString(field.path()));
         if (it != m_fields.constEnd())
             setEditorText(it->editor, QString::fromStdString(optlog::fieldText(field, config)));
     }
+    revalidate();
+}
+
+void DesignerView::deriveFrom(const QString &from, const std::string &configToml, const QString &label,
+                              const QString &name)
+{
+    const RunConfig config = loadDerivedConfig(configToml, label.toStdString(), {});
+    for (const auto &field : configFields()) {
+        const auto it = m_fields.constFind(QString::fromStdString(field.path()));
+        if (it != m_fields.constEnd())
+            setEditorText(it->editor, QString::fromStdString(optlog::fieldText(field, config)));
+    }
+    m_origin = {from, configToml};
+    m_name->setText(name);
+    m_originLabel->setText(tr("<b>Derived from %1.</b> Every field is as that run had it: change what you want "
+                              "to try; the new run links to it. Choosing a preset starts afresh.")
+                               .arg(label.toHtmlEscaped()));
+    m_originLabel->show();
     revalidate();
 }
 
@@ -291,8 +316,15 @@ PlannedRun DesignerView::designedRun() const
     PlannedRun run;
     run.preset = m_preset->currentText().toStdString();
     run.name = m_name->text().trimmed().isEmpty() ? run.preset : m_name->text().trimmed().toStdString();
-    // Only what differs from the preset becomes an override, so a queued run reads like the CLI's.
-    const RunConfig base = loadRunConfig(run.preset, "", {});
+    if (!m_origin.from.isEmpty()) {
+        run.preset.clear();
+        run.from = m_origin.from.toStdString();
+        run.fromToml = m_origin.configToml;
+    }
+    // Only what differs from the preset (or the stored run) becomes an override, so a queued run
+    // reads like the CLI's.
+    const RunConfig base = run.from.empty() ? loadRunConfig(run.preset, "", {})
+                                            : loadDerivedConfig(run.fromToml, run.from, {});
     for (const auto &field : configFields()) {
         if (field.section.empty())
             continue; // the name is the run's, not a setting

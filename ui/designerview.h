@@ -28,7 +28,11 @@ class DesignerView : public QWidget
 public:
     explicit DesignerView(QWidget *parent = nullptr);
 
-    void setPreset(const QString &preset); // resets every field to the preset's value
+    void setPreset(const QString &preset); // resets every field to the preset's value; forgets a derivation
+    // "Run again with changes": every field as the stored run `from` ("STUDY:ID") had it, named
+    // `name`; the runs it queues start from that config and link to it. `label` says which run.
+    void deriveFrom(const QString &from, const std::string &configToml, const QString &label, const QString &name);
+    QString derivedFrom() const { return m_origin.from; }
     QString preset() const;
     void setRunName(const QString &name);
     // The text of one field's editor ("train.microbatch" -> "8"); false for an unknown path.
@@ -61,6 +65,14 @@ private:
     PlannedRun designedRun() const;
     void showPrediction(const PlannedRun &run);
 
+    // The stored run the designed run is made from; empty `from`: designed from the preset.
+    struct Origin
+    {
+        QString from;
+        std::string configToml;
+    };
+    Origin m_origin;
+    QLabel *m_originLabel;
     QComboBox *m_preset;
     QLineEdit *m_name;
     QSpinBox *m_repeats; // replicates of every designed run over seeds

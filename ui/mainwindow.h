@@ -4,6 +4,8 @@
 #include <QMainWindow>
 #include <QStringList>
 
+#include <functional>
+
 class QAction;
 class QDockWidget;
 class QMenu;
@@ -11,6 +13,7 @@ class QTabWidget;
 
 namespace optlog {
 
+class Store;
 class CompareView;
 class DesignerView;
 class MonitorView;
@@ -48,6 +51,17 @@ public:
     CompareView *compareView() const { return m_compare; }
     void showPage(int page); // 0 Design, 1 Monitor, 2 Compare
 
+    // Curation of the open study, on the runs selected in the Runs list. Each asks what it needs
+    // (a name, a note, tags, a confirmation) in a dialog; a refusal is shown and changes nothing.
+    QAction *renameAction() const { return m_renameRun; }
+    QAction *noteAction() const { return m_editNote; }
+    QAction *tagsAction() const { return m_editTags; }
+    QAction *archiveAction() const { return m_archive; }
+    QAction *deleteAction() const { return m_deleteRuns; }
+    QAction *deriveAction() const { return m_derive; }
+    // Copies finished runs of another study into the open one; false after saying why.
+    bool importRuns(const QString &sourceStudy, const QList<qint64> &runIds);
+
 protected:
     void closeEvent(QCloseEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
@@ -62,6 +76,19 @@ private:
     void openStudyDialog();
     void compareSelected();
     void exportReport();
+    void buildRunActions(QMenu *menu);
+    // Opens the study for writing, applies `change`, refreshes; a StoreError is shown as `what`.
+    bool changeStudy(const QString &what, const std::function<void(Store &)> &change);
+    void renameSelected();
+    void editNoteOfSelected();
+    void editTagsOfSelected();
+    void archiveSelected();
+    void deleteSelected();
+    void deriveFromSelected();
+    void copySelectedToStudy();
+    void importRunsDialog(const QString &sourceStudy);
+    void saveFilterState();
+    void restoreFilterState();
 
     StudyWatcher *m_watcher;
     RunQueue *m_queue;
@@ -78,6 +105,13 @@ private:
     QAction *m_start = nullptr;
     QAction *m_pause = nullptr;
     QAction *m_cancel = nullptr;
+    QAction *m_renameRun = nullptr;
+    QAction *m_editNote = nullptr;
+    QAction *m_editTags = nullptr;
+    QAction *m_archive = nullptr;
+    QAction *m_deleteRuns = nullptr;
+    QAction *m_derive = nullptr;
+    QAction *m_copyTo = nullptr;
 };
 
 } // namespace optlog

@@ -172,11 +172,15 @@ void RunQueue::startNext()
     m_runCreated = false;
     m_stdoutBuffer.clear();
     m_stderrTail.clear();
-    QStringList arguments = {QStringLiteral("run"), QStringLiteral("--jsonl"), QStringLiteral("--db"), m_study,
-                             QStringLiteral("--preset"), QString::fromStdString(next->run.preset)};
+    QStringList arguments = {QStringLiteral("run"), QStringLiteral("--jsonl"), QStringLiteral("--db"), m_study};
+    if (next->run.from.empty()) // a run made from a stored one starts from its config, not a preset
+        arguments << QStringLiteral("--preset") << QString::fromStdString(next->run.preset);
+    else
+        arguments << QStringLiteral("--from") << QString::fromStdString(next->run.from);
     for (const auto &override : next->run.overrides)
         arguments << QStringLiteral("--set") << QString::fromStdString(override);
-    arguments << QStringLiteral("--set") << QStringLiteral("name=\"%1\"").arg(QString::fromStdString(next->run.name));
+    arguments << QStringLiteral("--set")
+              << QString::fromStdString(fieldAssignment(*findConfigField("name"), next->run.name));
     m_process.start(m_engine, arguments);
     Q_EMIT entriesChanged(); // after start(): listeners see isRunning()
 }

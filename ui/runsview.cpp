@@ -4,6 +4,18 @@
 #include "ui/runtablemodel.h"
 
 #include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDropEvent>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QSignalBlocker>
+#include <QUrl>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
@@ -47,8 +59,18 @@ RunsView::RunsView(RunTableModel *model, QWidget *parent)
     , m_table(new QTableView)
     , m_pages(new QStackedWidget)
     , m_queueStatus(new QLabel)
+    , m_filter(new QLineEdit)
+    , m_outcome(new QComboBox)
+    , m_group(new QComboBox)
+    , m_showArchived(new QCheckBox(tr("Archived")))
 {
     m_table->setModel(model);
+    m_table->setDragEnabled(true);
+    m_table->setDragDropMode(QAbstractItemView::DragDrop);
+    m_table->setDefaultDropAction(Qt::CopyAction);
+    m_table->viewport()->installEventFilter(this); // drops of runs and study files land here
+    setAcceptDrops(true);
+    installEventFilter(this); // also on the empty state
     m_table->setItemDelegateForColumn(RunTableModel::Progress, new ProgressDelegate(m_table));
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -84,6 +106,7 @@ RunsView::RunsView(RunTableModel *model, QWidget *parent)
                                  "each other's throughput and memory."));
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(buildFilterBar());
     layout->addWidget(m_pages, 1);
     layout->addWidget(m_queueStatus);
 
@@ -106,7 +129,139 @@ int RunsView::widthForAllColumns() const
 
 void RunsView::updateEmptyState()
 {
-    m_pages->setCurrentIndex(m_model->rowCount() == 0 ? 0 : 1);
+    // A filter that keeps nothing shows the empty table, not the invitation to a first run.
+    const FilterState state = filterState();
+    const bool filtering = !state.text.isEmpty() || !state.outcome.isEmpty() || !state.group.isEmpty();
+    m_pages->setCurrentIndex(m_model->rowCount() == 0 && !filtering ? 0 : 1);
+}
+
+QWidget *RunsView::buildFilterBar()
+{
+    m_filter->setPlaceholderText(tr("Filter: words, tag:long, mode:pure-bf16, note:spike, -tag:old"));
+    m_filter->setClearButtonEnabled(true);
+    m_filter->setToolTip(tr("Every word must match. A bare word: part of the name, a former name, a tag, the note, "
+                            "the group or a config value. tag:, name:, note:, group:, outcome:, is:archived, or a "
+                            "config field (precision.mode or mode). -word leaves out; \"two words\" is one word. "
+                            "The same as optlog runs --filter."));
+    m_outcome->addItem(tr("Any outcome"), QString());
+    for (const char *outcome : {"running", "completed", "diverged", "failed", "cancelled", "oom", "crashed"})
+        m_outcome->addItem(QString::fromLatin1(outcome), QString::fromLatin1(outcome));
+    m_group->addItem(tr("Any group"), QString());
+    m_showArchived->setToolTip(tr("Show archived runs too"));
+    auto *bar = new QWidget;
+    auto *layout = new QHBoxLayout(bar);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_filter, 1);
+    layout->addWidget(m_outcome);
+    layout->addWidget(m_group);
+    layout->addWidget(m_showArchived);
+    const auto changed = [this] {
+        updateEmptyState();
+        Q_EMIT filterChanged();
+    };
+    connect(m_filter, &QLineEdit::textChanged, this, changed);
+    connect(m_outcome, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_group, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_showArchived, &QCheckBox::toggled, this, changed);
+    return bar;
+}
+
+RunsView::FilterState RunsView::filterState() const
+{
+    return {m_filter->text(), m_outcome->currentData().toString(), m_group->currentData().toString(),
+            m_showArchived->isChecked()};
+}
+
+void RunsView::setFilterState(const FilterState &state)
+{
+    const QSignalBlocker a(m_filter), b(m_outcome), c(m_group), d(m_showArchived);
+    m_filter->setText(state.text);
+    m_outcome->setCurrentIndex(qMax(0, m_outcome->findData(state.outcome)));
+    if (!state.group.isEmpty() && m_group->findData(state.group) < 0)
+        m_group->addItem(state.group, state.group); // the study's groups arrive with its snapshot
+    m_group->setCurrentIndex(qMax(0, m_group->findData(state.group)));
+    m_showArchived->setChecked(state.showArchived);
+    updateEmptyState();
+    Q_EMIT filterChanged();
+}
+
+void RunsView::setGroups(const QStringList &groups)
+{
+    const QString current = m_group->currentData().toString();
+    QStringList wanted = groups;
+    if (!current.isEmpty() && !wanted.contains(current))
+        wanted << current; // keep the user's pick while the study has no such group
+    QStringList shown;
+    for (int i = 1; i < m_group->count(); ++i)
+        shown << m_group->itemData(i).toString();
+    if (shown == wanted)
+        return;
+    const QSignalBlocker blocker(m_group);
+    while (m_group->count() > 1)
+        m_group->removeItem(1);
+    for (const QString &group : wanted)
+        m_group->addItem(group, group);
+    m_group->setCurrentIndex(qMax(0, m_group->findData(current)));
+}
+
+RunFilter RunsView::filter() const
+{
+    const FilterState state = filterState();
+    // The lists' picks are words of the same filter, quoted: a group's name may hold spaces.
+    QString picks;
+    if (!state.outcome.isEmpty())
+        picks += QStringLiteral(" outcome:") + state.outcome;
+    if (!state.group.isEmpty())
+        picks += QStringLiteral(" group:\"%1\"").arg(QString(state.group).remove(QLatin1Char('"')));
+    RunFilter filter;
+    m_filterError.clear();
+    try {
+        filter = RunFilter::parse((state.text + picks).toStdString());
+    } catch (const std::exception &e) {
+        m_filterError = QString::fromStdString(e.what());
+        filter = RunFilter::parse(picks.toStdString());
+    }
+    m_filter->setStyleSheet(m_filterError.isEmpty() ? QString() : QStringLiteral("QLineEdit { background: #fde0dc; }"));
+    m_filter->setToolTip(m_filterError.isEmpty() ? m_filter->placeholderText() : m_filterError);
+    filter.setShowArchived(state.showArchived);
+    return filter;
+}
+
+void RunsView::setStudyPath(const QString &path)
+{
+    m_model->setStudyPath(path);
+}
+
+bool RunsView::eventFilter(QObject *watched, QEvent *event)
+{
+    const auto type = event->type();
+    if (type != QEvent::DragEnter && type != QEvent::DragMove && type != QEvent::Drop)
+        return QWidget::eventFilter(watched, event);
+    auto *drop = static_cast<QDropEvent *>(event);
+    const QMimeData *data = drop->mimeData();
+    const QJsonObject runs = QJsonDocument::fromJson(data->data(QString::fromLatin1(kRunsMimeType))).object();
+    const QString source = runs.value(QStringLiteral("study")).toString();
+    QString file;
+    for (const QUrl &url : data->urls())
+        if (url.isLocalFile())
+            file = url.toLocalFile();
+    // Runs from this study would copy onto themselves: only another study's runs, or a study file.
+    const bool fromElsewhere = !source.isEmpty() && QFileInfo(source) != QFileInfo(m_model->studyPath());
+    if (!fromElsewhere && file.isEmpty())
+        return QWidget::eventFilter(watched, event);
+    drop->setDropAction(Qt::CopyAction);
+    drop->accept();
+    if (type == QEvent::Drop) {
+        if (fromElsewhere) {
+            QList<qint64> ids;
+            for (const QJsonValue &id : runs.value(QStringLiteral("runs")).toArray())
+                ids << qint64(id.toDouble());
+            Q_EMIT runsDropped(source, ids);
+        } else {
+            Q_EMIT studyFileDropped(file);
+        }
+    }
+    return true;
 }
 
 void RunsView::setQueueStatus(const QString &text)

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/analysis/runfilter.h"
+
 #include <QList>
+#include <QString>
 #include <QWidget>
 
+class QCheckBox;
+class QComboBox;
 class QLabel;
+class QLineEdit;
 class QStackedWidget;
 class QTableView;
 
@@ -24,6 +30,27 @@ public:
     QList<int> selectedQueueEntries() const;
     qint64 currentRunId() const;
     QTableView *table() const { return m_table; }
+
+    // What the list shows: the filter's words (RunFilter's syntax, the CLI's --filter), an outcome
+    // and a group picked from lists, and whether archived runs show too.
+    struct FilterState
+    {
+        QString text;
+        QString outcome; // empty: any
+        QString group;   // empty: any
+        bool showArchived = false;
+    };
+    FilterState filterState() const;
+    void setFilterState(const FilterState &state);
+    // The groups the group list offers (the study's).
+    void setGroups(const QStringList &groups);
+    // The filter the state makes. Words it cannot read are left out and marked on the filter field
+    // with the reason (filterError()).
+    RunFilter filter() const;
+    QString filterError() const { return m_filterError; }
+    QLineEdit *filterEdit() const { return m_filter; }
+    // Where dragged runs say they come from (the open study).
+    void setStudyPath(const QString &path);
     void setQueueStatus(const QString &text);
     // The width that shows every column without scrolling.
     int widthForAllColumns() const;
@@ -31,14 +58,27 @@ public:
 Q_SIGNALS:
     void addPresetsRequested();
     void currentRunChanged(qint64 runId);
+    void filterChanged();
+    // Runs dragged here from another workbench's study, or a study file dropped here.
+    void runsDropped(const QString &sourceStudy, const QList<qint64> &runIds);
+    void studyFileDropped(const QString &path);
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void updateEmptyState();
+    QWidget *buildFilterBar();
 
     RunTableModel *m_model;
     QTableView *m_table;
     QStackedWidget *m_pages;
     QLabel *m_queueStatus;
+    QLineEdit *m_filter;
+    QComboBox *m_outcome;
+    QComboBox *m_group;
+    QCheckBox *m_showArchived;
+    mutable QString m_filterError;
 };
 
 } // namespace optlog

@@ -3,8 +3,15 @@
 
 #include "core/analysis/analysis.h"
 
+#include <QApplication>
 #include <QColor>
+#include <QFont>
+#include <QStyle>
 #include <QHash>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMimeData>
 
 namespace optlog {
 
@@ -15,14 +22,17 @@ bool RunRow::operator==(const RunRow &o) const
     return key == o.key && runId == o.runId && queueEntryId == o.queueEntryId && name == o.name && state == o.state
            && message == o.message && stepsDone == o.stepsDone && totalSteps == o.totalSteps
            && etaSeconds == o.etaSeconds && sameLoss && tokensPerSecond == o.tokensPerSecond
-           && peakBytes == o.peakBytes;
+           && peakBytes == o.peakBytes && tags == o.tags && note == o.note && archived == o.archived;
 }
 
-QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue)
+QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue, const RunFilter &filter)
 {
     QList<RunRow> rows;
     for (const auto &snapshot : study.runs) {
         const RunRecord &run = snapshot->run();
+        const std::optional<RunConfig> &config = snapshot->summary.config;
+        if (!filter.matches(run, config ? &*config : nullptr))
+            continue;
         RunRow row;
         row.runId = run.id;
         row.key = QStringLiteral("run:%1").arg(run.id);
@@ -36,6 +46,9 @@ QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue
         row.finalValidationLoss = snapshot->finalValidationLoss();
         row.tokensPerSecond = snapshot->summary.throughput.median;
         row.peakBytes = snapshot->summary.peakBytes;
+        row.tags = QString::fromStdString(tagsText(run));
+        row.note = QString::fromStdString(run.note);
+        row.archived = run.archived;
         rows.append(row);
     }
     for (const auto &entry : queue) {
@@ -80,6 +93,32 @@ void RunTableModel::setRows(const QList<RunRow> &rows)
         m_rows.insert(i, rows[i]);
         endInsertRows();
     }
+}
+
+Qt::ItemFlags RunTableModel::flags(const QModelIndex &index) const
+{
+    Qt::ItemFlags flags = QAbstractTableModel::flags(index);
+    if (index.isValid() && m_rows.at(index.row()).runId > 0 && m_rows.at(index.row()).outcome)
+        flags |= Qt::ItemIsDragEnabled; // a finished run can be copied into another study
+    return flags;
+}
+
+QStringList RunTableModel::mimeTypes() const
+{
+    return {QString::fromLatin1(kRunsMimeType)};
+}
+
+QMimeData *RunTableModel::mimeData(const QModelIndexList &indexes) const
+{
+    QJsonArray ids;
+    for (const QModelIndex &index : indexes)
+        if (const qint64 id = m_rows.value(index.row()).runId; id > 0 && !ids.contains(id))
+            ids.append(id);
+    auto *data = new QMimeData;
+    data->setData(QString::fromLatin1(kRunsMimeType),
+                  QJsonDocument(QJsonObject{{QStringLiteral("study"), m_studyPath}, {QStringLiteral("runs"), ids}})
+                      .toJson(QJsonDocument::Compact));
+    return data;
 }
 
 int RunTableModel::rowCount(const QModelIndex &parent) const
@@ -131,8 +170,21 @@ QVariant RunTableModel::data(const QModelIndex &index, int role) const
         return r.queueEntryId;
     if (role == ProgressRole)
         return r.totalSteps > 0 ? double(r.stepsDone) / double(r.totalSteps) : 0.0;
-    if (role == Qt::ToolTipRole)
-        return r.message.isEmpty() ? r.name : r.name + QStringLiteral("\n") + r.message;
+    if (role == Qt::ToolTipRole) {
+        QString tip = r.message.isEmpty() ? r.name : r.name + QStringLiteral("\n") + r.message;
+        if (!r.tags.isEmpty())
+            tip += tr("\nTags: %1").arg(r.tags);
+        if (!r.note.isEmpty())
+            tip += QStringLiteral("\n\n") + r.note;
+        return tip;
+    }
+    if (role == Qt::DecorationRole && index.column() == Name && !r.note.isEmpty())
+        return QApplication::style()->standardIcon(QStyle::SP_FileDialogContentsView); // the run has a note
+    if (role == Qt::FontRole && r.archived) {
+        QFont font;
+        font.setItalic(true); // shown only when the list shows archived runs
+        return font;
+    }
     if (role == Qt::ForegroundRole && index.column() == State)
         return stateColor(r);
     if (role == Qt::TextAlignmentRole && index.column() >= ValidationLoss)
@@ -148,6 +200,7 @@ QVariant RunTableModel::data(const QModelIndex &index, int role) const
     case ValidationLoss: return qIsNaN(r.finalValidationLoss) ? QString() : QString::number(r.finalValidationLoss, 'f', 4);
     case TokensPerSecond: return r.tokensPerSecond > 0 ? QString::number(r.tokensPerSecond, 'f', 0) : QString();
     case PeakMemory: return r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();
+    case Tags: return r.archived ? (r.tags.isEmpty() ? tr("archived") : r.tags + tr(" · archived")) : r.tags;
     }
     return {};
 }
@@ -164,6 +217,7 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
     case ValidationLoss: return tr("Val loss");
     case TokensPerSecond: return tr("Tokens/s");
     case PeakMemory: return tr("Peak memory");
+    case Tags: return tr("Tags");
     }
     return {};
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/analysis/runfilter.h"
 #include "ui/runqueue.h"
 #include "ui/studysnapshot.h"
 
 #include <QAbstractTableModel>
+#include <QMimeData>
 #include <QList>
 #include <QString>
 
@@ -27,19 +29,26 @@ struct RunRow
     double finalValidationLoss = qQNaN();
     double tokensPerSecond = 0; // steady-state median
     qint64 peakBytes = 0;
+    QString tags;             // "long, server"
+    QString note;
+    bool archived = false;
 
     bool operator==(const RunRow &other) const;
 };
 
-// The study's runs followed by the queue's pending entries.
-QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue);
+// The MIME type of runs dragged out of a study: JSON {"study": path, "runs": [ids]}.
+inline constexpr const char *kRunsMimeType = "application/x-optlog-runs";
+
+// The study's runs the filter keeps (by default all but the archived ones), followed by the queue's
+// pending entries.
+QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue, const RunFilter &filter = {});
 
 class RunTableModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
     // ETA comes last: it is empty for every run but the running one.
-    enum Column { Name, State, Progress, ValidationLoss, TokensPerSecond, PeakMemory, Eta, ColumnCount };
+    enum Column { Name, State, Progress, ValidationLoss, TokensPerSecond, PeakMemory, Tags, Eta, ColumnCount };
     enum Role { ProgressRole = Qt::UserRole + 1, RunIdRole, QueueEntryRole };
 
     using QAbstractTableModel::QAbstractTableModel;
@@ -48,6 +57,13 @@ public:
     void setRows(const QList<RunRow> &rows);
     const RunRow &row(int index) const { return m_rows.at(index); }
 
+    // Study rows drag out as kRunsMimeType naming this study.
+    void setStudyPath(const QString &path) { m_studyPath = path; }
+    const QString &studyPath() const { return m_studyPath; }
+    Qt::ItemFlags flags(const QModelIndex &index) const override;
+    QStringList mimeTypes() const override;
+    QMimeData *mimeData(const QModelIndexList &indexes) const override;
+
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
@@ -55,6 +71,7 @@ public:
 
 private:
     QList<RunRow> m_rows;
+    QString m_studyPath;
 };
 
 } // namespace optlog

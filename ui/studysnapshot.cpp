@@ -41,6 +41,14 @@ RunSnapshotPtr readRun(const Store &store, const RunRecord &record)
     return snapshot;
 }
 
+// Whether what the user may change about a finished run (its name, group, note, tags, archiving)
+// is the same in both records.
+bool curatedAlike(const RunRecord &a, const RunRecord &b)
+{
+    return a.name == b.name && a.group == b.group && a.note == b.note && a.tags == b.tags
+           && a.formerNames == b.formerNames && a.archived == b.archived;
+}
+
 } // namespace
 
 StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t, RunSnapshotPtr> &finishedCache)
@@ -53,7 +61,15 @@ StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t,
             const auto cached = finishedCache.find(record.id);
             const bool reusable = cached != finishedCache.end() && cached->second->isFinished()
                                   && record.isFinished();
-            snapshot.runs.push_back(reusable ? cached->second : readRun(store, record));
+            if (!reusable) {
+                snapshot.runs.push_back(readRun(store, record));
+            } else if (curatedAlike(cached->second->run(), record)) {
+                snapshot.runs.push_back(cached->second);
+            } else { // renamed, noted, tagged or archived: its rows are as they were
+                auto updated = std::make_shared<RunSnapshot>(*cached->second);
+                updated->summary.run = record;
+                snapshot.runs.push_back(updated);
+            }
         }
     } catch (const std::exception &e) {
         snapshot.error = e.what();

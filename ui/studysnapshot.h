@@ -36,9 +36,10 @@ struct StudySnapshot
     RunSnapshotPtr find(int64_t runId) const;
 };
 
-// Reads the study without writing to it. A finished run never changes, so `finishedCache`
+// Reads the study without writing to it. A finished run's rows never change, so `finishedCache`
 // (runs of an earlier snapshot) is reused instead of read again: a study with many long
-// finished runs costs one query per refresh, not one per point. Safe to call on any thread:
+// finished runs costs one query per refresh, not one per point; a finished run renamed, noted,
+// tagged or archived since gets its new record over its cached rows. Safe to call on any thread:
 // it opens its own connection.
 StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t, RunSnapshotPtr> &finishedCache);
 

@@ -142,6 +142,17 @@ std::string originText(const RunRecord &run, const std::string &study)
            + (here ? "this study" : run.derivedFrom.study);
 }
 
+std::string derivedRunName(const std::string &source, const std::vector<RunRecord> &existing)
+{
+    const auto taken = [&existing](const std::string &name) {
+        return std::any_of(existing.begin(), existing.end(), [&name](const RunRecord &r) { return r.name == name; });
+    };
+    std::string name;
+    for (int version = 2; name.empty() || taken(name); ++version)
+        name = source + " v" + std::to_string(version);
+    return name;
+}
+
 std::string tagsText(const RunRecord &run)
 {
     std::string out;

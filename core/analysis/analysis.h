@@ -59,6 +59,9 @@ std::string outcomeText(const RunRecord &run, bool withMessage = false);
 // Where the run's config came from, in words: "derived from run 3 (baseline) of this study" (or of
 // another study file); "" for a run designed afresh. `study`: the path of the run's own study.
 std::string originText(const RunRecord &run, const std::string &study);
+// The name of a run made from `source`: its name with the first free " v2", " v3", ... among
+// `existing`.
+std::string derivedRunName(const std::string &source, const std::vector<RunRecord> &existing);
 // "long, server" or "" : a run's tags as one line.
 std::string tagsText(const RunRecord &run);
 

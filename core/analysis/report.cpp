@@ -439,6 +439,8 @@ std::string reportHtml(const Report &report, const std::vector<ReportChart> &cha
            "img { max-width: 100%; }\n"
            ".charts img { width: 48%; margin: 0.5%; }\n"
            ".charts img.wide { width: 97%; }\n"
+           "pre.note { white-space: pre-wrap; font-family: 'DejaVu Sans', sans-serif; background: #f6f7f9; "
+           "padding: 6px; border-left: 3px solid #bbb; }\n"
            "</style></head><body>\n";
     out << "<h1>optlog report: " << html(report.study) << "</h1>\n<p>" << html(question(report)) << "</p>\n";
     out << "<h2>Verdicts</h2>\n" << htmlTable(verdictTable(report), "verdicts");

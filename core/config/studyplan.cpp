@@ -18,6 +18,8 @@ RunConfig PlannedRun::config() const
 {
     std::vector<std::string> all = overrides;
     all.push_back(fieldAssignment(*findConfigField("name"), name));
+    if (!from.empty())
+        return loadDerivedConfig(fromToml, "run " + from, all);
     return loadRunConfig(preset, configFile, all);
 }
 

@@ -20,6 +20,10 @@ struct PlannedRun
     std::string baseline; // compared against this run instead of the study's baseline; empty = the study's
     int64_t repeats = 1;         // replicates over seeds: 1 to kMaxRepeats
     std::vector<int64_t> seeds;  // their train.seed values; empty = repeats seeds from the config's own
+    // Made from a stored run ("run again with changes"): `optlog run --from`'s STUDY:RUN and that
+    // run's config, which the overrides then change (instead of a preset and a file).
+    std::string from;
+    std::string fromToml;
 
     RunConfig config() const;
 };
