@@ -8,7 +8,7 @@
 #include <QComboBox>
 #include <QDropEvent>
 #include <QFileInfo>
-#include <QHBoxLayout>
+#include <QGridLayout>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -65,12 +65,13 @@ RunsView::RunsView(RunTableModel *model, QWidget *parent)
     , m_showArchived(new QCheckBox(tr("Archived")))
 {
     m_table->setModel(model);
+    // Runs drag out of the table; drops (runs of another study, a study file) land on this view,
+    // over the table or the empty state alike.
     m_table->setDragEnabled(true);
-    m_table->setDragDropMode(QAbstractItemView::DragDrop);
+    m_table->setDragDropMode(QAbstractItemView::DragOnly);
     m_table->setDefaultDropAction(Qt::CopyAction);
-    m_table->viewport()->installEventFilter(this); // drops of runs and study files land here
     setAcceptDrops(true);
-    installEventFilter(this); // also on the empty state
+    installEventFilter(this);
     m_table->setItemDelegateForColumn(RunTableModel::Progress, new ProgressDelegate(m_table));
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -148,13 +149,20 @@ QWidget *RunsView::buildFilterBar()
         m_outcome->addItem(QString::fromLatin1(outcome), QString::fromLatin1(outcome));
     m_group->addItem(tr("Any group"), QString());
     m_showArchived->setToolTip(tr("Show archived runs too"));
+    // Two rows, so that the dock can still be dragged narrow.
+    for (QComboBox *list : {m_outcome, m_group}) {
+        list->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        list->setMinimumContentsLength(4);
+    }
     auto *bar = new QWidget;
-    auto *layout = new QHBoxLayout(bar);
+    auto *layout = new QGridLayout(bar);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_filter, 1);
-    layout->addWidget(m_outcome);
-    layout->addWidget(m_group);
-    layout->addWidget(m_showArchived);
+    layout->addWidget(m_filter, 0, 0, 1, 3);
+    layout->addWidget(m_outcome, 1, 0);
+    layout->addWidget(m_group, 1, 1);
+    layout->addWidget(m_showArchived, 1, 2);
+    layout->setColumnStretch(0, 1);
+    layout->setColumnStretch(1, 1);
     const auto changed = [this] {
         updateEmptyState();
         Q_EMIT filterChanged();

@@ -17,6 +17,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QSettings>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -240,9 +241,38 @@ private Q_SLOTS:
             Store store(other.toStdString());
             addRun(store, "gpu run", "autocast-bf16");
         }
-        QVERIFY(m_window->importRuns(other, {1}));
+        // Dragged from another workbench's Runs list: what its model puts on the drag.
+        MainWindow source(QStringLiteral(OPTLOG_BINARY));
+        QVERIFY(source.openStudy(other));
+        source.watcher()->refresh();
+        QTRY_COMPARE(source.runModel()->rowCount(), 1);
+        std::unique_ptr<QMimeData> dragged(source.runModel()->mimeData({source.runModel()->index(0, 0)}));
+        QWidget *viewport = m_window->runsView(); // the table takes no drops itself: the view does
+        const QPoint at(10, 10);
+        QDragEnterEvent enter(at, Qt::CopyAction, dragged.get(), Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(viewport, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(at, Qt::CopyAction, dragged.get(), Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(viewport, &drop);
         QTRY_VERIFY(shownNames(m_window->runModel()).contains(QStringLiteral("gpu run")));
-        QCOMPARE(Store(other.toStdString(), Store::Access::ReadOnly).runs().size(), size_t(1));
+        QCOMPARE(Store(other.toStdString(), Store::Access::ReadOnly).runs().size(), size_t(1)); // the source keeps it
+
+        // Runs of the open study dropped on itself are not copies to make.
+        std::unique_ptr<QMimeData> own(m_window->runModel()->mimeData({m_window->runModel()->index(0, 0)}));
+        QDragEnterEvent ownEnter(at, Qt::CopyAction, own.get(), Qt::LeftButton, Qt::NoModifier);
+        ownEnter.ignore();
+        QApplication::sendEvent(viewport, &ownEnter);
+        QVERIFY(!ownEnter.isAccepted());
+
+        // The same run again is refused (its name is in use) and changes nothing.
+        QString refusal;
+        whenDialogShows(this, [&refusal](QWidget *box) {
+            refusal = qobject_cast<QMessageBox *>(box)->text();
+            qobject_cast<QMessageBox *>(box)->accept();
+        });
+        QVERIFY(!m_window->importRuns(other, {1}));
+        QVERIFY2(refusal.contains(QStringLiteral("already has a run named \"gpu run\"")), qPrintable(refusal));
+        QCOMPARE(Store(m_study.toStdString(), Store::Access::ReadOnly).runs().size(), size_t(4));
     }
 
 private:

@@ -2,6 +2,7 @@
 // Screenshots of the workbench over a real study, for docs/ and for looking at: the Design page
 // with a sweep, the Monitor page while a real engine streams a run, and Compare with every run of
 // the study against its first. Run it under Xvfb (take.sh) so that it renders as on a desktop.
+#include "core/store/store.h"
 #include "ui/compareview.h"
 #include "ui/designerview.h"
 #include "ui/mainwindow.h"
@@ -130,5 +131,41 @@ int main(int argc, char **argv)
     }
     window.queue()->cancelRunning();
     wait(2000);
+
+    // Curation: the 16-bit runs tagged, one with a note, the Runs list filtered to them, and the
+    // note beside the verdicts in Compare.
+    qint64 noted = 0;
+    {
+        optlog::Store store(live.toStdString());
+        for (const auto &record : store.runs()) {
+            if (record.configToml.find("bf16") == std::string::npos || !record.isFinished())
+                continue;
+            store.changeTags(record.id, {"bf16"}, {});
+            if (noted == 0 && record.name.find("pure") != std::string::npos) {
+                noted = record.id;
+                store.setNote(record.id, "Pure BF16: weights, gradients and Adam's moments in bfloat16.\n"
+                                         "Check the vanishing-update share before a longer run.");
+            }
+        }
+    }
+    if (noted == 0) {
+        std::fprintf(stderr, "%s: no finished pure-bf16 run to write a note on\n", qPrintable(study));
+        return 1;
+    }
+    optlog::RunsView::FilterState filter;
+    filter.text = QStringLiteral("tag:bf16");
+    window.runsView()->setFilterState(filter);
+    window.watcher()->refresh();
+    wait(1500);
+    window.compareView()->setBaseline(all.first());
+    window.compareView()->setSelectedRuns({all.first(), noted});
+    window.showPage(2);
+    for (const QString &size : sizes) {
+        const QStringList wh = size.split(QLatin1Char('x'));
+        window.resize(wh.value(0).toInt(), wh.value(1).toInt());
+        wait(500);
+        if (!save(&window, folder, QStringLiteral("curation-%1.png").arg(size)))
+            return 1;
+    }
     return 0;
 }
