@@ -169,10 +169,10 @@ bool processAlive(int64_t pid, const std::string &startTime)
     return now.empty() || startTime.empty() || now == startTime;
 }
 
-// Inserts each row of one run: `bind` binds a row's columns after the first (the run's id). In the
-// caller's transaction, so a batch is one write.
+// Runs `sql` (an insert, a delete) once per row of one run: `bind` binds a row's columns after the
+// first (the run's id). In the caller's transaction, so a batch is one write.
 template<typename Row, typename Bind>
-void insertEach(SQLite::Database &db, const char *sql, int64_t runId, const std::vector<Row> &rows, Bind bind)
+void executeEach(SQLite::Database &db, const char *sql, int64_t runId, const std::vector<Row> &rows, Bind bind)
 {
     SQLite::Statement insert(db, sql);
     for (const auto &row : rows) {
@@ -190,7 +190,7 @@ void appendEach(SQLite::Database &db, const char *sql, int64_t runId, const std:
     if (rows.empty())
         return;
     SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-    insertEach(db, sql, runId, rows, bind);
+    executeEach(db, sql, runId, rows, bind);
     transaction.commit();
 }
 
@@ -625,6 +625,8 @@ void bindNumerics(SQLite::Statement &insert, const TensorNumerics &row)
     insert.bind(9, row.activationMax);
 }
 
+void bindTag(SQLite::Statement &statement, const std::string &tag) { statement.bind(2, tag); }
+
 constexpr const char *kInsertEvent = "INSERT INTO events (run_id, at, kind, message, step) VALUES (?, ?, ?, ?, ?)";
 void bindEvent(SQLite::Statement &insert, const EventRecord &row)
 {
@@ -657,7 +659,7 @@ void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
         SQLite::Statement clear(*m_db, "DELETE FROM memory WHERE run_id = ?");
         clear.bind(1, runId);
         clear.exec();
-        insertEach(*m_db, kInsertMemory, runId, rows, bindMemory);
+        executeEach(*m_db, kInsertMemory, runId, rows, bindMemory);
         transaction.commit();
     });
 }
@@ -665,7 +667,7 @@ void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
 void Store::addEvent(int64_t runId, EventKind kind, const std::string &message, int64_t step)
 {
     return guarded(m_path, "store an event", [&] {
-        insertEach(*m_db, kInsertEvent, runId, std::vector<EventRecord>{{utcNow(), kind, message, step}}, bindEvent);
+        executeEach(*m_db, kInsertEvent, runId, std::vector<EventRecord>{{utcNow(), kind, message, step}}, bindEvent);
     });
 }
 
@@ -988,20 +990,8 @@ void Store::changeTags(int64_t runId, const std::vector<std::string> &add, const
             throw StoreError("study '" + m_path + "', " + runLabel(run) + ": " + problem);
     guarded(m_path, "store the tags", [&] {
         SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement insert(*m_db, "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?, ?)");
-        for (const auto &tag : add) {
-            insert.bind(1, runId);
-            insert.bind(2, tag);
-            insert.exec();
-            insert.reset();
-        }
-        SQLite::Statement erase(*m_db, "DELETE FROM tags WHERE run_id = ? AND tag = ?");
-        for (const auto &tag : remove) {
-            erase.bind(1, runId);
-            erase.bind(2, tag);
-            erase.exec();
-            erase.reset();
-        }
+        executeEach(*m_db, "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?, ?)", runId, add, bindTag);
+        executeEach(*m_db, "DELETE FROM tags WHERE run_id = ? AND tag = ?", runId, remove, bindTag);
         transaction.commit();
     });
 }
@@ -1115,14 +1105,13 @@ std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<
                 insert.bind(18, run.validationSeed);
             insert.exec();
             const int64_t id = m_db->getLastInsertRowid();
-            insertEach(*m_db, kInsertMetrics, id, source.metrics(run.id), bindMetrics);
-            insertEach(*m_db, kInsertValidation, id, source.validation(run.id), bindValidation);
-            insertEach(*m_db, kInsertMemory, id, source.memory(run.id), bindMemory);
-            insertEach(*m_db, kInsertEvent, id, source.events(run.id), bindEvent);
-            insertEach(*m_db, kInsertNumerics, id, source.numerics(run.id), bindNumerics);
-            insertEach(*m_db, "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags,
-                       [](SQLite::Statement &s, const std::string &tag) { s.bind(2, tag); });
-            insertEach(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id,
+            executeEach(*m_db, kInsertMetrics, id, source.metrics(run.id), bindMetrics);
+            executeEach(*m_db, kInsertValidation, id, source.validation(run.id), bindValidation);
+            executeEach(*m_db, kInsertMemory, id, source.memory(run.id), bindMemory);
+            executeEach(*m_db, kInsertEvent, id, source.events(run.id), bindEvent);
+            executeEach(*m_db, kInsertNumerics, id, source.numerics(run.id), bindNumerics);
+            executeEach(*m_db, "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags, bindTag);
+            executeEach(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id,
                        run.formerNames, [&](SQLite::Statement &s, const std::string &name) {
                            s.bind(2, name);
                            s.bind(3, run.finishedAt); // the source keeps no date for a name it had
