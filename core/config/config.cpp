@@ -413,7 +413,6 @@ void requirePrecisionOnDevice(const PrecisionMode &mode, const std::string &devi
 // bounded length.
 void requireDisplayableName(const std::string &field, const std::string &value)
 {
-    constexpr size_t kMaxNameBytes = 200;
     const std::string problem = unprintableCharacter(value);
     if (!problem.empty())
         throw ConfigError(field, "config: " + field + " = \"" + printable(value) + "\": holds " + problem

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -17,6 +18,9 @@ std::string formatted(const char *format, ...) __attribute__((format(printf, 1, 
 // line break; as it is otherwise. A field that starts with =, +, -, @, a tab or a carriage return
 // gets an apostrophe first, so that a spreadsheet shows it as text instead of running it.
 std::string csvField(const std::string &text);
+
+// The longest name of a run or group, in bytes: a line of a table, not a paragraph.
+constexpr size_t kMaxNameBytes = 200;
 
 // What makes `text` unfit to be a name shown in a table, or empty when nothing does: bytes that are
 // not UTF-8, a control character (a line break, a tab, an escape sequence's ESC, C1 controls) or

@@ -899,9 +899,9 @@ std::string nameProblem(const std::string &name)
         return "a run's name cannot be empty";
     if (const std::string problem = unprintableCharacter(name); !problem.empty())
         return "the name \"" + printable(name) + "\" holds " + problem + "; a name is one line of plain text";
-    if (name.size() > Store::kMaxNameBytes)
+    if (name.size() > kMaxNameBytes)
         return "the name is " + std::to_string(name.size()) + " bytes long: at most "
-               + std::to_string(Store::kMaxNameBytes) + " bytes";
+               + std::to_string(kMaxNameBytes) + " bytes";
     return {};
 }
 

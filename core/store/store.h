@@ -79,7 +79,6 @@ public:
     static constexpr int kSchemaVersion = 6;
     static constexpr size_t kMaxNoteBytes = 8192;
     static constexpr size_t kMaxTagBytes = 64;
-    static constexpr size_t kMaxNameBytes = 200;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
     static constexpr int64_t kDefaultStudySeed = 1234;
 

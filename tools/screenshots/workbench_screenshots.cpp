@@ -138,7 +138,7 @@ int main(int argc, char **argv)
     {
         optlog::Store store(live.toStdString());
         for (const auto &record : store.runs()) {
-            if (record.configToml.find("bf16") == std::string::npos || !record.isFinished())
+            if (record.configToml.find("bf16") == std::string::npos || record.outcome != optlog::Outcome::Completed)
                 continue;
             store.changeTags(record.id, {"bf16"}, {});
             if (noted == 0 && record.name.find("pure") != std::string::npos) {
