@@ -65,6 +65,8 @@ int tagCommand(const CurateRequest &request)
     return curate("tag", [&] {
         std::vector<std::string> add, remove;
         for (const auto &word : request.tags) {
+            if (word.rfind("--", 0) == 0) // a mistyped option, not a tag to remove
+                throw StoreError("'" + word + "' is not an option of optlog tag; remove a tag with -name");
             if (word.size() > 1 && word.front() == '-')
                 remove.push_back(word.substr(1));
             else

@@ -189,7 +189,7 @@ int main(int argc, char **argv)
     auto *tagCmd = app.add_subcommand("tag", "add (+name) and remove (-name) tags of a run");
     tagCmd->add_option("study", curate.study, "study file")->required();
     tagCmd->add_option("run", curatedRun, "run name or id")->required();
-    tagCmd->add_option("tags", curate.tags, "+name adds, -name removes (after --: -name is not an option)");
+    tagCmd->add_option("tags", curate.tags, "+name adds, -name removes, a bare name adds");
     tagCmd->allow_extras(); // -name is a tag to remove, not an option
     auto *renameCmd = app.add_subcommand("rename", "rename a run; the old name stays searchable");
     renameCmd->add_option("study", curate.study, "study file")->required();

@@ -489,6 +489,16 @@ void CompareView::fillConfig(const std::vector<GroupSummary> &groups)
     m_config->setRowCount(0);
     m_config->setColumnCount(int(headers.size()));
     m_config->setHorizontalHeaderLabels(headers);
+    // Where a run's config came from ("run again with changes") leads the diff when any has one.
+    QStringList origins;
+    for (const auto &group : groups)
+        origins << QString::fromStdString(originText(group.replicates.front().run, m_study.path));
+    if (std::any_of(origins.begin(), origins.end(), [](const QString &o) { return !o.isEmpty(); })) {
+        m_config->insertRow(0);
+        m_config->setItem(0, 0, cell(tr("(derived from)")));
+        for (int i = 0; i < origins.size(); ++i)
+            m_config->setItem(0, i + 1, cell(origins[i].isEmpty() ? QStringLiteral("-") : origins[i]));
+    }
     for (const auto &field : fields) {
         if (field.path == "name" || field.path == "group" || (m_onlyDifferences->isChecked() && !field.differs))
             continue;

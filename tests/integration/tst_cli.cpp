@@ -608,6 +608,7 @@ void tst_Cli::curationBadInputChangesNeitherStudy_data()
     QTest::newRow("10 KB note") << QStringList{"note", "SRC", "fp32", QString(10240, 'x')} << "at most 8192 bytes";
     QTest::newRow("tag with a space") << QStringList{"tag", "SRC", "fp32", "+two words"} << "holds a space";
     QTest::newRow("tag with a control") << QStringList{"tag", "SRC", "fp32", "+bell\a"} << "U+0007";
+    QTest::newRow("tag with a mistyped option") << QStringList{"tag", "SRC", "fp32", "+a", "--yes"} << "not an option";
     QTest::newRow("rename to a name in use") << QStringList{"rename", "SRC", "fp32", "bf16"} << "already has a run named";
     QTest::newRow("delete unconfirmed") << QStringList{"delete", "SRC", "fp32"} << "add --yes";
     QTest::newRow("delete a missing run") << QStringList{"delete", "SRC", "fp32", "9", "--yes"} << "no run '9'";

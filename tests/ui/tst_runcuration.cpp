@@ -20,6 +20,7 @@
 #include <QMimeData>
 #include <QSettings>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
@@ -232,6 +233,21 @@ private Q_SLOTS:
         QCOMPARE(planned[0].from, (m_window->studyPath() + QStringLiteral(":2")).toStdString());
         QCOMPARE(planned[0].overrides, std::vector<std::string>{"train.steps=6"}); // only what changed
         QCOMPARE(planned[0].config().precision.mode, std::string("pure-bf16"));
+
+        // What the engine stores for such a run leads Compare's config diff.
+        {
+            Store store(m_study.toStdString());
+            const int64_t id = store.createRun("pure v2", planned[0].fromToml, "", {m_window->studyPath().toStdString(), 2, "pure"});
+            store.finishRun(id, Outcome::Completed, 3, "");
+        }
+        m_window->watcher()->refresh();
+        QTRY_COMPARE(m_window->runModel()->rowCount(), 4);
+        m_window->compareView()->setBaseline(2);
+        m_window->compareView()->setSelectedRuns({2, 4});
+        const QTableWidget *diff = m_window->compareView()->configTable();
+        QCOMPARE(diff->item(0, 0)->text(), QStringLiteral("(derived from)"));
+        QCOMPARE(diff->item(0, 1)->text(), QStringLiteral("-"));
+        QCOMPARE(diff->item(0, 2)->text(), QStringLiteral("derived from run 2 (pure) of this study"));
     }
 
     void runsFromAnotherStudyAreImported()
