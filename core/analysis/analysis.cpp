@@ -153,6 +153,31 @@ std::string derivedRunName(const std::string &source, const std::vector<RunRecor
     return name;
 }
 
+std::string changesFromOrigin(const Store &store, const RunRecord &run)
+{
+    std::error_code error;
+    if (run.derivedFrom.empty() || !std::filesystem::equivalent(run.derivedFrom.study, store.path(), error))
+        return "";
+    std::optional<RunRecord> source; // by id: a run may be named "3"
+    for (auto &candidate : store.runs())
+        if (candidate.id == run.derivedFrom.runId)
+            source = std::move(candidate);
+    if (!source)
+        return "";
+    try {
+        RunConfig before, after;
+        applyTomlText(before, source->configToml, "run " + std::to_string(source->id));
+        applyTomlText(after, run.configToml, "run " + std::to_string(run.id));
+        std::string changes;
+        for (const auto &field : compareConfigs({before, after}))
+            if (field.differs && field.path != "name" && field.path != "group")
+                changes += (changes.empty() ? "" : ", ") + field.path + " " + field.values[0] + " -> " + field.values[1];
+        return changes.empty() ? "unchanged" : "changed: " + changes;
+    } catch (const std::exception &) {
+        return ""; // a config this optlog cannot read: the link alone
+    }
+}
+
 std::string tagsText(const RunRecord &run)
 {
     std::string out;

@@ -62,6 +62,9 @@ std::string originText(const RunRecord &run, const std::string &study);
 // The name of a run made from `source`: its name with the first free " v2", " v3", ... among
 // `existing`.
 std::string derivedRunName(const std::string &source, const std::vector<RunRecord> &existing);
+// What a derived run changed from the run it was made from, when that run is in `store`:
+// "changed: train.steps 8 -> 6", "unchanged"; "" when the source is elsewhere or unreadable.
+std::string changesFromOrigin(const Store &store, const RunRecord &run);
 // "long, server" or "" : a run's tags as one line.
 std::string tagsText(const RunRecord &run);
 

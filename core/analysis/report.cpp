@@ -375,12 +375,8 @@ std::vector<std::string> curationLines(const ReportRun &run)
 std::string markdownNote(const std::string &note)
 {
     std::string out = "Note:\n\n";
-    size_t start = 0;
-    while (start <= note.size()) {
-        const size_t end = std::min(note.find('\n', start), note.size());
-        out += "    " + note.substr(start, end - start) + "\n";
-        start = end + 1;
-    }
+    for (const auto &line : splitLines(note))
+        out += "    " + line + "\n";
     return out + "\n";
 }
 

@@ -68,33 +68,13 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
     for (const auto &former : run.formerNames)
         out += "formerly named: " + printable(former) + "\n";
     if (const std::string origin = originText(run, store.path()); !origin.empty()) {
-        out += "config " + printable(origin);
-        // What was changed, when the source run is in this study.
-        if (const auto source = store.findRun(std::to_string(run.derivedFrom.runId));
-            source && origin.find("this study") != std::string::npos) {
-            RunConfig before, after;
-            try {
-                applyTomlText(before, source->configToml, "run " + std::to_string(source->id));
-                applyTomlText(after, run.configToml, "run " + std::to_string(run.id));
-                std::string changes;
-                for (const auto &field : compareConfigs({before, after}))
-                    if (field.differs && field.path != "name" && field.path != "group")
-                        changes += (changes.empty() ? "" : ", ") + field.path + " " + field.values[0] + " -> " + field.values[1];
-                out += changes.empty() ? ", unchanged" : ", changed: " + printable(changes);
-            } catch (const std::exception &) {
-            }
-        }
-        out += "\n";
+        const std::string changes = changesFromOrigin(store, run);
+        out += "config " + printable(origin) + (changes.empty() ? "" : ", " + printable(changes)) + "\n";
     }
-    if (!run.note.empty())
-    {
+    if (!run.note.empty()) {
         out += "note:\n";
-        size_t start = 0;
-        while (start <= run.note.size()) {
-            const size_t end = std::min(run.note.find('\n', start), run.note.size());
-            out += "  " + printable(run.note.substr(start, end - start)) + "\n";
-            start = end + 1;
-        }
+        for (const auto &line : splitLines(run.note))
+            out += "  " + printable(line) + "\n";
     }
     out += formatted("steady-state throughput: %.0f tokens/s (p10 %.0f, p90 %.0f, over %lld steps after warm-up)\n",
             s.throughput.median, s.throughput.p10, s.throughput.p90, static_cast<long long>(s.throughput.steps));

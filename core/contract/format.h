@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace optlog {
 
@@ -28,6 +29,9 @@ constexpr size_t kMaxNameBytes = 200;
 // which would reorder what a terminal or a table shows after it. Says which and where:
 // "a line break (U+000A) at byte 5".
 std::string unprintableCharacter(const std::string &text);
+
+// The lines of `text`, split at line breaks (an empty text is one empty line).
+std::vector<std::string> splitLines(const std::string &text);
 
 // `text` for a roff manual page: a backslash, a hyphen and a line's leading dot or apostrophe
 // escaped, so that none is read as a request.
