@@ -149,27 +149,14 @@ int copyCommand(const CopyRequest &request)
         std::vector<int64_t> ids;
         for (const auto &run : namedRuns(source, request.runs))
             ids.push_back(run.id);
-        const bool isNew = !std::filesystem::exists(request.destination);
-        auto destination = std::make_unique<Store>(request.destination, Store::Access::ReadWrite);
-        try {
-            if (isNew) // a new study takes the source's validation windows, so the copies compare as they did
-                destination->setStudySeed(source.studySeed());
-            const std::vector<int64_t> copied = destination->copyRunsFrom(source, ids, request.suffix);
-            for (size_t i = 0; i < copied.size(); ++i)
-                std::cout << "copied run " << ids[i] << " of " << request.source << " as run " << copied[i] << " ("
-                          << printable(destination->requireRun(copied[i]).name) << ") of " << request.destination
-                          << "\n";
-        } catch (const StoreError &) {
-            if (isNew) { // a refused copy leaves no new file behind
-                destination.reset();
-                for (const char *suffix : {"", "-wal", "-shm"})
-                    std::filesystem::remove(request.destination + suffix);
-            }
-            throw;
-        }
-        if (source.studySeed() != destination->studySeed())
+        const std::vector<int64_t> copied = Store::copyRunsInto(source, ids, request.destination, request.suffix);
+        const Store destination(request.destination, Store::Access::ReadOnly);
+        for (size_t i = 0; i < copied.size(); ++i)
+            std::cout << "copied run " << ids[i] << " of " << request.source << " as run " << copied[i] << " ("
+                      << printable(destination.requireRun(copied[i]).name) << ") of " << request.destination << "\n";
+        if (source.studySeed() != destination.studySeed())
             std::cout << "note: " << request.destination << " validates on the windows of study seed "
-                      << destination->studySeed() << ", the copies on those of " << source.studySeed()
+                      << destination.studySeed() << ", the copies on those of " << source.studySeed()
                       << "; comparisons name the difference\n";
     });
 }

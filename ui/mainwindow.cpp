@@ -304,7 +304,7 @@ void MainWindow::restoreFilterState()
 void MainWindow::buildRunActions(QMenu *menu)
 {
     m_renameRun = menu->addAction(tr("&Rename run…"), QKeySequence(Qt::Key_F2), this, &MainWindow::renameSelected);
-    m_editNote = menu->addAction(tr("Edit &note…"), QKeySequence(Qt::CTRL | Qt::Key_N | Qt::SHIFT), this,
+    m_editNote = menu->addAction(tr("Edit &note…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_N), this,
                                  &MainWindow::editNoteOfSelected);
     m_editTags = menu->addAction(tr("Edit &tags…"), QKeySequence(Qt::CTRL | Qt::Key_T), this,
                                  &MainWindow::editTagsOfSelected);
@@ -465,14 +465,9 @@ void MainWindow::copySelectedToStudy()
                                                              QFileDialog::DontConfirmOverwrite);
     if (destination.isEmpty())
         return;
-    std::vector<int64_t> runIds(ids.begin(), ids.end());
     try {
         const Store source(studyPath().toStdString(), Store::Access::ReadOnly);
-        const bool isNew = !QFileInfo::exists(destination);
-        Store target(destination.toStdString(), Store::Access::ReadWrite);
-        if (isNew)
-            target.setStudySeed(source.studySeed());
-        target.copyRunsFrom(source, runIds);
+        Store::copyRunsInto(source, std::vector<int64_t>(ids.begin(), ids.end()), destination.toStdString());
     } catch (const std::exception &e) {
         QMessageBox::warning(this, tr("Cannot copy the runs"), QString::fromStdString(e.what()));
         return;

@@ -1123,6 +1123,25 @@ std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<
     });
 }
 
+std::vector<int64_t> Store::copyRunsInto(const Store &source, const std::vector<int64_t> &runIds,
+                                         const std::string &destination, const std::string &suffix)
+{
+    const bool isNew = !std::filesystem::exists(destination);
+    auto target = std::make_unique<Store>(destination, Access::ReadWrite);
+    try {
+        if (isNew)
+            target->setStudySeed(source.studySeed());
+        return target->copyRunsFrom(source, runIds, suffix);
+    } catch (const StoreError &) {
+        if (isNew) { // a refused copy leaves no new file behind
+            target.reset();
+            for (const char *side : {"", "-wal", "-shm"})
+                std::filesystem::remove(destination + side);
+        }
+        throw;
+    }
+}
+
 Store::Compaction Store::vacuum()
 {
     Compaction out;

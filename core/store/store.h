@@ -147,6 +147,11 @@ public:
     // source validated on other windows (another study seed) keeps its seed, which comparisons name.
     std::vector<int64_t> copyRunsFrom(const Store &source, const std::vector<int64_t> &runIds,
                                       const std::string &suffix = "");
+    // copyRunsFrom into the study at `destination`, created when missing with the source's study
+    // seed (so the copies are validated on the same windows), and removed again when the copy is
+    // refused. Returns the copies' ids in the destination.
+    static std::vector<int64_t> copyRunsInto(const Store &source, const std::vector<int64_t> &runIds,
+                                             const std::string &destination, const std::string &suffix = "");
     // Rewrites the file without its free pages: the bytes of the file (and its write-ahead log)
     // before and after.
     struct Compaction
