@@ -36,18 +36,11 @@ std::vector<RunRecord> namedRuns(const Store &store, const std::vector<std::stri
     return runs;
 }
 
-// Runs a curation command: a refusal says why and exits 2, having changed nothing.
-int curate(const char *command, const std::function<void()> &change)
-{
-    const int refused = refuseBadInput(command, change);
-    return refused ? refused : kExitOk;
-}
-
 } // namespace
 
 int noteCommand(const CurateRequest &request)
 {
-    return curate("note", [&] {
+    return refuseBadInput("note", [&] {
         if (request.text.empty() && !request.clear)
             throw StoreError("the note is empty: give its text, or --clear to remove the run's note");
         if (!request.text.empty() && request.clear)
@@ -62,7 +55,7 @@ int noteCommand(const CurateRequest &request)
 
 int tagCommand(const CurateRequest &request)
 {
-    return curate("tag", [&] {
+    return refuseBadInput("tag", [&] {
         std::vector<std::string> add, remove;
         for (const auto &word : request.tags) {
             if (word.rfind("--", 0) == 0) // a mistyped option, not a tag to remove
@@ -88,7 +81,7 @@ int tagCommand(const CurateRequest &request)
 
 int renameCommand(const CurateRequest &request)
 {
-    return curate("rename", [&] {
+    return refuseBadInput("rename", [&] {
         const auto store = openForCuration(request.study);
         const RunRecord run = namedRuns(*store, request.runs).front();
         store->renameRun(run.id, request.text);
@@ -99,7 +92,7 @@ int renameCommand(const CurateRequest &request)
 
 int archiveCommand(const CurateRequest &request)
 {
-    return curate("archive", [&] {
+    return refuseBadInput("archive", [&] {
         const auto store = openForCuration(request.study);
         for (const RunRecord &run : namedRuns(*store, request.runs)) {
             store->setArchived(run.id, !request.undo);
@@ -111,7 +104,7 @@ int archiveCommand(const CurateRequest &request)
 
 int deleteCommand(const CurateRequest &request)
 {
-    return curate("delete", [&] {
+    return refuseBadInput("delete", [&] {
         const auto store = openForCuration(request.study);
         const std::vector<RunRecord> runs = namedRuns(*store, request.runs);
         if (!request.yes) {
@@ -121,8 +114,6 @@ int deleteCommand(const CurateRequest &request)
             throw StoreError("deleting removes run " + names
                              + " and all its rows for good; add --yes to delete, or `optlog archive` to hide instead");
         }
-        for (const auto &run : runs)
-            store->requireRun(run.id); // every one still there before the first goes
         for (const auto &run : runs) {
             store->deleteRun(run.id);
             std::cout << "deleted run " << run.id << " (" << printable(run.name) << ")\n";
@@ -133,7 +124,7 @@ int deleteCommand(const CurateRequest &request)
 
 int vacuumCommand(const std::string &study)
 {
-    return curate("vacuum", [&] {
+    return refuseBadInput("vacuum", [&] {
         const auto store = openForCuration(study);
         const Store::Compaction compaction = store->vacuum();
         std::cout << study << ": " << formatBytes(compaction.bytesBefore) << " -> " << formatBytes(compaction.bytesAfter)
@@ -144,7 +135,7 @@ int vacuumCommand(const std::string &study)
 
 int copyCommand(const CopyRequest &request)
 {
-    return curate("copy", [&] {
+    return refuseBadInput("copy", [&] {
         const Store source(request.source, Store::Access::ReadOnly);
         std::vector<int64_t> ids;
         for (const auto &run : namedRuns(source, request.runs))

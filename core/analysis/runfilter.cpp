@@ -176,8 +176,12 @@ bool RunFilter::matches(const RunRecord &run, const RunConfig *config) const
 {
     if (run.archived && !m_showArchived && !m_namesArchived)
         return false;
+    // Only bare words and config fields read the config: a list without them parses no TOML.
+    const bool readsConfig = std::any_of(m_terms.begin(), m_terms.end(), [](const Term &term) {
+        return term.kind == Term::Kind::Anywhere || term.kind == Term::Kind::Field;
+    });
     std::optional<RunConfig> parsed;
-    if (!config) {
+    if (!config && readsConfig) {
         try {
             RunConfig read;
             applyTomlText(read, run.configToml, "run " + std::to_string(run.id));
