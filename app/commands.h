@@ -26,6 +26,7 @@ struct RunRequest
     int64_t repeats = 1; // more than one: each replicate over seeds in its own engine process
     bool force = false;  // train even when predicted not to fit the budget or the machine
     std::string from;    // "STUDY:RUN": start from that stored run's config instead of a preset or file
+    std::string resume;  // a run of `study` to continue from its last checkpoint, with its own config
 };
 // `self` runs the replicates when there are several.
 int runCommand(const RunRequest &request, const std::string &self);

@@ -101,6 +101,10 @@ int main(int argc, char **argv)
                                            "budget or the machine's available memory");
     runCmd->add_option("--from", run.from, "start from a stored run's config, STUDY:RUN (name or id), and change "
                                            "fields with --set; the new run links to it");
+    std::vector<std::string> resume;
+    runCmd->add_option("--resume", resume, "continue a cancelled or crashed run, STUDY RUN (name or id), from its "
+                                           "last checkpoint, with its own config")
+        ->expected(2);
 
     StudyRequest study;
     auto *studyCmd = app.add_subcommand("study", "run every run of a study plan (each in its own engine process) "
@@ -254,7 +258,15 @@ int main(int argc, char **argv)
     std::set_terminate(terminateWithMessage);
     try {
         if (*runCmd) {
-            if (run.configFile.empty() && run.preset.empty() && run.from.empty())
+            if (!resume.empty()) {
+                if (!run.study.empty())
+                    return refuseBadInput("run", [] {
+                        throw ConfigError("--resume names the study itself (--resume STUDY RUN); leave out --db");
+                    });
+                run.study = resume.at(0);
+                run.resume = resume.at(1);
+            }
+            if (run.configFile.empty() && run.preset.empty() && run.from.empty() && run.resume.empty())
                 run.preset = "default";
             holdStopSignals();
             relaunchFor(argv, [&] { return requestedConfig(run); });

@@ -9,6 +9,8 @@
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
 #include "core/engine/enginerun.h"
+#include "core/engine/weightfiles.h"
+#include "core/contract/format.h"
 
 #include "core/config/configerror.h"
 
@@ -48,6 +50,44 @@ SourceRun sourceRunOf(const std::string &from)
     std::error_code error;
     const std::string absolute = std::filesystem::absolute(study, error).lexically_normal().string();
     return {{absolute, run->id, run->name}, run->configToml};
+}
+
+// The run `--resume` continues, and the checkpoint it goes on from: a run that ended without
+// completing (cancelled, crashed, failed), whose last checkpoint's file is whole.
+struct Resumption
+{
+    RunRecord run;
+    WeightFile checkpoint;
+};
+Resumption resumptionOf(const RunRequest &request)
+{
+    if (!request.preset.empty() || !request.configFile.empty() || !request.overrides.empty() || !request.from.empty()
+        || request.repeats != 1)
+        throw ConfigError("--resume continues a run with its own config; leave out --preset, --config, --set, "
+                          "--memory-budget, --from and --repeats");
+    const Store store(request.study); // marks a run whose engine died as crashed first
+    const auto run = store.findRun(request.resume);
+    if (!run)
+        throw StoreError("--resume: no run '" + request.resume + "' in " + request.study + "; `optlog runs "
+                         + request.study + " --all` lists them");
+    const std::string label = "run " + std::to_string(run->id) + " (" + printable(run->name) + ")";
+    if (!run->isFinished())
+        throw StoreError("--resume: " + label + " is still running; resume it after it has stopped");
+    if (*run->outcome == Outcome::Completed)
+        throw StoreError("--resume: " + label + " completed; to train it longer, `optlog run --from " + request.study
+                         + ":" + std::to_string(run->id) + " --set train.steps=N` starts a longer run from its config");
+    if (*run->outcome == Outcome::Diverged || *run->outcome == Outcome::Oom)
+        throw StoreError("--resume: " + label + " ended " + outcomeName(*run->outcome)
+                         + "; resuming it would meet the same end. Change its config and run it again with --from");
+    std::optional<WeightFile> last;
+    for (const WeightFile &file : store.weightFiles(run->id))
+        if (file.kind == WeightFileKind::Checkpoint && (!last || file.step > last->step))
+            last = file;
+    if (!last)
+        throw StoreError("--resume: " + label + " has no checkpoint to resume from (it stopped before writing one: "
+                         "set train.checkpoint_interval to write one every so many steps)");
+    verifyWeightFile(store.absolutePath(last->path), *last); // a damaged file refuses before the run is touched
+    return {*run, *last};
 }
 
 bool setsName(const std::vector<std::string> &overrides)
@@ -129,6 +169,10 @@ void holdStopSignals()
 
 RunConfig requestedConfig(const RunRequest &request)
 {
+    if (!request.resume.empty()) {
+        const RunRecord run = resumptionOf(request).run;
+        return loadDerivedConfig(run.configToml, "run " + std::to_string(run.id) + " of " + request.study, {});
+    }
     if (request.from.empty())
         return loadRunConfig(request.preset, request.configFile, request.overrides);
     if (!request.preset.empty() || !request.configFile.empty())
@@ -171,6 +215,10 @@ int runCommand(const RunRequest &request, const std::string &self)
                                                                                       : EngineRun::MemoryCheck::Refuse);
             if (!request.from.empty())
                 run->setOrigin(sourceRunOf(request.from).origin);
+            if (!request.resume.empty()) {
+                const Resumption resumption = resumptionOf(request);
+                run->resumeFrom(resumption.run.id, resumption.checkpoint);
+            }
             run->open(request.study);
         }))
         return refused;

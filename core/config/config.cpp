@@ -252,6 +252,10 @@ const std::vector<ConfigField> &configFields()
         field(&TrainConfig::eps, "eps", "AdamW denominator epsilon", {1e-30, 1}),
         field(&TrainConfig::gradClip, "grad_clip", "maximum global gradient norm; 0 turns clipping off", {0}),
         field(&TrainConfig::evalInterval, "eval_interval", "optimizer steps between validations", {1}),
+        field(&TrainConfig::checkpointInterval, "checkpoint_interval",
+              "optimizer steps between checkpoints (weights, optimizer state, loss scaler, random state) that "
+              "`optlog run --resume` continues from; 0: none (a cancelled run still writes one at the stop)",
+              {0}),
 
         field(&PrecisionConfig::mode, "mode", "which state has which dtype (the precision table, docs/techniques.md)",
               {}, precisionModeNames()),

@@ -46,6 +46,7 @@ struct TrainConfig
     double eps = 1e-8;
     double gradClip = 1.0;         // max global gradient norm; 0 turns clipping off
     int64_t evalInterval = 50;     // optimizer steps between validations (and always at the end)
+    int64_t checkpointInterval = 0; // optimizer steps between checkpoints to resume from; 0: none
 };
 
 struct PrecisionConfig

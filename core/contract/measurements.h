@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace optlog {
 
@@ -73,6 +74,63 @@ struct MemoryRow
     std::string dtype;  // float32, bfloat16, ...; "mixed" or "" where a role holds several
     int64_t bytes = 0;
     MemorySource source = MemorySource::Measured;
+};
+
+// A file of a run's weights beside the study: its final weights, or a checkpoint to resume from
+// (weights, optimizer state, loss scaler and random state).
+enum class WeightFileKind { Final, Checkpoint };
+
+struct WeightFile
+{
+    WeightFileKind kind = WeightFileKind::Final;
+    int64_t step = -1;     // the last optimizer step the file holds
+    std::string path;      // relative to the study's folder
+    int64_t bytes = 0;
+    std::string sha256;    // of the whole file, lower-case hex
+    std::string writtenAt; // ISO 8601, UTC
+};
+
+inline const char *weightFileKindName(WeightFileKind kind)
+{
+    return kind == WeightFileKind::Final ? "final" : "checkpoint";
+}
+
+// One tensor's cost in a quantization's sensitivity: the validation loss when it alone is quantized,
+// minus the unquantized loss.
+struct TensorSensitivity
+{
+    std::string tensor;
+    double lossDelta = 0;
+};
+
+// A post-training quantization of a run's final weights, evaluated on the study's validation
+// windows. Every byte is counted from the packed tensors themselves.
+struct QuantizationResult
+{
+    std::string scheme;        // int8 | int4 | int4-asym | nf4 | mixed
+    int64_t groupSize = 0;     // weights per scale; 0: one scale per output channel (int8)
+    std::string tensors;       // the pattern of the tensors it quantized
+    std::string int8Tensors;   // mixed: the tensors kept in int8 (comma-separated)
+    int64_t quantizedWeights = 0; // elements quantized
+    int64_t totalWeights = 0;     // every parameter's elements
+    int64_t codeBytes = 0;        // the packed codes (two 4-bit codes per byte)
+    int64_t scaleBytes = 0;
+    int64_t zeroPointBytes = 0;
+    int64_t floatBytes = 0;       // what stays in floating point: embeddings unless quantized, LayerNorm, biases
+    std::string floatDtype;       // of those
+    int64_t workspaceBytes = 0;   // measured: dequantizing the largest quantized tensor
+    int64_t activationBytes = 0;  // measured: one inference forward over a validation batch
+    double baseLoss = 0;          // validation loss of the unquantized weights
+    double loss = 0;              // validation loss of the quantized weights
+    double kl = 0;                // mean KL(unquantized || quantized) of the next-token distribution, nats
+    double top1Agreement = 0;     // share of positions whose most likely token is unchanged
+    std::vector<TensorSensitivity> sensitivity; // largest loss delta first
+    std::string createdAt;
+
+    int64_t weightBytes() const { return codeBytes + scaleBytes + zeroPointBytes + floatBytes; }
+    int64_t inferenceBytes() const { return weightBytes() + workspaceBytes + activationBytes; }
+    double bitsPerWeight() const { return totalWeights ? 8.0 * double(weightBytes()) / double(totalWeights) : 0; }
+    double lossDelta() const { return loss - baseLoss; }
 };
 
 inline double ValidationPoint::samplingError() const

@@ -92,7 +92,12 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         allocator.setBudget(parseBytes(m_config.memory.budget, "memory.budget"));
 
     Result result;
-    result.runId = store.createRun(m_config.name, toToml(m_config), m_config.group, m_origin);
+    if (m_resumedRun) {
+        result.runId = m_resumedRun;
+        store.reopenRun(m_resumedRun, m_checkpoint.step);
+    } else {
+        result.runId = store.createRun(m_config.name, toToml(m_config), m_config.group, m_origin);
+    }
     StudyRecorder::Options recording;
     recording.jsonLines = options.jsonLines;
     recording.progress = options.progress;
@@ -110,9 +115,11 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         // The prediction is stored first, so the workbench shows it while the run trains.
         const std::vector<MemoryRow> predicted = estimateMemory(m_config).rows();
         store.replaceMemory(result.runId, predicted);
-        recorder.started(startMessage(m_config, m_data, m_threads, m_device));
+        recorder.started(startMessage(m_config, m_data, m_threads, m_device)
+                         + (m_resumedRun ? "; resumed from the checkpoint after step " + std::to_string(m_checkpoint.step)
+                                         : std::string()));
 
-        outcome = trainOutcome(recorder, stopRequested);
+        outcome = trainOutcome(recorder, result.runId, stopRequested);
         if (outcome.refusal)
             recorder.event(EventKind::Oom, refusalMessage(*outcome.refusal, outcome.step));
         std::vector<MemoryRow> memory = predicted;
@@ -130,12 +137,21 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
     return result;
 }
 
-TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, const std::atomic<bool> &stopRequested)
+void EngineRun::resumeFrom(int64_t runId, WeightFile checkpoint)
+{
+    m_resumedRun = runId;
+    m_checkpoint = std::move(checkpoint);
+}
+
+TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, int64_t runId, const std::atomic<bool> &stopRequested)
 {
     auto &allocator = CountingAllocator::instance();
     TrainingOutcome outcome;
     try {
         Trainer trainer(m_config, m_data, m_studySeed);
+        trainer.writeWeightsTo(m_store->absolutePath(""), m_store->weightsFolder(runId));
+        if (m_resumedRun)
+            trainer.resumeFrom(m_store->absolutePath(m_checkpoint.path), m_checkpoint);
         outcome = trainer.run(recorder, stopRequested);
     } catch (const StoreError &) {
         allocator.setBudget(0);

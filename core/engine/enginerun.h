@@ -21,7 +21,7 @@ namespace optlog {
 
 // One `optlog run`, from its config to its outcome in the study: the sequence config -> device ->
 // data -> study -> threads -> calibration -> budget -> run -> recorder -> trainer -> outcome, in
-// one place, in three calls. Everything that can refuse the input happens in the constructor,
+// one place, in three calls (four to resume a run). Everything that can refuse the input happens in the constructor,
 // before any file is touched; open() takes the study and measures the machine; train() creates
 // the run and trains it.
 class EngineRun
@@ -59,14 +59,20 @@ public:
     const RunConfig &config() const { return m_config; }
     // The run whose config this one was made from (`optlog run --from`), stored with the run.
     void setOrigin(RunOrigin origin) { m_origin = std::move(origin); }
+    // Before train(): continue run `runId` of the study (whose config this is) from `checkpoint`
+    // instead of creating a run: its rows after the checkpoint's step are dropped, and its metrics
+    // go on at the step after it.
+    void resumeFrom(int64_t runId, WeightFile checkpoint);
 
 private:
     // The trainer from construction to outcome: a budget's refusal as oom, the machine running
     // out or any other exception as failed with its cause; a StoreError passes through.
-    TrainingOutcome trainOutcome(StudyRecorder &recorder, const std::atomic<bool> &stopRequested);
+    TrainingOutcome trainOutcome(StudyRecorder &recorder, int64_t runId, const std::atomic<bool> &stopRequested);
 
     RunConfig m_config;
     RunOrigin m_origin;
+    int64_t m_resumedRun = 0; // 0: a new run
+    WeightFile m_checkpoint;
     c10::Device m_device;
     AvailableMemory m_available; // at the check, for the hint when the machine runs out
     TokenSplit m_data;

@@ -9,9 +9,9 @@ MemoryMeter::MemoryMeter(c10::Device device, int64_t warmupSteps)
 {
 }
 
-void MemoryMeter::stepBegins(int64_t step)
+void MemoryMeter::stepBegins()
 {
-    if (step != m_warmupSteps)
+    if (m_stepsBegun++ != m_warmupSteps)
         return;
     m_memory.resetPeak();
     m_measureForward = true;

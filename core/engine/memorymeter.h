@@ -16,9 +16,10 @@ class MemoryMeter
 public:
     MemoryMeter(c10::Device device, int64_t warmupSteps);
 
-    // At the first step after warm-up the peak starts over (Adam's moments exist from the first
-    // step on, so the peak covers complete steps), and that step's first forward is measured.
-    void stepBegins(int64_t step);
+    // At the first step after warm-up (the warmupSteps + 1-th step this meter sees, so that a
+    // resumed run warms up again) the peak starts over (Adam's moments exist from the first step
+    // on, so the peak covers complete steps), and that step's first forward is measured.
+    void stepBegins();
     void forwardBegins();
     void forwardEnds(); // backward follows
     // What the loop does between forward and backward passes: "optimizer step", "validation",
@@ -33,6 +34,7 @@ public:
 private:
     DeviceMemory m_memory;
     int64_t m_warmupSteps;
+    int64_t m_stepsBegun = 0;
     bool m_measureForward = false; // the next forward is the one measured
     int64_t m_bytesBeforeForward = 0;
     std::optional<int64_t> m_savedActivationBytes;

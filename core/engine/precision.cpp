@@ -83,6 +83,13 @@ bool LossScaler::unscale(const std::vector<at::Tensor> &parameters) const
     return finite.empty() || at::stack(finite).all().item<bool>();
 }
 
+void LossScaler::restore(const State &state)
+{
+    m_scale = state.scale;
+    m_cleanSteps = state.cleanSteps;
+    m_skipped = state.skipped;
+}
+
 void LossScaler::update(bool foundNonFinite)
 {
     if (foundNonFinite) {

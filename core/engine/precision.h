@@ -62,6 +62,15 @@ public:
 
     double currentScale() const { return m_scale; }
     int64_t skippedSteps() const { return m_skipped; }
+    // Where the scaler stands, for a checkpoint; restore() continues from it.
+    struct State
+    {
+        double scale = 0;
+        int64_t cleanSteps = 0;
+        int64_t skipped = 0;
+    };
+    State state() const { return {m_scale, m_cleanSteps, m_skipped}; }
+    void restore(const State &state);
 
 private:
     double m_scale;

@@ -76,6 +76,13 @@ void StudyRecorder::numerics(const std::vector<TensorNumerics> &rows)
     m_store.appendNumerics(m_runId, rows);
 }
 
+void StudyRecorder::weightsWritten(const WeightFile &file)
+{
+    // The rows up to the file's step first: a run resumed from it must find every step before it.
+    flush();
+    m_store.addWeightFile(m_runId, file);
+}
+
 void StudyRecorder::flush()
 {
     m_store.appendMetrics(m_runId, m_pendingMetrics);

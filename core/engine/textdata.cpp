@@ -210,6 +210,21 @@ BatchSampler::BatchSampler(const std::vector<uint16_t> &tokens, int64_t contextL
 {
 }
 
+std::string BatchSampler::state() const
+{
+    std::ostringstream out;
+    out << m_generator;
+    return out.str();
+}
+
+void BatchSampler::restore(const std::string &state)
+{
+    std::istringstream in(state);
+    in >> m_generator;
+    if (!in)
+        throw DataError("a checkpoint's batch order cannot be read: it was not written by this optlog");
+}
+
 Batch BatchSampler::next(int64_t sequences)
 {
     // Plain modulo rather than std::uniform_int_distribution, whose output differs between

@@ -49,6 +49,9 @@ class BatchSampler
 public:
     BatchSampler(const std::vector<uint16_t> &tokens, int64_t contextLength, uint64_t seed);
     Batch next(int64_t sequences);
+    // The generator's state as text, and back: a resumed run draws the batches it would have drawn.
+    std::string state() const;
+    void restore(const std::string &state);
 
 private:
     const std::vector<uint16_t> &m_tokens;

@@ -6,6 +6,11 @@
 #include "core/contract/precisionmodes.h"
 #include "core/engine/device.h"
 #include "core/engine/numerics.h"
+#include "core/engine/weightfiles.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
 
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
@@ -15,6 +20,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <mutex>
 
 namespace optlog {
 
@@ -133,6 +140,7 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed)
     , m_device(runDevice(config))
     , m_meter(m_device, config.memory.warmupSteps)
     , m_data(std::move(data))
+    , m_sampler(m_data.train, config.model.contextLength, uint64_t(config.train.seed))
 {
     torch::manual_seed(uint64_t(config.train.seed));
     m_model = GPT(GPTOptions::from(config.model, config.memory));
@@ -369,12 +377,14 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
     const auto &train = m_config.train;
     const int64_t tokensPerStep = m_config.tokensPerStep();
     const auto &diagnostics = m_config.diagnostics;
-    BatchSampler sampler(m_data.train, m_config.model.contextLength, uint64_t(train.seed));
-    for (int64_t step = 0; step < train.steps; ++step) {
-        if (stopRequested.load())
+    for (int64_t step = m_firstStep; step < train.steps; ++step) {
+        if (stopRequested.load()) {
+            if (m_lastCompletedStep >= 0)
+                writeWeights(WeightFileKind::Checkpoint, observer); // to resume from
             return ended(Outcome::Cancelled, m_lastCompletedStep,
                          "stopped by a signal after step " + std::to_string(m_lastCompletedStep));
-        m_meter.stepBegins(step);
+        }
+        m_meter.stepBegins();
 
         const auto start = Clock::now();
         const double lr = learningRateAt(train, step);
@@ -383,7 +393,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
 
         std::vector<Batch> microbatches;
         for (int64_t i = 0; i < train.accumulation; ++i)
-            microbatches.push_back(onDevice(sampler.next(train.microbatch), m_device));
+            microbatches.push_back(onDevice(m_sampler.next(train.microbatch), m_device));
         at::Tensor loss = accumulateGradients(m_model, microbatches, m_plan, scaler(), &m_meter);
         // The numerics diagnostics run inside the step, where the gradients are as backward left
         // them, and their time is taken out of the step's.
@@ -427,8 +437,102 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
             observer.validated(point);
         }
         m_lastCompletedStep = step;
+        if (train.checkpointInterval > 0 && (step + 1) % train.checkpointInterval == 0 && step + 1 < train.steps)
+            writeWeights(WeightFileKind::Checkpoint, observer);
     }
+    writeWeights(WeightFileKind::Final, observer);
     return ended(Outcome::Completed, m_lastCompletedStep, "");
+}
+
+void Trainer::writeWeightsTo(std::string base, std::string folder)
+{
+    m_weightsBase = std::move(base);
+    m_weightsFolder = std::move(folder);
+}
+
+namespace {
+
+// The keys of a weights file besides the model's own (Module::save names those).
+constexpr const char *kStepKey = "optlog.step";
+constexpr const char *kOptimizerKey = "optlog.optimizer";
+constexpr const char *kMasterKey = "optlog.master.";
+constexpr const char *kScalerKey = "optlog.scaler";
+constexpr const char *kRandomKey = "optlog.random";
+constexpr const char *kBatchOrderKey = "optlog.batch_order";
+
+} // namespace
+
+void Trainer::writeWeights(WeightFileKind kind, TrainingObserver &observer)
+{
+    if (m_weightsFolder.empty())
+        return;
+    CountingAllocator::Uncounted uncounted; // optlog's bookkeeping, not the run's memory
+    torch::serialize::OutputArchive archive;
+    m_model->save(archive);
+    archive.write(kStepKey, c10::IValue(m_lastCompletedStep));
+    if (kind == WeightFileKind::Checkpoint) {
+        torch::serialize::OutputArchive optimizer;
+        m_optimizer->save(optimizer);
+        archive.write(kOptimizerKey, optimizer);
+        for (size_t i = 0; i < m_master.size(); ++i)
+            archive.write(kMasterKey + std::to_string(i), m_master[i]);
+        if (m_scaler) {
+            const LossScaler::State state = m_scaler->state();
+            archive.write(kScalerKey, c10::IValue(std::vector<double>{state.scale, double(state.cleanSteps),
+                                                                      double(state.skipped)}));
+        }
+        at::Generator generator = at::detail::getDefaultCPUGenerator();
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        archive.write(kRandomKey, generator.get_state());
+        archive.write(kBatchOrderKey, c10::IValue(m_sampler.state()));
+    }
+    const std::string name = kind == WeightFileKind::Final
+                                 ? std::string("final.pt")
+                                 : "checkpoint-step-" + std::to_string(m_lastCompletedStep) + ".pt";
+    const std::string relative = m_weightsFolder + "/" + name;
+    WeightFile file = writeAtomically(archive, (std::filesystem::path(m_weightsBase) / relative).string());
+    file.kind = kind;
+    file.step = m_lastCompletedStep;
+    file.path = relative;
+    observer.weightsWritten(file);
+}
+
+void Trainer::resumeFrom(const std::string &path, const WeightFile &recorded)
+{
+    torch::serialize::InputArchive archive;
+    loadVerified(archive, path, recorded);
+    try {
+        torch::NoGradGuard noGrad;
+        m_model->load(archive);
+        c10::IValue step;
+        archive.read(kStepKey, step);
+        torch::serialize::InputArchive optimizer;
+        archive.read(kOptimizerKey, optimizer);
+        m_optimizer->load(optimizer);
+        for (size_t i = 0; i < m_master.size(); ++i)
+            archive.read(kMasterKey + std::to_string(i), m_master[i]);
+        if (m_scaler) {
+            c10::IValue scaler;
+            archive.read(kScalerKey, scaler);
+            const std::vector<double> state = scaler.toDoubleVector();
+            m_scaler->restore({state.at(0), int64_t(state.at(1)), int64_t(state.at(2))});
+        }
+        at::Tensor random;
+        archive.read(kRandomKey, random);
+        at::Generator generator = at::detail::getDefaultCPUGenerator();
+        {
+            std::lock_guard<std::mutex> lock(generator.mutex());
+            generator.set_state(random);
+        }
+        c10::IValue batchOrder;
+        archive.read(kBatchOrderKey, batchOrder);
+        m_sampler.restore(batchOrder.toStringRef());
+        m_lastCompletedStep = step.toInt();
+        m_firstStep = m_lastCompletedStep + 1;
+    } catch (const c10::Error &e) {
+        throw DataError("the checkpoint '" + path + "' does not fit this run's config (" + e.what_without_backtrace()
+                        + "); it was written by another optlog or for another model");
+    }
 }
 
 std::vector<MemoryRow> Trainer::measureMemory() const

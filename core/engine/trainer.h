@@ -36,6 +36,8 @@ public:
     virtual void event(EventKind kind, const std::string &message, int64_t step = -1) {}
     // Every diagnostics.numerics_every steps: what 16-bit formats would do to the run's tensors.
     virtual void numerics(const std::vector<TensorNumerics> &) {}
+    // A weights file (final weights or a checkpoint) is on the disk, whole.
+    virtual void weightsWritten(const WeightFile &) {}
 };
 
 struct TrainingOutcome
@@ -84,6 +86,15 @@ public:
     // and per block a row with its largest output on the first validation batch.
     std::vector<TensorNumerics> gradientNumerics(int64_t step) const;
     void addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows);
+    // Where the run's weights files go: `folder`, relative to `base` (the study's folder), as the
+    // study records them. The final weights when the run completes; a checkpoint every
+    // train.checkpoint_interval steps and when a stop request ends the run. Without it the trainer
+    // writes none (tests, the fit search).
+    void writeWeightsTo(std::string base, std::string folder);
+    // Continues from a checkpoint of this config, checked against what the study recorded of it:
+    // weights, master weights, AdamW's state, the loss scaler, the random generator and the batch
+    // order, so that run() goes on at the step after it as if it had never stopped.
+    void resumeFrom(const std::string &path, const WeightFile &recorded);
     // Trains until train.steps, a non-finite loss, or `stopRequested` (checked between steps).
     TrainingOutcome run(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
 
@@ -92,6 +103,7 @@ private:
     // ended. m_lastCompletedStep follows it, for an end by an exception.
     TrainingOutcome trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
     std::vector<MemoryRow> measureMemory() const;
+    void writeWeights(WeightFileKind kind, TrainingObserver &observer);
     std::vector<at::Tensor> gradients() const; // of the model's parameters
     std::vector<at::Tensor> moments() const;   // AdamW's m and v
 
@@ -107,6 +119,9 @@ private:
     MemoryMeter m_meter;
     int64_t m_lastCompletedStep = -1;
     TokenSplit m_data;
+    BatchSampler m_sampler;
+    int64_t m_firstStep = 0; // after a resume, the step after the checkpoint
+    std::string m_weightsBase, m_weightsFolder;
     GPT m_model{nullptr};
     std::vector<at::Tensor> m_parameters; // the model's, in their training dtype
     std::vector<std::string> m_parameterNames; // "blocks.0.attention.qkv.weight", as m_parameters

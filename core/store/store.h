@@ -76,7 +76,7 @@ class Store
 {
 public:
     enum class Access { ReadOnly, ReadWrite };
-    static constexpr int kSchemaVersion = 6;
+    static constexpr int kSchemaVersion = 7;
     static constexpr size_t kMaxNoteBytes = 8192;
     static constexpr size_t kMaxTagBytes = 64;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
@@ -139,7 +139,8 @@ public:
     void renameRun(int64_t runId, const std::string &newName);
     void setArchived(int64_t runId, bool archived);
     // Removes the run and every row of it (metrics, validation, memory, events, numerics, tags,
-    // former names). Refused for a run whose engine is still at work.
+    // former names, weights files and quantizations) and its weights folder. Refused for a run
+    // whose engine is still at work.
     void deleteRun(int64_t runId);
     // Copies finished runs of `source` (this file is not `source`) with every row, their environment
     // and stored predictions, as new runs named `name + suffix`; all or none. Refused for a run
@@ -160,6 +161,22 @@ public:
         int64_t bytesAfter = 0;
     };
     Compaction vacuum();
+
+    // Weights on disk: a run's files live in weightsFolder(runId) ("<study file>.weights/run-<id>",
+    // relative to the study's folder, as every path the study holds, so that the study and its
+    // weights move together); the study holds each file's path, bytes, SHA-256 and step.
+    std::string weightsFolder(int64_t runId) const;
+    std::string absolutePath(const std::string &relative) const; // a path the study holds, from here
+    void addWeightFile(int64_t runId, const WeightFile &file); // replaces one of the same kind and step
+    std::vector<WeightFile> weightFiles(int64_t runId) const;   // the final weights first, then by step
+    // Removes the run's checkpoints, rows and files, keeping its final weights: the bytes freed.
+    int64_t pruneCheckpoints(int64_t runId);
+    // Makes a run that ended without completing "running" again under this process, to continue it
+    // from its checkpoint at `step`: its rows after that step and its measured memory are dropped.
+    void reopenRun(int64_t runId, int64_t step);
+    // Replaces a quantization of the same scheme, group and tensors.
+    void storeQuantization(int64_t runId, const QuantizationResult &result);
+    std::vector<QuantizationResult> quantizations(int64_t runId) const; // oldest first
 
     // A run left "running" by an engine that no longer exists on this host reads as crashed, also
     // when this connection may not store it.

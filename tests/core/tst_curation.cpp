@@ -383,7 +383,7 @@ void tst_Curation::aVersionFiveStudyMigratesToCuration()
         db.exec("INSERT INTO metrics (run_id, step, tokens, train_loss) VALUES (1, 0, 64, 5.5)");
     }
     Store store(path);
-    QCOMPARE(store.schemaVersion(), 6);
+    QCOMPARE(store.schemaVersion(), Store::kSchemaVersion);
     const RunRecord run = store.runs().at(0);
     QCOMPARE(run.group, std::string("fp32"));
     QVERIFY(run.note.empty() && run.tags.empty() && run.formerNames.empty() && !run.archived);

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/contract/measurements.h"
+
+#include <string>
+
+namespace torch::serialize {
+class OutputArchive;
+class InputArchive;
+} // namespace torch::serialize
+
+namespace optlog {
+
+// The SHA-256 of a file's bytes, lower-case hex; throws DataError naming the path when it cannot
+// be read.
+std::string sha256OfFile(const std::string &path);
+
+// Writes `archive` (LibTorch's own serialization, a zip of tensors) to `path` so that a reader sees
+// the old file or the whole new one, never a part: a temporary file beside it, fsync, rename, and
+// fsync of the folder, which is created when missing. Returns the file's bytes and SHA-256 (the
+// kind, step and study-relative path are the caller's).
+WeightFile writeAtomically(torch::serialize::OutputArchive &archive, const std::string &path);
+
+// Checks a weights file against what the study recorded of it: a missing file, another size or
+// another SHA-256 (truncated, corrupt, replaced) is a DataError naming the file and what was expected.
+void verifyWeightFile(const std::string &path, const WeightFile &recorded);
+// verifyWeightFile, then the file into `archive`; one LibTorch cannot read is a DataError too.
+void loadVerified(torch::serialize::InputArchive &archive, const std::string &path, const WeightFile &recorded);
+
+} // namespace optlog
