@@ -135,6 +135,21 @@ struct CopyRequest
 };
 int copyCommand(const CopyRequest &request);
 int showCommand(const std::string &study, const std::string &run);
+
+struct QuantizeRequest
+{
+    std::string study;
+    std::string run;
+    std::vector<std::string> schemes;       // int8, int4, int4-asym, nf4, mixed: each is evaluated
+    std::vector<int64_t> groups = {64};     // weights per scale, for each 4-bit scheme
+    std::string tensors = "blocks.*";       // glob patterns over the 2-D weights' names
+    int64_t int8Tensors = 2;                // mixed: the most sensitive tensors kept in int8
+};
+// Quantizes a completed run's final weights with each scheme and group, evaluates each on the
+// study's validation windows, stores every result (all or none) and prints the table.
+int quantizeCommand(const QuantizeRequest &request);
+// Removes the checkpoints of the named runs (all finished runs when none is named); final weights stay.
+int pruneCommand(const std::string &study, const std::vector<std::string> &runs);
 int exportCommand(const std::string &study, const std::string &format, const std::string &output);
 
 } // namespace optlog

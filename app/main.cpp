@@ -218,6 +218,29 @@ int main(int argc, char **argv)
     copyCmd->add_option("--suffix", copy.suffix, "appended to each copied run's name, e.g. ' (gpu)'");
     auto *vacuumCmd = app.add_subcommand("vacuum", "compact a study file and report the bytes freed");
     vacuumCmd->add_option("study", studyFile, "study file")->required();
+    QuantizeRequest quantize;
+    std::vector<std::string> groups = {"64"};
+    auto *quantizeCmd = app.add_subcommand("quantize", "quantize a completed run's final weights and measure what it "
+                                                       "costs in loss and saves in bytes");
+    quantizeCmd->add_option("study", quantize.study, "study file")->required();
+    quantizeCmd->add_option("run", quantize.run, "run name or id")->required();
+    quantizeCmd->add_option("--scheme", quantize.schemes, "int8 (per output channel), int4 (symmetric absmax), "
+                                                          "int4-asym (min-max, zero point), nf4, mixed (int4, the "
+                                                          "most sensitive tensors int8); a comma-separated list "
+                                                          "quantizes each")
+        ->delimiter(',');
+    quantizeCmd->add_option("--group", groups, "weights per scale for the 4-bit schemes: a power of two, or a "
+                                               "comma-separated list (32,64,128); default 64")
+        ->delimiter(',');
+    quantizeCmd->add_option("--tensors", quantize.tensors, "which weight matrices, glob patterns over their names, "
+                                                           "comma-separated (embeddings: token_embedding.weight)")
+        ->capture_default_str();
+    quantizeCmd->add_option("--int8-tensors", quantize.int8Tensors, "mixed: the most sensitive tensors kept in int8")
+        ->capture_default_str();
+    std::vector<std::string> prunedRuns;
+    auto *pruneCmd = app.add_subcommand("prune", "remove runs' checkpoints (final weights are kept)");
+    pruneCmd->add_option("study", studyFile, "study file")->required();
+    pruneCmd->add_option("runs", prunedRuns, "run names or ids; default every finished run");
     auto *showCmd = app.add_subcommand("show", "show one run: config, environment, memory by role, events");
     showCmd->add_option("study", studyFile, "study file")->required();
     showCmd->add_option("run", runName, "run name or id")->required();
@@ -330,6 +353,22 @@ int main(int argc, char **argv)
             return vacuumCommand(studyFile);
         if (*showCmd)
             return showCommand(studyFile, runName);
+        if (*quantizeCmd) {
+            quantize.groups.clear();
+            for (const std::string &group : groups) {
+                char *end = nullptr;
+                const long long value = std::strtoll(group.c_str(), &end, 10);
+                if (group.empty() || *end != '\0' || value <= 0)
+                    return refuseBadInput("quantize", [&] {
+                        throw ConfigError("--group '" + group + "' is not a group size; give a power of two such as "
+                                          "32, 64 or 128");
+                    });
+                quantize.groups.push_back(value);
+            }
+            return quantizeCommand(quantize);
+        }
+        if (*pruneCmd)
+            return pruneCommand(studyFile, prunedRuns);
         if (*exportCmd)
             return exportCommand(studyFile, format, output);
         return kExitBadInput;

@@ -96,9 +96,19 @@ struct RunSummary
     std::map<EventKind, int64_t> instabilities; // loss spikes, skipped steps, ...: how many of each
     std::vector<int64_t> instabilitySteps;      // the step of each
     std::vector<TensorNumerics> numerics;       // the numerics diagnostics, by step
+    std::vector<WeightFile> weightFiles;        // final weights and checkpoints on disk
+    std::vector<QuantizationResult> quantizations; // of its final weights, oldest first
     double mfu() const { return peakGflops > 0 ? achievedGflops / peakGflops : 0; }
 };
 RunSummary summarize(const Store &store, const RunRecord &run);
+
+// Post-training quantization, where users look: one row per quantization of a run's final weights,
+// led by the run's own floating-point weights, and what memory quantizing weights does not touch.
+std::vector<std::string> quantizationHeader();
+std::vector<std::vector<std::string>> quantizationRows(const std::vector<QuantizationResult> &results);
+std::string quantizationUntouched();
+// "int4 g64", "int8 per channel", "mixed g64 (int8: blocks.0.mlp.fc.weight, ...)".
+std::string quantizationLabel(const QuantizationResult &result);
 // The same from rows already read, for callers that keep them too.
 RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metrics,
                      std::vector<ValidationPoint> validation, const std::vector<MemoryRow> &memory,

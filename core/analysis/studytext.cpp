@@ -52,6 +52,33 @@ std::string formatRunList(const Store &store, const RunFilter &filter)
     return out;
 }
 
+std::string alignedTable(const std::vector<std::string> &header, const std::vector<std::vector<std::string>> &rows,
+                         const std::string &indent)
+{
+    // Widths in characters, not bytes: the headers hold a Greek delta.
+    const auto width = [](const std::string &text) {
+        return size_t(std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+    };
+    std::vector<size_t> widths(header.size(), 0);
+    for (const auto &row : rows)
+        for (size_t i = 0; i < row.size() && i < widths.size(); ++i)
+            widths[i] = std::max(widths[i], width(row[i]));
+    for (size_t i = 0; i < header.size(); ++i)
+        widths[i] = std::max(widths[i], width(header[i]));
+    std::string out;
+    const auto line = [&](const std::vector<std::string> &cells) {
+        out += indent;
+        for (size_t i = 0; i < cells.size() && i < widths.size(); ++i)
+            out += (i ? "  " : "") + cells[i]
+                   + (i + 1 < cells.size() ? std::string(widths[i] - width(cells[i]), ' ') : std::string());
+        out += "\n";
+    };
+    line(header);
+    for (const auto &row : rows)
+        line(row);
+    return out;
+}
+
 std::string formatRunDetail(const Store &store, const RunRecord &run)
 {
     const RunSummary s = summarize(store, run);
@@ -105,6 +132,20 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
                 line.measured >= 0 ? formatBytes(line.measured).c_str() : "-",
                 both ? formatBytes(line.measured - line.predicted).c_str() : "-");
     }
+    if (!s.weightFiles.empty()) {
+        int64_t bytes = 0;
+        for (const WeightFile &file : s.weightFiles)
+            bytes += file.bytes;
+        out += "\nweights on disk (" + formatBytes(bytes) + "; `optlog prune` removes the checkpoints):\n";
+        for (const WeightFile &file : s.weightFiles)
+            out += formatted("  %-10s step %-6lld %10s  %s  sha256 %s\n", weightFileKindName(file.kind),
+                             static_cast<long long>(file.step), formatBytes(file.bytes).c_str(),
+                             printable(file.path).c_str(), file.sha256.substr(0, 16).c_str());
+    }
+    if (!s.quantizations.empty())
+        out += "\nquantizations of the final weights (`optlog quantize`):\n"
+               + alignedTable(quantizationHeader(), quantizationRows(s.quantizations), "  ") + "  "
+               + quantizationUntouched() + "\n";
     out += "\nevents:\n";
     for (const auto &e : store.events(run.id))
         out += formatted("  %s %-15s %s\n", e.at.c_str(), eventKindName(e.kind), printable(e.message).c_str());

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// The commands on a run's weights files: quantize and prune.
+#include "app/commands.h"
+
+#include "core/analysis/analysis.h"
+#include "core/analysis/studytext.h"
+#include "core/config/config.h"
+#include "core/config/configerror.h"
+#include "core/contract/format.h"
+#include "core/engine/countingallocator.h"
+#include "core/engine/quantizationevaluator.h"
+#include "core/engine/weightfiles.h"
+#include "core/store/store.h"
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace optlog {
+
+namespace {
+
+std::unique_ptr<Store> openExisting(const std::string &path)
+{
+    if (!std::filesystem::exists(path))
+        throw StoreError("study '" + path + "' does not exist; `optlog runs` reads an existing study");
+    return std::make_unique<Store>(path, Store::Access::ReadWrite);
+}
+
+RunRecord namedRun(const Store &store, const std::string &name)
+{
+    const auto run = store.findRun(name);
+    if (!run)
+        throw StoreError("no run '" + name + "' in " + store.path() + "; `optlog runs " + store.path()
+                         + " --all` lists them");
+    return *run;
+}
+
+// Every scheme crossed with every group; int8 (one scale per row) once, whatever the groups.
+std::vector<QuantizationRequest> requestsOf(const QuantizeRequest &request)
+{
+    if (request.schemes.empty())
+        throw ConfigError("--scheme is required: int8, int4, int4-asym, nf4 or mixed (a comma-separated list "
+                          "quantizes each)");
+    std::vector<QuantizationRequest> requests;
+    for (const std::string &scheme : request.schemes)
+        for (size_t i = 0; i < request.groups.size(); ++i) {
+            if (scheme == "int8" && i > 0)
+                break;
+            QuantizationRequest one;
+            one.scheme = scheme;
+            one.groupSize = request.groups[i];
+            one.tensors = request.tensors;
+            one.int8Tensors = request.int8Tensors;
+            requests.push_back(one);
+        }
+    return requests;
+}
+
+} // namespace
+
+int quantizeCommand(const QuantizeRequest &request)
+{
+    std::unique_ptr<Store> store;
+    RunRecord run;
+    std::vector<QuantizationRequest> requests;
+    std::unique_ptr<QuantizationEvaluator> evaluator;
+    CountingAllocator::install(); // the dequantization workspace and the activations are measured
+    if (const int refused = refuseBadInput("quantize", [&] {
+            requests = requestsOf(request);
+            for (const auto &one : requests) // before the weights are read
+                QuantizationEvaluator::checkScheme(one.scheme);
+            store = openExisting(request.study);
+            run = namedRun(*store, request.run);
+            const std::string label = "run " + std::to_string(run.id) + " (" + printable(run.name) + ")";
+            if (!run.isFinished() || *run.outcome != Outcome::Completed)
+                throw StoreError(label + " has not completed (" + outcomeName(run.outcome)
+                                 + "), so it has no final weights to quantize"
+                                 + (run.isFinished() ? "; `optlog run --resume` continues a cancelled or crashed run"
+                                                     : ""));
+            std::optional<WeightFile> final;
+            for (const WeightFile &file : store->weightFiles(run.id))
+                if (file.kind == WeightFileKind::Final)
+                    final = file;
+            if (!final)
+                throw StoreError(label + " has no final weights on disk (it ran before optlog kept weights, or was "
+                                         "copied from another study); run it again to quantize it");
+            const std::string path = store->absolutePath(final->path);
+            verifyWeightFile(path, *final);
+            const RunConfig config = loadDerivedConfig(run.configToml, label, {});
+            evaluator = std::make_unique<QuantizationEvaluator>(config, path, uint64_t(run.validationSeed));
+            for (const auto &one : requests)
+                evaluator->check(one);
+        }))
+        return refused;
+
+    std::vector<QuantizationResult> results;
+    for (const auto &one : requests) {
+        std::cerr << "optlog quantize: " << one.scheme << (one.scheme == "int8" ? "" : " group " + std::to_string(one.groupSize))
+                  << " ...\n";
+        results.push_back(evaluator->evaluate(one));
+    }
+    for (const auto &result : results) // all evaluated before any is stored
+        store->storeQuantization(run.id, result);
+    std::cout << "run " << run.id << " (" << printable(run.name) << "), validation loss computed in FP32 on the study's "
+              << "validation windows:\n"
+              << alignedTable(quantizationHeader(), quantizationRows(results), "  ") << "\n"
+              << quantizationUntouched() << "\n";
+    return kExitOk;
+}
+
+int pruneCommand(const std::string &study, const std::vector<std::string> &runs)
+{
+    return refuseBadInput("prune", [&] {
+        const auto store = openExisting(study);
+        std::vector<RunRecord> chosen;
+        if (runs.empty())
+            chosen = store->runs();
+        else
+            for (const auto &name : runs)
+                chosen.push_back(namedRun(*store, name));
+        int64_t freed = 0;
+        for (const RunRecord &run : chosen)
+            if (run.isFinished())
+                freed += store->pruneCheckpoints(run.id);
+        std::cout << "optlog prune: removed " << formatBytes(freed) << " of checkpoints from " << study
+                  << "; final weights are kept\n";
+    });
+}
+
+} // namespace optlog
