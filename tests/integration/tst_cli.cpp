@@ -11,6 +11,9 @@
 #include <QCryptographicHash>
 #include <QtTest>
 
+#include <csignal>
+#include <filesystem>
+
 using namespace optlog;
 
 namespace {
@@ -98,8 +101,21 @@ private Q_SLOTS:
     void curationBadInputChangesNeitherStudy();
     void runFromAStoredRunChangesOneFieldAndLinksIt();
     void copyBetweenStudiesKeepsEveryRowAndTheSource();
+    void resumeContinuesAsIfTheRunHadNotStopped_data();
+    void resumeContinuesAsIfTheRunHadNotStopped();
+    void resumeBadInputChangesNothing_data();
+    void resumeBadInputChangesNothing();
+    void quantizeBillsEveryByteAndPricesItInLoss();
+    void quantizeBadInputChangesNothing_data();
+    void quantizeBadInputChangesNothing();
+    void pruneKeepsFinalWeightsAndDeleteRemovesAll();
 
 private:
+    // A folder holding a study with a completed smoke run "done" (a checkpoint every 10 of its 40
+    // steps) and a cancelled one "stopped" with its checkpoint, and their weights: made once,
+    // copied (study and weights) for each test.
+    QString weightsStudy(const QString &name);
+    QString m_weightsTemplate;
     // A study with two finished smoke runs, fp32 and bf16, made once and copied for each test.
     QString curationStudy(const QString &name);
     QString m_curationTemplate;
@@ -705,6 +721,309 @@ void tst_Cli::copyBetweenStudiesKeepsEveryRowAndTheSource()
             QVERIFY2(to[name][rows] == from[name][rows], qPrintable(name + ": " + rows));
     QCOMPARE(Store(dest.toStdString(), Store::Access::ReadOnly).studySeed(), int64_t(77)); // a new study takes its seed
     QCOMPARE(runOptlog({"compare", dest}).exitCode, 0);
+}
+
+namespace {
+
+const QStringList kResumable = kSmoke + QStringList{"--set", "train.steps=300", "--set", "train.eval_interval=50",
+                                                    "--set", "train.checkpoint_interval=50", "--set",
+                                                    "model.dropout=0.1", "--set", "precision.mode=master-bf16"};
+
+// Starts `optlog run --jsonl`, and once its step events reach `step`, sends `signal`.
+int interruptAt(const QStringList &arguments, int step, int signal)
+{
+    QProcess engine;
+    engine.start(OPTLOG_BINARY, arguments + QStringList{"--jsonl"});
+    QByteArray pending;
+    bool sent = false;
+    QElapsedTimer timer;
+    timer.start();
+    while ((engine.state() != QProcess::NotRunning || engine.bytesAvailable()) && timer.elapsed() < 120000) {
+        engine.waitForReadyRead(50);
+        pending += engine.readAllStandardOutput();
+        for (int end; !sent && (end = pending.indexOf('\n')) >= 0; pending.remove(0, end + 1)) {
+            const QJsonObject event = QJsonDocument::fromJson(pending.left(end)).object();
+            if (event.value("event").toString() == "step" && event.value("step").toInt() >= step) {
+                ::kill(pid_t(engine.processId()), signal);
+                sent = true;
+            }
+        }
+        if (sent)
+            break;
+    }
+    if (!sent)
+        engine.kill(); // never reached the step: the caller's check fails, nothing is left running
+    engine.waitForFinished(60000);
+    return !sent ? -1 : engine.exitStatus() == QProcess::NormalExit ? engine.exitCode() : -signal;
+}
+
+} // namespace
+
+void tst_Cli::resumeContinuesAsIfTheRunHadNotStopped_data()
+{
+    QTest::addColumn<int>("signal");
+    QTest::addColumn<int>("stopAt");
+    QTest::newRow("cancelled (SIGTERM): a checkpoint at the stop") << int(SIGTERM) << 70;
+    QTest::newRow("killed (SIGKILL): the last periodic checkpoint") << int(SIGKILL) << 170;
+}
+
+void tst_Cli::resumeContinuesAsIfTheRunHadNotStopped()
+{
+    QFETCH(int, signal);
+    QFETCH(int, stopAt);
+    const QString study = m_dir.filePath(QString("resume-%1.sqlite").arg(signal));
+    QCOMPARE(runOptlog(QStringList{"run", "--db", study} + kResumable + QStringList{"--set", "name=whole"}).exitCode, 0);
+    const QStringList cut = QStringList{"run", "--db", study} + kResumable + QStringList{"--set", "name=cut"};
+    QCOMPARE(interruptAt(cut, stopAt, signal), signal == SIGTERM ? 4 : -SIGKILL);
+    int64_t checkpointStep = -1;
+    {
+        Store store(study.toStdString()); // a killed run is marked crashed here
+        const RunRecord run = *store.findRun("cut");
+        QVERIFY(run.isFinished() && *run.outcome != Outcome::Completed);
+        for (const WeightFile &file : store.weightFiles(run.id))
+            checkpointStep = std::max(checkpointStep, file.step);
+        QVERIFY2(checkpointStep >= 49 && checkpointStep < 299, qPrintable(QString::number(checkpointStep)));
+        if (signal == SIGTERM)
+            QCOMPARE(checkpointStep, run.outcomeStep); // written at the stop
+        else
+            QCOMPARE((checkpointStep + 1) % 50, int64_t(0)); // the interval's
+    }
+    const Result resumed = runOptlog(QStringList{"run", "--resume", study, "cut"});
+    QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err));
+
+    Store store(study.toStdString(), Store::Access::ReadOnly);
+    const RunRecord whole = *store.findRun("whole"), run = *store.findRun("cut");
+    QCOMPARE(std::string(outcomeName(run.outcome)), std::string("completed"));
+    const auto expected = store.metrics(whole.id), got = store.metrics(run.id);
+    QCOMPARE(got.size(), size_t(300));
+    for (size_t i = 0; i < got.size(); ++i) {
+        QCOMPARE(got[i].step, int64_t(i)); // metrics go on at the step after the checkpoint, none twice
+        QVERIFY2(std::abs(got[i].trainLoss - expected[i].trainLoss) <= 1e-6,
+                 qPrintable(QString("step %1: %2 vs %3").arg(i).arg(got[i].trainLoss).arg(expected[i].trainLoss)));
+        QCOMPARE(got[i].lossScale, expected[i].lossScale);
+    }
+    const auto wholeValidation = store.validation(whole.id), cutValidation = store.validation(run.id);
+    QCOMPARE(cutValidation.size(), wholeValidation.size());
+    for (size_t i = 0; i < cutValidation.size(); ++i)
+        QVERIFY(std::abs(cutValidation[i].loss - wholeValidation[i].loss) <= 1e-6);
+    const auto finalOf = [&](int64_t id) {
+        for (const WeightFile &file : store.weightFiles(id))
+            if (file.kind == WeightFileKind::Final)
+                return file;
+        return WeightFile{};
+    };
+    QCOMPARE(finalOf(run.id).step, int64_t(299));
+    QCOMPARE(sha256(QString::fromStdString(store.absolutePath(finalOf(run.id).path))),
+             QByteArray::fromStdString(finalOf(run.id).sha256));
+    bool saidResumed = false;
+    for (const EventRecord &event : store.events(run.id))
+        saidResumed |= event.message.find("resumed from the checkpoint after step " + std::to_string(checkpointStep))
+                       != std::string::npos;
+    QVERIFY(saidResumed);
+}
+
+QString tst_Cli::weightsStudy(const QString &name)
+{
+    if (m_weightsTemplate.isEmpty()) {
+        const QString folder = m_dir.filePath("weights-template");
+        QDir().mkpath(folder);
+        const QString study = folder + "/study.sqlite";
+        const QStringList done = QStringList{"run", "--db", study, "--set", "train.checkpoint_interval=10", "--set",
+                                             "name=done"} + kSmoke;
+        if (const Result r = runOptlog(done); r.exitCode != 0)
+            qFatal("the weights study's run failed: %s", qPrintable(r.err));
+        const QStringList stopped = QStringList{"run", "--db", study, "--set", "train.steps=100000", "--set",
+                                                "name=stopped"} + kSmoke;
+        if (interruptAt(stopped, 3, SIGTERM) != 4)
+            qFatal("the weights study's cancelled run did not end cancelled");
+        m_weightsTemplate = folder;
+    }
+    const QString folder = m_dir.filePath(name);
+    std::filesystem::remove_all(folder.toStdString());
+    std::filesystem::copy(m_weightsTemplate.toStdString(), folder.toStdString(),
+                          std::filesystem::copy_options::recursive);
+    return folder + "/study.sqlite";
+}
+
+void tst_Cli::resumeBadInputChangesNothing_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("damage"); // what happens to the checkpoint first
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("a completed run") << QStringList{"run", "--resume", "STUDY", "done"} << "" << "completed; to train it longer";
+    QTest::newRow("a missing run") << QStringList{"run", "--resume", "STUDY", "nine"} << "" << "no run 'nine'";
+    QTest::newRow("with --set") << QStringList{"run", "--resume", "STUDY", "stopped", "--set", "train.steps=9"} << ""
+                                << "leave out --preset, --config, --set";
+    QTest::newRow("with --db") << QStringList{"run", "--resume", "STUDY", "stopped", "--db", "STUDY"} << ""
+                               << "leave out --db";
+    QTest::newRow("a corrupt checkpoint") << QStringList{"run", "--resume", "STUDY", "stopped"} << "flip"
+                                          << "SHA-256 .* but the study recorded";
+    QTest::newRow("a truncated checkpoint") << QStringList{"run", "--resume", "STUDY", "stopped"} << "truncate"
+                                            << "is [0-9]+ bytes, but the study recorded [0-9]+: it is truncated";
+    QTest::newRow("a missing checkpoint") << QStringList{"run", "--resume", "STUDY", "stopped"} << "remove"
+                                          << "cannot be read";
+}
+
+namespace {
+
+// Damages a weights file as a disk or a person might: one byte changed, the end cut off, removed.
+void damage(const QString &path, const QString &how)
+{
+    if (how == "remove") {
+        QFile::remove(path);
+        return;
+    }
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadWrite));
+    if (how == "flip") {
+        file.seek(file.size() / 2);
+        char byte = 0;
+        file.getChar(&byte);
+        file.seek(file.size() / 2);
+        file.putChar(char(byte ^ 0x40));
+    } else if (how == "truncate") {
+        file.resize(file.size() - 100);
+    }
+}
+
+// The weights file of `kind` of the run named `name`, absolute.
+QString weightsFileOf(const QString &study, const std::string &name, WeightFileKind kind)
+{
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    for (const WeightFile &file : store.weightFiles(store.findRun(name)->id))
+        if (file.kind == kind)
+            return QString::fromStdString(store.absolutePath(file.path));
+    return {};
+}
+
+} // namespace
+
+void tst_Cli::resumeBadInputChangesNothing()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, damage);
+    QFETCH(QString, expected);
+    const QString study = weightsStudy(QString("resume-bad-%1").arg(QTest::currentDataTag()).replace(' ', '-'));
+    if (!damage.isEmpty())
+        ::damage(weightsFileOf(study, "stopped", WeightFileKind::Checkpoint), damage);
+    arguments.replaceInStrings("STUDY", study);
+    const QByteArray before = sha256(study);
+    const Result r = runOptlog(arguments);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(QRegularExpression(expected)), qPrintable(r.err));
+    QCOMPARE(sha256(study), before);
+}
+
+void tst_Cli::quantizeBillsEveryByteAndPricesItInLoss()
+{
+    const QString study = weightsStudy("quantize");
+    const Result r = runOptlog(QStringList{"quantize", study, "done", "--scheme", "int8,int4,int4-asym,nf4,mixed",
+                                           "--group", "16,32"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("float32 (the run's own)") && r.out.contains("optimizer state, the gradients"),
+             qPrintable(r.out));
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    const auto results = store.quantizations(store.findRun("done")->id);
+    QCOMPARE(results.size(), size_t(9)); // int8 once, the others at both groups
+    const std::vector<std::string> matrices = {"blocks.0.attention.qkv.weight", "blocks.0.attention.proj.weight",
+                                               "blocks.0.mlp.fc.weight", "blocks.0.mlp.proj.weight"};
+    // The smoke model's 2-D block weights: per block qkv 32x96... as (out, in): 3C x C, C x C, 4C x C, C x 4C.
+    const int64_t C = 32, quantized = 2 * (3 * C * C + C * C + 4 * C * C + 4 * C * C);
+    for (const QuantizationResult &q : results) {
+        const QString label = QString::fromStdString(q.scheme + " g" + std::to_string(q.groupSize));
+        QCOMPARE(q.quantizedWeights, quantized);
+        QCOMPARE(q.floatBytes, (q.totalWeights - quantized) * 4); // embeddings, LayerNorm, biases in FP32
+        QCOMPARE(q.floatDtype, std::string("float32"));
+        if (q.scheme == "int8") {
+            QCOMPARE(q.codeBytes, quantized);
+            QCOMPARE(q.scaleBytes, 2 * (3 * C + C + 4 * C) * 2 + 2 * C * 2); // one FP16 scale per output row
+        } else if (q.scheme != "mixed") {
+            QCOMPARE(q.codeBytes, quantized / 2);
+            QCOMPARE(q.scaleBytes, 2 * quantized / q.groupSize);
+            QCOMPARE(q.zeroPointBytes, q.scheme == "int4-asym" ? quantized / q.groupSize : 0);
+        }
+        QCOMPARE(q.bitsPerWeight(), 8.0 * double(q.codeBytes + q.scaleBytes + q.zeroPointBytes + q.floatBytes)
+                                        / double(q.totalWeights));
+        QVERIFY2(q.kl >= 0 && q.top1Agreement > 0.5 && q.top1Agreement <= 1, qPrintable(label));
+        QVERIFY(q.workspaceBytes >= 4 * C * C * 4); // at least the largest matrix dequantized to FP32
+        QVERIFY(q.activationBytes > 0);
+        QCOMPARE(q.sensitivity.size(), size_t(8));
+        for (size_t i = 1; i < q.sensitivity.size(); ++i)
+            QVERIFY(q.sensitivity[i - 1].lossDelta >= q.sensitivity[i].lossDelta);
+        QVERIFY(q.baseLoss > 0 && std::isfinite(q.loss));
+    }
+    // mixed keeps the two tensors int4 costs most in int8: int4's own ranking at that group.
+    for (const QuantizationResult &mixed : results)
+        if (mixed.scheme == "mixed")
+            for (const QuantizationResult &int4 : results)
+                if (int4.scheme == "int4" && int4.groupSize == mixed.groupSize)
+                    QCOMPARE(mixed.int8Tensors, int4.sensitivity[0].tensor + "," + int4.sensitivity[1].tensor);
+    // A second quantization with the same scheme replaces the first rather than adding a row.
+    QCOMPARE(runOptlog(QStringList{"quantize", study, "done", "--scheme", "nf4", "--group", "16"}).exitCode, 0);
+    QCOMPARE(store.quantizations(store.findRun("done")->id).size(), size_t(9));
+    const Result show = runOptlog(QStringList{"show", study, "done"});
+    QVERIFY(show.out.contains("quantizations of the final weights") && show.out.contains("nf4 g16"));
+    QVERIFY(show.out.contains("weights on disk") && show.out.contains("final"));
+}
+
+void tst_Cli::quantizeBadInputChangesNothing_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("damage"); // what happens to the final weights first
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("unknown scheme") << QStringList{"--scheme", "int3"} << "" << "unknown scheme 'int3'; the schemes are";
+    QTest::newRow("no scheme") << QStringList{} << "" << "--scheme is required";
+    QTest::newRow("group not a power of two") << QStringList{"--scheme", "int4", "--group", "24"} << ""
+                                              << "--group 24 is not a power of two";
+    QTest::newRow("group larger than a row") << QStringList{"--scheme", "nf4", "--group", "64"} << ""
+                                             << "--group 64 is larger than its rows of 32 weights";
+    QTest::newRow("group not a number") << QStringList{"--scheme", "int4", "--group", "big"} << ""
+                                        << "--group 'big' is not a group size";
+    QTest::newRow("tensors naming none") << QStringList{"--scheme", "int8", "--tensors", "decoder.*"} << ""
+                                         << "names no weight matrix of this model; its matrices are";
+    QTest::newRow("corrupt weights") << QStringList{"--scheme", "int8"} << "flip" << "SHA-256 .* but the study recorded";
+    QTest::newRow("truncated weights") << QStringList{"--scheme", "int8"} << "truncate" << "it is truncated";
+    QTest::newRow("missing weights") << QStringList{"--scheme", "int8"} << "remove" << "cannot be read";
+}
+
+void tst_Cli::quantizeBadInputChangesNothing()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, damage);
+    QFETCH(QString, expected);
+    const QString study = weightsStudy(QString("quantize-bad-%1").arg(QTest::currentDataTag()).replace(' ', '-'));
+    if (!damage.isEmpty())
+        ::damage(weightsFileOf(study, "done", WeightFileKind::Final), damage);
+    const QByteArray before = sha256(study);
+    const Result r = runOptlog(QStringList{"quantize", study, "done"} + arguments);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(QRegularExpression(expected)), qPrintable(r.err));
+    QCOMPARE(sha256(study), before);
+    // A run that did not complete has no final weights, whatever is asked.
+    const Result stopped = runOptlog(QStringList{"quantize", study, "stopped", "--scheme", "int8"});
+    QCOMPARE(stopped.exitCode, 2);
+    QVERIFY2(stopped.err.contains("has not completed (cancelled), so it has no final weights"), qPrintable(stopped.err));
+    QCOMPARE(sha256(study), before);
+}
+
+void tst_Cli::pruneKeepsFinalWeightsAndDeleteRemovesAll()
+{
+    const QString study = weightsStudy("prune");
+    const QString folder = study + ".weights";
+    QVERIFY(QFile::exists(weightsFileOf(study, "done", WeightFileKind::Checkpoint)));
+    const QString final = weightsFileOf(study, "done", WeightFileKind::Final);
+    const Result pruned = runOptlog(QStringList{"prune", study, "done"});
+    QVERIFY2(pruned.exitCode == 0 && pruned.out.contains("removed"), qPrintable(pruned.err));
+    {
+        const Store store(study.toStdString(), Store::Access::ReadOnly);
+        const auto files = store.weightFiles(store.findRun("done")->id);
+        QCOMPARE(files.size(), size_t(1));
+        QCOMPARE(files.front().kind, WeightFileKind::Final);
+    }
+    QCOMPARE(QDir(QFileInfo(final).path()).entryList(QDir::Files), QStringList{"final.pt"});
+    QVERIFY(QFile::exists(weightsFileOf(study, "stopped", WeightFileKind::Checkpoint))); // another run's: kept
+    QCOMPARE(runOptlog(QStringList{"delete", study, "done", "--yes"}).exitCode, 0);
+    QVERIFY(!QFileInfo::exists(QFileInfo(final).path()));
 }
 
 QTEST_GUILESS_MAIN(tst_Cli)
