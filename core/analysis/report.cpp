@@ -148,6 +148,15 @@ Table memoryTable(const ReportRun &run)
     return t;
 }
 
+Table quantizationTable(const ReportRun &run)
+{
+    return {quantizationHeader(), quantizationRows(run.summary.quantizations)};
+}
+
+constexpr const char *kQuantizationIntro =
+    "Post-training quantization of the final weights (`optlog quantize`), evaluated in FP32 on the study's "
+    "validation windows:";
+
 Table changesTable(const Report &report, const ReportRun &run)
 {
     Table t{{"Field", report.baseline, run.summary.run.name}, {}};
@@ -411,6 +420,9 @@ std::string reportMarkdown(const Report &report, const std::vector<ReportChart> 
         if (!run.dtypes.empty())
             out << "Dtypes, read from the run's tensors:\n\n" << markdownTable(dtypeTable(run)) << "\n";
         out << "Memory by role (residual = measured against predicted):\n\n" << markdownTable(memoryTable(run)) << "\n";
+        if (!run.summary.quantizations.empty())
+            out << markdownText(kQuantizationIntro) << "\n\n" << markdownTable(quantizationTable(run)) << "\n"
+                << markdownText(quantizationUntouched()) << "\n\n";
     }
     out << "## Environment\n\n" << markdownTable(Table{{"", "value"}, [&] {
         std::vector<std::vector<std::string>> rows;
@@ -469,6 +481,9 @@ std::string reportHtml(const Report &report, const std::vector<ReportChart> &cha
         if (!run.dtypes.empty())
             out << "<p>Dtypes, read from the run's tensors:</p>\n" << htmlTable(dtypeTable(run));
         out << "<p>Memory by role (residual = measured against predicted):</p>\n" << htmlTable(memoryTable(run));
+        if (!run.summary.quantizations.empty())
+            out << "<p>" << html(kQuantizationIntro) << "</p>\n" << htmlTable(quantizationTable(run)) << "<p>"
+                << html(quantizationUntouched()) << "</p>\n";
     }
     Table environment{{"", "value"}, {}};
     for (const auto &[k, v] : report.environment)
@@ -531,6 +546,31 @@ std::string reportJson(const Report &report)
             validation.push_back({{"step", v.step}, {"tokens", v.tokens}, {"loss", v.loss},
                                   {"sampling_error", finite(v.samplingError())}});
         const RunSummary &s = r.summary;
+        nlohmann::json quantizations = nlohmann::json::array();
+        for (const QuantizationResult &q : s.quantizations) {
+            nlohmann::json sensitivity = nlohmann::json::array();
+            for (const TensorSensitivity &t : q.sensitivity)
+                sensitivity.push_back({{"tensor", t.tensor}, {"loss_delta", finite(t.lossDelta)}});
+            quantizations.push_back({{"scheme", q.scheme},
+                                     {"group_size", q.groupSize},
+                                     {"tensors", q.tensors},
+                                     {"int8_tensors", q.int8Tensors},
+                                     {"bits_per_weight", q.bitsPerWeight()},
+                                     {"quantized_weights", q.quantizedWeights},
+                                     {"total_weights", q.totalWeights},
+                                     {"bytes", {{"codes", q.codeBytes}, {"scales", q.scaleBytes},
+                                                {"zero_points", q.zeroPointBytes}, {"floating_point", q.floatBytes},
+                                                {"floating_point_dtype", q.floatDtype}, {"weights", q.weightBytes()},
+                                                {"dequantization_workspace", q.workspaceBytes},
+                                                {"activations", q.activationBytes},
+                                                {"inference_bill", q.inferenceBytes()}}},
+                                     {"validation_loss", finite(q.loss)},
+                                     {"unquantized_validation_loss", finite(q.baseLoss)},
+                                     {"delta_loss", finite(q.lossDelta())},
+                                     {"kl_nats", finite(q.kl)},
+                                     {"top1_agreement", finite(q.top1Agreement)},
+                                     {"sensitivity", sensitivity}});
+        }
         runs.push_back({{"name", s.run.name},
                         {"group", r.group},
                         {"note", s.run.note},
@@ -552,6 +592,8 @@ std::string reportJson(const Report &report)
                         {"config_changes", changes},
                         {"dtypes", dtypes},
                         {"memory", memory},
+                        {"quantizations", quantizations},
+                        {"quantizations_leave_untouched", s.quantizations.empty() ? "" : quantizationUntouched()},
                         {"validation", validation},
                         {"metrics", metrics}});
     }
@@ -595,6 +637,18 @@ std::string groupNotes(const Report &report, const std::string &group)
     return out;
 }
 
+// A group's quantizations, one short entry each: "int4 g64: 5.21 bits/weight, Δ loss +0.00030".
+std::string groupQuantizations(const Report &report, const std::string &group)
+{
+    std::string out;
+    for (const auto &r : report.runs)
+        if (r.group == group)
+            for (const QuantizationResult &q : r.summary.quantizations)
+                out += (out.empty() ? "" : "; ") + quantizationLabel(q)
+                       + formatted(": %.2f bits/weight, Δ loss %+.5f", q.bitsPerWeight(), q.lossDelta());
+    return out;
+}
+
 } // namespace
 
 std::string reportSummaryCsv(const Report &report)
@@ -602,7 +656,7 @@ std::string reportSummaryCsv(const Report &report)
     std::ostringstream out;
     out << "run,baseline,seeds,completed,outcome,matched_tokens,validation_loss,validation_sd,delta_loss,delta_half_width_95,"
            "tolerance,tokens_per_second_median,tokens_per_second_min,tokens_per_second_max,speedup,mfu,peak_bytes,"
-           "memory_saved,verdict,tags,notes\n";
+           "memory_saved,verdict,tags,notes,quantizations\n";
     for (size_t i = 0; i < report.groups.size(); ++i) {
         const ComparisonRow &c = report.groups[i];
         out << csvField(c.name) << "," << (i == 0 ? "true" : "false") << "," << c.seeds << "," << c.completed << ","
@@ -610,7 +664,8 @@ std::string reportSummaryCsv(const Report &report)
             << c.quality.halfWidth << "," << report.tolerance << "," << c.tokensPerSecond.median << ","
             << c.tokensPerSecond.min << "," << c.tokensPerSecond.max << "," << c.speedup << "," << c.mfu << ","
             << c.peakBytes << "," << c.memorySaved << "," << csvField(i == 0 ? "baseline" : c.verdict) << ","
-            << csvField(groupTags(report, c.name)) << "," << csvField(groupNotes(report, c.name)) << "\n";
+            << csvField(groupTags(report, c.name)) << "," << csvField(groupNotes(report, c.name)) << ","
+            << csvField(groupQuantizations(report, c.name)) << "\n";
     }
     return out.str();
 }

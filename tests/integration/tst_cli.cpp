@@ -964,6 +964,20 @@ void tst_Cli::quantizeBillsEveryByteAndPricesItInLoss()
     const Result show = runOptlog(QStringList{"show", study, "done"});
     QVERIFY(show.out.contains("quantizations of the final weights") && show.out.contains("nf4 g16"));
     QVERIFY(show.out.contains("weights on disk") && show.out.contains("final"));
+    // Every report format carries the table and what the scheme did not touch.
+    for (const QString format : {"md", "html", "json", "csv"}) {
+        const QString output = m_dir.filePath("quantize-report." + format);
+        const Result report = runOptlog(QStringList{"report", study, "--runs", "done", "--format", format, "-o", output});
+        QVERIFY2(report.exitCode == 0, qPrintable(report.err));
+        QFile file(output);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(file.readAll());
+        QVERIFY2(format == "json" ? text.contains("\"scheme\": \"nf4\"") && text.contains("\"group_size\": 16")
+                                  : text.contains("nf4 g16"),
+                 qPrintable(format));
+        if (format != "csv")
+            QVERIFY2(text.contains("the optimizer state, the gradients and the activations"), qPrintable(format));
+    }
 }
 
 void tst_Cli::quantizeBadInputChangesNothing_data()
