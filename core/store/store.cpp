@@ -525,6 +525,10 @@ void Store::migrate()
     if (from != kSchemaVersion)
         m_db->exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     transaction.commit();
+    // The new schema's pages into the file, and the write-ahead log emptied: otherwise it holds a
+    // second copy of them, which on a small disk leaves no room for the run's reserve.
+    if (from != kSchemaVersion)
+        m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
 int64_t Store::studySeed() const

@@ -222,11 +222,34 @@ void tst_Curation::deleteLeavesNoOrphanRows()
     for (const int64_t id : {gone, kept}) {
         store.changeTags(id, {"t"}, {});
         store.renameRun(id, store.requireRun(id).name + " renamed");
+        const std::string folder = store.weightsFolder(id);
+        QVERIFY(QDir().mkpath(QString::fromStdString(store.absolutePath(folder))));
+        QFile weights(QString::fromStdString(store.absolutePath(folder + "/final.pt")));
+        QVERIFY(weights.open(QIODevice::WriteOnly) && weights.write("weights") == 7);
+        weights.close();
+        store.addWeightFile(id, {WeightFileKind::Final, 19, folder + "/final.pt", 7, "00", ""});
+        QuantizationResult q;
+        q.scheme = "int4";
+        q.groupSize = 64;
+        q.tensors = "blocks.*";
+        q.sensitivity = {{"blocks.0.mlp.fc.weight", 0.01}};
+        store.storeQuantization(id, q);
     }
     const std::vector<std::string> tables = runTables(path);
-    // metrics, validation, events, memory, numerics, tags, former_names: a new table of run rows joins the check.
-    QCOMPARE(tables.size(), size_t(7));
+    // metrics, validation, events, memory, numerics, tags, former_names, weight_files, quantizations:
+    // a new table of run rows joins the check.
+    QCOMPARE(tables.size(), size_t(9));
+    const QString goneFolder = QString::fromStdString(store.absolutePath(store.weightsFolder(gone)));
     store.deleteRun(gone);
+    QVERIFY(!QFileInfo::exists(goneFolder)); // its weights files went with it
+    QVERIFY(QFileInfo::exists(QString::fromStdString(store.absolutePath(store.weightsFolder(kept)))));
+    {
+        // A quantization's sensitivity rows go with it (they hang on the quantization, not the run).
+        SQLite::Database db(path, SQLite::OPEN_READONLY);
+        QCOMPARE(db.execAndGet("SELECT count(*) FROM quantization_sensitivity WHERE quantization_id NOT IN "
+                               "(SELECT id FROM quantizations)").getInt(), 0);
+        QCOMPARE(db.execAndGet("SELECT count(*) FROM quantization_sensitivity").getInt(), 1);
+    }
     for (const std::string &table : tables) {
         QVERIFY2(orphans(path, table) == 0, table.c_str());
         SQLite::Database db(path, SQLite::OPEN_READONLY);

@@ -461,11 +461,12 @@ void tst_Cli::refusesAStudyFromTheFuture()
     {
         // What a newer optlog would leave: a schema version beyond ours.
         SQLite::Database db(study.toStdString(), SQLite::OPEN_READWRITE);
-        db.exec("PRAGMA user_version = 7");
+        db.exec("PRAGMA user_version = " + std::to_string(Store::kSchemaVersion + 1));
     }
     const Result r = runOptlog(QStringList{"run", "--db", study} + kSmoke);
     QCOMPARE(r.exitCode, 2);
-    QVERIFY2(r.err.contains("schema version 7, newer than this optlog knows"), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QString("schema version %1, newer than this optlog knows").arg(Store::kSchemaVersion + 1)),
+             qPrintable(r.err));
 }
 
 void tst_Cli::overBudgetRunEndsAsOom()
