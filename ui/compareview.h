@@ -46,6 +46,7 @@ public:
     QTableWidget *verdictTable() const { return m_verdicts; }
     QTableWidget *memoryTable() const { return m_memory; }
     QTableWidget *configTable() const { return m_config; }
+    const ComparisonCharts &charts() const { return *m_charts; }
     double lastUpdateMilliseconds() const { return m_lastUpdateMs; }
 
 private:

@@ -29,6 +29,8 @@ RunSnapshotPtr readRun(const Store &store, const RunRecord &record)
     snapshot->metrics = store.metrics(record.id);
     snapshot->summary = summarize(record, snapshot->metrics, store.validation(record.id), store.memory(record.id),
                                   store.events(record.id), store.numerics(record.id));
+    snapshot->summary.weightFiles = store.weightFiles(record.id);
+    snapshot->summary.quantizations = store.quantizations(record.id);
     // 0 for a config written by a newer optlog: the run shows without progress.
     snapshot->totalSteps = snapshot->summary.config ? snapshot->summary.config->train.steps : 0;
     const auto &m = snapshot->metrics;
@@ -59,8 +61,10 @@ StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t,
         const Store store(path, Store::Access::ReadOnly);
         for (const auto &record : store.runs()) {
             const auto cached = finishedCache.find(record.id);
+            // A finished run's rows do not change, but `optlog quantize` may add to it later.
             const bool reusable = cached != finishedCache.end() && cached->second->isFinished()
-                                  && record.isFinished();
+                                  && record.isFinished()
+                                  && cached->second->run().lastQuantization == record.lastQuantization;
             if (!reusable) {
                 snapshot.runs.push_back(readRun(store, record));
             } else if (curatedAlike(cached->second->run(), record)) {

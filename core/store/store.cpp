@@ -825,6 +825,10 @@ std::vector<RunRecord> Store::runs() const
         while (former.executeStep())
             if (RunRecord *r = byId(former.getColumn(0).getInt64()))
                 r->formerNames.push_back(former.getColumn(1).getString());
+        SQLite::Statement quantized(*m_db, "SELECT run_id, max(id) FROM quantizations GROUP BY run_id");
+        while (quantized.executeStep())
+            if (RunRecord *r = byId(quantized.getColumn(0).getInt64()))
+                r->lastQuantization = quantized.getColumn(1).getInt64();
         // What a writer would mark, a reader shows without writing it.
         for (const DeadRun &dead : deadRuns())
             if (RunRecord *r = byId(dead.id)) {

@@ -56,6 +56,7 @@ struct RunRecord
     bool archived = false;       // hidden from lists and charts, not deleted
     RunOrigin derivedFrom;
     int64_t validationSeed = 0;  // seeds the windows it was validated on: the study's, unless copied in
+    int64_t lastQuantization = 0; // the id of its newest quantization (each is a new row); 0: none
 
     bool isFinished() const { return outcome.has_value(); }
 };

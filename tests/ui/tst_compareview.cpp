@@ -161,6 +161,58 @@ private Q_SLOTS:
         QCOMPARE(memory->item(1, 2)->text(), QStringLiteral("200.0 MiB"));
     }
 
+    void quantizationsAreAPointPerSchemeBesideTheRunsOwn()
+    {
+        const std::string path = m_dir.filePath(QStringLiteral("quantized.sqlite")).toStdString();
+        int64_t quantized = 0, plain = 0;
+        const auto quantization = [](const std::string &scheme, int64_t group, double loss) {
+            QuantizationResult q;
+            q.scheme = scheme;
+            q.groupSize = group;
+            q.quantizedWeights = 3000;
+            q.totalWeights = 4000;
+            q.codeBytes = 1500;
+            q.scaleBytes = 2 * 3000 / (group > 0 ? group : 100); // int8: one scale per row of 100
+            q.floatBytes = 1000 * 4;
+            q.floatDtype = "float32";
+            q.baseLoss = 1.8;
+            q.loss = loss;
+            return q;
+        };
+        {
+            Store store(path);
+            quantized = addRun(store, {"fp32", "fp32", {{5000, 2.5}, {20000, 1.8}}, 5000, 400 << 20});
+            plain = addRun(store, {"bf16", "autocast-bf16", {{5000, 2.5}, {20000, 1.81}}, 6000, 300 << 20});
+            store.storeQuantization(quantized, quantization("int4", 64, 1.83));
+            store.storeQuantization(quantized, quantization("nf4", 64, 1.82));
+        }
+        CompareView view;
+        StudySnapshot first = loadStudySnapshot(path, {});
+        view.setStudy(first);
+        view.setSelectedRuns({quantized, plain});
+        view.setBaseline(quantized);
+        const ScatterChart *chart = view.charts().quantization;
+        QCOMPARE(chart->pointCount(), 3); // the run's own FP32 weights, int4 and nf4; bf16 has none
+        QVERIFY(!chart->isHidden());
+        QVERIFY(view.charts().filledCharts().contains(view.charts().quantization));
+
+        // A finished run quantized again is read again, not served from the cache.
+        {
+            Store store(path);
+            store.storeQuantization(quantized, quantization("int8", 0, 1.8));
+        }
+        std::map<int64_t, RunSnapshotPtr> cache;
+        for (const auto &run : first.runs)
+            cache[run->run().id] = run;
+        view.setStudy(loadStudySnapshot(path, cache));
+        QCOMPARE(view.charts().quantization->pointCount(), 4);
+
+        view.setStudy(loadStudySnapshot(m_path, {})); // no run quantized: no chart
+        view.setSelectedRuns({m_baseline, m_same});
+        QVERIFY(view.charts().quantization->isHidden());
+        QVERIFY(!view.charts().filledCharts().contains(view.charts().quantization));
+    }
+
     void fewerThanTwoRunsShowsTheEmptyState()
     {
         CompareView view;

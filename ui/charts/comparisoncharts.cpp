@@ -54,8 +54,10 @@ ChartGroup chartGroup(const ComparisonRow &row, const std::vector<RunSummary> &r
     }
     group.finalValidationLoss = row.completed > 0 ? row.validationLoss : std::nan("");
     group.peakBytes = row.peakBytes;
-    if (!replicates.empty())
+    if (!replicates.empty()) {
         group.memory = replicates.front().memory;
+        group.quantizations = replicates.front().quantizations;
+    }
     return group;
 }
 
@@ -73,6 +75,9 @@ ComparisonCharts::ComparisonCharts()
                                   QObject::tr("tokens seen"), QObject::tr("% of gradient elements")))
     , bf16Vanishing(new BandChart(QObject::tr("AdamW updates a BF16 weight would lose (all parameters)"),
                                   QObject::tr("tokens seen"), QObject::tr("% of updates")))
+    , quantization(new ScatterChart(QObject::tr("Post-training quantization: bits per weight against the loss it costs "
+                                                "(optlog quantize)"),
+                                    QObject::tr("bits per weight"), QObject::tr("Δ validation loss, nats per token")))
 {
 }
 
@@ -85,7 +90,16 @@ ComparisonCharts::~ComparisonCharts()
 
 QList<QChartView *> ComparisonCharts::charts() const
 {
-    return {validation, throughput, memory, speedVsQuality, memoryVsQuality, fp16Underflow, bf16Vanishing};
+    return {validation, throughput, memory, speedVsQuality, memoryVsQuality, fp16Underflow, bf16Vanishing,
+            quantization};
+}
+
+QList<QChartView *> ComparisonCharts::filledCharts() const
+{
+    QList<QChartView *> out = charts();
+    if (quantization->pointCount() == 0)
+        out.removeAll(quantization);
+    return out;
 }
 
 QString ComparisonCharts::title(QChartView *chart) const
@@ -129,6 +143,25 @@ void ComparisonCharts::fill(const QList<ChartGroup> &groups)
     memory->setMinimumHeight(std::max(300, int(categories.size()) * 28 + 120));
     speedVsQuality->setPoints(speed);
     memoryVsQuality->setPoints(peak);
+
+    QList<ScatterPoint> schemes;
+    for (const ChartGroup &run : groups) {
+        if (run.quantizations.empty())
+            continue;
+        // The run's own weights beside its schemes: every weight in its floating-point dtype, no loss.
+        const QuantizationResult &first = run.quantizations.front();
+        const double ownBits = first.floatDtype == "float32" ? 32 : 16;
+        schemes << ScatterPoint{QStringLiteral("%1 · %2").arg(run.name, QString::fromStdString(first.floatDtype)),
+                                ownBits, 0.0};
+        for (const QuantizationResult &q : run.quantizations)
+            schemes << ScatterPoint{QStringLiteral("%1 · %2").arg(
+                                        run.name, QString::fromStdString(q.scheme + (q.groupSize > 0
+                                                                                         ? " g" + std::to_string(q.groupSize)
+                                                                                         : std::string()))),
+                                    q.bitsPerWeight(), q.lossDelta()};
+    }
+    quantization->setPoints(schemes);
+    quantization->setVisible(!schemes.isEmpty());
 }
 
 } // namespace optlog

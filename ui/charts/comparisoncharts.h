@@ -33,6 +33,7 @@ struct ChartGroup
     double finalValidationLoss = 0;      // mean over seeds; NaN when there is none
     qint64 peakBytes = 0;                // median over seeds
     std::vector<MemoryRow> memory;       // the first seed's, predicted and measured, by role
+    std::vector<QuantizationResult> quantizations; // of the first seed's final weights
 };
 // From a comparison's row and the group's runs: the whiskers of throughput are the min and max
 // over seeds when there are several, else the p10 and p90 of the run's steps.
@@ -53,6 +54,9 @@ public:
 
     void fill(const QList<ChartGroup> &groups); // the first group is the baseline
     QList<QChartView *> charts() const;     // in reading order
+    // The charts with something to show after fill(): the quantization chart only when a run has
+    // been quantized (fill() hides it otherwise).
+    QList<QChartView *> filledCharts() const;
     QString title(QChartView *chart) const;
 
     BandChart *validation;
@@ -62,6 +66,7 @@ public:
     ScatterChart *memoryVsQuality;
     BandChart *fp16Underflow;
     BandChart *bf16Vanishing;
+    ScatterChart *quantization; // bits per weight against Δ loss: a point per scheme, the run's own beside
 };
 
 } // namespace optlog
