@@ -4,8 +4,10 @@
 #include "core/analysis/studycomparison.h"
 #include "core/config/config.h"
 #include "core/contract/outcome.h"
+#include "core/store/store.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -119,6 +121,12 @@ struct CurateRequest
     bool undo = false;             // archive: bring back
     bool yes = false;              // delete: confirmed
 };
+// The study, for writing, or a StoreError: curation and the weights commands change a study that
+// exists, never make one.
+std::unique_ptr<Store> openExistingStudy(const std::string &path);
+// The runs a command names (ids or names: the newest of that name), all found, or a StoreError
+// naming the first that is not.
+std::vector<RunRecord> namedRuns(const Store &store, const std::vector<std::string> &names);
 int noteCommand(const CurateRequest &request);
 int tagCommand(const CurateRequest &request);
 int renameCommand(const CurateRequest &request);

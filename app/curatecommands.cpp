@@ -11,18 +11,13 @@
 
 namespace optlog {
 
-namespace {
-
-// The study, for writing, or a StoreError: curation changes a study that exists, never makes one.
-std::unique_ptr<Store> openForCuration(const std::string &path)
+std::unique_ptr<Store> openExistingStudy(const std::string &path)
 {
     if (!std::filesystem::exists(path))
         throw StoreError("study '" + path + "' does not exist; `optlog runs` reads an existing study");
     return std::make_unique<Store>(path, Store::Access::ReadWrite);
 }
 
-// The runs a command names (ids or names: the newest of that name), all found, or a StoreError
-// naming the first that is not.
 std::vector<RunRecord> namedRuns(const Store &store, const std::vector<std::string> &names)
 {
     std::vector<RunRecord> runs;
@@ -36,8 +31,6 @@ std::vector<RunRecord> namedRuns(const Store &store, const std::vector<std::stri
     return runs;
 }
 
-} // namespace
-
 int noteCommand(const CurateRequest &request)
 {
     return refuseBadInput("note", [&] {
@@ -45,7 +38,7 @@ int noteCommand(const CurateRequest &request)
             throw StoreError("the note is empty: give its text, or --clear to remove the run's note");
         if (!request.text.empty() && request.clear)
             throw StoreError("give a note's text or --clear, not both");
-        const auto store = openForCuration(request.study);
+        const auto store = openExistingStudy(request.study);
         const RunRecord run = namedRuns(*store, request.runs).front();
         store->setNote(run.id, request.text);
         std::cout << (request.clear ? "removed the note of run " : "noted run ") << run.id << " ("
@@ -67,7 +60,7 @@ int tagCommand(const CurateRequest &request)
         }
         if (add.empty() && remove.empty())
             throw StoreError("no tags given: write +name to add a tag and -name to remove one");
-        const auto store = openForCuration(request.study);
+        const auto store = openExistingStudy(request.study);
         const RunRecord run = namedRuns(*store, request.runs).front();
         store->changeTags(run.id, add, remove);
         const RunRecord now = store->requireRun(run.id);
@@ -82,7 +75,7 @@ int tagCommand(const CurateRequest &request)
 int renameCommand(const CurateRequest &request)
 {
     return refuseBadInput("rename", [&] {
-        const auto store = openForCuration(request.study);
+        const auto store = openExistingStudy(request.study);
         const RunRecord run = namedRuns(*store, request.runs).front();
         store->renameRun(run.id, request.text);
         std::cout << "renamed run " << run.id << " from " << printable(run.name) << " to " << printable(request.text)
@@ -93,7 +86,7 @@ int renameCommand(const CurateRequest &request)
 int archiveCommand(const CurateRequest &request)
 {
     return refuseBadInput("archive", [&] {
-        const auto store = openForCuration(request.study);
+        const auto store = openExistingStudy(request.study);
         for (const RunRecord &run : namedRuns(*store, request.runs)) {
             store->setArchived(run.id, !request.undo);
             std::cout << (request.undo ? "brought back run " : "archived run ") << run.id << " ("
@@ -105,7 +98,7 @@ int archiveCommand(const CurateRequest &request)
 int deleteCommand(const CurateRequest &request)
 {
     return refuseBadInput("delete", [&] {
-        const auto store = openForCuration(request.study);
+        const auto store = openExistingStudy(request.study);
         const std::vector<RunRecord> runs = namedRuns(*store, request.runs);
         if (!request.yes) {
             std::string names;
@@ -125,7 +118,7 @@ int deleteCommand(const CurateRequest &request)
 int vacuumCommand(const std::string &study)
 {
     return refuseBadInput("vacuum", [&] {
-        const auto store = openForCuration(study);
+        const auto store = openExistingStudy(study);
         const Store::Compaction compaction = store->vacuum();
         std::cout << study << ": " << formatBytes(compaction.bytesBefore) << " -> " << formatBytes(compaction.bytesAfter)
                   << ", " << formatBytes(std::max<int64_t>(0, compaction.bytesBefore - compaction.bytesAfter))

@@ -20,22 +20,6 @@ namespace optlog {
 
 namespace {
 
-std::unique_ptr<Store> openExisting(const std::string &path)
-{
-    if (!std::filesystem::exists(path))
-        throw StoreError("study '" + path + "' does not exist; `optlog runs` reads an existing study");
-    return std::make_unique<Store>(path, Store::Access::ReadWrite);
-}
-
-RunRecord namedRun(const Store &store, const std::string &name)
-{
-    const auto run = store.findRun(name);
-    if (!run)
-        throw StoreError("no run '" + name + "' in " + store.path() + "; `optlog runs " + store.path()
-                         + " --all` lists them");
-    return *run;
-}
-
 // Every scheme crossed with every group; int8 (one scale per row) once, whatever the groups.
 std::vector<QuantizationRequest> requestsOf(const QuantizeRequest &request)
 {
@@ -70,8 +54,8 @@ int quantizeCommand(const QuantizeRequest &request)
             requests = requestsOf(request);
             for (const auto &one : requests) // before the weights are read
                 QuantizationEvaluator::checkScheme(one.scheme);
-            store = openExisting(request.study);
-            run = namedRun(*store, request.run);
+            store = openExistingStudy(request.study);
+            run = namedRuns(*store, {request.run}).front();
             const std::string label = "run " + std::to_string(run.id) + " (" + printable(run.name) + ")";
             if (!run.isFinished() || *run.outcome != Outcome::Completed)
                 throw StoreError(label + " has not completed (" + outcomeName(run.outcome)
@@ -112,13 +96,8 @@ int quantizeCommand(const QuantizeRequest &request)
 int pruneCommand(const std::string &study, const std::vector<std::string> &runs)
 {
     return refuseBadInput("prune", [&] {
-        const auto store = openExisting(study);
-        std::vector<RunRecord> chosen;
-        if (runs.empty())
-            chosen = store->runs();
-        else
-            for (const auto &name : runs)
-                chosen.push_back(namedRun(*store, name));
+        const auto store = openExistingStudy(study);
+        const std::vector<RunRecord> chosen = runs.empty() ? store->runs() : namedRuns(*store, runs);
         int64_t freed = 0;
         for (const RunRecord &run : chosen)
             if (run.isFinished())

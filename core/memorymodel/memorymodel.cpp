@@ -205,7 +205,8 @@ std::vector<QuantizedWeights> quantizedWeightRows(const ModelConfig &model, int6
         {"fp8 (e4m3), one fp32 scale per tensor", n + 4 * (4 + 6 * model.layers),
          "estimate: needs FP8 matmul hardware (Hopper, Ada); activations and the dequantized compute not included"},
         {"4-bit, groups of " + std::to_string(groupSize) + ", fp16 scale per group", n / 2 + 2 * groups,
-         "estimate: weights only; dequantization workspace and activations not included"},
+         "estimate: weights only, every tensor quantized; dequantization workspace and activations not included "
+         "(`optlog quantize` measures the whole bill and its loss on a finished run)"},
     };
 }
 
