@@ -8,6 +8,7 @@
 
 #include <QObject>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 
@@ -145,19 +146,23 @@ void ComparisonCharts::fill(const QList<ChartGroup> &groups)
     memoryVsQuality->setPoints(peak);
 
     QList<ScatterPoint> schemes;
+    // Schemes crowd a few bits per weight: their labels name the run only when several runs share the chart.
+    const bool severalRuns = std::count_if(groups.begin(), groups.end(), [](const ChartGroup &run) {
+                                 return !run.quantizations.empty();
+                             }) > 1;
     for (const ChartGroup &run : groups) {
         if (run.quantizations.empty())
             continue;
+        const auto label = [&](const std::string &what) {
+            const QString text = QString::fromStdString(what);
+            return severalRuns ? QStringLiteral("%1 · %2").arg(run.name, text) : text;
+        };
         // The run's own weights beside its schemes: every weight in its floating-point dtype, no loss.
         const QuantizationResult &first = run.quantizations.front();
         const double ownBits = first.floatDtype == "float32" ? 32 : 16;
-        schemes << ScatterPoint{QStringLiteral("%1 · %2").arg(run.name, QString::fromStdString(first.floatDtype)),
-                                ownBits, 0.0};
+        schemes << ScatterPoint{label(first.floatDtype), ownBits, 0.0};
         for (const QuantizationResult &q : run.quantizations)
-            schemes << ScatterPoint{QStringLiteral("%1 · %2").arg(
-                                        run.name, QString::fromStdString(q.scheme + (q.groupSize > 0
-                                                                                         ? " g" + std::to_string(q.groupSize)
-                                                                                         : std::string()))),
+            schemes << ScatterPoint{label(q.scheme + (q.groupSize > 0 ? " g" + std::to_string(q.groupSize) : "")),
                                     q.bitsPerWeight(), q.lossDelta()};
     }
     quantization->setPoints(schemes);
