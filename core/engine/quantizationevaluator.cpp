@@ -4,6 +4,7 @@
 #include "core/config/configerror.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/precision.h"
+#include "core/engine/weightfiles.h"
 
 #include <ATen/ATen.h>
 #include <torch/serialize/input-archive.h>
@@ -49,8 +50,13 @@ QuantizationEvaluator::QuantizationEvaluator(const RunConfig &config, const std:
     m_model = GPT(GPTOptions::from(config.model, config.memory));
     m_model->to(plan.weights); // as the run kept them, so that loading changes no dtype
     torch::serialize::InputArchive archive;
-    archive.load_from(weightsPath);
-    m_model->load(archive);
+    try {
+        archive.load_from(weightsPath);
+    } catch (const c10::Error &e) {
+        throw DataError("the weights file '" + weightsPath + "' cannot be read by LibTorch: "
+                        + e.what_without_backtrace());
+    }
+    loadModelWeights(*m_model, archive, weightsPath);
     m_floatDtype = dtypeName(plan.weights);
     m_floatElementBytes = int64_t(c10::elementSize(plan.weights));
     m_model->to(at::kFloat);

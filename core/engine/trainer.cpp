@@ -501,9 +501,9 @@ void Trainer::resumeFrom(const std::string &path, const WeightFile &recorded)
 {
     torch::serialize::InputArchive archive;
     loadVerified(archive, path, recorded);
+    torch::NoGradGuard noGrad;
+    loadModelWeights(*m_model, archive, path);
     try {
-        torch::NoGradGuard noGrad;
-        m_model->load(archive);
         c10::IValue step;
         archive.read(kStepKey, step);
         torch::serialize::InputArchive optimizer;

@@ -4,6 +4,7 @@
 #include "core/contract/format.h"
 #include "core/engine/textdata.h"
 
+#include <torch/nn/module.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
@@ -122,6 +123,30 @@ void loadVerified(torch::serialize::InputArchive &archive, const std::string &pa
         archive.load_from(path);
     } catch (const std::exception &e) {
         throw DataError("the weights file '" + path + "' cannot be read by LibTorch: " + e.what());
+    }
+}
+
+void loadModelWeights(torch::nn::Module &model, torch::serialize::InputArchive &archive, const std::string &path)
+{
+    std::vector<std::pair<std::string, at::Tensor>> expected;
+    for (const auto &item : model.named_parameters())
+        expected.emplace_back(item.key(), at::empty(item.value().sizes(), item.value().options()));
+    try {
+        model.load(archive);
+    } catch (const c10::Error &e) {
+        throw DataError("the weights file '" + path + "' does not hold this model's tensors ("
+                        + e.what_without_backtrace() + ")");
+    }
+    const auto loaded = model.named_parameters();
+    for (const auto &[name, shape] : expected) {
+        const at::Tensor *tensor = loaded.find(name);
+        if (!tensor || tensor->sizes() != shape.sizes() || tensor->scalar_type() != shape.scalar_type())
+            throw DataError("the weights file '" + path + "' holds " + name + " as "
+                            + (tensor ? std::string(c10::toString(tensor->scalar_type())) + " "
+                                            + c10::str(tensor->sizes())
+                                      : std::string("nothing"))
+                            + ", but the run's config makes it " + c10::toString(shape.scalar_type()) + " "
+                            + c10::str(shape.sizes()) + ": the study's config and its weights do not belong together");
     }
 }
 

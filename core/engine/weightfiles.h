@@ -9,6 +9,9 @@ namespace torch::serialize {
 class OutputArchive;
 class InputArchive;
 } // namespace torch::serialize
+namespace torch::nn {
+class Module;
+} // namespace torch::nn
 
 namespace optlog {
 
@@ -27,5 +30,9 @@ WeightFile writeAtomically(torch::serialize::OutputArchive &archive, const std::
 void verifyWeightFile(const std::string &path, const WeightFile &recorded);
 // verifyWeightFile, then the file into `archive`; one LibTorch cannot read is a DataError too.
 void loadVerified(torch::serialize::InputArchive &archive, const std::string &path, const WeightFile &recorded);
+// The model's parameters and buffers from `archive` (read from `path`), each of the shape and dtype
+// the model has: LibTorch's own load would take any shape, and fail only in the forward. Another
+// shape, dtype or a missing tensor is a DataError naming it.
+void loadModelWeights(torch::nn::Module &model, torch::serialize::InputArchive &archive, const std::string &path);
 
 } // namespace optlog

@@ -1079,6 +1079,7 @@ void Store::setArchived(int64_t runId, bool archived)
 void Store::deleteRun(int64_t runId)
 {
     const RunRecord run = requireRun(runId);
+    const std::vector<WeightFile> files = weightFiles(runId);
     if (!run.isFinished())
         throw StoreError("study '" + m_path + "': " + runLabel(run) + " is running (engine process "
                          + std::to_string(run.pid) + " on " + run.host
@@ -1091,9 +1092,13 @@ void Store::deleteRun(int64_t runId)
         erase.exec();
         transaction.commit();
     });
-    // Its weights files too, once no row refers to them.
+    // Its weights files too, once no row refers to them, and their folder when that leaves it empty.
     std::error_code ignored;
-    std::filesystem::remove_all(absolutePath(weightsFolder(runId)), ignored);
+    for (const WeightFile &file : files) {
+        const std::filesystem::path path = absolutePath(file.path);
+        std::filesystem::remove(path, ignored);
+        std::filesystem::remove(path.parent_path(), ignored); // only an empty folder goes
+    }
 }
 
 std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<int64_t> &runIds, const std::string &suffix)

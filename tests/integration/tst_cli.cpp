@@ -999,6 +999,9 @@ void tst_Cli::quantizeBadInputChangesNothing_data()
     QTest::newRow("corrupt weights") << QStringList{"--scheme", "int8"} << "flip" << "SHA-256 .* but the study recorded";
     QTest::newRow("truncated weights") << QStringList{"--scheme", "int8"} << "truncate" << "it is truncated";
     QTest::newRow("missing weights") << QStringList{"--scheme", "int8"} << "remove" << "cannot be read";
+    QTest::newRow("a config edited to another model") << QStringList{"--scheme", "int8"} << "config"
+                                                      << "holds token_embedding.weight as Float \\[256, 32\\], but the "
+                                                         "run's config makes it Float \\[256, 64\\]";
 }
 
 void tst_Cli::quantizeBadInputChangesNothing()
@@ -1007,7 +1010,10 @@ void tst_Cli::quantizeBadInputChangesNothing()
     QFETCH(QString, damage);
     QFETCH(QString, expected);
     const QString study = weightsStudy(QString("quantize-bad-%1").arg(QTest::currentDataTag()).replace(' ', '-'));
-    if (!damage.isEmpty())
+    if (damage == "config") // the weights are whole, the stored config describes another model
+        SQLite::Database(study.toStdString(), SQLite::OPEN_READWRITE)
+            .exec("UPDATE runs SET config_toml = replace(config_toml, 'width = 32', 'width = 64') WHERE name = 'done'");
+    else if (!damage.isEmpty())
         ::damage(weightsFileOf(study, "done", WeightFileKind::Final), damage);
     const QByteArray before = sha256(study);
     const Result r = runOptlog(QStringList{"quantize", study, "done"} + arguments);
