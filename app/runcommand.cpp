@@ -86,7 +86,8 @@ Resumption resumptionOf(const RunRequest &request)
     if (!last)
         throw StoreError("--resume: " + label + " has no checkpoint to resume from (it stopped before writing one: "
                          "set train.checkpoint_interval to write one every so many steps)");
-    verifyWeightFile(store.absolutePath(last->path), *last); // a damaged file refuses before the run is touched
+    // A damaged checkpoint, or one that does not fit the stored config, refuses before the run is touched.
+    checkWeightsFitConfig(loadDerivedConfig(run->configToml, label, {}), store.absolutePath(last->path), *last);
     return {*run, *last};
 }
 

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <string>
+
 namespace torch::serialize {
 class OutputArchive;
 class InputArchive;
@@ -14,6 +16,8 @@ class Module;
 } // namespace torch::nn
 
 namespace optlog {
+
+struct RunConfig;
 
 // The SHA-256 of a file's bytes, lower-case hex; throws DataError naming the path when it cannot
 // be read.
@@ -34,5 +38,8 @@ void loadVerified(torch::serialize::InputArchive &archive, const std::string &pa
 // the model has: LibTorch's own load would take any shape, and fail only in the forward. Another
 // shape, dtype or a missing tensor is a DataError naming it.
 void loadModelWeights(torch::nn::Module &model, torch::serialize::InputArchive &archive, const std::string &path);
+// Whether the weights file at `path` is whole and fits the model `config` describes: loadVerified,
+// then the weights into a model built from the config. Writes nothing.
+void checkWeightsFitConfig(const RunConfig &config, const std::string &path, const WeightFile &recorded);
 
 } // namespace optlog

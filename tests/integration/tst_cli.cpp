@@ -863,6 +863,9 @@ void tst_Cli::resumeBadInputChangesNothing_data()
                                             << "is [0-9]+ bytes, but the study recorded [0-9]+: it is truncated";
     QTest::newRow("a missing checkpoint") << QStringList{"run", "--resume", "STUDY", "stopped"} << "remove"
                                           << "cannot be read";
+    QTest::newRow("a config edited to another model") << QStringList{"run", "--resume", "STUDY", "stopped"} << "config"
+                                                      << "holds token_embedding.weight as Float \\[256, 32\\], but the "
+                                                         "run's config makes it Float \\[256, 64\\]";
 }
 
 namespace {
@@ -905,7 +908,10 @@ void tst_Cli::resumeBadInputChangesNothing()
     QFETCH(QString, damage);
     QFETCH(QString, expected);
     const QString study = weightsStudy(QString("resume-bad-%1").arg(QTest::currentDataTag()).replace(' ', '-'));
-    if (!damage.isEmpty())
+    if (damage == "config") // the checkpoint is whole, the stored config describes another model
+        SQLite::Database(study.toStdString(), SQLite::OPEN_READWRITE)
+            .exec("UPDATE runs SET config_toml = replace(config_toml, 'width = 32', 'width = 64') WHERE name = 'stopped'");
+    else if (!damage.isEmpty())
         ::damage(weightsFileOf(study, "stopped", WeightFileKind::Checkpoint), damage);
     arguments.replaceInStrings("STUDY", study);
     const QByteArray before = sha256(study);
