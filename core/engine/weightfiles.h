@@ -5,8 +5,6 @@
 
 #include <string>
 
-#include <string>
-
 namespace torch::serialize {
 class OutputArchive;
 class InputArchive;
