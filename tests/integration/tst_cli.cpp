@@ -870,9 +870,30 @@ void tst_Cli::resumeBadInputChangesNothing_data()
 
 namespace {
 
-// Damages a weights file as a disk or a person might: one byte changed, the end cut off, removed.
-void damage(const QString &path, const QString &how)
+// The weights file of `kind` of the run named `name`, absolute.
+QString weightsFileOf(const QString &study, const std::string &name, WeightFileKind kind)
 {
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    for (const WeightFile &file : store.weightFiles(store.findRun(name)->id))
+        if (file.kind == kind)
+            return QString::fromStdString(store.absolutePath(file.path));
+    return {};
+}
+
+// Spoils run `name`'s weights file of `kind` as a disk or a person might: one byte changed ("flip"),
+// the end cut off ("truncate"), removed ("remove"), or the stored config edited to another model
+// ("config"), which leaves the file whole.
+void spoil(const QString &study, const std::string &name, WeightFileKind kind, const QString &how)
+{
+    if (how.isEmpty())
+        return;
+    if (how == "config") {
+        SQLite::Database(study.toStdString(), SQLite::OPEN_READWRITE)
+            .exec("UPDATE runs SET config_toml = replace(config_toml, 'width = 32', 'width = 64') WHERE name = '"
+                  + name + "'");
+        return;
+    }
+    const QString path = weightsFileOf(study, name, kind);
     if (how == "remove") {
         QFile::remove(path);
         return;
@@ -890,16 +911,6 @@ void damage(const QString &path, const QString &how)
     }
 }
 
-// The weights file of `kind` of the run named `name`, absolute.
-QString weightsFileOf(const QString &study, const std::string &name, WeightFileKind kind)
-{
-    const Store store(study.toStdString(), Store::Access::ReadOnly);
-    for (const WeightFile &file : store.weightFiles(store.findRun(name)->id))
-        if (file.kind == kind)
-            return QString::fromStdString(store.absolutePath(file.path));
-    return {};
-}
-
 } // namespace
 
 void tst_Cli::resumeBadInputChangesNothing()
@@ -908,11 +919,7 @@ void tst_Cli::resumeBadInputChangesNothing()
     QFETCH(QString, damage);
     QFETCH(QString, expected);
     const QString study = weightsStudy(QString("resume-bad-%1").arg(QTest::currentDataTag()).replace(' ', '-'));
-    if (damage == "config") // the checkpoint is whole, the stored config describes another model
-        SQLite::Database(study.toStdString(), SQLite::OPEN_READWRITE)
-            .exec("UPDATE runs SET config_toml = replace(config_toml, 'width = 32', 'width = 64') WHERE name = 'stopped'");
-    else if (!damage.isEmpty())
-        ::damage(weightsFileOf(study, "stopped", WeightFileKind::Checkpoint), damage);
+    spoil(study, "stopped", WeightFileKind::Checkpoint, damage);
     arguments.replaceInStrings("STUDY", study);
     const QByteArray before = sha256(study);
     const Result r = runOptlog(arguments);
@@ -1016,11 +1023,7 @@ void tst_Cli::quantizeBadInputChangesNothing()
     QFETCH(QString, damage);
     QFETCH(QString, expected);
     const QString study = weightsStudy(QString("quantize-bad-%1").arg(QTest::currentDataTag()).replace(' ', '-'));
-    if (damage == "config") // the weights are whole, the stored config describes another model
-        SQLite::Database(study.toStdString(), SQLite::OPEN_READWRITE)
-            .exec("UPDATE runs SET config_toml = replace(config_toml, 'width = 32', 'width = 64') WHERE name = 'done'");
-    else if (!damage.isEmpty())
-        ::damage(weightsFileOf(study, "done", WeightFileKind::Final), damage);
+    spoil(study, "done", WeightFileKind::Final, damage);
     const QByteArray before = sha256(study);
     const Result r = runOptlog(QStringList{"quantize", study, "done"} + arguments);
     QCOMPARE(r.exitCode, 2);
