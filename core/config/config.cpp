@@ -27,6 +27,7 @@ template<> struct SectionOf<PrecisionConfig> { static constexpr const char *name
 template<> struct SectionOf<MemoryConfig> { static constexpr const char *name = "memory"; static constexpr auto member = &RunConfig::memory; };
 template<> struct SectionOf<RuntimeConfig> { static constexpr const char *name = "runtime"; static constexpr auto member = &RunConfig::runtime; };
 template<> struct SectionOf<DiagnosticsConfig> { static constexpr const char *name = "diagnostics"; static constexpr auto member = &RunConfig::diagnostics; };
+template<> struct SectionOf<DistributedConfig> { static constexpr const char *name = "distributed"; static constexpr auto member = &RunConfig::distributed; };
 
 // The numbers a field accepts: from `minimum` to `maximum` inclusive (below it when
 // `exclusiveMaximum`); a maximum of 0 means none.
@@ -291,6 +292,16 @@ const std::vector<ConfigField> &configFields()
               "measure what FP16 and BF16 would do to this run's gradients, updates and activations"),
         field(&DiagnosticsConfig::numericsEvery, "numerics_every",
               "optimizer steps between those measurements (outside the step's time and its peak)", {1, 1000000}),
+        field(&DistributedConfig::ranks, "ranks",
+              "engine processes training data-parallel, each on its own microbatch: the step's batch is ranks x "
+              "microbatch x accumulation sequences", {1, 64}),
+        field(&DistributedConfig::zeroStage, "zero_stage",
+              "ZeRO: 0 none; 1 shards AdamW's moments (and master weights) over the ranks; 2 also the gradients",
+              {0, 2}),
+        field(&DistributedConfig::bucketMib, "bucket_mib",
+              "MiB of FP32 gradients reduced per collective (ZeRO also gathers weights per bucket)", {1, 4096}),
+        field(&DistributedConfig::timeout, "timeout",
+              "seconds a rank waits for the others in a collective before the run fails", {1, 86400}),
     };
     return fields;
 }
@@ -451,6 +462,15 @@ void validate(const RunConfig &c)
     if (needsPath && c.data.path.empty())
         throw ConfigError("data.path", "config: data.path is empty: data.corpus = \"" + c.data.corpus
                           + "\" needs a path (a UTF-8 text file, or a folder with train.bin and val.bin)");
+    if (c.distributed.zeroStage > 0 && c.distributed.ranks < 2)
+        throw ConfigError("distributed.zero_stage", "config: distributed.zero_stage = "
+                          + std::to_string(c.distributed.zeroStage) + " shards over ranks, but distributed.ranks = 1: "
+                          "set distributed.ranks to 2 or more, or distributed.zero_stage = 0");
+    if (c.distributed.ranks > 1 && c.train.checkpointInterval > 0)
+        throw ConfigError("train.checkpoint_interval", "config: train.checkpoint_interval = "
+                          + std::to_string(c.train.checkpointInterval) + " with distributed.ranks = "
+                          + std::to_string(c.distributed.ranks) + ": a run over several ranks cannot be resumed yet "
+                          "(its optimizer state and random streams are spread over the ranks); set it to 0");
     if (c.data.corpus != "tokens" && c.model.vocabSize < 256)
         throw ConfigError("model.vocab_size", "config: model.vocab_size = " + std::to_string(c.model.vocabSize)
                           + ": byte-level text needs at least 256");

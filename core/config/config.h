@@ -71,6 +71,15 @@ struct RuntimeConfig
     std::string device = "cpu";   // cpu | cuda (the first visible GPU; CUDA_VISIBLE_DEVICES picks another)
 };
 
+// Data-parallel training over ranks (engine processes) on torch.distributed's c10d with Gloo.
+struct DistributedConfig
+{
+    int64_t ranks = 1;        // engine processes that train the run together; each a microbatch per step
+    int64_t zeroStage = 0;    // 0 plain data parallel; 1 shards AdamW's moments and master weights; 2 also gradients
+    int64_t bucketMib = 25;   // gradients are reduced (and ZeRO's weights gathered) in buckets of this size
+    int64_t timeout = 60;     // seconds a rank waits for the others before the run fails
+};
+
 // What the engine watches beside training: instability, and what 16-bit formats would do.
 struct DiagnosticsConfig
 {
@@ -92,8 +101,13 @@ struct RunConfig
     MemoryConfig memory;
     RuntimeConfig runtime;
     DiagnosticsConfig diagnostics;
+    DistributedConfig distributed;
 
-    int64_t tokensPerStep() const { return train.microbatch * train.accumulation * model.contextLength; }
+    // Over every rank: what one optimizer step trains on.
+    int64_t tokensPerStep() const
+    {
+        return distributed.ranks * train.microbatch * train.accumulation * model.contextLength;
+    }
 };
 
 // One config field: where it lives in the TOML, what it holds, what is allowed.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct StepMetrics
     double lossScale = 0;     // the loss scaler's scale after the step; 0 without a scaler
     bool skipped = false;     // the scaler found an inf or NaN gradient and skipped the step
     double machineGflops = 0; // the reference kernel timed after this step (machine-speed index); 0 = not timed
+    std::optional<double> communicationSeconds; // data parallel: rank 0's seconds in collectives, within stepSeconds
 };
 
 struct ValidationPoint
@@ -137,5 +139,20 @@ inline double ValidationPoint::samplingError() const
 {
     return sequences > 1 ? sequenceSd / std::sqrt(double(sequences)) : std::nan("");
 }
+
+// One rank of a data-parallel run, as rank 0 stored it: where it ran and how its steps went.
+// Its memory is stored by role like a run's, under its rank.
+struct RankRecord
+{
+    int64_t rank = 0;
+    std::string host;
+    int64_t pid = 0;
+    std::string environmentJson;
+    int64_t measuredSteps = 0;       // the steps after warm-up
+    double stepSeconds = 0;          // their wall seconds, summed
+    double communicationSeconds = 0; // the part in collectives
+    std::string outcome;             // how the rank's training ended: "completed", "failed", ...
+    std::string message;
+};
 
 } // namespace optlog

@@ -15,6 +15,7 @@ constexpr Named<MemoryRole> kRoleNames[] = {
     {MemoryRole::Gradients, "gradients", "gradients"},
     {MemoryRole::MasterWeights, "master_weights", "master weights"},
     {MemoryRole::OptimizerState, "optimizer_state", "optimizer state"},
+    {MemoryRole::CommunicationBuffers, "communication_buffers", "communication buffers"},
     {MemoryRole::SavedActivations, "saved_activations", "saved activations"},
     {MemoryRole::Temporaries, "temporaries", "temporaries"},
     {MemoryRole::Peak, "peak", "peak"},

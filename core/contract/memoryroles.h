@@ -13,6 +13,7 @@ enum class MemoryRole {
     Gradients,
     MasterWeights,
     OptimizerState,
+    CommunicationBuffers, // data parallel: the flat FP32 buckets gradients are reduced (and weights gathered) in
     SavedActivations, // what autograd keeps from one microbatch's forward pass
     Temporaries,      // the rest of a step's peak: input batches, backward's transients
     Peak,             // the allocator's high-water mark over complete steps after warm-up
@@ -21,12 +22,14 @@ enum class MemoryRole {
 };
 inline constexpr MemoryRole kMemoryRoles[] = {
     MemoryRole::Parameters,       MemoryRole::Gradients,   MemoryRole::MasterWeights,
-    MemoryRole::OptimizerState,   MemoryRole::SavedActivations, MemoryRole::Temporaries,
-    MemoryRole::Peak,             MemoryRole::PeakReserved, MemoryRole::PeakRss};
-// The roles a peak is the sum of: the first six.
-inline constexpr MemoryRole kPeakParts[] = {MemoryRole::Parameters,     MemoryRole::Gradients,
-                                            MemoryRole::MasterWeights,  MemoryRole::OptimizerState,
-                                            MemoryRole::SavedActivations, MemoryRole::Temporaries};
+    MemoryRole::OptimizerState,   MemoryRole::CommunicationBuffers, MemoryRole::SavedActivations,
+    MemoryRole::Temporaries,      MemoryRole::Peak,        MemoryRole::PeakReserved,
+    MemoryRole::PeakRss};
+// The roles a peak is the sum of: the first seven.
+inline constexpr MemoryRole kPeakParts[] = {MemoryRole::Parameters,       MemoryRole::Gradients,
+                                            MemoryRole::MasterWeights,    MemoryRole::OptimizerState,
+                                            MemoryRole::CommunicationBuffers, MemoryRole::SavedActivations,
+                                            MemoryRole::Temporaries};
 bool isPeakPart(MemoryRole role);
 
 const char *memoryRoleName(MemoryRole role);  // "saved_activations": as stored and exported

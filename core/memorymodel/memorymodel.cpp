@@ -3,6 +3,7 @@
 
 #include "core/contract/format.h"
 #include "core/memorymodel/modelshape.h"
+#include "core/memorymodel/shardlayout.h"
 
 #include <nlohmann/json.hpp>
 
@@ -49,7 +50,13 @@ std::vector<MemoryRow> MemoryEstimate::rows() const
     return out;
 }
 
-MemoryEstimate estimateMemory(const RunConfig &config)
+ShardLayout shardLayoutOf(const RunConfig &config)
+{
+    return shardLayout(parameterSizes(config.model), config.distributed.ranks,
+                       config.distributed.bucketMib * 1024 * 1024 / kCommunicationBytesPerElement);
+}
+
+MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
 {
     const auto &m = config.model;
     const double B = double(config.train.microbatch), T = double(m.contextLength), C = double(m.width),
@@ -68,8 +75,30 @@ MemoryEstimate estimateMemory(const RunConfig &config)
 
     MemoryEstimate e;
     const int64_t n = parameterCount(m);
-    for (auto &row : predictedModelState(config))
-        e.roles.push_back({row.role, row.dtype, double(row.bytes) / double(n), row.bytes, "exact, from the parameter count"});
+    // Data parallel: ZeRO keeps this rank's shard of some states (shardlayout.h); the buckets
+    // collectives run in are allocated once.
+    const auto &distributed = config.distributed;
+    const ShardLayout layout = shardLayoutOf(config);
+    const int64_t shard = layout.shardElements(rank);
+    const auto isSharded = [&distributed](MemoryRole role) {
+        return (distributed.zeroStage >= 1 && (role == MemoryRole::OptimizerState || role == MemoryRole::MasterWeights))
+               || (distributed.zeroStage >= 2 && role == MemoryRole::Gradients);
+    };
+    for (auto &row : predictedModelState(config)) {
+        const double perElement = double(row.bytes) / double(n);
+        if (isSharded(row.role))
+            e.roles.push_back({row.role, row.dtype, perElement, int64_t(perElement) * shard,
+                               "exact: this rank's shard of " + std::to_string(n) + " parameters"});
+        else
+            e.roles.push_back({row.role, row.dtype, perElement, row.bytes, "exact, from the parameter count"});
+    }
+    if (distributed.ranks > 1) {
+        const int64_t elements = layout.largestBucket() + (distributed.zeroStage > 0 ? layout.largestPart() : 0);
+        e.roles.push_back({MemoryRole::CommunicationBuffers, "float32", double(kCommunicationBytesPerElement),
+                           elements * kCommunicationBytesPerElement,
+                           distributed.zeroStage > 0 ? "the largest bucket and the part a rank sends to the gather"
+                                                     : "the largest bucket of gradients"});
+    }
 
     // Saved activations of one block that is not checkpointed, in bytes.
     double attention = 0;
@@ -142,24 +171,40 @@ MemoryEstimate estimateMemory(const RunConfig &config)
     // gradient, then the gradient of the GELU output beside the GELU input's, both hidden-sized
     // (4·B·T·C), while the GELU output is already freed.
     const double mlpBackward = BTC * d.residual + 4 * BTC * std::max(d.matmul, d.pointwise);
+    // ZeRO-2 keeps the shard's gradients between steps, but backward still builds every gradient
+    // before they are reduced: `built`, the gradients backward has allocated so far, is a temporary
+    // of each step (from the second microbatch on, all of them).
+    const double gradientBytes = double(dtypeBytes(mode.gradients));
+    const bool unreduced = distributed.zeroStage >= 2;
+    const double blockParameters = 12 * C * C + 13 * C;
+    double built = unreduced && config.train.accumulation > 1 ? gradientBytes * double(n) : 0;
+    const auto allocate = [&](double elements) {
+        if (unreduced)
+            built = std::min(gradientBytes * double(n), built + gradientBytes * elements);
+    };
     double live = saved;
-    double highest = live + 2 * B * T * V * 4;    // loss and log-softmax gradients over the logits
+    double highest = live + built + 2 * B * T * V * 4; // loss and log-softmax gradients over the logits
     live -= head;
+    allocate(V * C + 2 * C); // the head's weight (tied: the token embedding's), the final LayerNorm
     for (int64_t i = m.layers - 1; i >= 0; --i) {
+        allocate(blockParameters); // by the block's backward's highest point, at most all of its own
         if (isCheckpointed(i)) {
             // The block is recomputed with its saved tensors, then its own backward runs.
-            highest = std::max(highest, live + block + std::max({gradientBuffers, mlpBackward, attentionBackward}));
+            highest = std::max(highest,
+                               live + built + block + std::max({gradientBuffers, mlpBackward, attentionBackward}));
             live -= checkpointedBlock;
             continue;
         }
         // Attention backward: the gradient of the softmax weights and of the scores exist at once,
         // after the MLP half, the projection input and the V copy are gone.
-        highest = std::max({highest, live + mlpBackward, live + attentionBackward});
+        highest = std::max({highest, live + built + mlpBackward, live + built + attentionBackward});
         live -= block;
     }
-    // The optimizer step: activations are gone; master weights add their FP32 gradients.
-    const double masterGradients = mode.masterWeights ? double(dtypeBytes(*mode.masterWeights)) * double(n) : 0;
-    highest = std::max(highest, masterGradients);
+    // The optimizer step: activations are gone; master weights add their FP32 gradients (for the
+    // shard only under ZeRO). ZeRO-2 reduces every gradient first.
+    const double masterElements = double(distributed.zeroStage >= 1 ? shard : n);
+    const double masterGradients = mode.masterWeights ? double(dtypeBytes(*mode.masterWeights)) * masterElements : 0;
+    highest = std::max({highest, masterGradients, unreduced ? gradientBytes * double(n) : 0.0});
     const double batches = double(config.train.accumulation) * 2 * B * T * 8; // the step's token tensors
     const double temporaries = batches + std::max(0.0, highest - saved);
     e.roles.push_back({MemoryRole::Temporaries, "mixed", 0, int64_t(temporaries),
@@ -214,9 +259,12 @@ std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estima
 {
     std::ostringstream out;
     char line[256];
-    out << "Predicted memory of one training step: " << config.name << " (" << config.precision.mode << ", microbatch "
-        << config.train.microbatch << ", T " << config.model.contextLength << ", " << parameterCount(config.model)
-        << " parameters)\n";
+    out << "Predicted memory of one training step" << (config.distributed.ranks > 1 ? ", per rank (rank 0)" : "")
+        << ": " << config.name << " (" << config.precision.mode << ", microbatch " << config.train.microbatch << ", T "
+        << config.model.contextLength << ", " << parameterCount(config.model) << " parameters";
+    if (config.distributed.ranks > 1)
+        out << ", " << config.distributed.ranks << " ranks, ZeRO stage " << config.distributed.zeroStage;
+    out << ")\n";
     std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", "role", "dtype", "bytes/elem", "bytes", "what");
     out << line;
     for (const auto &r : estimate.roles) {

@@ -3,6 +3,7 @@
 
 #include "core/config/config.h"
 #include "core/contract/measurements.h"
+#include "core/memorymodel/shardlayout.h"
 
 #include <cstdint>
 #include <string>
@@ -35,7 +36,13 @@ struct MemoryEstimate
 // for backward in this model's operations (embeddings, LayerNorms, QKV, the T x T attention
 // scores and their softmax, MLP and GELU, logits and cross-entropy), in each mode's dtypes, and
 // how checkpointing and chunked attention change them. docs/memory-model.md derives each term.
-MemoryEstimate estimateMemory(const RunConfig &config);
+// With distributed.ranks > 1 the figures are one rank's (`rank`): ZeRO's shards differ between
+// ranks by the padding of the last part.
+MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank = 0);
+
+// Data parallel: collectives run on FP32 buckets of distributed.bucket_mib.
+inline constexpr int64_t kCommunicationBytesPerElement = 4;
+ShardLayout shardLayoutOf(const RunConfig &config);
 
 // Korthikanti et al. (2022): 34·s·b·h + 5·a·s²·b bytes of activations per layer, which assumes
 // 16-bit activations and dropout masks; a cross-check, not the model.

@@ -11,6 +11,23 @@ int64_t parameterCount(const ModelConfig &m)
     return m.vocabSize * C + m.contextLength * C + m.layers * perBlock + 2 * C + head;
 }
 
+std::vector<int64_t> parameterSizes(const ModelConfig &m)
+{
+    const int64_t C = m.width;
+    std::vector<int64_t> sizes = {m.vocabSize * C, m.contextLength * C}; // token and position embeddings
+    for (int64_t block = 0; block < m.layers; ++block)
+        sizes.insert(sizes.end(), {C, C,                 // ln1
+                                   3 * C * C, 3 * C,     // attention.qkv
+                                   C * C, C,             // attention.proj
+                                   C, C,                 // ln2
+                                   4 * C * C, 4 * C,     // mlp.fc
+                                   4 * C * C, C});       // mlp.proj
+    sizes.insert(sizes.end(), {C, C}); // final LayerNorm
+    if (!m.tiedHead)
+        sizes.push_back(m.vocabSize * C);
+    return sizes;
+}
+
 std::vector<MemoryRow> predictedModelState(const RunConfig &config)
 {
     const int64_t n = parameterCount(config.model);

@@ -14,6 +14,9 @@ namespace optlog {
 //   + V·C when the head is not tied.
 // Per block: two LayerNorms 4·C, QKV 3·C² + 3·C, projection C² + C, MLP 8·C² + 5·C.
 int64_t parameterCount(const ModelConfig &model);
+// The elements of each parameter tensor in the model's order (Module::named_parameters): how
+// data-parallel ranks bucket and shard them (shardlayout.h). Sums to parameterCount().
+std::vector<int64_t> parameterSizes(const ModelConfig &model);
 
 // Model-state bytes that follow exactly from the parameter count and the precision mode:
 // parameters, gradients, master weights, optimizer state; each with its dtype.

@@ -174,6 +174,35 @@ const std::vector<const char *> kMigrations = {
         loss_delta REAL,
         PRIMARY KEY (quantization_id, tensor)) WITHOUT ROWID;
     )sql",
+    // 7 -> 8: data-parallel runs: memory by role per rank, rank 0's time in collectives per step,
+    // and each rank's host, environment and step times.
+    R"sql(
+    CREATE TABLE memory_by_rank (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        rank INTEGER NOT NULL DEFAULT 0,
+        role TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('predicted', 'measured')),
+        dtype TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        PRIMARY KEY (run_id, rank, role, source)) WITHOUT ROWID;
+    INSERT INTO memory_by_rank (run_id, rank, role, source, dtype, bytes)
+        SELECT run_id, 0, role, source, dtype, bytes FROM memory;
+    DROP TABLE memory;
+    ALTER TABLE memory_by_rank RENAME TO memory;
+    ALTER TABLE metrics ADD COLUMN communication_seconds REAL;
+    CREATE TABLE ranks (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        rank INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER,
+        environment TEXT,
+        measured_steps INTEGER NOT NULL,
+        step_seconds REAL,
+        communication_seconds REAL,
+        outcome TEXT NOT NULL,
+        message TEXT NOT NULL,
+        PRIMARY KEY (run_id, rank)) WITHOUT ROWID;
+    )sql",
 };
 
 std::string hostName()
@@ -510,25 +539,27 @@ void Store::migrate()
 {
     if (kMigrations.size() != size_t(kSchemaVersion))
         throw StoreError("internal: kMigrations must hold one entry per schema version");
-    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-    const int from = schemaVersion();
-    if (from == 0) {
-        m_db->exec("PRAGMA application_id = " + std::to_string(kApplicationId));
-    }
-    for (int v = from; v < kSchemaVersion; ++v)
-        m_db->exec(kMigrations.at(size_t(v)));
-    if (from == 0) {
-        SQLite::Statement seed(*m_db, "INSERT INTO meta (key, value) VALUES ('study_seed', ?)");
-        seed.bind(1, std::to_string(kDefaultStudySeed));
-        seed.exec();
-    }
-    if (from != kSchemaVersion)
-        m_db->exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
-    transaction.commit();
-    // The new schema's pages into the file, and the write-ahead log emptied: otherwise it holds a
-    // second copy of them, which on a small disk leaves no room for the run's reserve.
-    if (from != kSchemaVersion)
+    // One transaction per version, the version read inside it (another process may have migrated
+    // meanwhile), and each step's pages checkpointed into the file with the write-ahead log emptied:
+    // the log then never holds more than one step, so that a study can be created or migrated on a
+    // nearly full disk, and leaves room there for the run's reserve.
+    while (true) {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        const int version = schemaVersion();
+        if (version >= kSchemaVersion)
+            break;
+        if (version == 0)
+            m_db->exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+        m_db->exec(kMigrations.at(size_t(version)));
+        if (version == 0) {
+            SQLite::Statement seed(*m_db, "INSERT INTO meta (key, value) VALUES ('study_seed', ?)");
+            seed.bind(1, std::to_string(kDefaultStudySeed));
+            seed.exec();
+        }
+        m_db->exec("PRAGMA user_version = " + std::to_string(version + 1));
+        transaction.commit();
         m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
 }
 
 int64_t Store::studySeed() const
@@ -615,7 +646,8 @@ namespace {
 // The insert of each kind of row a run has, shared by the engine's appends and copyRunsFrom.
 constexpr const char *kInsertMetrics =
     "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, grad_norm, step_seconds, "
-    "tokens_per_second, loss_scale, skipped, machine_gflops) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    "tokens_per_second, loss_scale, skipped, machine_gflops, communication_seconds) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 void bindMetrics(SQLite::Statement &insert, const StepMetrics &row)
 {
     insert.bind(2, row.step);
@@ -631,6 +663,10 @@ void bindMetrics(SQLite::Statement &insert, const StepMetrics &row)
         insert.bind(11, row.machineGflops);
     else
         insert.bind(11); // NULL: not timed at this step
+    if (row.communicationSeconds)
+        insert.bind(12, *row.communicationSeconds);
+    else
+        insert.bind(12); // NULL: one rank, no collectives
 }
 
 constexpr const char *kInsertValidation =
@@ -644,13 +680,34 @@ void bindValidation(SQLite::Statement &insert, const ValidationPoint &row)
     insert.bind(6, row.sequenceSd);
 }
 
-constexpr const char *kInsertMemory = "INSERT INTO memory (run_id, role, source, dtype, bytes) VALUES (?, ?, ?, ?, ?)";
-void bindMemory(SQLite::Statement &insert, const MemoryRow &row)
+constexpr const char *kInsertMemory =
+    "INSERT INTO memory (run_id, role, source, dtype, bytes, rank) VALUES (?, ?, ?, ?, ?, ?)";
+// The rows of one rank.
+auto bindMemoryOf(int64_t rank)
 {
-    insert.bind(2, memoryRoleName(row.role));
-    insert.bind(3, memorySourceName(row.source));
-    insert.bind(4, row.dtype);
-    insert.bind(5, row.bytes);
+    return [rank](SQLite::Statement &insert, const MemoryRow &row) {
+        insert.bind(2, memoryRoleName(row.role));
+        insert.bind(3, memorySourceName(row.source));
+        insert.bind(4, row.dtype);
+        insert.bind(5, row.bytes);
+        insert.bind(6, rank);
+    };
+}
+
+constexpr const char *kInsertRank =
+    "INSERT OR REPLACE INTO ranks (run_id, rank, host, pid, environment, measured_steps, step_seconds, "
+    "communication_seconds, outcome, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+void bindRank(SQLite::Statement &insert, const RankRecord &row)
+{
+    insert.bind(2, row.rank);
+    insert.bind(3, row.host);
+    insert.bind(4, row.pid);
+    insert.bind(5, row.environmentJson);
+    insert.bind(6, row.measuredSteps);
+    insert.bind(7, row.stepSeconds);
+    insert.bind(8, row.communicationSeconds);
+    insert.bind(9, row.outcome);
+    insert.bind(10, row.message);
 }
 
 constexpr const char *kInsertNumerics =
@@ -696,16 +753,22 @@ void Store::appendValidation(int64_t runId, const std::vector<ValidationPoint> &
                    [&] { appendEach(*m_db, kInsertValidation, runId, rows, bindValidation); });
 }
 
-void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows)
+void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows, int64_t rank)
 {
     return guarded(m_path, "store memory by role", [&] {
         SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement clear(*m_db, "DELETE FROM memory WHERE run_id = ?");
+        SQLite::Statement clear(*m_db, "DELETE FROM memory WHERE run_id = ? AND rank = ?");
         clear.bind(1, runId);
+        clear.bind(2, rank);
         clear.exec();
-        executeEach(*m_db, kInsertMemory, runId, rows, bindMemory);
+        executeEach(*m_db, kInsertMemory, runId, rows, bindMemoryOf(rank));
         transaction.commit();
     });
+}
+
+void Store::storeRanks(int64_t runId, const std::vector<RankRecord> &ranks)
+{
+    return guarded(m_path, "store the ranks", [&] { appendEach(*m_db, kInsertRank, runId, ranks, bindRank); });
 }
 
 void Store::addEvent(int64_t runId, EventKind kind, const std::string &message, int64_t step)
@@ -855,13 +918,17 @@ std::vector<StepMetrics> Store::metrics(int64_t runId) const
         return selectEach<StepMetrics>(
             *m_db,
             "SELECT step, tokens, train_loss, learning_rate, grad_norm, step_seconds, tokens_per_second, "
-            "coalesce(loss_scale, 0), skipped, coalesce(machine_gflops, 0) FROM metrics WHERE run_id = ? ORDER BY step",
+            "coalesce(loss_scale, 0), skipped, coalesce(machine_gflops, 0), communication_seconds FROM metrics "
+            "WHERE run_id = ? ORDER BY step",
             runId, [](SQLite::Statement &query) {
-                return std::optional(readColumns(query, &StepMetrics::step, &StepMetrics::tokens, &StepMetrics::trainLoss,
-                                                 &StepMetrics::learningRate, &StepMetrics::gradNorm,
-                                                 &StepMetrics::stepSeconds, &StepMetrics::tokensPerSecond,
-                                                 &StepMetrics::lossScale, &StepMetrics::skipped,
-                                                 &StepMetrics::machineGflops));
+                StepMetrics row = readColumns(query, &StepMetrics::step, &StepMetrics::tokens, &StepMetrics::trainLoss,
+                                              &StepMetrics::learningRate, &StepMetrics::gradNorm,
+                                              &StepMetrics::stepSeconds, &StepMetrics::tokensPerSecond,
+                                              &StepMetrics::lossScale, &StepMetrics::skipped,
+                                              &StepMetrics::machineGflops);
+                if (!query.getColumn(10).isNull())
+                    row.communicationSeconds = query.getColumn(10).getDouble();
+                return std::optional(row);
             });
     });
 }
@@ -880,11 +947,27 @@ std::vector<ValidationPoint> Store::validation(int64_t runId) const
     });
 }
 
-std::vector<MemoryRow> Store::memory(int64_t runId) const
+std::vector<RankRecord> Store::ranks(int64_t runId) const
+{
+    return guarded(m_path, "read the ranks", [&] {
+        return selectEach<RankRecord>(
+            *m_db, "SELECT rank, host, coalesce(pid, 0), coalesce(environment, ''), measured_steps, step_seconds, "
+                   "communication_seconds, outcome, message FROM ranks WHERE run_id = ? ORDER BY rank",
+            runId, [](SQLite::Statement &query) {
+                return std::optional(readColumns(query, &RankRecord::rank, &RankRecord::host, &RankRecord::pid,
+                                                 &RankRecord::environmentJson, &RankRecord::measuredSteps,
+                                                 &RankRecord::stepSeconds, &RankRecord::communicationSeconds,
+                                                 &RankRecord::outcome, &RankRecord::message));
+            });
+    });
+}
+
+std::vector<MemoryRow> Store::memory(int64_t runId, int64_t rank) const
 {
     return guarded(m_path, "read memory by role", [&] {
         std::vector<MemoryRow> out = selectEach<MemoryRow>(
-            *m_db, "SELECT role, dtype, bytes, source FROM memory WHERE run_id = ?", runId,
+            *m_db, ("SELECT role, dtype, bytes, source FROM memory WHERE run_id = ? AND rank = "
+                    + std::to_string(rank)).c_str(), runId,
             [](SQLite::Statement &query) -> std::optional<MemoryRow> {
                 const auto role = memoryRoleNamed(query.getColumn(0).getString());
                 const auto source = memorySourceNamed(query.getColumn(3).getString());
@@ -1163,7 +1246,12 @@ std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<
             const int64_t id = m_db->getLastInsertRowid();
             executeEach(*m_db, kInsertMetrics, id, source.metrics(run.id), bindMetrics);
             executeEach(*m_db, kInsertValidation, id, source.validation(run.id), bindValidation);
-            executeEach(*m_db, kInsertMemory, id, source.memory(run.id), bindMemory);
+            executeEach(*m_db, kInsertMemory, id, source.memory(run.id), bindMemoryOf(0));
+            const std::vector<RankRecord> ranks = source.ranks(run.id);
+            executeEach(*m_db, kInsertRank, id, ranks, bindRank);
+            for (const RankRecord &rank : ranks)
+                if (rank.rank > 0)
+                    executeEach(*m_db, kInsertMemory, id, source.memory(run.id, rank.rank), bindMemoryOf(rank.rank));
             executeEach(*m_db, kInsertEvent, id, source.events(run.id), bindEvent);
             executeEach(*m_db, kInsertNumerics, id, source.numerics(run.id), bindNumerics);
             executeEach(*m_db, "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags, bindTag);

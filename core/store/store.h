@@ -77,7 +77,7 @@ class Store
 {
 public:
     enum class Access { ReadOnly, ReadWrite };
-    static constexpr int kSchemaVersion = 7;
+    static constexpr int kSchemaVersion = 8;
     static constexpr size_t kMaxNoteBytes = 8192;
     static constexpr size_t kMaxTagBytes = 64;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
@@ -113,7 +113,9 @@ public:
     // Each call is one transaction: the engine batches rows, never one transaction per row.
     void appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows);
     void appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows);
-    void replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows);
+    // A data-parallel run keeps each rank's memory under its rank; rank 0's is the run's.
+    void replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows, int64_t rank = 0);
+    void storeRanks(int64_t runId, const std::vector<RankRecord> &ranks);
     void addEvent(int64_t runId, EventKind kind, const std::string &message, int64_t step = -1);
     void appendNumerics(int64_t runId, const std::vector<TensorNumerics> &rows);
     void finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message);
@@ -188,7 +190,8 @@ public:
     RunRecord requireRun(int64_t runId) const;
     std::vector<StepMetrics> metrics(int64_t runId) const;
     std::vector<ValidationPoint> validation(int64_t runId) const;
-    std::vector<MemoryRow> memory(int64_t runId) const;
+    std::vector<MemoryRow> memory(int64_t runId, int64_t rank = 0) const;
+    std::vector<RankRecord> ranks(int64_t runId) const; // data parallel: every rank, rank 0 first; else none
     std::vector<EventRecord> events(int64_t runId) const;
     std::vector<TensorNumerics> numerics(int64_t runId) const; // by step, then tensor
 

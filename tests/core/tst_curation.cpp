@@ -73,6 +73,11 @@ int64_t addFullRun(Store &store, const std::string &name, const std::string &mod
     store.appendNumerics(id, {n});
     store.setEnvironment(id, R"({"threads":2})");
     store.setDtypes(id, R"({"weights":"float32"})");
+    // Trained over two ranks: rank 1's memory and both ranks' records.
+    store.replaceMemory(id, {{MemoryRole::OptimizerState, "float32", 4100, MemorySource::Measured},
+                             {MemoryRole::CommunicationBuffers, "float32", 2048, MemorySource::Measured}}, 1);
+    store.storeRanks(id, {{0, "here", 11, R"({"threads":1})", 18, 1.8, 0.25, "completed", ""},
+                          {1, "there", 12, R"({"threads":1})", 18, 1.9, 0.3 + lossOffset, "completed", ""}});
     store.finishRun(id, Outcome::Completed, 19, "");
     return id;
 }
@@ -236,9 +241,9 @@ void tst_Curation::deleteLeavesNoOrphanRows()
         store.storeQuantization(id, q);
     }
     const std::vector<std::string> tables = runTables(path);
-    // metrics, validation, events, memory, numerics, tags, former_names, weight_files, quantizations:
-    // a new table of run rows joins the check.
-    QCOMPARE(tables.size(), size_t(9));
+    // metrics, validation, events, memory, numerics, tags, former_names, weight_files, quantizations,
+    // ranks: a new table of run rows joins the check.
+    QCOMPARE(tables.size(), size_t(10));
     const QString goneFolder = QString::fromStdString(store.absolutePath(store.weightsFolder(gone)));
     store.deleteRun(gone);
     QVERIFY(!QFileInfo::exists(goneFolder)); // its weights files went with it
@@ -327,6 +332,14 @@ void tst_Curation::copyReproducesTheRunsSummaryExactly()
         QCOMPARE(b.memory[i].bytes, a.memory[i].bytes);
     QCOMPARE(b.numerics.size(), a.numerics.size());
     QVERIFY(sameNumber(b.numerics[0].fp16Subnormal, a.numerics[0].fp16Subnormal));
+    // Each rank's record and memory come along.
+    QCOMPARE(b.ranks.size(), size_t(2));
+    QCOMPARE(b.ranks[1].host, a.ranks[1].host);
+    QCOMPARE(b.ranks[1].communicationSeconds, a.ranks[1].communicationSeconds);
+    QCOMPARE(b.ranks[1].environmentJson, a.ranks[1].environmentJson);
+    QCOMPARE(b.rankMemory.at(1).size(), size_t(2));
+    QCOMPARE(b.rankMemory.at(1)[0].bytes, a.rankMemory.at(1)[0].bytes);
+    QCOMPARE(b.rankMemory.at(0).size(), b.memory.size());
     const auto metricsA = source.metrics(1), metricsB = dest.metrics(ids[0]);
     QCOMPARE(metricsB.size(), metricsA.size());
     for (size_t i = 0; i < metricsA.size(); ++i) {

@@ -58,7 +58,8 @@ private Q_SLOTS:
             QCOMPARE(memoryRoleNamed(memoryRoleName(role)), std::optional<MemoryRole>(role));
         }
         QCOMPARE(names.join(QLatin1Char(' ')),
-                 QStringLiteral("parameters gradients master_weights optimizer_state saved_activations temporaries "
+                 QStringLiteral("parameters gradients master_weights optimizer_state communication_buffers "
+                                "saved_activations temporaries "
                                 "peak peak_reserved peak_rss"));
         // The parts of a peak lead, in the same order; the peaks are no part of themselves.
         for (size_t i = 0; i < std::size(kPeakParts); ++i) {
