@@ -29,6 +29,11 @@ struct RunRequest
     bool force = false;  // train even when predicted not to fit the budget or the machine
     std::string from;    // "STUDY:RUN": start from that stored run's config instead of a preset or file
     std::string resume;  // a run of `study` to continue from its last checkpoint, with its own config
+    // Data parallel across machines: rank 0 serves the rendezvous at HOST:PORT and trains into
+    // `study`; another rank joins it there and takes the run's config from it.
+    std::string rendezvous;
+    int64_t rank = -1;     // -1: not given
+    int64_t worldSize = 0; // 0: not given
 };
 // `self` runs the replicates when there are several.
 int runCommand(const RunRequest &request, const std::string &self);

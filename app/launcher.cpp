@@ -6,7 +6,10 @@
 #include "core/contract/outcome.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cerrno>
+#include <csignal>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +19,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,6 +130,106 @@ int runChild(const std::string &self, const std::vector<std::string> &arguments,
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : kExitFailed;
+}
+
+LocalRanks::~LocalRanks()
+{
+    for (Child &child : m_children)
+        if (!child.reaped) {
+            kill(child.pid, SIGKILL);
+            reap(child, true);
+        }
+}
+
+void LocalRanks::start(const std::string &self, uint16_t port, int64_t worldSize, bool cuda)
+{
+    const pid_t parent = getpid();
+    // On CUDA each rank takes a GPU of its own (the first visible one is the one a run uses):
+    // rank R sees GPU R, unless the user chose with CUDA_VISIBLE_DEVICES.
+    const bool pickGpu = cuda && !std::getenv("CUDA_VISIBLE_DEVICES");
+    for (int64_t rank = 1; rank < worldSize; ++rank) {
+        std::vector<std::string> arguments = {self, "run", "--rendezvous", "127.0.0.1:" + std::to_string(port),
+                                              "--rank", std::to_string(rank), "--world-size", std::to_string(worldSize)};
+        std::vector<char *> argv;
+        for (auto &a : arguments)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        std::vector<std::string> environment;
+        for (char **entry = environ; *entry; ++entry)
+            environment.emplace_back(*entry);
+        if (pickGpu)
+            environment.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(rank));
+        std::vector<char *> envp;
+        for (auto &e : environment)
+            envp.push_back(e.data());
+        envp.push_back(nullptr);
+        std::fflush(nullptr);
+        const pid_t pid = fork();
+        if (pid < 0)
+            throw std::runtime_error(std::string("could not start rank ") + std::to_string(rank) + ": "
+                                     + std::strerror(errno));
+        if (pid == 0) {
+            // Only async-signal-safe calls between fork and exec.
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent)
+                _exit(kExitFailed); // rank 0 is already gone
+            const int null = open("/dev/null", O_WRONLY);
+            if (null >= 0)
+                dup2(null, STDOUT_FILENO);
+            execve(self.c_str(), argv.data(), envp.data());
+            _exit(kExitFailed);
+        }
+        m_children.push_back({rank, pid});
+    }
+}
+
+bool LocalRanks::reap(Child &child, bool block)
+{
+    if (child.reaped)
+        return true;
+    int status = 0;
+    pid_t done = 0;
+    while ((done = waitpid(child.pid, &status, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {
+    }
+    if (done != child.pid)
+        return false;
+    child.reaped = true;
+    child.status = status;
+    return true;
+}
+
+std::string LocalRanks::lost(std::chrono::milliseconds grace)
+{
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    while (true) {
+        for (Child &child : m_children) {
+            reap(child, false);
+            if (!child.reaped)
+                continue;
+            const std::string rank = "rank " + std::to_string(child.rank) + " (pid " + std::to_string(child.pid) + ")";
+            if (WIFSIGNALED(child.status))
+                return rank + " was killed by signal " + std::to_string(WTERMSIG(child.status)) + " ("
+                       + strsignal(WTERMSIG(child.status)) + ")";
+            if (WIFEXITED(child.status) && WEXITSTATUS(child.status) != kExitOk)
+                return rank + " exited with code " + std::to_string(WEXITSTATUS(child.status));
+        }
+        if (std::chrono::steady_clock::now() >= deadline)
+            return "";
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
+void LocalRanks::finish(std::chrono::seconds timeout)
+{
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (Child &child : m_children) {
+        while (!reap(child, false) && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!child.reaped) {
+            kill(child.pid, SIGKILL);
+            reap(child, true);
+        }
+    }
 }
 
 } // namespace optlog

@@ -105,6 +105,14 @@ int main(int argc, char **argv)
     runCmd->add_option("--resume", resume, "continue a cancelled or crashed run, STUDY RUN (name or id), from its "
                                            "last checkpoint, with its own config")
         ->expected(2);
+    int64_t runRanks = 0;
+    auto *runRanksOption = runCmd->add_option("--ranks", runRanks, "train data-parallel over this many engine processes on this machine "
+                                            "(same as --set distributed.ranks=N)");
+    runCmd->add_option("--rendezvous", run.rendezvous, "data parallel over machines: HOST:PORT where rank 0 serves "
+                                                       "the rendezvous (with --rank and --world-size)");
+    runCmd->add_option("--rank", run.rank, "this process's rank: 0 trains into the study, 1 and above join rank 0 "
+                                           "and take its config");
+    runCmd->add_option("--world-size", run.worldSize, "the ranks of the run (equal to distributed.ranks)");
 
     StudyRequest study;
     auto *studyCmd = app.add_subcommand("study", "run every run of a study plan (each in its own engine process) "
@@ -289,6 +297,12 @@ int main(int argc, char **argv)
                 run.study = resume.at(0);
                 run.resume = resume.at(1);
             }
+            if (run.rank > 0) { // a joining rank takes everything from rank 0
+                holdStopSignals();
+                return runCommand(run, selfPath(argv[0]));
+            }
+            if (runRanksOption->count())
+                run.overrides.push_back("distributed.ranks=" + std::to_string(runRanks));
             if (run.configFile.empty() && run.preset.empty() && run.from.empty() && run.resume.empty())
                 run.preset = "default";
             holdStopSignals();

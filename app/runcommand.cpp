@@ -9,12 +9,15 @@
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
 #include "core/engine/enginerun.h"
+#include "core/engine/rankrun.h"
 #include "core/engine/weightfiles.h"
 #include "core/contract/format.h"
 
 #include "core/config/configerror.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <atomic>
 #include <filesystem>
 #include <csignal>
@@ -147,6 +150,47 @@ int runReplicates(const RunRequest &request, const std::string &self)
     return result;
 }
 
+// A rank other than 0 of a data-parallel run: it joins rank 0's rendezvous, trains with it and
+// reports to it; it writes no study. Exits with its training's outcome.
+int runJoinedRank(const RunRequest &request)
+{
+    if (!request.preset.empty() || !request.configFile.empty() || !request.overrides.empty() || !request.from.empty()
+        || !request.resume.empty() || !request.study.empty() || request.repeats != 1)
+        return refuseBadInput("run", [] {
+            throw ConfigError("--rank 1 and above take the run from rank 0; leave out --db, --preset, --config, --set, "
+                              "--from, --resume and --repeats");
+        });
+    Rendezvous rendezvous;
+    if (const int refused = refuseBadInput("run", [&] {
+            rendezvous = parseRendezvous(request.rendezvous, request.rank, request.worldSize);
+        }))
+        return refused;
+    try {
+        // The store's own timeout, until the config arrives and says the run's.
+        RankGroup ranks(rendezvous, std::chrono::seconds(300));
+        return exitCodeFor(runRank(ranks, g_stopRequested));
+    } catch (const std::exception &e) {
+        std::cerr << "optlog run: rank " << request.rank << ": " << e.what() << "\n";
+        return kExitFailed;
+    }
+}
+
+// Rank 0 of a data-parallel run: the rendezvous it serves (a free port on the loopback, or
+// --rendezvous for ranks on other machines), and the world size the config and the options agree on.
+Rendezvous rankZeroRendezvous(const RunRequest &request, const RunConfig &config)
+{
+    if (request.rendezvous.empty()) {
+        if (request.rank > 0 || request.worldSize > 0)
+            throw ConfigError("--rank and --world-size go with --rendezvous HOST:PORT");
+        return {"127.0.0.1", 0, 0, config.distributed.ranks};
+    }
+    if (request.worldSize != config.distributed.ranks)
+        throw ConfigError("--world-size " + std::to_string(request.worldSize) + " but the run's distributed.ranks = "
+                          + std::to_string(config.distributed.ranks) + ": give both the same number");
+    Rendezvous rendezvous = parseRendezvous(request.rendezvous, 0, request.worldSize);
+    return rendezvous;
+}
+
 } // namespace
 
 namespace {
@@ -205,12 +249,15 @@ int runCommand(const RunRequest &request, const std::string &self)
     std::signal(SIGTERM, requestStop);
     const sigset_t stop = stopSignals();
     sigprocmask(SIG_UNBLOCK, &stop, nullptr);
+    if (request.rank > 0)
+        return runJoinedRank(request);
     if (request.repeats != 1)
         return runReplicates(request, self);
     // Past a file-size limit (ulimit -f) a write then fails as an I/O error the run reports,
     // instead of the signal's default: killing the process mid-write.
     std::signal(SIGXFSZ, SIG_IGN);
     std::unique_ptr<EngineRun> run;
+    std::optional<Rendezvous> rendezvous;
     if (const int refused = refuseBadInput("run", [&] {
             run = std::make_unique<EngineRun>(requestedConfig(request), request.force ? EngineRun::MemoryCheck::Force
                                                                                       : EngineRun::MemoryCheck::Refuse);
@@ -220,9 +267,30 @@ int runCommand(const RunRequest &request, const std::string &self)
                 const Resumption resumption = resumptionOf(request);
                 run->resumeFrom(resumption.run.id, resumption.checkpoint);
             }
+            if (run->config().distributed.ranks > 1 || !request.rendezvous.empty()) {
+                if (!request.resume.empty())
+                    throw ConfigError("--resume: a run over several ranks cannot be resumed yet");
+                rendezvous = rankZeroRendezvous(request, run->config());
+            }
             run->open(request.study);
         }))
         return refused;
+    // Data parallel: rank 0 serves the rendezvous, starts the other ranks on this machine unless
+    // they join from others, and trains with them.
+    LocalRanks localRanks;
+    if (rendezvous) {
+        try {
+            auto ranks = std::make_shared<RankGroup>(*rendezvous, std::chrono::seconds(run->config().distributed.timeout));
+            if (request.rendezvous.empty()) {
+                localRanks.start(self, ranks->port(), rendezvous->worldSize, run->config().runtime.device == "cuda");
+                ranks->setLostRankProbe([&localRanks] { return localRanks.lost(); });
+            }
+            run->trainWithRanks(ranks);
+        } catch (const std::exception &e) {
+            std::cerr << "optlog run: " << e.what() << "; nothing was written\n";
+            return kExitFailed;
+        }
+    }
     if (g_stopRequested.load()) {
         std::cerr << "optlog run: cancelled while starting, before the run was created in " << request.study << "\n";
         return kExitCancelled;
@@ -234,6 +302,7 @@ int runCommand(const RunRequest &request, const std::string &self)
         std::cerr << "optlog run: " << e.what() << "; the run could not be created\n";
         return kExitFailed;
     }
+    localRanks.finish(std::chrono::seconds(run->config().distributed.timeout));
     const TrainingOutcome &outcome = result.outcome;
     std::cerr << "optlog run: run " << result.runId << " (" << run->config().name << ") "
               << outcomeName(outcome.outcome) << (outcome.message.empty() ? "" : ": " + outcome.message) << " -> "

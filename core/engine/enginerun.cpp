@@ -4,8 +4,11 @@
 #include "core/memorymodel/memorymodel.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/device.h"
+#include "core/engine/rankrun.h"
 #include "core/engine/studyrecorder.h"
 #include "core/contract/format.h"
+
+#include <unistd.h>
 
 #include <stdexcept>
 
@@ -115,6 +118,8 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         // The prediction is stored first, so the workbench shows it while the run trains.
         const std::vector<MemoryRow> predicted = estimateMemory(m_config).rows();
         store.replaceMemory(result.runId, predicted);
+        for (int64_t rank = 1; m_ranks && rank < m_ranks->size(); ++rank)
+            store.replaceMemory(result.runId, estimateMemory(m_config, rank).rows(), rank);
         recorder.started(startMessage(m_config, m_data, m_threads, m_device)
                          + (m_resumedRun ? "; resumed from the checkpoint after step " + std::to_string(m_checkpoint.step)
                                          : std::string()));
@@ -127,6 +132,8 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         store.replaceMemory(result.runId, memory);
         if (!outcome.dtypes.empty())
             store.setDtypes(result.runId, nlohmann::json(outcome.dtypes).dump());
+        if (m_ranks)
+            storeRanks(result.runId, outcome, environment);
     } catch (const StoreError &e) {
         if (outcome.step < 0)
             outcome.step = recorder.lastStep();
@@ -148,7 +155,11 @@ TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, int64_t runId, 
     auto &allocator = CountingAllocator::instance();
     TrainingOutcome outcome;
     try {
-        Trainer trainer(m_config, m_data, m_studySeed);
+        if (m_ranks) {
+            publishRunForRanks(*m_ranks, m_config, m_studySeed);
+            m_ranks->connect(m_device.is_cuda());
+        }
+        Trainer trainer(m_config, m_data, m_studySeed, m_ranks.get());
         trainer.writeWeightsTo(m_store->absolutePath(""), m_store->weightsFolder(runId));
         if (m_resumedRun)
             trainer.resumeFrom(m_store->absolutePath(m_checkpoint.path), m_checkpoint);
@@ -156,6 +167,13 @@ TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, int64_t runId, 
     } catch (const StoreError &) {
         allocator.setBudget(0);
         throw;
+    } catch (const RankLost &e) {
+        // Another rank died or stopped answering: the run cannot go on without it.
+        const std::string lost = m_ranks ? m_ranks->lostRank() : std::string();
+        outcome.outcome = Outcome::Crashed;
+        outcome.step = std::max<int64_t>(0, recorder.lastStep() + 1);
+        outcome.message = (lost.empty() ? std::string() : lost + "; ") + e.what();
+        allocator.setBudget(0);
     } catch (const std::exception &e) {
         // Building the model or its optimizer can already exceed a budget, or the machine.
         const auto refusal = allocator.refusal();
@@ -170,6 +188,30 @@ TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, int64_t runId, 
         allocator.setBudget(0);
     }
     return outcome;
+}
+
+void EngineRun::storeRanks(int64_t runId, const TrainingOutcome &outcome, const nlohmann::json &environment)
+{
+    RankRecord own;
+    own.host = thisHost();
+    own.pid = int64_t(getpid());
+    own.environmentJson = environment.dump();
+    own.measuredSteps = outcome.measuredSteps;
+    own.stepSeconds = outcome.stepSeconds;
+    own.communicationSeconds = outcome.communicationSeconds;
+    own.outcome = outcomeName(outcome.outcome);
+    own.message = outcome.message;
+    std::vector<RankRecord> ranks = {own};
+    for (int64_t rank = 1; rank < m_ranks->size(); ++rank) {
+        RankReport report = readRankReport(*m_ranks, rank, outcome.outcome == Outcome::Completed);
+        ranks.push_back(report.record);
+        if (!report.measuredMemory.empty()) {
+            std::vector<MemoryRow> memory = estimateMemory(m_config, rank).rows();
+            memory.insert(memory.end(), report.measuredMemory.begin(), report.measuredMemory.end());
+            m_store->replaceMemory(runId, memory, rank);
+        }
+    }
+    m_store->storeRanks(runId, ranks);
 }
 
 } // namespace optlog

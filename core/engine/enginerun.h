@@ -5,6 +5,7 @@
 #include "core/engine/calibration.h"
 #include "core/engine/environment.h"
 #include "core/engine/preflight.h"
+#include "core/engine/rankgroup.h"
 #include "core/engine/studyrecorder.h"
 #include "core/engine/textdata.h"
 #include "core/engine/trainer.h"
@@ -63,11 +64,17 @@ public:
     // instead of creating a run: its rows after the checkpoint's step are dropped, and its metrics
     // go on at the step after it.
     void resumeFrom(int64_t runId, WeightFile checkpoint);
+    // Before train(): this run is rank 0 of a data-parallel run over `ranks` (distributed.ranks of
+    // them). train() gives the other ranks the config, trains with them, and stores what each
+    // reports: its memory by role beside the prediction for it, its host, environment and step times.
+    void trainWithRanks(std::shared_ptr<RankGroup> ranks) { m_ranks = std::move(ranks); }
 
 private:
     // The trainer from construction to outcome: a budget's refusal as oom, the machine running
     // out or any other exception as failed with its cause; a StoreError passes through.
     TrainingOutcome trainOutcome(StudyRecorder &recorder, int64_t runId, const std::atomic<bool> &stopRequested);
+    // Data parallel: the ranks' reports, rank 0's own first, with their memory stored by rank.
+    void storeRanks(int64_t runId, const TrainingOutcome &outcome, const nlohmann::json &environment);
 
     RunConfig m_config;
     RunOrigin m_origin;
@@ -81,6 +88,7 @@ private:
     ThreadSettings m_threads;
     nlohmann::json m_heap; // what keepTensorMemoryInHeap() set
     MatmulPeak m_peak;
+    std::shared_ptr<RankGroup> m_ranks;
 };
 
 } // namespace optlog

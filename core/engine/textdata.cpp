@@ -225,7 +225,9 @@ void BatchSampler::restore(const std::string &state)
         throw DataError("a checkpoint's batch order cannot be read: it was not written by this optlog");
 }
 
-Batch BatchSampler::next(int64_t sequences)
+Batch BatchSampler::next(int64_t sequences) { return next(sequences, 0, sequences); }
+
+Batch BatchSampler::next(int64_t sequences, int64_t first, int64_t count)
 {
     // Plain modulo rather than std::uniform_int_distribution, whose output differs between
     // standard libraries: a study's batches must not depend on the compiler.
@@ -233,6 +235,7 @@ Batch BatchSampler::next(int64_t sequences)
     std::vector<int64_t> offsets(static_cast<size_t>(sequences));
     for (auto &o : offsets)
         o = int64_t(m_generator() % starts);
+    offsets = std::vector<int64_t>(offsets.begin() + first, offsets.begin() + first + count);
     return makeBatch(m_tokens, offsets, m_contextLength);
 }
 

@@ -49,6 +49,9 @@ class BatchSampler
 public:
     BatchSampler(const std::vector<uint16_t> &tokens, int64_t contextLength, uint64_t seed);
     Batch next(int64_t sequences);
+    // Draws `sequences` windows as next() does, and keeps `count` of them from `first` on: one
+    // data-parallel rank's slice of the step's batch.
+    Batch next(int64_t sequences, int64_t first, int64_t count);
     // The generator's state as text, and back: a resumed run draws the batches it would have drawn.
     std::string state() const;
     void restore(const std::string &state);

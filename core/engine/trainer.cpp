@@ -134,8 +134,9 @@ double learningRateAt(const TrainConfig &train, int64_t step)
     return train.minLearningRate + cosine * (train.learningRate - train.minLearningRate);
 }
 
-Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed)
+Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, RankGroup *ranks)
     : m_config(config)
+    , m_ranks(ranks)
     , m_plan(precisionPlan(config.precision.mode))
     , m_device(runDevice(config))
     , m_meter(m_device, config.memory.warmupSteps)
@@ -151,16 +152,27 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed)
     m_parameters = m_model->parameters();
     for (const auto &item : m_model->named_parameters())
         m_parameterNames.push_back(item.key());
-    if (m_plan.masterWeights)
+    if (m_ranks) {
+        m_parallel = std::make_unique<DataParallel>(*m_ranks, config, m_parameters, m_plan.masterWeights);
+        // Every rank starts from the same weights; dropout draws a stream of its own on each.
+        if (m_ranks->rank() > 0)
+            torch::manual_seed(uint64_t(config.train.seed) * 1000003u + uint64_t(m_ranks->rank()));
+    }
+    if (m_plan.masterWeights && !sharded())
         for (const auto &p : m_parameters)
             m_master.push_back(p.detach().to(torch::kFloat).clone().requires_grad_(true));
     if (m_plan.lossScaling)
         m_scaler.emplace();
 
-    // Decay matrices and embeddings, not biases and LayerNorm gains (GPT-2, nanoGPT).
+    // Decay matrices and embeddings, not biases and LayerNorm gains (GPT-2, nanoGPT); ZeRO's
+    // flat pieces take their parameter's.
     std::vector<at::Tensor> decayed, plain;
-    for (const auto &p : optimizedTensors())
-        (p.dim() >= 2 ? decayed : plain).push_back(p);
+    const std::vector<at::Tensor> &optimized = optimizedTensors();
+    const std::vector<int64_t> pieceOf = sharded() ? m_parallel->shardParameters() : std::vector<int64_t>();
+    for (size_t i = 0; i < optimized.size(); ++i) {
+        const at::Tensor &parameter = sharded() ? m_parameters[size_t(pieceOf[i])] : optimized[i];
+        (parameter.dim() >= 2 ? decayed : plain).push_back(optimized[i]);
+    }
     const auto &t = config.train;
     auto options = torch::optim::AdamWOptions(t.learningRate).betas({t.beta1, t.beta2}).eps(t.eps);
     std::vector<torch::optim::OptimizerParamGroup> groups;
@@ -179,19 +191,42 @@ Trainer::~Trainer() = default;
 
 const std::vector<at::Tensor> &Trainer::optimizedTensors() const
 {
+    if (sharded())
+        return m_parallel->shard();
     return m_plan.masterWeights ? m_master : m_parameters;
+}
+
+const std::vector<at::Tensor> &Trainer::masterWeights() const
+{
+    static const std::vector<at::Tensor> none;
+    if (sharded())
+        return m_plan.masterWeights ? m_parallel->shard() : none;
+    return m_master;
 }
 
 double Trainer::optimizerStep()
 {
     m_meter.enter("optimizer step");
+    if (sharded()) {
+        const std::optional<double> norm = m_parallel->unscaleAndClip(optimizedTensors(), scaler(), m_config.train.gradClip);
+        if (norm) {
+            m_optimizer->step();
+            m_parallel->gatherParameters();
+        }
+        if (m_scaler)
+            m_scaler->update(!norm);
+        m_parallel->releaseShardGradients();
+        return norm ? *norm : std::nan("");
+    }
     if (m_plan.masterWeights) {
         // FP32 gradients for the master copies exist only during the optimizer step, so the
         // persistent layout stays 16-bit weights and gradients + FP32 master weights and moments.
         for (size_t i = 0; i < m_master.size(); ++i)
             m_master[i].mutable_grad() = m_parameters[i].grad().to(torch::kFloat);
     }
-    const std::optional<double> norm = unscaleAndClip(optimizedTensors(), scaler(), m_config.train.gradClip);
+    const std::optional<double> norm = m_parallel
+                                           ? m_parallel->unscaleAndClip(optimizedTensors(), scaler(), m_config.train.gradClip)
+                                           : unscaleAndClip(optimizedTensors(), scaler(), m_config.train.gradClip);
     if (norm) {
         m_optimizer->step();
         if (m_plan.masterWeights) {
@@ -209,6 +244,8 @@ double Trainer::optimizerStep()
 
 std::vector<at::Tensor> Trainer::gradients() const
 {
+    if (m_parallel)
+        return m_parallel->keptGradients();
     std::vector<at::Tensor> out;
     for (const auto &p : m_parameters)
         out.push_back(p.grad());
@@ -236,7 +273,7 @@ std::map<std::string, std::string> Trainer::dtypes()
     }
     return {{precisionStateKey(PrecisionState::Weights), dtypeOf(m_parameters)},
             {precisionStateKey(PrecisionState::Gradients), dtypeOf(gradients())},
-            {precisionStateKey(PrecisionState::MasterWeights), m_master.empty() ? "none" : dtypeOf(m_master)},
+            {precisionStateKey(PrecisionState::MasterWeights), masterWeights().empty() ? "none" : dtypeOf(masterWeights())},
             {precisionStateKey(PrecisionState::OptimizerState), dtypeOf(moments())},
             {precisionStateKey(PrecisionState::Compute), compute}};
 }
@@ -302,7 +339,9 @@ void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
     const int64_t step = rows.empty() ? m_lastCompletedStep + 1 : rows.front().step;
     const std::vector<at::Tensor> &optimized = optimizedTensors();
     auto &state = m_optimizer->state();
-    double vanishing = 0, elements = 0;
+    // Per parameter: its vanishing elements and its elements (under ZeRO, of rank 0's shard of it).
+    const std::vector<int64_t> pieceOf = sharded() ? m_parallel->shardParameters() : std::vector<int64_t>();
+    std::map<size_t, std::pair<double, double>> byParameter;
     for (auto &group : m_optimizer->param_groups()) {
         const auto &options = static_cast<const torch::optim::AdamWOptions &>(group.options());
         for (const auto &tensor : group.params()) {
@@ -314,16 +353,23 @@ void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
                 continue; // no step taken yet: no update to judge
             const auto &adamw = static_cast<const torch::optim::AdamWParamState &>(*found->second);
             const double fraction = vanishingUpdateFraction(tensor, adamwUpdate(tensor, adamw, options));
-            for (auto &row : rows)
-                if (row.tensor == m_parameterNames[size_t(index)])
-                    row.vanishingUpdates = fraction;
-            vanishing += fraction * double(tensor.numel());
-            elements += double(tensor.numel());
+            auto &counts = byParameter[sharded() ? size_t(pieceOf[size_t(index)]) : size_t(index)];
+            counts.first += fraction * double(tensor.numel());
+            counts.second += double(tensor.numel());
         }
+    }
+    double vanishing = 0, elements = 0;
+    for (const auto &[parameter, counts] : byParameter) {
+        for (auto &row : rows)
+            if (row.tensor == m_parameterNames[parameter])
+                row.vanishingUpdates = counts.first / counts.second;
+        vanishing += counts.first;
+        elements += counts.second;
     }
     for (auto &row : rows)
         if (row.tensor == kAllParameters && elements > 0)
             row.vanishingUpdates = vanishing / elements;
+
     m_model->eval(); // no dropout: the activations as validation sees them
     {
         AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
@@ -377,12 +423,20 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
     const auto &train = m_config.train;
     const int64_t tokensPerStep = m_config.tokensPerStep();
     const auto &diagnostics = m_config.diagnostics;
+    TrainingOutcome timing; // the measured steps' seconds, carried into the outcome
+    const auto withTiming = [&timing](TrainingOutcome outcome) {
+        outcome.measuredSteps = timing.measuredSteps;
+        outcome.stepSeconds = timing.stepSeconds;
+        outcome.communicationSeconds = timing.communicationSeconds;
+        return outcome;
+    };
     for (int64_t step = m_firstStep; step < train.steps; ++step) {
-        if (stopRequested.load()) {
-            if (m_lastCompletedStep >= 0)
+        // Data parallel: every rank stops at the step one of them was asked to.
+        if (m_parallel ? m_stopAgreed : stopRequested.load()) {
+            if (m_lastCompletedStep >= 0 && !m_parallel)
                 writeWeights(WeightFileKind::Checkpoint, observer); // to resume from
-            return ended(Outcome::Cancelled, m_lastCompletedStep,
-                         "stopped by a signal after step " + std::to_string(m_lastCompletedStep));
+            return withTiming(ended(Outcome::Cancelled, m_lastCompletedStep,
+                                    "stopped by a signal after step " + std::to_string(m_lastCompletedStep)));
         }
         m_meter.stepBegins();
 
@@ -391,9 +445,12 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         for (auto &group : m_optimizer->param_groups())
             static_cast<torch::optim::AdamWOptions &>(group.options()).lr(lr);
 
+        // Each rank trains on its slice of the step's batch, drawn as one process would draw it.
+        const int64_t rank = m_ranks ? m_ranks->rank() : 0, ranks = m_config.distributed.ranks;
         std::vector<Batch> microbatches;
         for (int64_t i = 0; i < train.accumulation; ++i)
-            microbatches.push_back(onDevice(m_sampler.next(train.microbatch), m_device));
+            microbatches.push_back(
+                onDevice(m_sampler.next(ranks * train.microbatch, rank * train.microbatch, train.microbatch), m_device));
         at::Tensor loss = accumulateGradients(m_model, microbatches, m_plan, scaler(), &m_meter);
         // The numerics diagnostics run inside the step, where the gradients are as backward left
         // them, and their time is taken out of the step's.
@@ -402,9 +459,15 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         double diagnosticSeconds = 0;
         if (numericsDue)
             diagnosticSeconds += secondsOf(m_device, [&] { numerics = gradientNumerics(step); });
+        if (m_parallel) {
+            m_meter.enter("gradient reduction");
+            m_parallel->reduceGradients();
+        }
         const double gradNorm = optimizerStep();
         // The one host read of the step; on CUDA it also waits for the step's queued kernels.
-        const double lossValue = loss.item<double>();
+        double lossValue = loss.item<double>();
+        if (m_parallel)
+            std::tie(lossValue, m_stopAgreed) = m_parallel->agree(lossValue, stopRequested.load());
         if (numericsDue)
             diagnosticSeconds += secondsOf(m_device, [&] { addUpdateAndActivationNumerics(numerics); });
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count() - diagnosticSeconds;
@@ -419,6 +482,13 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         metrics.tokensPerSecond = double(tokensPerStep) / seconds;
         metrics.lossScale = m_scaler ? m_scaler->currentScale() : 0.0;
         metrics.skipped = m_scaler && std::isnan(gradNorm);
+        if (m_ranks)
+            metrics.communicationSeconds = m_ranks->takeCollectiveSeconds();
+        if (step - m_firstStep >= m_config.memory.warmupSteps) {
+            timing.measuredSteps += 1;
+            timing.stepSeconds += seconds;
+            timing.communicationSeconds += metrics.communicationSeconds.value_or(0.0);
+        }
         // Outside the step's time: a change in this index is the machine, not the technique.
         const int64_t probeEvery = m_config.runtime.speedProbeEvery;
         if (probeEvery > 0 && (step + 1) % probeEvery == 0)
@@ -428,9 +498,9 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
             observer.numerics(numerics);
 
         if (!std::isfinite(lossValue))
-            return ended(Outcome::Diverged, step,
-                         "training loss became " + std::to_string(lossValue) + " at step " + std::to_string(step));
-        if ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps) {
+            return withTiming(ended(Outcome::Diverged, step, "training loss became " + std::to_string(lossValue)
+                                                                 + " at step " + std::to_string(step)));
+        if (validates() && ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps)) {
             ValidationPoint point = validate();
             point.step = step;
             point.tokens = metrics.tokens;
@@ -441,7 +511,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
             writeWeights(WeightFileKind::Checkpoint, observer);
     }
     writeWeights(WeightFileKind::Final, observer);
-    return ended(Outcome::Completed, m_lastCompletedStep, "");
+    return withTiming(ended(Outcome::Completed, m_lastCompletedStep, ""));
 }
 
 void Trainer::writeWeightsTo(std::string base, std::string folder)
@@ -545,8 +615,13 @@ std::vector<MemoryRow> Trainer::measureMemory() const
         {MemoryRole::Gradients, dtypeOf(gradients), bytesOf(gradients), MemorySource::Measured},
         {MemoryRole::OptimizerState, dtypeOf(moments), bytesOf(moments), MemorySource::Measured},
     };
-    if (!m_master.empty())
-        rows.push_back({MemoryRole::MasterWeights, dtypeOf(m_master), bytesOf(m_master), MemorySource::Measured});
+    if (!masterWeights().empty())
+        rows.push_back({MemoryRole::MasterWeights, dtypeOf(masterWeights()), bytesOf(masterWeights()),
+                        MemorySource::Measured});
+    if (m_parallel) {
+        const std::vector<at::Tensor> buffers = m_parallel->communicationBuffers();
+        rows.push_back({MemoryRole::CommunicationBuffers, dtypeOf(buffers), bytesOf(buffers), MemorySource::Measured});
+    }
     if (const auto saved = m_meter.savedActivationBytes()) {
         rows.push_back({MemoryRole::SavedActivations, "mixed", *saved, MemorySource::Measured});
         int64_t persistent = 0;

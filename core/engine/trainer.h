@@ -3,6 +3,7 @@
 
 #include "core/config/config.h"
 #include "core/engine/countingallocator.h"
+#include "core/engine/dataparallel.h"
 #include "core/engine/device.h"
 #include "core/engine/gpt.h"
 #include "core/engine/memorymeter.h"
@@ -48,6 +49,10 @@ struct TrainingOutcome
     std::string message;
     std::vector<MemoryRow> measuredMemory; // by role, measured on the real tensors and the allocator
     std::map<std::string, std::string> dtypes; // weights, gradients, master_weights, optimizer_state, compute
+    // Over the measured steps (after warm-up): their wall seconds, and the part spent in collectives.
+    int64_t measuredSteps = 0;
+    double stepSeconds = 0;
+    double communicationSeconds = 0;
 };
 
 // Zeroes the gradients, then runs forward and backward on each microbatch with its loss divided
@@ -70,7 +75,9 @@ double learningRateAt(const TrainConfig &train, int64_t step);
 class Trainer
 {
 public:
-    Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed);
+    // With `ranks` (whose size is distributed.ranks) the trainer is one rank of a data-parallel
+    // run: it trains on its slice of each step's batch, and only rank 0 validates.
+    Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, RankGroup *ranks = nullptr);
     ~Trainer();
 
     GPT &model() { return m_model; }
@@ -109,11 +116,18 @@ private:
 
     // The tensors AdamW updates: the FP32 master copies, or the model's own parameters.
     const std::vector<at::Tensor> &optimizedTensors() const;
+    // The FP32 master weights this rank keeps (under ZeRO its shard's); empty without them.
+    const std::vector<at::Tensor> &masterWeights() const;
+    bool sharded() const { return m_parallel && m_parallel->zeroStage() > 0; }
+    bool validates() const { return !m_ranks || m_ranks->rank() == 0; }
     // One optimizer step from the accumulated gradients; returns the norm before clipping
     // (NaN when the scaler found an inf or NaN and the step was skipped).
     double optimizerStep();
 
     RunConfig m_config;
+    RankGroup *m_ranks = nullptr;
+    std::unique_ptr<DataParallel> m_parallel;
+    bool m_stopAgreed = false; // data parallel: a rank asked to stop at the last step
     PrecisionPlan m_plan;
     c10::Device m_device;
     MemoryMeter m_meter;
