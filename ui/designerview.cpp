@@ -416,8 +416,10 @@ void DesignerView::showPrediction(const PlannedRun &run)
         bytes->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         m_prediction->setItem(row, 2, bytes);
     }
-    QString summary = tr("Peak over a complete step: <b>%1</b>; %2 tokens per optimizer step.")
+    QString summary = tr("Peak over a complete step%1: <b>%2</b>; batch: %3, %4 tokens per optimizer step.")
+                          .arg(config.distributed.ranks > 1 ? tr(", per rank") : QString())
                           .arg(QString::fromStdString(formatBytes(estimate.peakBytes)))
+                          .arg(QString::fromStdString(effectiveBatch(config)))
                           .arg(config.tokensPerStep());
     if (m_runs.size() > 1)
         summary += tr(" Shown for the first of %1 sweep runs.").arg(m_runs.size());

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/analysis.h"
+#include "core/analysis/studytext.h"
 
 #include "core/config/config.h"
 #include "core/contract/dtype.h"
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <cstdio>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <sstream>
@@ -225,7 +227,101 @@ RunSummary summarize(const Store &store, const RunRecord &run)
                              store.events(run.id), store.numerics(run.id));
     s.weightFiles = store.weightFiles(run.id);
     s.quantizations = store.quantizations(run.id);
+    s.ranks = store.ranks(run.id);
+    for (const RankRecord &rank : s.ranks)
+        s.rankMemory[rank.rank] = rank.rank == 0 ? s.memory : store.memory(run.id, rank.rank);
     return s;
+}
+
+namespace {
+
+// The roles a rank's table shows: the model state and the buffers, which data parallelism and
+// ZeRO change, then the peak.
+constexpr MemoryRole kRankRoles[] = {MemoryRole::Gradients, MemoryRole::MasterWeights, MemoryRole::OptimizerState,
+                                     MemoryRole::CommunicationBuffers, MemoryRole::Peak};
+
+} // namespace
+
+std::vector<std::string> rankHeader()
+{
+    std::vector<std::string> header = {"Rank", "Host", "Outcome", "Step time", "In collectives"};
+    for (MemoryRole role : kRankRoles)
+        header.push_back(memoryRoleLabel(role));
+    return header;
+}
+
+std::vector<std::vector<std::string>> rankRows(const RunSummary &summary)
+{
+    // A run on one process is its own rank 0.
+    std::vector<RankRecord> ranks = summary.ranks;
+    std::map<int64_t, std::vector<MemoryRow>> memory = summary.rankMemory;
+    if (ranks.empty()) {
+        RankRecord own;
+        own.host = summary.run.host;
+        own.outcome = outcomeName(summary.run.outcome);
+        ranks.push_back(own);
+        memory[0] = summary.memory;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const RankRecord &rank : ranks) {
+        const bool timed = rank.measuredSteps > 0 && rank.stepSeconds > 0;
+        std::vector<std::string> row = {
+            std::to_string(rank.rank), printable(rank.host), rank.outcome,
+            timed ? formatted("%.1f ms", 1000.0 * rank.stepSeconds / double(rank.measuredSteps)) : "-",
+            timed ? formatted("%.0f%%", 100.0 * rank.communicationSeconds / rank.stepSeconds) : "-"};
+        const auto &rows0 = memory[rank.rank];
+        for (MemoryRole role : kRankRoles) {
+            int64_t measured = -1, predicted = -1;
+            for (const MemoryRow &m : rows0)
+                if (m.role == role)
+                    (m.source == MemorySource::Measured ? measured : predicted) = m.bytes;
+            row.push_back(measured < 0 && predicted < 0
+                              ? "-"
+                              : (measured >= 0 ? formatBytes(measured) : "-") + " / "
+                                    + (predicted >= 0 ? formatBytes(predicted) : "-"));
+        }
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::string formatDataParallel(const std::vector<RunSummary> &runs)
+{
+    const bool any = std::any_of(runs.begin(), runs.end(), [](const RunSummary &s) { return !s.ranks.empty(); });
+    if (!any)
+        return "";
+    std::vector<std::string> header = {"Run", "Ranks", "ZeRO", "Tokens/s (all ranks)"};
+    for (const std::string &column : rankHeader())
+        header.push_back(column);
+    std::vector<std::vector<std::string>> rows;
+    for (const RunSummary &s : runs) {
+        const std::string ranks = s.config ? std::to_string(s.config->distributed.ranks) : "?";
+        const std::string stage = s.config ? std::to_string(s.config->distributed.zeroStage) : "?";
+        for (const auto &rankRow : rankRows(s)) {
+            std::vector<std::string> row = {printable(s.run.name), ranks, stage,
+                                            rankRow.front() == "0" ? formatted("%.0f", s.throughput.median) : ""};
+            row.insert(row.end(), rankRow.begin(), rankRow.end());
+            rows.push_back(row);
+        }
+    }
+    return "\nData parallel, per rank (memory: measured / predicted):\n" + alignedTable(header, rows, "  ");
+}
+
+double communicationShare(const RunSummary &summary)
+{
+    for (const RankRecord &rank : summary.ranks)
+        if (rank.rank == 0 && rank.stepSeconds > 0)
+            return rank.communicationSeconds / rank.stepSeconds;
+    return std::nan("");
+}
+
+std::string effectiveBatch(const RunConfig &config)
+{
+    const auto &t = config.train;
+    const int64_t sequences = config.distributed.ranks * t.microbatch * t.accumulation;
+    return (config.distributed.ranks > 1 ? std::to_string(config.distributed.ranks) + " ranks x " : std::string())
+           + "microbatch " + std::to_string(t.microbatch) + " x accumulation " + std::to_string(t.accumulation) + " = "
+           + std::to_string(sequences) + " sequences per step";
 }
 
 std::string quantizationLabel(const QuantizationResult &r)
@@ -357,12 +453,20 @@ std::string residualText(const RoleMemory &line)
 
 std::string formatMemoryByRole(const std::vector<RunSummary> &runs)
 {
+    // Communication buffers only where a run trained over ranks.
+    std::vector<MemoryRole> roles;
+    for (MemoryRole role : kPeakParts)
+        if (role != MemoryRole::CommunicationBuffers || std::any_of(runs.begin(), runs.end(), [](const RunSummary &r) {
+                return !r.ranks.empty();
+            }))
+            roles.push_back(role);
     std::ostringstream out;
     char cell[64];
     std::snprintf(cell, sizeof(cell), "%-26s", "measured memory by role");
     out << cell;
-    for (MemoryRole role : kPeakParts) {
-        std::snprintf(cell, sizeof(cell), " %18s", memoryRoleLabel(role));
+    const auto width = [](MemoryRole role) { return int(std::max<size_t>(18, std::strlen(memoryRoleLabel(role)))); };
+    for (MemoryRole role : roles) {
+        std::snprintf(cell, sizeof(cell), " %*s", width(role), memoryRoleLabel(role));
         out << cell;
     }
     std::snprintf(cell, sizeof(cell), " %11s\n", "peak");
@@ -371,12 +475,12 @@ std::string formatMemoryByRole(const std::vector<RunSummary> &runs)
         std::snprintf(cell, sizeof(cell), "%-26s", printable(run.run.name).c_str());
         out << cell;
         const std::vector<RoleMemory> lines = memoryByRole(run.memory);
-        for (MemoryRole role : kPeakParts) {
+        for (MemoryRole role : roles) {
             std::string text = "-";
             for (const auto &line : lines)
                 if (line.role == role && line.measured >= 0)
                     text = formatBytes(line.measured) + (line.dtype.empty() ? "" : " " + shortDtype(line.dtype));
-            std::snprintf(cell, sizeof(cell), " %18s", text.c_str());
+            std::snprintf(cell, sizeof(cell), " %*s", width(role), text.c_str());
             out << cell;
         }
         std::snprintf(cell, sizeof(cell), " %11s\n", run.peakBytes > 0 ? formatBytes(run.peakBytes).c_str() : "-");

@@ -98,6 +98,8 @@ struct RunSummary
     std::vector<TensorNumerics> numerics;       // the numerics diagnostics, by step
     std::vector<WeightFile> weightFiles;        // final weights and checkpoints on disk
     std::vector<QuantizationResult> quantizations; // of its final weights, oldest first
+    std::vector<RankRecord> ranks;                 // data parallel: every rank, rank 0 first; else none
+    std::map<int64_t, std::vector<MemoryRow>> rankMemory; // data parallel: each rank's memory by role
     double mfu() const { return peakGflops > 0 ? achievedGflops / peakGflops : 0; }
 };
 RunSummary summarize(const Store &store, const RunRecord &run);
@@ -107,6 +109,19 @@ RunSummary summarize(const Store &store, const RunRecord &run);
 std::vector<std::string> quantizationHeader();
 std::vector<std::vector<std::string>> quantizationRows(const std::vector<QuantizationResult> &results);
 std::string quantizationUntouched();
+
+// Data parallel, where users look: one row per rank of a run (host, outcome, its share of the step
+// time spent in collectives), then per memory role its bytes "measured / predicted". A run on one
+// process is one row, its rank 0.
+std::vector<std::string> rankHeader();
+std::vector<std::vector<std::string>> rankRows(const RunSummary &summary);
+// `optlog study` and `compare`: every run's ranks with its ZeRO stage and global throughput, when
+// a run among them trained over ranks; else empty.
+std::string formatDataParallel(const std::vector<RunSummary> &runs);
+// Rank 0's share of the measured steps' time spent in collectives; NaN without ranks.
+double communicationShare(const RunSummary &summary);
+// "2 ranks x microbatch 4 x accumulation 1 = 8 sequences per step": a run's effective batch.
+std::string effectiveBatch(const RunConfig &config);
 // "int4 g64", "int8 per channel", "mixed g64 (int8: blocks.0.mlp.fc.weight, ...)".
 std::string quantizationLabel(const QuantizationResult &result);
 // The same from rows already read, for callers that keep them too.

@@ -148,6 +148,19 @@ Table memoryTable(const ReportRun &run)
     return t;
 }
 
+Table rankTable(const ReportRun &run) { return {rankHeader(), rankRows(run.summary)}; }
+
+// "Data parallel over 2 ranks, ZeRO stage 1 (batch: 2 ranks x microbatch 4 x ...)".
+std::string rankIntro(const ReportRun &run)
+{
+    const auto &config = run.summary.config;
+    return "Data parallel over " + std::to_string(run.summary.ranks.size()) + " ranks"
+           + (config ? ", ZeRO stage " + std::to_string(config->distributed.zeroStage) + " (batch: "
+                           + effectiveBatch(*config) + ")"
+                     : std::string())
+           + "; each rank's memory measured / predicted:";
+}
+
 Table quantizationTable(const ReportRun &run)
 {
     return {quantizationHeader(), quantizationRows(run.summary.quantizations)};
@@ -420,6 +433,8 @@ std::string reportMarkdown(const Report &report, const std::vector<ReportChart> 
         if (!run.dtypes.empty())
             out << "Dtypes, read from the run's tensors:\n\n" << markdownTable(dtypeTable(run)) << "\n";
         out << "Memory by role (residual = measured against predicted):\n\n" << markdownTable(memoryTable(run)) << "\n";
+        if (!run.summary.ranks.empty())
+            out << markdownText(rankIntro(run)) << "\n\n" << markdownTable(rankTable(run)) << "\n";
         if (!run.summary.quantizations.empty())
             out << markdownText(kQuantizationIntro) << "\n\n" << markdownTable(quantizationTable(run)) << "\n"
                 << markdownText(quantizationUntouched()) << "\n\n";
@@ -481,6 +496,8 @@ std::string reportHtml(const Report &report, const std::vector<ReportChart> &cha
         if (!run.dtypes.empty())
             out << "<p>Dtypes, read from the run's tensors:</p>\n" << htmlTable(dtypeTable(run));
         out << "<p>Memory by role (residual = measured against predicted):</p>\n" << htmlTable(memoryTable(run));
+        if (!run.summary.ranks.empty())
+            out << "<p>" << html(rankIntro(run)) << "</p>\n" << htmlTable(rankTable(run));
         if (!run.summary.quantizations.empty())
             out << "<p>" << html(kQuantizationIntro) << "</p>\n" << htmlTable(quantizationTable(run)) << "<p>"
                 << html(quantizationUntouched()) << "</p>\n";
@@ -571,6 +588,19 @@ std::string reportJson(const Report &report)
                                      {"top1_agreement", finite(q.top1Agreement)},
                                      {"sensitivity", sensitivity}});
         }
+        nlohmann::json ranks = nlohmann::json::array();
+        for (const RankRecord &rank : s.ranks) {
+            nlohmann::json memoryOfRank = nlohmann::json::array();
+            const auto found = s.rankMemory.find(rank.rank);
+            if (found != s.rankMemory.end())
+                for (const MemoryRow &row : found->second)
+                    memoryOfRank.push_back({{"role", memoryRoleName(row.role)}, {"source", memorySourceName(row.source)},
+                                            {"dtype", row.dtype}, {"bytes", row.bytes}});
+            ranks.push_back({{"rank", rank.rank}, {"host", rank.host}, {"pid", rank.pid}, {"outcome", rank.outcome},
+                             {"message", rank.message}, {"measured_steps", rank.measuredSteps},
+                             {"step_seconds", rank.stepSeconds}, {"communication_seconds", rank.communicationSeconds},
+                             {"memory", memoryOfRank}});
+        }
         runs.push_back({{"name", s.run.name},
                         {"group", r.group},
                         {"note", s.run.note},
@@ -589,6 +619,8 @@ std::string reportJson(const Report &report)
                                            {"flagged", s.machine.flagged()},
                                            {"normalised_tokens_per_second", s.machine.normalisedMedian}}},
                         {"peak_bytes", s.peakBytes},
+                        {"batch", s.config ? effectiveBatch(*s.config) : ""},
+                        {"ranks", ranks},
                         {"config_changes", changes},
                         {"dtypes", dtypes},
                         {"memory", memory},

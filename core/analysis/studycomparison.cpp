@@ -90,7 +90,7 @@ std::string formatStudyComparison(const std::string &study, const StudyCompariso
     }
     return "Study " + study + ", baseline " + baseline + "\n"
            + formatComparison(comparison.rows, baseline, comparison.tolerance) + "\n"
-           + formatMemoryByRole(representatives);
+           + formatMemoryByRole(representatives) + formatDataParallel(representatives);
 }
 
 } // namespace optlog

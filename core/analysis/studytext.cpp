@@ -124,14 +124,21 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
             line += (line.empty() ? "" : "; ") + std::string(precisionStateLabel(state)) + " " + dtype;
         out += "dtypes (read from the tensors): " + line + "\n";
     }
-    out += "\nmemory by role          dtype        predicted     measured     residual\n";
+    if (s.config)
+        out += "batch: " + effectiveBatch(*s.config) + "\n";
+    out += "\nmemory by role            dtype        predicted     measured     residual"
+           + std::string(s.ranks.empty() ? "" : " (rank 0)") + "\n";
     for (const RoleMemory &line : memoryByRole(s.memory)) {
         const bool both = line.predicted >= 0 && line.measured >= 0;
-        out += formatted("  %-20s %-10s %12s %12s %12s\n", memoryRoleName(line.role), line.dtype.c_str(),
+        out += formatted("  %-22s %-10s %12s %12s %12s\n", memoryRoleName(line.role), line.dtype.c_str(),
                 line.predicted >= 0 ? formatBytes(line.predicted).c_str() : "-",
                 line.measured >= 0 ? formatBytes(line.measured).c_str() : "-",
                 both ? formatBytes(line.measured - line.predicted).c_str() : "-");
     }
+    if (!s.ranks.empty())
+        out += "\nranks (data parallel" + (s.config ? ", ZeRO stage " + std::to_string(s.config->distributed.zeroStage)
+                                                    : std::string())
+               + "; memory measured / predicted):\n" + alignedTable(rankHeader(), rankRows(s), "  ");
     if (!s.weightFiles.empty()) {
         int64_t bytes = 0;
         for (const WeightFile &file : s.weightFiles)
