@@ -405,8 +405,10 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
     try {
         const auto environment = nlohmann::json::parse(run.environmentJson.empty() ? "{}" : run.environmentJson);
         s.untunedSettings = environment.value("tuning", std::string()).rfind("untuned", 0) == 0;
+        // Rank 0's peak at its threads, once per rank: the throughput counts every rank's tokens.
         if (environment.contains("matmul_peak"))
-            s.peakGflops = environment["matmul_peak"].value(s.peakDtype + "_gflops", 0.0);
+            s.peakGflops = environment["matmul_peak"].value(s.peakDtype + "_gflops", 0.0)
+                           * double(config.distributed.ranks);
     } catch (const nlohmann::json::exception &) {
         // a run without a readable environment has no MFU
     }

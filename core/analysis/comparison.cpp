@@ -410,9 +410,10 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
                          "interval, which covers seed noise.\n",
                          samplingError);
     out << "Tokens/s and peak memory: medians over seeds. Peak memory: bytes in tensors (the CPU's counting "
-           "allocator, CUDA's caching allocator) over complete steps after warm-up, optimizer step included.\n";
+           "allocator, CUDA's caching allocator) over complete steps after warm-up, optimizer step included; for a run "
+           "over data-parallel ranks, rank 0's (its tokens/s count every rank's).\n";
     out << "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
-           "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA).\n";
+           "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA), once per rank over data-parallel ranks.\n";
     for (const auto &r : rows)
         if (!r.numerics.empty())
             out << "Numerics of " << r.name << ", " << r.numerics << ".\n";

@@ -261,6 +261,20 @@ void tst_Analysis::mfuIsAgainstTheMeasuredPeakOfTheComputeDtype()
         QCOMPARE(summary.peakDtype, dtypeAndPeak.first);
         QVERIFY(std::fabs(summary.mfu() - flops * 5000 / 1e9 / dtypeAndPeak.second) < 1e-12);
     }
+    // Over ranks the tokens/s count every rank's, so the peak is each rank's (rank 0's) once per rank.
+    RunConfig config;
+    config.memory.warmupSteps = 1;
+    config.distributed.ranks = 4;
+    const int64_t id = store.createRun("ranks", toToml(config));
+    store.setEnvironment(id, R"({"matmul_peak": {"float32_gflops": 200.0}})");
+    std::vector<StepMetrics> steps(10);
+    for (int64_t s = 0; s < 10; ++s)
+        steps[s] = {s, (s + 1) * 4000, 5.0, 1e-3, 1.0, 0.1, 40000};
+    store.appendMetrics(id, steps);
+    store.finishRun(id, Outcome::Completed, 9, "");
+    const RunSummary summary = summarize(store, *store.findRun("ranks"));
+    QCOMPARE(summary.peakGflops, 800.0);
+    QVERIFY(std::fabs(summary.mfu() - summary.flopsPerToken * 40000 / 1e9 / 800.0) < 1e-12);
 }
 
 void tst_Analysis::outcomeTextSaysHowARunEnded_data()

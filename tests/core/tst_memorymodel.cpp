@@ -2,6 +2,10 @@
 #include "core/config/config.h"
 #include "core/memorymodel/memorymodel.h"
 #include "core/memorymodel/modelshape.h"
+#include "core/memorymodel/shardlayout.h"
+
+#include <numeric>
+#include <random>
 
 #include <QtTest>
 
@@ -39,6 +43,10 @@ private Q_SLOTS:
     void autocastHalvesMatmulActivationsButKeepsWeightCasts();
     void predictedRowsAreTheEstimateAndItsPeak();
     void zeroShardsStateByStage();
+    void shardLayoutCoversEveryElementOnce_data();
+    void shardLayoutCoversEveryElementOnce();
+    void shardLayoutByHand();
+    void eachRankIsPredictedFromItsShard();
     void quantizedWeightRows();
     void sizesParse_data();
     void sizesParse();
@@ -190,6 +198,116 @@ void tst_MemoryModel::sizesParse()
         QCOMPARE(bytes, qint64(-1));
         QVERIFY(QString(e.what()).contains("expected a positive size such as 512MiB"));
     }
+}
+
+void tst_MemoryModel::shardLayoutCoversEveryElementOnce_data()
+{
+    QTest::addColumn<int>("ranks");
+    QTest::addColumn<int>("bucket");
+    for (int ranks : {1, 2, 3, 4, 7})
+        for (int bucket : {1, 50, 1000, 100000})
+            QTest::addRow("%d ranks, buckets of %d", ranks, bucket) << ranks << bucket;
+}
+
+void tst_MemoryModel::shardLayoutCoversEveryElementOnce()
+{
+    QFETCH(int, ranks);
+    QFETCH(int, bucket);
+    std::mt19937 random(uint32_t(ranks * 7919 + bucket));
+    std::vector<int64_t> sizes;
+    for (int i = 0; i < 40; ++i)
+        sizes.push_back(1 + int64_t(random() % 700));
+    const ShardLayout layout = shardLayout(sizes, ranks, bucket);
+    // Every element of every parameter is in exactly one rank's piece.
+    std::vector<std::vector<int>> owners(sizes.size());
+    for (size_t p = 0; p < sizes.size(); ++p)
+        owners[p].assign(size_t(sizes[p]), 0);
+    int64_t total = 0;
+    for (int rank = 0; rank < ranks; ++rank) {
+        for (const auto &piece : layout.piecesOf(rank)) {
+            QVERIFY(piece.length > 0 && piece.offset + piece.length <= sizes[size_t(piece.parameter)]);
+            const int64_t part = layout.partElements(piece.bucket);
+            // Inside the rank's part of its bucket.
+            QVERIFY(piece.bucketOffset >= rank * part && piece.bucketOffset + piece.length <= (rank + 1) * part);
+            for (int64_t e = piece.offset; e < piece.offset + piece.length; ++e)
+                owners[size_t(piece.parameter)][size_t(e)] += 1;
+        }
+        total += layout.shardElements(rank);
+    }
+    for (const auto &parameter : owners)
+        for (int count : parameter)
+            QCOMPARE(count, 1);
+    QCOMPARE(total, std::accumulate(sizes.begin(), sizes.end(), int64_t(0)));
+    // Buckets hold whole parameters, at most `bucket` elements unless one parameter is larger.
+    for (const auto &b : layout.buckets) {
+        QVERIFY(b.elements <= bucket || b.endParameter - b.firstParameter == 1);
+        QCOMPARE(b.paddedElements % ranks, 0);
+        QVERIFY(b.paddedElements - b.elements < ranks);
+    }
+    // The ranks' shards differ by at most each bucket's padding (under one element per rank).
+    for (int rank = 1; rank < ranks; ++rank)
+        QVERIFY(layout.shardElements(0) - layout.shardElements(rank)
+                <= int64_t(layout.buckets.size()) * int64_t(ranks - 1));
+}
+
+void tst_MemoryModel::shardLayoutByHand()
+{
+    // Parameters of 10, 3 and 7 elements in buckets of 12 over 2 ranks: {10} and {3, 7}.
+    const ShardLayout layout = shardLayout({10, 3, 7}, 2, 12);
+    QCOMPARE(layout.buckets.size(), size_t(2));
+    const auto rank0 = layout.piecesOf(0), rank1 = layout.piecesOf(1);
+    QCOMPARE(rank0.size(), size_t(3));
+    QCOMPARE(rank0[0].parameter, int64_t(0)); // the first half of the first parameter
+    QCOMPARE(rank0[0].length, int64_t(5));
+    QCOMPARE(rank0[1].parameter, int64_t(1)); // all of the second
+    QCOMPARE(rank0[1].length, int64_t(3));
+    QCOMPARE(rank0[2].parameter, int64_t(2)); // and the first two of the third
+    QCOMPARE(rank0[2].offset, int64_t(0));
+    QCOMPARE(rank0[2].length, int64_t(2));
+    QCOMPARE(rank1.size(), size_t(2));
+    QCOMPARE(rank1[1].parameter, int64_t(2));
+    QCOMPARE(rank1[1].offset, int64_t(2));
+    QCOMPARE(rank1[1].length, int64_t(5));
+    // 5 elements over 4 ranks: padded to 8, parts of 2; the last rank owns padding only.
+    const ShardLayout padded = shardLayout({5}, 4, 100);
+    QCOMPARE(padded.shardElements(0), int64_t(2));
+    QCOMPARE(padded.shardElements(2), int64_t(1));
+    QCOMPARE(padded.shardElements(3), int64_t(0));
+}
+
+void tst_MemoryModel::eachRankIsPredictedFromItsShard()
+{
+    RunConfig config;
+    config.precision.mode = "master-bf16";
+    config.distributed.ranks = 3;
+    config.distributed.bucketMib = 1;
+    const int64_t n = parameterCount(config.model);
+    const ShardLayout layout = shardLayoutOf(config);
+    const auto bytes = [](const MemoryEstimate &e, MemoryRole role) { return e.find(role) ? e.find(role)->bytes : -1; };
+    // Plain data parallel: every state whole, plus one FP32 bucket of at most 1 MiB (or the largest parameter).
+    const MemoryEstimate plain = estimateMemory(config);
+    QCOMPARE(bytes(plain, MemoryRole::OptimizerState), 8 * n);
+    QCOMPARE(bytes(plain, MemoryRole::CommunicationBuffers), 4 * layout.largestBucket());
+    int64_t moments = 0, masters = 0, gradients = 0;
+    for (int64_t stage : {1, 2}) {
+        config.distributed.zeroStage = stage;
+        for (int64_t rank = 0; rank < 3; ++rank) {
+            const MemoryEstimate e = estimateMemory(config, rank);
+            QCOMPARE(bytes(e, MemoryRole::OptimizerState), 8 * layout.shardElements(rank));
+            QCOMPARE(bytes(e, MemoryRole::MasterWeights), 4 * layout.shardElements(rank));
+            QCOMPARE(bytes(e, MemoryRole::Gradients), stage == 2 ? 2 * layout.shardElements(rank) : 2 * n);
+            QCOMPARE(bytes(e, MemoryRole::CommunicationBuffers), 4 * (layout.largestBucket() + layout.largestPart()));
+            if (stage == 2) {
+                moments += bytes(e, MemoryRole::OptimizerState);
+                masters += bytes(e, MemoryRole::MasterWeights);
+                gradients += bytes(e, MemoryRole::Gradients);
+            }
+        }
+    }
+    // The shards add up to the whole.
+    QCOMPARE(moments, 8 * n);
+    QCOMPARE(masters, 4 * n);
+    QCOMPARE(gradients, 2 * n);
 }
 
 QTEST_APPLESS_MAIN(tst_MemoryModel)

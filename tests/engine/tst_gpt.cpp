@@ -59,6 +59,11 @@ void tst_Gpt::parameterCountMatchesClosedForm()
     const ModelConfig config = small(width, layers, heads, tied);
     GPT model(GPTOptions::from(config));
     QCOMPARE(model->parameterCount(), parameterCount(config));
+    // Tensor by tensor, in the order data-parallel ranks bucket and shard them.
+    std::vector<int64_t> sizes;
+    for (const auto &p : model->parameters())
+        sizes.push_back(p.numel());
+    QCOMPARE(sizes, parameterSizes(config));
 }
 
 void tst_Gpt::attentionIsCausal()
