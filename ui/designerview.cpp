@@ -426,4 +426,6 @@ void DesignerView::showPrediction(const PlannedRun &run)
     m_predictionSummary->setText(summary);
 }
 
+QString DesignerView::predictionSummary() const { return m_predictionSummary->text(); }
+
 } // namespace optlog

@@ -40,6 +40,7 @@ public:
     QString fieldText(const QString &path) const;
     QString fieldError(const QString &path) const; // empty when the field is valid
     QString errors() const;                        // every problem, one per line; empty when runnable
+    QString predictionSummary() const; // the line under the predicted memory: peak, batch, tokens per step
 
     void setSweepAxis(int axis, const QString &path, const QString &values); // axis 0 or 1
     void setRepeats(int seeds); // replicates of each run over seeds, 1 to PlannedRun::kMaxRepeats

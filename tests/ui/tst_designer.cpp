@@ -117,6 +117,30 @@ private Q_SLOTS:
         QCOMPARE(config.precision.mode, std::string("autocast-bf16"));
     }
 
+    // The ranks are fields like any other; the prediction is per rank and the batch says so.
+    void ranksAndZeroAreFieldsAndTheBatchSaysSo()
+    {
+        DesignerView designer;
+        designer.setRunName(QStringLiteral("two ranks"));
+        QVERIFY(designer.setFieldText(QStringLiteral("distributed.ranks"), QStringLiteral("2")));
+        QVERIFY(designer.setFieldText(QStringLiteral("distributed.zero_stage"), QStringLiteral("1")));
+        designer.revalidate();
+        QVERIFY(designer.errors().isEmpty());
+        const QList<PlannedRun> runs = designer.plannedRuns();
+        QCOMPARE(runs.size(), 1);
+        const std::vector<std::string> expected = {"distributed.ranks=2", "distributed.zero_stage=1"};
+        QCOMPARE(runs[0].overrides, expected);
+        QCOMPARE(runs[0].config().tokensPerStep(), int64_t(2 * 8 * 128));
+        QVERIFY2(designer.predictionSummary().contains(
+                     QStringLiteral("2 ranks x microbatch 8 x accumulation 1 = 16 sequences per step")),
+                 qPrintable(designer.predictionSummary()));
+        QVERIFY(designer.predictionSummary().contains(QStringLiteral("per rank")));
+        // ZeRO without ranks is refused with the CLI's message.
+        QVERIFY(designer.setFieldText(QStringLiteral("distributed.ranks"), QStringLiteral("1")));
+        designer.revalidate();
+        QVERIFY(designer.errors().contains(QStringLiteral("shards over ranks")));
+    }
+
     void sweepExpandsIntoEveryCombination()
     {
         DesignerView designer;

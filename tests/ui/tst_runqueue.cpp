@@ -119,6 +119,37 @@ private Q_SLOTS:
         QCOMPARE(std::string(outcomeName(store.runs().at(0).outcome)), std::string("cancelled"));
     }
 
+    // A run over two ranks is one queue entry: the queue starts rank 0, which starts rank 1; the
+    // monitor gets rank 0's events, and Cancel (to rank 0 alone) stops both.
+    void aRunOverRanksIsOneEntry()
+    {
+        RunQueue queue(QStringLiteral(OPTLOG_BINARY));
+        QVERIFY(queue.setStudy(m_study));
+        QSignalSpy finished(&queue, &RunQueue::runFinished);
+        PlannedRun ranks = smoke("two ranks", 20);
+        ranks.overrides.push_back("distributed.ranks=2");
+        PlannedRun long2 = smoke("two ranks, cancelled", 100000);
+        long2.overrides.push_back("distributed.ranks=2");
+        queue.enqueue(ranks);
+        queue.enqueue(long2);
+        QSignalSpy events(&queue, &RunQueue::engineEvent);
+        queue.start();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kRunTimeoutMs);
+        QCOMPARE(finishedOutcome(finished, 0), QStringLiteral("completed"));
+        events.clear();
+        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.begin(), events.end(), [](const QList<QVariant> &e) {
+            return stepOf(e) >= 2;
+        }), kRunTimeoutMs);
+        queue.cancelRunning();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 30000);
+        QCOMPARE(finishedOutcome(finished, 1), QStringLiteral("cancelled"));
+        Store store(m_study.toStdString(), Store::Access::ReadOnly);
+        const auto runs = store.runs();
+        QCOMPARE(int(runs.size()), 2); // one study row per run, whatever its ranks
+        QCOMPARE(int(store.ranks(runs[0].id).size()), 2);
+        QCOMPARE(store.ranks(runs[1].id).at(1).outcome, std::string("cancelled"));
+    }
+
     void startPauseStartAgain()
     {
         RunQueue queue(QStringLiteral(OPTLOG_BINARY));
