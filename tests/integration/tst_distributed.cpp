@@ -9,6 +9,9 @@
 
 #include <torch/serialize/input-archive.h>
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 
 #include <netinet/in.h>
@@ -317,6 +320,20 @@ void tst_Distributed::eachRanksMemoryIsMeasuredBesideItsPrediction()
     QVERIFY2(show.out.contains("batch: 2 ranks x microbatch 4 x accumulation 1 = 8 sequences per step"), qPrintable(show.out));
     QVERIFY(show.out.contains("ranks (data parallel, ZeRO stage 2; memory measured / predicted)"));
     QVERIFY(show.out.contains("communication_buffers"));
+    const QString markdown = m_dir.filePath("memory.md"), json = m_dir.filePath("memory.json");
+    QCOMPARE(runOptlog({"report", study, "--runs", "zero-2", "--format", "md", "-o", markdown}).exitCode, 0);
+    QCOMPARE(runOptlog({"report", study, "--runs", "zero-2", "--format", "json", "-o", json}).exitCode, 0);
+    QFile md(markdown), js(json);
+    QVERIFY(md.open(QIODevice::ReadOnly) && js.open(QIODevice::ReadOnly));
+    QVERIFY(QString::fromUtf8(md.readAll()).contains("Data parallel over 2 ranks, ZeRO stage 2 (batch: 2 ranks x "
+                                                     "microbatch 4 x accumulation 1 = 8 sequences per step)"));
+    const QJsonObject run = QJsonDocument::fromJson(js.readAll()).object()["runs"].toArray().at(0).toObject();
+    QCOMPARE(run["ranks"].toArray().size(), 2);
+    int64_t reportedGradients = -1;
+    for (const auto &row : run["ranks"].toArray().at(1).toObject()["memory"].toArray())
+        if (row.toObject()["role"].toString() == "gradients" && row.toObject()["source"].toString() == "measured")
+            reportedGradients = int64_t(row.toObject()["bytes"].toDouble());
+    QCOMPARE(reportedGradients, bytesOf(store.memory(stage2.id, 1), MemoryRole::Gradients, MemorySource::Measured));
 }
 
 void tst_Distributed::ranksJoinARendezvousGivenByHostAndPort()
