@@ -166,7 +166,7 @@ int runJoinedRank(const RunRequest &request)
         }))
         return refused;
     try {
-        // The store's own timeout, until the config arrives and says the run's.
+        // Waits up to 300 s for rank 0's store and the run's config, which then sets the timeout.
         RankGroup ranks(rendezvous, std::chrono::seconds(300));
         return exitCodeFor(runRank(ranks, g_stopRequested));
     } catch (const std::exception &e) {

@@ -2,6 +2,7 @@
 #include "core/engine/dataparallel.h"
 
 #include "core/memorymodel/memorymodel.h"
+#include "core/memorymodel/modelshape.h"
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>
@@ -24,25 +25,12 @@ DataParallel::DataParallel(RankGroup &group, const RunConfig &config, const std:
     , m_parameters(parameters)
     , m_layout(shardLayoutOf(config))
 {
+    // The layout comes from the memory model's list of tensor sizes: the model must be that list.
     std::vector<int64_t> sizes;
     for (const auto &p : parameters)
         sizes.push_back(p.numel());
-    if (sizes.size() != m_layout.bucketOffsets.size()
-        || m_layout.buckets.back().endParameter != int64_t(parameters.size()))
-        throw std::logic_error("DataParallel: the model's parameters are not the memory model's (parameterSizes)");
-    for (size_t i = 0; i < sizes.size(); ++i) {
-        const int64_t b = [&] {
-            for (size_t k = 0; k < m_layout.buckets.size(); ++k)
-                if (int64_t(i) < m_layout.buckets[k].endParameter)
-                    return int64_t(k);
-            return int64_t(-1);
-        }();
-        const auto &bucket = m_layout.buckets[size_t(b)];
-        const int64_t end = int64_t(i) + 1 < bucket.endParameter ? m_layout.bucketOffsets[i + 1] : bucket.elements;
-        if (end - m_layout.bucketOffsets[i] != sizes[i])
-            throw std::logic_error("DataParallel: parameter " + std::to_string(i) + " has " + std::to_string(sizes[i])
-                                   + " elements; the memory model counts " + std::to_string(end - m_layout.bucketOffsets[i]));
-    }
+    if (sizes != parameterSizes(config.model))
+        throw std::logic_error("DataParallel: the model's parameters are not parameterSizes()'s, which ranks shard by");
 
     const auto options = parameters.front().options().dtype(at::kFloat).requires_grad(false);
     m_bucket = at::zeros({m_layout.largestBucket()}, options);
@@ -136,7 +124,7 @@ std::optional<double> DataParallel::unscaleAndClip(const std::vector<at::Tensor>
             norms.push_back(gradientOf(i, pieces[i]).norm());
         if (norms.empty())
             return 0.0;
-        const at::Tensor values = at::stack(norms).to(at::kDouble).contiguous();
+        const at::Tensor values = at::stack(norms).to(at::kDouble).cpu().contiguous();
         double squares = 0;
         for (int64_t i = 0; i < values.numel(); ++i)
             squares += values.data_ptr<double>()[i] * values.data_ptr<double>()[i];

@@ -54,6 +54,8 @@ public:
     int64_t size() const { return m_rendezvous.worldSize; }
     uint16_t port() const; // the store's
     std::chrono::seconds timeout() const { return m_timeout; }
+    // Before connect(): a joining rank learns the run's timeout from the config rank 0 publishes.
+    void setTimeout(std::chrono::seconds timeout) { m_timeout = timeout; }
     void connect(bool cuda = false);
 
     // The store's values: set by one rank, read (waiting up to the timeout) by another.

@@ -83,6 +83,7 @@ Outcome runRank(RankGroup &ranks, const std::atomic<bool> &stopRequested)
 {
     const RunConfig config = loadDerivedConfig(ranks.read(kConfigKey), "rank 0's run", {});
     const uint64_t studySeed = std::stoull(ranks.read(kStudySeedKey));
+    ranks.setTimeout(std::chrono::seconds(config.distributed.timeout));
     const TokenSplit data = loadTokens(config.data, config.model.vocabSize, config.model.contextLength);
     const nlohmann::json heap = keepTensorMemoryInHeap();
     CountingAllocator::install();
