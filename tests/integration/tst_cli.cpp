@@ -2,6 +2,7 @@
 // Integration tests: the real `optlog` binary in real processes, a real study file.
 #include "core/config/config.h"
 #include "core/store/store.h"
+#include "tests/common/enginebinary.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
@@ -15,53 +16,13 @@
 #include <filesystem>
 
 using namespace optlog;
+using optlog::testing::Result;
+using optlog::testing::runOptlog;
+using optlog::testing::waitForSteps;
 
 namespace {
 
 const QStringList kSmoke = {"--preset", "smoke", "--set", "data.corpus=generated"};
-
-struct Result
-{
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
-
-Result runOptlog(const QStringList &arguments, int timeoutMs = 120000,
-                 const QProcessEnvironment &environment = QProcessEnvironment::systemEnvironment())
-{
-    QProcess process;
-    process.setProcessEnvironment(environment);
-    process.start(OPTLOG_BINARY, arguments);
-    Result r;
-    if (!process.waitForFinished(timeoutMs))
-        return r;
-    r.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    r.out = QString::fromUtf8(process.readAllStandardOutput());
-    r.err = QString::fromUtf8(process.readAllStandardError());
-    return r;
-}
-
-// Waits until the engine has written `steps` steps to the study, read as the GUI would.
-bool waitForSteps(const QString &study, size_t steps, int timeoutMs = 60000)
-{
-    QElapsedTimer timer;
-    timer.start();
-    while (timer.elapsed() < timeoutMs) {
-        if (QFile::exists(study)) {
-            try {
-                Store store(study.toStdString(), Store::Access::ReadOnly);
-                const auto runs = store.runs();
-                if (!runs.empty() && store.metrics(runs.back().id).size() >= steps)
-                    return true;
-            } catch (const StoreError &) {
-                // created but not yet migrated: try again
-            }
-        }
-        QThread::msleep(50);
-    }
-    return false;
-}
 
 QByteArray sha256(const QString &path)
 {

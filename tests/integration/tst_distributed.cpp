@@ -6,6 +6,7 @@
 #include "core/engine/precision.h"
 #include "core/engine/weightfiles.h"
 #include "core/store/store.h"
+#include "tests/common/enginebinary.h"
 
 #include <torch/serialize/input-archive.h>
 
@@ -23,32 +24,15 @@
 #include <map>
 
 using namespace optlog;
+using optlog::testing::Result;
+using optlog::testing::runOptlog;
+using optlog::testing::waitForSteps;
 
 namespace {
 
 // dropout 0: the ranks draw dropout masks of their own, which one process would not.
 const QStringList kSmoke = {"--preset", "smoke", "--set", "data.corpus=generated", "--set", "train.steps=20",
                             "--set", "memory.warmup_steps=2"};
-
-struct Result
-{
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
-
-Result runOptlog(const QStringList &arguments, int timeoutMs = 180000)
-{
-    QProcess process;
-    process.start(OPTLOG_BINARY, arguments);
-    Result r;
-    if (!process.waitForFinished(timeoutMs))
-        return r;
-    r.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    r.out = QString::fromUtf8(process.readAllStandardOutput());
-    r.err = QString::fromUtf8(process.readAllStandardError());
-    return r;
-}
 
 // A run trained into `study` under `name` with the smoke preset and `settings`; fails the test
 // unless it completes.
@@ -154,23 +138,20 @@ bool alive(qint64 pid)
     return !text.mid(text.lastIndexOf(')') + 2).startsWith('Z'); // a zombie has ended
 }
 
-bool waitForSteps(const QString &study, size_t steps, int timeoutMs = 60000)
+// Starts a two-rank smoke run `name` into `study` as `rank0` that would train for long, and waits
+// until it trains: rank 1's pid (0 when it did not start or has no rank 1).
+qint64 startLongTwoRankRun(QProcess &rank0, const QString &study, const QString &name,
+                           const QStringList &settings = {})
 {
-    QElapsedTimer timer;
-    timer.start();
-    while (timer.elapsed() < timeoutMs) {
-        try {
-            if (QFile::exists(study)) {
-                Store store(study.toStdString(), Store::Access::ReadOnly);
-                const auto runs = store.runs();
-                if (!runs.empty() && store.metrics(runs.back().id).size() >= steps)
-                    return true;
-            }
-        } catch (const StoreError &) {
-        }
-        QThread::msleep(50);
-    }
-    return false;
+    QStringList arguments = QStringList{"run", "--db", study, "--set", "name=" + name, "--ranks", "2"} + kSmoke
+                            + QStringList{"--set", "train.steps=100000"};
+    for (const QString &setting : settings)
+        arguments << "--set" << setting;
+    rank0.start(OPTLOG_BINARY, arguments);
+    if (!waitForSteps(study, 5))
+        return 0;
+    const QList<qint64> children = childrenOf(rank0.processId());
+    return children.size() == 1 ? children.front() : 0;
 }
 
 } // namespace
@@ -361,15 +342,12 @@ void tst_Distributed::aStopAtRankZeroStopsEveryRankAtOneStep()
 {
     const QString study = m_dir.filePath("stop.sqlite");
     QProcess rank0;
-    rank0.start(OPTLOG_BINARY, QStringList{"run", "--db", study, "--set", "name=stopped", "--ranks", "2"} + kSmoke
-                                   + QStringList{"--set", "train.steps=100000"});
-    QVERIFY(waitForSteps(study, 5));
-    const QList<qint64> children = childrenOf(rank0.processId());
-    QCOMPARE(children.size(), 1);
+    const qint64 rank1 = startLongTwoRankRun(rank0, study, "stopped");
+    QVERIFY(rank1 > 0);
     ::kill(pid_t(rank0.processId()), SIGTERM); // rank 0 alone, as the workbench's Cancel
     QVERIFY(rank0.waitForFinished(30000));
     QCOMPARE(rank0.exitCode(), 4);
-    QVERIFY(!alive(children.front()));
+    QVERIFY(!alive(rank1));
     const Store store(study.toStdString(), Store::Access::ReadOnly);
     const auto run = store.findRun("stopped");
     QVERIFY(run && run->outcome == Outcome::Cancelled);
@@ -384,14 +362,11 @@ void tst_Distributed::aKilledRankEndsTheRunAsCrashedNamingIt()
 {
     const QString study = m_dir.filePath("killed.sqlite");
     QProcess rank0;
-    rank0.start(OPTLOG_BINARY, QStringList{"run", "--db", study, "--set", "name=killed", "--ranks", "2"} + kSmoke
-                                   + QStringList{"--set", "train.steps=100000", "--set", "distributed.timeout=20"});
-    QVERIFY(waitForSteps(study, 5));
-    const QList<qint64> children = childrenOf(rank0.processId());
-    QCOMPARE(children.size(), 1);
+    const qint64 rank1 = startLongTwoRankRun(rank0, study, "killed", {"distributed.timeout=20"});
+    QVERIFY(rank1 > 0);
     QElapsedTimer timer;
     timer.start();
-    ::kill(pid_t(children.front()), SIGKILL);
+    ::kill(pid_t(rank1), SIGKILL);
     QVERIFY(rank0.waitForFinished(60000));
     QVERIFY2(timer.elapsed() < 25000, qPrintable(QString::number(timer.elapsed())));
     QCOMPARE(rank0.exitCode(), 1);
@@ -399,7 +374,7 @@ void tst_Distributed::aKilledRankEndsTheRunAsCrashedNamingIt()
         const Store store(study.toStdString(), Store::Access::ReadOnly);
         const auto run = store.findRun("killed");
         QVERIFY(run && run->outcome == Outcome::Crashed);
-        QVERIFY2(QString::fromStdString(run->message).contains("rank 1 (pid " + QString::number(children.front())
+        QVERIFY2(QString::fromStdString(run->message).contains("rank 1 (pid " + QString::number(rank1)
                                                                + ") was killed by signal 9"),
                  run->message.c_str());
         QVERIFY(!store.metrics(run->id).empty()); // what it trained stays
@@ -413,14 +388,11 @@ void tst_Distributed::rankZeroKilledTakesItsRanksWithIt()
 {
     const QString study = m_dir.filePath("rank0.sqlite");
     QProcess rank0;
-    rank0.start(OPTLOG_BINARY, QStringList{"run", "--db", study, "--set", "name=orphan", "--ranks", "2"} + kSmoke
-                                   + QStringList{"--set", "train.steps=100000"});
-    QVERIFY(waitForSteps(study, 5));
-    const QList<qint64> children = childrenOf(rank0.processId());
-    QCOMPARE(children.size(), 1);
+    const qint64 rank1 = startLongTwoRankRun(rank0, study, "orphan");
+    QVERIFY(rank1 > 0);
     rank0.kill();
     QVERIFY(rank0.waitForFinished(10000));
-    QTRY_VERIFY_WITH_TIMEOUT(!alive(children.front()), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!alive(rank1), 10000);
     // The study marks the run crashed when it is next opened.
     const Store store(study.toStdString());
     QVERIFY(store.findRun("orphan")->outcome == Outcome::Crashed);
