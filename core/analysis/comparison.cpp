@@ -357,6 +357,9 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
             row.verdict += "; " + unstable;
         if (!row.machineNote.empty())
             row.verdict += "; " + row.machineNote;
+        // Over ranks, what a step trains on and whose memory the verdict weighs.
+        if (const auto &config = runs.front()->config; config && config->distributed.ranks > 1)
+            row.verdict += "; data parallel, batch " + effectiveBatch(*config) + ", peak memory per rank";
         rows.push_back(row);
     }
     return rows;

@@ -301,6 +301,13 @@ void tst_Distributed::eachRanksMemoryIsMeasuredBesideItsPrediction()
     QVERIFY2(show.out.contains("batch: 2 ranks x microbatch 4 x accumulation 1 = 8 sequences per step"), qPrintable(show.out));
     QVERIFY(show.out.contains("ranks (data parallel, ZeRO stage 2; memory measured / predicted)"));
     QVERIFY(show.out.contains("communication_buffers"));
+    // The verdicts say what a step trains on and that the memory is a rank's.
+    const Result compare = runOptlog({"compare", study});
+    QCOMPARE(compare.exitCode, 0);
+    QVERIFY2(compare.out.contains("data parallel, batch 2 ranks x microbatch 4 x accumulation 1 = 8 sequences per "
+                                  "step, peak memory per rank"),
+             qPrintable(compare.out));
+    QVERIFY(compare.out.contains("Data parallel, per rank"));
     const QString markdown = m_dir.filePath("memory.md"), json = m_dir.filePath("memory.json");
     QCOMPARE(runOptlog({"report", study, "--runs", "zero-2", "--format", "md", "-o", markdown}).exitCode, 0);
     QCOMPARE(runOptlog({"report", study, "--runs", "zero-2", "--format", "json", "-o", json}).exitCode, 0);
