@@ -287,7 +287,7 @@ int runCommand(const RunRequest &request, const std::string &self)
             }
             run->trainWithRanks(ranks);
         } catch (const std::exception &e) {
-            std::cerr << "optlog run: " << e.what() << "; nothing was written\n";
+            std::cerr << "optlog run: " << e.what() << "; the run was not created\n";
             return kExitFailed;
         }
     }
