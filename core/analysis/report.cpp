@@ -555,9 +555,12 @@ std::string reportJson(const Report &report)
             memory.push_back({{"role", memoryRoleName(line.role)}, {"dtype", line.dtype}, {"predicted_bytes", line.predicted},
                               {"measured_bytes", line.measured}});
         nlohmann::json metrics = nlohmann::json::array();
-        for (const auto &m : r.metrics)
+        for (const auto &m : r.metrics) {
             metrics.push_back({{"step", m.step}, {"tokens", m.tokens}, {"train_loss", m.trainLoss},
                                {"tokens_per_second", m.tokensPerSecond}, {"step_seconds", m.stepSeconds}});
+            if (m.communicationSeconds)
+                metrics.back()["communication_seconds"] = *m.communicationSeconds;
+        }
         nlohmann::json validation = nlohmann::json::array();
         for (const auto &v : r.summary.validation)
             validation.push_back({{"step", v.step}, {"tokens", v.tokens}, {"loss", v.loss},
@@ -706,12 +709,16 @@ std::string reportMetricsCsv(const Report &report)
 {
     std::ostringstream out;
     out << "run,step,tokens,train_loss,learning_rate,grad_norm,step_seconds,tokens_per_second,loss_scale,skipped,"
-           "machine_gflops\n";
+           "machine_gflops,communication_seconds\n";
     for (const auto &r : report.runs)
-        for (const auto &m : r.metrics)
+        for (const auto &m : r.metrics) {
             out << csvField(r.summary.run.name) << "," << m.step << "," << m.tokens << "," << m.trainLoss << ","
                 << m.learningRate << "," << m.gradNorm << "," << m.stepSeconds << "," << m.tokensPerSecond << ","
-                << m.lossScale << "," << (m.skipped ? 1 : 0) << "," << m.machineGflops << "\n";
+                << m.lossScale << "," << (m.skipped ? 1 : 0) << "," << m.machineGflops << ",";
+            if (m.communicationSeconds) // empty: one rank, no collectives
+                out << *m.communicationSeconds;
+            out << "\n";
+        }
     return out.str();
 }
 

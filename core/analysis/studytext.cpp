@@ -199,10 +199,27 @@ std::string studyJson(const Store &store)
                             {"validation_seed", run.validationSeed},
                             {"config_toml", run.configToml}};
         r["environment"] = run.environmentJson.empty() ? nlohmann::json() : environmentOf(run);
-        for (const auto &m : store.metrics(run.id))
+        for (const auto &m : store.metrics(run.id)) {
             r["metrics"].push_back({{"step", m.step}, {"tokens", m.tokens}, {"train_loss", m.trainLoss},
                                     {"learning_rate", m.learningRate}, {"grad_norm", m.gradNorm},
                                     {"step_seconds", m.stepSeconds}, {"tokens_per_second", m.tokensPerSecond}});
+            if (m.communicationSeconds) // data parallel: rank 0's seconds in collectives, within the step's
+                r["metrics"].back()["communication_seconds"] = *m.communicationSeconds;
+        }
+        for (const RankRecord &rank : store.ranks(run.id)) {
+            nlohmann::json memory = nlohmann::json::array();
+            for (const auto &m : store.memory(run.id, rank.rank))
+                memory.push_back({{"role", memoryRoleName(m.role)}, {"dtype", m.dtype}, {"bytes", m.bytes},
+                                  {"source", memorySourceName(m.source)}});
+            r["ranks"].push_back({{"rank", rank.rank}, {"host", rank.host}, {"pid", rank.pid},
+                                  {"outcome", rank.outcome}, {"message", rank.message},
+                                  {"measured_steps", rank.measuredSteps}, {"step_seconds", rank.stepSeconds},
+                                  {"communication_seconds", rank.communicationSeconds},
+                                  {"environment", nlohmann::json::parse(rank.environmentJson.empty() ? "null"
+                                                                                                     : rank.environmentJson,
+                                                                        nullptr, false)},
+                                  {"memory", memory}});
+        }
         for (const auto &v : store.validation(run.id))
             r["validation"].push_back({{"step", v.step}, {"tokens", v.tokens}, {"loss", v.loss},
                                        {"sequences", v.sequences}, {"sequence_sd", v.sequenceSd}});

@@ -322,6 +322,14 @@ void tst_Distributed::eachRanksMemoryIsMeasuredBesideItsPrediction()
         if (row.toObject()["role"].toString() == "gradients" && row.toObject()["source"].toString() == "measured")
             reportedGradients = int64_t(row.toObject()["bytes"].toDouble());
     QCOMPARE(reportedGradients, bytesOf(store.memory(stage2.id, 1), MemoryRole::Gradients, MemorySource::Measured));
+    QVERIFY(run["metrics"].toArray().at(5).toObject()["communication_seconds"].toDouble() > 0);
+    // The study's export carries every rank too.
+    const Result exported = runOptlog({"export", study, "--format", "json"});
+    QCOMPARE(exported.exitCode, 0);
+    const QJsonArray runs = QJsonDocument::fromJson(exported.out.toUtf8()).object()["runs"].toArray();
+    QCOMPARE(runs.size(), 3);
+    QCOMPARE(runs.at(2).toObject()["ranks"].toArray().size(), 2);
+    QCOMPARE(runs.at(2).toObject()["ranks"].toArray().at(1).toObject()["memory"].toArray().isEmpty(), false);
 }
 
 void tst_Distributed::ranksJoinARendezvousGivenByHostAndPort()
