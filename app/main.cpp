@@ -111,8 +111,10 @@ int main(int argc, char **argv)
     runCmd->add_option("--rendezvous", run.rendezvous, "data parallel over machines: HOST:PORT where rank 0 serves "
                                                        "the rendezvous (with --rank and --world-size)");
     runCmd->add_option("--rank", run.rank, "this process's rank: 0 trains into the study, 1 and above join rank 0 "
-                                           "and take its config");
-    runCmd->add_option("--world-size", run.worldSize, "the ranks of the run (equal to distributed.ranks)");
+                                           "and take its config")
+        ->check(CLI::Range(int64_t(0), int64_t(63)));
+    runCmd->add_option("--world-size", run.worldSize, "the ranks of the run (equal to distributed.ranks)")
+        ->check(CLI::Range(int64_t(2), int64_t(64)));
 
     StudyRequest study;
     auto *studyCmd = app.add_subcommand("study", "run every run of a study plan (each in its own engine process) "

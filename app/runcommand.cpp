@@ -180,7 +180,7 @@ int runJoinedRank(const RunRequest &request)
 Rendezvous rankZeroRendezvous(const RunRequest &request, const RunConfig &config)
 {
     if (request.rendezvous.empty()) {
-        if (request.rank > 0 || request.worldSize > 0)
+        if (request.rank >= 0 || request.worldSize > 0)
             throw ConfigError("--rank and --world-size go with --rendezvous HOST:PORT");
         return {"127.0.0.1", 0, 0, config.distributed.ranks};
     }
@@ -267,7 +267,8 @@ int runCommand(const RunRequest &request, const std::string &self)
                 const Resumption resumption = resumptionOf(request);
                 run->resumeFrom(resumption.run.id, resumption.checkpoint);
             }
-            if (run->config().distributed.ranks > 1 || !request.rendezvous.empty()) {
+            if (run->config().distributed.ranks > 1 || !request.rendezvous.empty() || request.rank >= 0
+                || request.worldSize > 0) {
                 if (!request.resume.empty())
                     throw ConfigError("--resume: a run over several ranks cannot be resumed yet");
                 rendezvous = rankZeroRendezvous(request, run->config());

@@ -432,6 +432,10 @@ void tst_Distributed::badInputExitsTwoAndWritesNothing_data()
                                               << "--world-size 3";
     QTest::newRow("--rank without a rendezvous") << QStringList{"--rank", "0", "--world-size", "2", "--ranks", "2"}
                                                  << "--rendezvous";
+    QTest::newRow("--rank on a one-rank run") << QStringList{"--rank", "0"} << "--rendezvous";
+    QTest::newRow("a negative rank") << QStringList{"--rank", "-1"} << "--rank";
+    QTest::newRow("a world of one") << QStringList{"--rendezvous", "127.0.0.1:1234", "--rank", "0", "--world-size", "1"}
+                                    << "--world-size";
 }
 
 void tst_Distributed::badInputExitsTwoAndWritesNothing()
