@@ -114,7 +114,7 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
                     + B * H * T * T * d.pointwise // softmax output: the quadratic term
                     + T * T;                      // causal mask, one byte per element
         if (dropout)
-            attention += B * H * T * T * d.pointwise; // the dropout mask on the attention weights
+            attention += 2 * B * H * T * T * d.pointwise; // the mask, and the dropped weights the second bmm keeps
     }
     // What the MLP half of a block keeps; it is freed first in backward.
     double mlp = 2 * B * T * kStats              // LayerNorm 2's mean and 1/std
@@ -128,8 +128,10 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
                            + attention
                            + BTC * d.matmul;     // attention output, reshaped for the projection
     if (dropout) {
-        mlp += 2 * BTC * d.matmul;               // residual dropout after the MLP: input and mask
-        attentionHalf += 2 * BTC * d.matmul;     // and after attention
+        // LibTorch 1.13's CPU dropout multiplies by a mask in its input's dtype; the product
+        // keeps only the mask, as nothing needs the input's gradient through the mask.
+        mlp += BTC * d.matmul;                   // residual dropout after the MLP's projection
+        attentionHalf += BTC * d.matmul;         // and after attention's
     }
     // Autocast keeps the 16-bit copies of the block's matmul weights made during its forward.
     const double blockWeightCasts = d.autocast ? 12 * C * C * 2 : 0;
@@ -147,7 +149,7 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
     double saved = head + T * 8                   // position indices
                    + BTC * d.residual;            // embedding sum: block 0's input
     if (dropout)
-        saved += 2 * BTC * d.residual;            // embedding dropout: input and mask
+        saved += BTC * d.residual;                // embedding dropout's mask
     for (int64_t i = 0; i < m.layers; ++i)
         saved += isCheckpointed(i) ? checkpointedBlock : block;
     e.roles.push_back({MemoryRole::SavedActivations, "mixed", 0, int64_t(saved),
@@ -159,13 +161,25 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
     const double gradientBuffers = 2 * BTC * 4;   // gradients of the residual stream in flight
     // Attention backward, relative to what is still saved when it starts (the MLP half, the
     // projection input and the V copy are gone by then). Naive: the gradients of the softmax
-    // weights and of the scores exist at once. Chunked: one chunk recomputed with its gradients
-    // (scores, softmax, their gradients, contiguous copies of its Q, K and V), and the gradients
-    // of the Q, K and V slices, each padded to full size before they are summed.
+    // weights and of the scores exist at once. Chunked: the chunks' backward runs last chunk first;
+    // the largest transient is either that chunk recomputed with its gradients (weights, their
+    // gradient and the scores' gradient over c x T, copies of its Q, K and V, its output and the
+    // output's gradient), or later the gradients of the Q, K and V slices, padded to full size
+    // and summed into the three full gradients.
     const double c = double(config.memory.attentionChunk), D = C / H;
+    double chunkBackward = 6 * BTC * d.matmul;
+    for (double start = (chunks - 1) * c; start >= 0; start -= c) {
+        const double size = std::min(c, T - start), keys = start + size;
+        const double sumsSoFar = start + size < T ? 3 * BTC * d.matmul : 0;
+        // Dropout adds its mask on the chunk's weights (the dropped copy is gone before they are).
+        chunkBackward = std::max(chunkBackward, (dropout ? 4 : 3) * B * H * size * keys * d.pointwise
+                                                    + B * H * (3 * size + 2 * keys) * D * d.matmul + sumsSoFar);
+    }
+    // With dropout on the attention weights, the dropped copy is freed before their gradients exist.
+    const double naiveBackward = (dropout ? 1 : 2) * B * H * T * T * d.pointwise;
     const double attentionTransient = fused     ? 3 * BTC * d.matmul // the gradients of Q, K and V
-                                      : chunked ? 3 * B * H * c * T * 4 + B * H * (c + 2 * T) * D * 4 + 6 * BTC * d.matmul
-                                                : 2 * B * H * T * T * d.pointwise;
+                                      : chunked ? chunkBackward
+                                                : naiveBackward;
     const double attentionBackward = attentionTransient + gradientBuffers - mlp - 2 * BTC * d.matmul;
     // MLP backward, relative to what is saved when the block's backward starts: the block output's
     // gradient, then the gradient of the GELU output beside the GELU input's, both hidden-sized
@@ -182,6 +196,12 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
         if (unreduced)
             built = std::min(gradientBytes * double(n), built + gradientBytes * elements);
     };
+    // A checkpointed block's nested backward reaches its highest point in the MLP later than a
+    // plain block's, as the first weight's gradient is made: 4·C² in the gradients' dtype (under
+    // autocast first in BF16 for the cast weight, then converted). Where the weights are large
+    // against the activations (B·T below about 4·C) the 16-bit modes make more transients here
+    // than this counts (docs/memory-model.md).
+    const double weightGradient = 4 * C * C * (gradientBytes + (d.autocast ? 2 : 0));
     double live = saved;
     double highest = live + built + 2 * B * T * V * 4; // loss and log-softmax gradients over the logits
     live -= head;
@@ -190,8 +210,10 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
         allocate(blockParameters); // by the block's backward's highest point, at most all of its own
         if (isCheckpointed(i)) {
             // The block is recomputed with its saved tensors, then its own backward runs.
-            highest = std::max(highest,
-                               live + built + block + std::max({gradientBuffers, mlpBackward, attentionBackward}));
+            // By the nested attention backward, its output's gradient and its input's are alive too.
+            highest = std::max(highest, live + built + block
+                                            + std::max({gradientBuffers, mlpBackward + weightGradient,
+                                                        attentionBackward + 2 * BTC * d.residual}));
             live -= checkpointedBlock;
             continue;
         }
