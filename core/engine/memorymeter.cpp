@@ -11,6 +11,8 @@ MemoryMeter::MemoryMeter(c10::Device device, int64_t warmupSteps)
 
 void MemoryMeter::stepBegins()
 {
+    // A step begins by drawing its batches, the forward's input.
+    m_memory.setPhase("forward");
     if (m_stepsBegun++ != m_warmupSteps)
         return;
     m_memory.resetPeak();

@@ -16,7 +16,8 @@ class MemoryMeter
 public:
     MemoryMeter(c10::Device device, int64_t warmupSteps);
 
-    // At the first step after warm-up (the warmupSteps + 1-th step this meter sees, so that a
+    // Called before the step draws its batches, which belong to the forward phase. At the first
+    // step after warm-up (the warmupSteps + 1-th step this meter sees, so that a
     // resumed run warms up again) the peak starts over (Adam's moments exist from the first step
     // on, so the peak covers complete steps), and that step's first forward is measured.
     void stepBegins();

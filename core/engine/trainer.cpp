@@ -124,6 +124,17 @@ std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, 
     return norm;
 }
 
+std::optional<double> stepUnlessNonFinite(torch::optim::Optimizer &optimizer, const std::vector<at::Tensor> &tensors,
+                                          LossScaler *scaler, double maxNorm, const GradientClip &clip)
+{
+    const std::optional<double> norm = clip(tensors, scaler, maxNorm);
+    if (norm)
+        optimizer.step();
+    if (scaler)
+        scaler->update(!norm);
+    return norm;
+}
+
 double learningRateAt(const TrainConfig &train, int64_t step)
 {
     if (step < train.warmupSteps)
@@ -204,19 +215,22 @@ const std::vector<at::Tensor> &Trainer::masterWeights() const
     return m_master;
 }
 
-double Trainer::optimizerStep()
+std::optional<double> Trainer::optimizerStep()
 {
     m_meter.enter("optimizer step");
+    LossScaler *scaler = m_scaler ? &*m_scaler : nullptr;
+    const double maxNorm = m_config.train.gradClip;
+    const GradientClip clip = m_parallel ? GradientClip([this](const std::vector<at::Tensor> &tensors,
+                                                               const LossScaler *s, double max) {
+        return m_parallel->unscaleAndClip(tensors, s, max);
+    })
+                                         : GradientClip(unscaleAndClip);
     if (sharded()) {
-        const std::optional<double> norm = m_parallel->unscaleAndClip(optimizedTensors(), scaler(), m_config.train.gradClip);
-        if (norm) {
-            m_optimizer->step();
+        const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, clip);
+        if (norm)
             m_parallel->gatherParameters();
-        }
-        if (m_scaler)
-            m_scaler->update(!norm);
         m_parallel->releaseShardGradients();
-        return norm ? *norm : std::nan("");
+        return norm;
     }
     if (m_plan.masterWeights) {
         // FP32 gradients for the master copies exist only during the optimizer step, so the
@@ -224,22 +238,15 @@ double Trainer::optimizerStep()
         for (size_t i = 0; i < m_master.size(); ++i)
             m_master[i].mutable_grad() = m_parameters[i].grad().to(torch::kFloat);
     }
-    const std::optional<double> norm = m_parallel
-                                           ? m_parallel->unscaleAndClip(optimizedTensors(), scaler(), m_config.train.gradClip)
-                                           : unscaleAndClip(optimizedTensors(), scaler(), m_config.train.gradClip);
-    if (norm) {
-        m_optimizer->step();
-        if (m_plan.masterWeights) {
-            torch::NoGradGuard noGrad;
-            for (size_t i = 0; i < m_master.size(); ++i)
-                m_parameters[i].copy_(m_master[i]);
-        }
+    const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, clip);
+    if (norm && m_plan.masterWeights) {
+        torch::NoGradGuard noGrad;
+        for (size_t i = 0; i < m_master.size(); ++i)
+            m_parameters[i].copy_(m_master[i]);
     }
-    if (m_scaler)
-        m_scaler->update(!norm);
     for (auto &master : m_master)
         master.mutable_grad() = at::Tensor();
-    return norm ? *norm : std::nan("");
+    return norm;
 }
 
 std::vector<at::Tensor> Trainer::gradients() const
@@ -463,8 +470,9 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
             m_meter.enter("gradient reduction");
             m_parallel->reduceGradients();
         }
-        const double gradNorm = optimizerStep();
-        // The one host read of the step; on CUDA it also waits for the step's queued kernels.
+        const std::optional<double> gradNorm = optimizerStep();
+        // Besides the gradient norm (read by clipping), the step's one host read; on CUDA it also
+        // waits for the step's queued kernels.
         double lossValue = loss.item<double>();
         if (m_parallel)
             std::tie(lossValue, m_stopAgreed) = m_parallel->agree(lossValue, stopRequested.load());
@@ -477,11 +485,11 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         metrics.tokens = (step + 1) * tokensPerStep;
         metrics.trainLoss = lossValue;
         metrics.learningRate = lr;
-        metrics.gradNorm = gradNorm;
+        metrics.gradNorm = gradNorm.value_or(std::nan(""));
         metrics.stepSeconds = seconds;
         metrics.tokensPerSecond = double(tokensPerStep) / seconds;
         metrics.lossScale = m_scaler ? m_scaler->currentScale() : 0.0;
-        metrics.skipped = m_scaler && std::isnan(gradNorm);
+        metrics.skipped = !gradNorm;
         if (m_ranks)
             metrics.communicationSeconds = m_ranks->takeCollectiveSeconds();
         if (step - m_firstStep >= m_config.memory.warmupSteps) {
@@ -494,6 +502,11 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         if (probeEvery > 0 && (step + 1) % probeEvery == 0)
             metrics.machineGflops = referenceKernelGflops(m_plan.compute, m_device);
         observer.step(metrics);
+        if (!gradNorm && !m_scaler)
+            observer.event(EventKind::Warning,
+                           "step " + std::to_string(step) + " skipped its optimizer step: a gradient was inf or NaN "
+                               "(" + m_config.precision.mode + " has no loss scaler to back off; the weights are unchanged)",
+                           step);
         if (numericsDue)
             observer.numerics(numerics);
 

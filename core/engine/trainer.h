@@ -14,6 +14,7 @@
 #include "core/contract/outcome.h"
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@
 
 namespace torch::optim {
 class AdamW;
+class Optimizer;
 }
 
 namespace optlog {
@@ -67,6 +69,18 @@ at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatche
 // the norm before clipping, or nothing when a gradient is inf or NaN (the step must be skipped).
 std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, const LossScaler *scaler,
                                      double maxNorm);
+
+// How the gradients are unscaled and clipped: unscaleAndClip, or data parallelism's over ranks.
+using GradientClip =
+    std::function<std::optional<double>(const std::vector<at::Tensor> &, const LossScaler *, double maxNorm)>;
+
+// The trainer's guarded optimizer step: unscales and clips `tensors`' gradients with `clip`, steps
+// only when their norm is finite, then lets the scaler (if any) back off or grow. Returns the norm
+// before clipping, or nothing when the step was skipped. Without a scaler a non-finite gradient
+// skips the step too: it is not the loss scale's to correct, and the caller says so.
+std::optional<double> stepUnlessNonFinite(torch::optim::Optimizer &optimizer, const std::vector<at::Tensor> &tensors,
+                                          LossScaler *scaler, double maxNorm,
+                                          const GradientClip &clip = unscaleAndClip);
 
 // Linear warm-up to the peak, then cosine decay to min_learning_rate at the last step.
 double learningRateAt(const TrainConfig &train, int64_t step);
@@ -120,9 +134,9 @@ private:
     const std::vector<at::Tensor> &masterWeights() const;
     bool sharded() const { return m_parallel && m_parallel->zeroStage() > 0; }
     bool validates() const { return !m_ranks || m_ranks->rank() == 0; }
-    // One optimizer step from the accumulated gradients; returns the norm before clipping
-    // (NaN when the scaler found an inf or NaN and the step was skipped).
-    double optimizerStep();
+    // One optimizer step from the accumulated gradients; returns the norm before clipping, or
+    // nothing when a gradient was inf or NaN and the step was skipped.
+    std::optional<double> optimizerStep();
 
     RunConfig m_config;
     RankGroup *m_ranks = nullptr;

@@ -132,6 +132,11 @@ void tst_Budget::metricsBeforeAnOomAreKept()
 
     QCOMPARE(std::string(outcomeName(outcome.outcome)), std::string("oom"));
     QCOMPARE(outcome.step, int64_t(6));
+    // Step 6's first allocation is its batch, drawn for the forward: the refusal names that phase,
+    // not step 5's optimizer step, the last one entered before it.
+    QVERIFY(outcome.refusal);
+    QCOMPARE(outcome.refusal->phase, std::string("forward"));
+    QVERIFY2(outcome.message.find("forward") != std::string::npos, outcome.message.c_str());
     Store reader(dir.filePath("study.sqlite").toStdString(), Store::Access::ReadOnly);
     QCOMPARE(reader.metrics(runId).size(), size_t(6)); // steps 0 to 5, none lost
     QCOMPARE(std::string(outcomeName(reader.runs().front().outcome)), std::string("oom"));

@@ -45,6 +45,7 @@ private Q_SLOTS:
     void cudaOnlyModesAreRefusedOnTheCpu();
     void autocastGuardNestsAndRestores();
     void injectedInfSkipsTheStepAndBacksOff();
+    void nonFiniteGradientSkipsTheStepWithoutAScaler();
     void scaleGrowsAfterCleanSteps();
     void clippingSeesUnscaledGradients();
 };
@@ -165,16 +166,31 @@ void tst_Precision::injectedInfSkipsTheStepAndBacksOff()
     w.mutable_grad()[2] = INFINITY; // an overflow in one gradient
     const at::Tensor before = w.detach().clone();
 
-    // The trainer's sequence: unscale and clip, step only when finite, then update the scale.
-    const std::optional<double> norm = unscaleAndClip({w}, &scaler, 1.0);
-    if (norm)
-        optimizer.step();
-    scaler.update(!norm);
-
+    // The trainer's own guarded step.
+    const std::optional<double> norm = stepUnlessNonFinite(optimizer, {w}, &scaler, 1.0);
     QVERIFY(!norm);
     QVERIFY(at::equal(w.detach(), before)); // the weights are unchanged
     QCOMPARE(scaler.currentScale(), 512.0);
     QCOMPARE(scaler.skippedSteps(), int64_t(1));
+
+    // The next clean step steps, and counts towards growth.
+    w.mutable_grad() = at::full({4}, 2.0f * 512.0f);
+    const std::optional<double> next = stepUnlessNonFinite(optimizer, {w}, &scaler, 1.0);
+    QVERIFY(next);
+    QVERIFY(std::fabs(*next - 4.0) < 1e-4); // the norm of the unscaled gradient (2, 2, 2, 2)
+    QVERIFY(!at::equal(w.detach(), before));
+    QCOMPARE(scaler.currentScale(), 512.0);
+}
+
+void tst_Precision::nonFiniteGradientSkipsTheStepWithoutAScaler()
+{
+    at::Tensor w = at::ones({3}).requires_grad_(true);
+    torch::optim::AdamW optimizer({w}, torch::optim::AdamWOptions(0.1));
+    w.mutable_grad() = at::tensor({1.0f, NAN, 1.0f});
+    const at::Tensor before = w.detach().clone();
+    QVERIFY(!stepUnlessNonFinite(optimizer, {w}, nullptr, 0.0));
+    QVERIFY(at::equal(w.detach(), before));
+    QVERIFY(optimizer.state().empty()); // AdamW never saw it
 }
 
 void tst_Precision::scaleGrowsAfterCleanSteps()

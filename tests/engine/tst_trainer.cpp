@@ -76,6 +76,8 @@ private Q_SLOTS:
     void dropoutTrainsAndValidatesWithoutIt();
     void nonFiniteLossEndsTheRunAsDiverged();
     void stopRequestEndsBetweenSteps();
+    void nonFiniteGradientSkipsStepsAndSaysSo();
+    void warmupStepsAreLeftOutOfThePeak();
     void measuredModelStateEqualsThePrediction();
 };
 
@@ -148,6 +150,78 @@ void tst_Trainer::nonFiniteLossEndsTheRunAsDiverged()
     QCOMPARE(std::string(outcomeName(outcome.outcome)), std::string("diverged"));
     QCOMPARE(outcome.step, int64_t(0));
     QCOMPARE(recording.steps.size(), size_t(1)); // the step that diverged is recorded
+}
+
+void tst_Trainer::nonFiniteGradientSkipsStepsAndSaysSo()
+{
+    // FP32, no loss scaler. One feature of the final LayerNorm's gain is 1e37 while the tied head
+    // reads nothing from it (that column of the embedding is zero): the logits and the loss stay
+    // finite, but the head's gradient there is about 1e37 and its square overflows the norm.
+    const RunConfig config = smoke({"train.steps=3", "memory.warmup_steps=1"});
+    Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
+    at::Tensor gain;
+    {
+        torch::NoGradGuard noGrad;
+        for (const auto &item : trainer.model()->named_parameters()) {
+            if (item.key() == "token_embedding.weight")
+                item.value().select(1, 0).zero_();
+            if (item.key() == "final_norm.weight") {
+                item.value()[0] = 1e37f;
+                gain = item.value();
+            }
+        }
+    }
+    QVERIFY(gain.defined());
+    const at::Tensor before = gain.detach().clone();
+    struct Events : Recording
+    {
+        std::vector<std::string> warnings;
+        void event(EventKind kind, const std::string &message, int64_t) override
+        {
+            if (kind == EventKind::Warning)
+                warnings.push_back(message);
+        }
+    } recording;
+    const TrainingOutcome outcome = trainer.run(recording, recording.stop);
+    QCOMPARE(std::string(outcomeName(outcome.outcome)), std::string("completed"));
+    QCOMPARE(recording.steps.size(), size_t(3));
+    for (const auto &m : recording.steps) {
+        QVERIFY(std::isfinite(m.trainLoss));
+        QVERIFY(m.skipped); // recorded as skipped, not as a step taken
+        QVERIFY(std::isnan(m.gradNorm));
+    }
+    QVERIFY(at::equal(gain.detach(), before)); // no optimizer step touched the weights
+    QCOMPARE(recording.warnings.size(), size_t(3));
+    QVERIFY2(recording.warnings.front().find("step 0 skipped its optimizer step") != std::string::npos,
+             recording.warnings.front().c_str());
+    QVERIFY(recording.warnings.front().find("inf or NaN") != std::string::npos);
+}
+
+void tst_Trainer::warmupStepsAreLeftOutOfThePeak()
+{
+    // An observer that allocates 64 MiB while one step is on, far above this run's own peak (about
+    // 1 MiB). With two warm-up steps the peak must not see it in step 1, and must in step 2.
+    struct Spike : Recording
+    {
+        int64_t at = 0;
+        void step(const StepMetrics &m) override
+        {
+            Recording::step(m);
+            if (m.step == at)
+                at::empty({64 << 20}, at::kByte).fill_(1);
+        }
+    };
+    const auto peakWithSpikeAt = [](int64_t step) {
+        const RunConfig config = smoke({"train.steps=4", "memory.warmup_steps=2"});
+        Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
+        Spike spike;
+        spike.at = step;
+        return row(trainer.run(spike, spike.stop).measuredMemory, "peak").bytes;
+    };
+    const int64_t inWarmup = peakWithSpikeAt(1);
+    const int64_t measured = peakWithSpikeAt(2);
+    QVERIFY2(inWarmup < (16 << 20), qPrintable(QString::number(inWarmup)));
+    QVERIFY2(measured > (64 << 20), qPrintable(QString::number(measured)));
 }
 
 void tst_Trainer::stopRequestEndsBetweenSteps()
