@@ -11,7 +11,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <array>
+#include <cstdlib>
 #include <chrono>
 #include <map>
 #include <vector>
@@ -43,50 +43,24 @@ double gemmGflops(const at::Tensor &a, const at::Tensor &b, double seconds)
     return flops * double(repeats) / elapsed / 1e9;
 }
 
-using Shape = std::array<int64_t, 3>; // (rows, inner, cols)
-
-// A GEMM's rate stops growing long before this many rows; more would only take memory.
-constexpr int64_t kMaxRows = 8192;
-constexpr int64_t kMinRows = 64;
-
-// The shapes of the model's GEMMs with `rows` rows: QKV, attention output, MLP up and down, the
-// head; backward runs the same shapes transposed.
-std::vector<Shape> modelShapes(const RunConfig &config, int64_t rows)
+// Square GEMMs large enough for the kernels to run at their best on this machine, whatever the
+// model: the same denominator for every run of a dtype (a CPU's rate stops growing well before
+// 2048, a GPU's before 8192).
+std::vector<int64_t> peakSizes(c10::Device device)
 {
-    const int64_t C = config.model.width, V = config.model.vocabSize;
-    return {{rows, C, 3 * C}, {rows, C, C}, {rows, C, 4 * C}, {rows, 4 * C, C}, {rows, C, V}};
+    return device.is_cuda() ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{1024, 2048};
 }
 
-// The FP32 bytes of the largest shape's three matrices: what measuring it holds at once.
-int64_t shapesBytes(const std::vector<Shape> &shapes)
-{
-    int64_t largest = 0;
-    for (const auto &[m, k, n] : shapes)
-        largest = std::max(largest, (m * k + k * n + m * n) * int64_t(sizeof(float)));
-    return largest;
-}
-
-// The run's rows (microbatch x context), at most kMaxRows, and fewer when a memory budget is set
-// so that the calibration itself stays within it.
-int64_t calibrationRows(const RunConfig &config)
-{
-    int64_t rows = std::min(config.train.microbatch * config.model.contextLength, kMaxRows);
-    if (!config.memory.budget.empty()) {
-        const int64_t budget = parseBytes(config.memory.budget, "memory.budget");
-        while (rows > kMinRows && shapesBytes(modelShapes(config, rows)) > budget)
-            rows /= 2;
-    }
-    return std::max(rows, std::min(kMinRows, config.train.microbatch * config.model.contextLength));
-}
-
-double bestOverModelShapes(const RunConfig &config, at::ScalarType dtype, c10::Device device, double secondsPerShape)
+// The best rate over the sizes, each the best of three timings after its warm-up.
+double bestSquareGflops(at::ScalarType dtype, c10::Device device, double secondsPerShape)
 {
     const auto options = at::TensorOptions().dtype(dtype).device(device);
     double best = 0;
-    for (const auto &s : modelShapes(config, calibrationRows(config))) {
-        const at::Tensor a = at::rand({s[0], s[1]}, options);
-        const at::Tensor b = at::rand({s[1], s[2]}, options);
-        best = std::max(best, gemmGflops(a, b, secondsPerShape));
+    for (const int64_t n : peakSizes(device)) {
+        const at::Tensor a = at::rand({n, n}, options);
+        const at::Tensor b = at::rand({n, n}, options);
+        for (int timing = 0; timing < 3; ++timing)
+            best = std::max(best, gemmGflops(a, b, secondsPerShape));
     }
     return best;
 }
@@ -104,19 +78,23 @@ nlohmann::json MatmulPeak::toJson() const
 
 int64_t matmulPeakBytes(const RunConfig &config)
 {
-    return shapesBytes(modelShapes(config, calibrationRows(config)));
+    const int64_t n = peakSizes(runDevice(config)).back();
+    return 3 * n * n * int64_t(sizeof(float));
 }
 
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile, double secondsPerShape)
 {
     MatmulPeak peak;
-    const int64_t M = calibrationRows(config);
-    peak.shapes = "M=" + std::to_string(M) + " C=" + std::to_string(config.model.width)
-                  + " V=" + std::to_string(config.model.vocabSize);
-    const nlohmann::json env = captureEnvironment({threads, threads}, nlohmann::json::object());
     const c10::Device device = runDevice(config);
+    for (const int64_t n : peakSizes(device))
+        peak.shapes += (peak.shapes.empty() ? "square " : ", ") + std::to_string(n);
+    const nlohmann::json env = captureEnvironment({threads, threads}, nlohmann::json::object());
+    // What the kernels' speed depends on: the machine, the libraries, the threads and how idle
+    // OpenMP workers wait (`optlog tune` sets OMP_WAIT_POLICY per precision); not the model.
+    const char *waitPolicy = std::getenv("OMP_WAIT_POLICY");
     peak.key = env.value("cpu_model", "") + "|" + env.value("cpu_flags", "") + "|" + env.value("libtorch_version", "")
-               + "|" + env.value("blas_core", "") + "|threads=" + std::to_string(threads) + "|" + peak.shapes;
+               + "|" + env.value("blas_core", "") + "|threads=" + std::to_string(threads)
+               + "|OMP_WAIT_POLICY=" + (waitPolicy ? waitPolicy : "") + "|" + peak.shapes;
     if (device.is_cuda())
         peak.key += "|" + describeDevice(device);
 
@@ -131,11 +109,14 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
         if (peak.fromCache)
             return peak;
     }
+    // The machine's, not the run's: its matrices neither count towards a run's peak nor meet its
+    // memory budget.
+    const CountingAllocator::Uncounted uncounted;
     const auto start = Clock::now();
-    peak.float32Gflops = bestOverModelShapes(config, at::kFloat, device, secondsPerShape);
-    peak.bfloat16Gflops = bestOverModelShapes(config, at::kBFloat16, device, secondsPerShape);
+    peak.float32Gflops = bestSquareGflops(at::kFloat, device, secondsPerShape);
+    peak.bfloat16Gflops = bestSquareGflops(at::kBFloat16, device, secondsPerShape);
     if (device.is_cuda()) {
-        peak.float16Gflops = bestOverModelShapes(config, at::kHalf, device, secondsPerShape);
+        peak.float16Gflops = bestSquareGflops(at::kHalf, device, secondsPerShape);
         cuda::releaseCachedMemory(); // else the run's reserved peak would start with these matrices
     }
     peak.seconds = std::chrono::duration<double>(Clock::now() - start).count();

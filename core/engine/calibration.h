@@ -12,15 +12,15 @@ namespace optlog {
 
 struct RunConfig;
 
-// The matmul throughput this machine reaches on the shapes of one model, with the threads in
-// use: the denominator of model FLOP utilisation. Measured once per machine, library versions,
-// threads and shape, then read from a cache file.
+// The matmul throughput this machine reaches with the threads in use: the denominator of model
+// FLOP utilisation, the same for every run of a dtype on the machine. Measured once per machine,
+// library versions, threads and OpenMP wait policy, then read from a cache file.
 struct MatmulPeak
 {
     double float32Gflops = 0;
     double bfloat16Gflops = 0;
     double float16Gflops = 0; // CUDA only: the CPU has no FP16 matmul in LibTorch 1.13
-    std::string shapes;     // "M=1024 C=256 V=256": the GEMMs measured
+    std::string shapes;     // "square 1024, 2048": the GEMMs measured
     std::string key;        // what the cache entry is keyed by
     bool fromCache = false;
     double seconds = 0;     // what measuring took (0 from the cache)
@@ -29,13 +29,12 @@ struct MatmulPeak
 };
 
 // `cacheFile` empty: $XDG_CACHE_HOME/optlog/matmul-peak.json, else ~/.cache/optlog/....
-// Measured on the config's runtime.device. Each shape of the model's forward and backward GEMMs
-// runs after a warm-up for at least `secondsPerShape`, and the best rate over all of them is the
-// peak. The shapes have the run's rows (microbatch x context) up to 8192, where a GEMM's rate has
-// long stopped growing, and fewer under a memory budget, so that measuring stays within it.
+// Measured on the config's runtime.device with square GEMMs (1024 and 2048 on a CPU, 4096 and
+// 8192 on a GPU), each timed three times for at least `secondsPerShape` after a warm-up; the
+// best rate is the peak. Its matrices are outside the counting allocator (no run's memory).
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile = "",
                       double secondsPerShape = 0.15);
-// The memory measuring matmulPeak() takes when it is not cached: its largest shape's matrices.
+// The memory measuring matmulPeak() takes when it is not cached: its largest GEMM's matrices.
 int64_t matmulPeakBytes(const RunConfig &config);
 
 // A fixed matmul, timed: the machine-speed index. A change in it during a run is the machine

@@ -80,8 +80,8 @@ void EngineRun::open(const std::string &studyPath)
     m_heap = keepTensorMemoryInHeap();
     CountingAllocator::install();
     m_threads = applyThreadSettings(m_config.runtime);
-    // Before the budget, which rehearses the run's memory, not the machine's; the calibration
-    // keeps its matrices within the budget by itself (matmulPeak).
+    // Before the budget, which rehearses the run's memory, not the machine's (the calibration's
+    // matrices are not counted in any case).
     m_peak = matmulPeak(m_config, m_threads.intraOp);
 }
 

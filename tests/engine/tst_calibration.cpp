@@ -26,14 +26,45 @@ private Q_SLOTS:
         QVERIFY(!first.fromCache);
         QVERIFY(first.float32Gflops > 0.1);  // a real measurement, not a placeholder
         QVERIFY(first.bfloat16Gflops > 0.1);
-        QCOMPARE(first.shapes, std::string("M=128 C=32 V=256"));
+        QCOMPARE(first.shapes, std::string("square 1024, 2048"));
         const MatmulPeak second = matmulPeak(config, 1, cache, 0.02);
         QVERIFY(second.fromCache);
         QCOMPARE(second.float32Gflops, first.float32Gflops);
         QCOMPARE(second.bfloat16Gflops, first.bfloat16Gflops);
-        // Another shape is another entry.
+        // The machine's peak, not the model's: another model, microbatch or budget reads the same
+        // entry, so every run of a dtype here has the same denominator.
         config.model.width = 64;
-        QVERIFY(!matmulPeak(config, 1, cache, 0.02).fromCache);
+        config.train.microbatch = 1;
+        config.memory.budget = "64MiB";
+        const MatmulPeak otherModel = matmulPeak(config, 1, cache, 0.02);
+        QVERIFY(otherModel.fromCache);
+        QCOMPARE(otherModel.float32Gflops, first.float32Gflops);
+        // Other threads, or another OpenMP wait policy (optlog tune's choice per precision), are
+        // another entry.
+        QVERIFY(!matmulPeak(config, 2, cache, 0.02).fromCache);
+        const QByteArray policy = qgetenv("OMP_WAIT_POLICY");
+        qputenv("OMP_WAIT_POLICY", policy == "ACTIVE" ? "PASSIVE" : "ACTIVE");
+        const MatmulPeak otherPolicy = matmulPeak(config, 1, cache, 0.02);
+        if (policy.isNull())
+            qunsetenv("OMP_WAIT_POLICY");
+        else
+            qputenv("OMP_WAIT_POLICY", policy);
+        QVERIFY(!otherPolicy.fromCache);
+    }
+
+    void peakLeavesTheAllocatorAlone()
+    {
+        QTemporaryDir dir;
+        CountingAllocator::install();
+        CountingAllocator &allocator = CountingAllocator::instance();
+        allocator.resetPeak();
+        const int64_t peak = allocator.peakBytes();
+        allocator.setBudget(allocator.currentBytes() + 1024); // its 48 MiB of matrices would break it
+        const MatmulPeak measured = matmulPeak(loadRunConfig("smoke", "", {}), 1, dir.filePath("p.json").toStdString(), 0.02);
+        allocator.setBudget(0);
+        QVERIFY(measured.float32Gflops > 0.1);
+        QVERIFY(!allocator.refusal());
+        QCOMPARE(allocator.peakBytes(), peak);
     }
 
     void damagedCacheIsMeasuredAgain()
