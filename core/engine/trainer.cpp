@@ -437,6 +437,9 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         outcome.communicationSeconds = timing.communicationSeconds;
         return outcome;
     };
+    constexpr double kProbeShare = 0.01; // of the loop's time the machine-speed index may take
+    const auto loopStart = Clock::now();
+    double probeSeconds = 0;
     for (int64_t step = m_firstStep; step < train.steps; ++step) {
         // Data parallel: every rank stops at the step one of them was asked to.
         if (m_parallel ? m_stopAgreed : stopRequested.load()) {
@@ -498,9 +501,15 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
             timing.communicationSeconds += metrics.communicationSeconds.value_or(0.0);
         }
         // Outside the step's time: a change in this index is the machine, not the technique.
+        // At most 1% of the loop's time: on small models, where a step takes milliseconds,
+        // probes are skipped until the loop has run a hundred times as long as they took.
         const int64_t probeEvery = m_config.runtime.speedProbeEvery;
-        if (probeEvery > 0 && (step + 1) % probeEvery == 0)
+        const double loopSeconds = std::chrono::duration<double>(Clock::now() - loopStart).count();
+        if (probeEvery > 0 && (step + 1) % probeEvery == 0 && probeSeconds <= kProbeShare * loopSeconds) {
+            const auto probeStart = Clock::now();
             metrics.machineGflops = referenceKernelGflops(m_plan.compute, m_device);
+            probeSeconds += std::chrono::duration<double>(Clock::now() - probeStart).count();
+        }
         observer.step(metrics);
         if (!gradNorm && !m_scaler)
             observer.event(EventKind::Warning,
