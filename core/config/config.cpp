@@ -277,8 +277,8 @@ const std::vector<ConfigField> &configFields()
         field(&RuntimeConfig::threads, "threads", "intra-op threads; 0 = this machine's measured default", {0, 1024}),
         field(&RuntimeConfig::blasThreads, "blas_threads", "BLAS threads; 0 = same as runtime.threads", {0, 1024}),
         field(&RuntimeConfig::speedProbeEvery, "speed_probe_every",
-              "optimizer steps between timings of a fixed reference matmul (the machine-speed index), "
-              "skipped while the timings so far took over 1% of the run's time; 0 = never",
+              "optimizer steps between timings of a fixed reference matmul (the machine-speed index; one "
+              "before the first step, and none that would take the timings past 1% of the run's time); 0 = never",
               {0, 1000000}),
         field(&RuntimeConfig::device, "device",
               "where the run trains: cpu, or cuda (needs a CUDA build of LibTorch and a GPU)", {}, {"cpu", "cuda"}),

@@ -437,9 +437,17 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         outcome.communicationSeconds = timing.communicationSeconds;
         return outcome;
     };
-    constexpr double kProbeShare = 0.01; // of the loop's time the machine-speed index may take
+    // The machine-speed index: once before the loop (the first step's), then every
+    // runtime.speed_probe_every steps within kProbeShare of the loop's time.
+    constexpr double kProbeShare = 0.01;
+    const int64_t probeEvery = m_config.runtime.speedProbeEvery;
+    double startingSpeed = 0, lastProbeSeconds = 0, probeSeconds = 0;
+    if (probeEvery > 0 && m_firstStep < train.steps) {
+        const auto probeStart = Clock::now();
+        startingSpeed = referenceKernelGflops(m_plan.compute, m_device);
+        lastProbeSeconds = std::chrono::duration<double>(Clock::now() - probeStart).count();
+    }
     const auto loopStart = Clock::now();
-    double probeSeconds = 0;
     for (int64_t step = m_firstStep; step < train.steps; ++step) {
         // Data parallel: every rank stops at the step one of them was asked to.
         if (m_parallel ? m_stopAgreed : stopRequested.load()) {
@@ -501,14 +509,17 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
             timing.communicationSeconds += metrics.communicationSeconds.value_or(0.0);
         }
         // Outside the step's time: a change in this index is the machine, not the technique.
-        // At most 1% of the loop's time: on small models, where a step takes milliseconds,
-        // probes are skipped until the loop has run a hundred times as long as they took.
-        const int64_t probeEvery = m_config.runtime.speedProbeEvery;
+        // At most 1% of the loop's time: on small models, where a step takes milliseconds, a
+        // probe waits until the loop has run a hundred times as long as the probes would take.
         const double loopSeconds = std::chrono::duration<double>(Clock::now() - loopStart).count();
-        if (probeEvery > 0 && (step + 1) % probeEvery == 0 && probeSeconds <= kProbeShare * loopSeconds) {
+        if (step == m_firstStep) {
+            metrics.machineGflops = startingSpeed;
+        } else if (probeEvery > 0 && (step + 1) % probeEvery == 0
+                   && probeSeconds + lastProbeSeconds <= kProbeShare * loopSeconds) {
             const auto probeStart = Clock::now();
             metrics.machineGflops = referenceKernelGflops(m_plan.compute, m_device);
-            probeSeconds += std::chrono::duration<double>(Clock::now() - probeStart).count();
+            lastProbeSeconds = std::chrono::duration<double>(Clock::now() - probeStart).count();
+            probeSeconds += lastProbeSeconds;
         }
         observer.step(metrics);
         if (!gradNorm && !m_scaler)
