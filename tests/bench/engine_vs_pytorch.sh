@@ -1,50 +1,95 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # optlog's engine against the same model in PyTorch from Python (Debian's python3-torch, which this
-# script installs when missing), alternating the two in short runs, same shape, hyperparameters and
-# thread count. Prints each round's median tokens/s and the median ratio optlog / PyTorch.
+# script installs when missing), same shape and hyperparameters, in two columns:
+#   like for like: PyTorch with every setting optlog's run used, read back from that run's
+#     environment in the study: intra-op threads, OMP_WAIT_POLICY (optlog's launcher sets it from
+#     `optlog tune`, or PASSIVE untuned), and the heap thresholds optlog sets with mallopt, given
+#     to Python as GLIBC_TUNABLES;
+#   as users run it: `python3 reference_gpt.py` with nothing set (PyTorch's own thread count).
+# Each round runs optlog (A), PyTorch like for like (B) and as users run it (C) as A B C C B A, so a
+# drift of the machine during the round falls on every side alike; a ratio is the sum of one side's
+# two runs over the other's. Prints every run and the median ratios. A run that fails (or a
+# study row that is not the run's own, completed) fails the benchmark.
 # Usage: tests/bench/engine_vs_pytorch.sh [ROUNDS] [STEPS]
 set -euo pipefail
-rounds=${1:-3}
+rounds=${1:-5}
 steps=${2:-30}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 optlog=${OPTLOG:-$here/build/app/optlog}
 python=/usr/bin/python3 # Debian's, which python3-torch belongs to
+reference=$here/tests/bench/reference_gpt.py
 if ! "$python" -c "import torch" 2>/dev/null; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get install -y -q python3-torch >/dev/null
 fi
-threads=$(nproc)
-# optlog's launcher sets OMP_WAIT_POLICY=PASSIVE when it is unset; give Python the same.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY-PASSIVE}
-study=$(mktemp -d)/bench.sqlite
+command -v sqlite3 >/dev/null || { echo "engine_vs_pytorch.sh: needs sqlite3 (apt-get install sqlite3)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+study=$work/bench.sqlite
 
-optlog_rate() { # name, then --set overrides
+# One optlog run named $1 (then --set overrides); prints its median steady tokens/s.
+optlog_rate() {
   local name=$1; shift
   "$optlog" run --preset default --db "$study" --set train.steps="$steps" --set train.eval_interval=1000000 \
-    --set runtime.threads="$threads" --set name="\"$name\"" "$@" 2>/dev/null || true
-  sqlite3 "$study" "WITH r AS (SELECT m.tokens_per_second t, row_number() OVER (ORDER BY m.tokens_per_second) k,
-      count(*) OVER () n FROM metrics m JOIN runs ON runs.id = m.run_id
-      WHERE runs.id = (SELECT max(id) FROM runs) AND m.step >= 3)
-    SELECT printf('%.1f', avg(t)) FROM r WHERE k IN ((n + 1) / 2, (n + 2) / 2);"
+    --set name="\"$name\"" "$@" >/dev/null 2>"$work/optlog.err" ||
+    { echo "engine_vs_pytorch.sh: optlog run $name failed:" >&2; cat "$work/optlog.err" >&2; exit 1; }
+  local rate
+  rate=$(sqlite3 "$study" "WITH run AS (SELECT id FROM runs WHERE name = '$name' AND outcome = 'completed'),
+      r AS (SELECT m.tokens_per_second t, row_number() OVER (ORDER BY m.tokens_per_second) k, count(*) OVER () n
+            FROM metrics m WHERE m.run_id = (SELECT id FROM run) AND m.step >= 3)
+    SELECT printf('%.1f', avg(t)) FROM r WHERE k IN ((n + 1) / 2, (n + 2) / 2);")
+  [ -n "$rate" ] || { echo "engine_vs_pytorch.sh: no completed run $name in the study" >&2; exit 1; }
+  echo "$rate"
 }
 
-printf "%-8s %-14s %5s %12s %12s %7s\n" shape precision round optlog pytorch ratio
+# What optlog's run $1 ran with, as shell assignments: threads, wait policy, heap thresholds.
+optlog_settings() {
+  sqlite3 "$study" "SELECT environment FROM runs WHERE name = '$1'" | "$python" -c '
+import json, sys
+e = json.load(sys.stdin)
+heap = e.get("heap", {})
+tunables = []
+if isinstance(heap.get("mmap_threshold_bytes"), int):
+    tunables.append("glibc.malloc.mmap_threshold=%d" % heap["mmap_threshold_bytes"])
+if isinstance(heap.get("trim_threshold_bytes"), int):
+    tunables.append("glibc.malloc.trim_threshold=%d" % heap["trim_threshold_bytes"])
+print("threads=%d" % e["intra_op_threads"])
+print("wait_policy=%s" % (e["variables"].get("OMP_WAIT_POLICY") or ""))
+print("tunables=%s" % ":".join(tunables))'
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" -v c="$3" -v d="$4" 'BEGIN { printf "%.3f", (a + b) / (c + d) }'; }
+
+printf "%-8s %-14s %5s %9s %9s %9s %9s %9s %9s %7s %7s  %s\n" shape precision round \
+  optlog pt-like pt-user pt-user pt-like optlog like user "like-for-like settings"
 for shape in default small; do
   if [ $shape = default ]; then dims=(128 256 4 4 8); else dims=(32 64 2 2 4); fi
   sets=(--set model.context_length=${dims[0]} --set model.width=${dims[1]} --set model.layers=${dims[2]}
         --set model.heads=${dims[3]} --set train.microbatch=${dims[4]})
+  shape_args=(--context ${dims[0]} --width ${dims[1]} --layers ${dims[2]} --heads ${dims[3]} --microbatch ${dims[4]}
+              --steps "$steps")
   for precision in fp32 autocast-bf16; do
-    ratios=()
+    like=(); user=()
     for round in $(seq 1 "$rounds"); do
-      a=$(optlog_rate "$shape-$precision-$round" "${sets[@]}" --set precision.mode=$precision)
-      b=$("$python" "$here/tests/bench/reference_gpt.py" --context ${dims[0]} --width ${dims[1]} --layers ${dims[2]} \
-            --heads ${dims[3]} --microbatch ${dims[4]} --steps "$steps" --threads "$threads" --precision $precision)
-      r=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }')
-      ratios+=("$r")
-      printf "%-8s %-14s %5s %12s %12s %7s\n" $shape $precision "$round" "$a" "$b" "$r"
+      a1=$(optlog_rate "$shape-$precision-$round-a" "${sets[@]}" --set precision.mode=$precision)
+      eval "$(optlog_settings "$shape-$precision-$round-a")"
+      pt_like() {
+        env ${wait_policy:+OMP_WAIT_POLICY=$wait_policy} ${tunables:+GLIBC_TUNABLES=$tunables} \
+          "$python" "$reference" "${shape_args[@]}" --threads "$threads" --precision $precision
+      }
+      pt_user() { env -u OMP_WAIT_POLICY -u GLIBC_TUNABLES "$python" "$reference" "${shape_args[@]}" --precision $precision; }
+      b1=$(pt_like); c1=$(pt_user); c2=$(pt_user); b2=$(pt_like)
+      a2=$(optlog_rate "$shape-$precision-$round-b" "${sets[@]}" --set precision.mode=$precision)
+      like+=("$(ratio "$a1" "$a2" "$b1" "$b2")")
+      user+=("$(ratio "$a1" "$a2" "$c1" "$c2")")
+      printf "%-8s %-14s %5s %9s %9s %9s %9s %9s %9s %7s %7s  %s\n" $shape $precision "$round" \
+        "$a1" "$b1" "$c1" "$c2" "$b2" "$a2" "${like[-1]}" "${user[-1]}" \
+        "threads $threads, OMP_WAIT_POLICY=${wait_policy:-unset}, GLIBC_TUNABLES=${tunables:-unset}"
     done
-    printf "%-8s %-14s median ratio %s\n" $shape $precision \
-      "$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
+    printf "%-8s %-14s median ratio optlog / PyTorch: like for like %s (%s), as users run it %s (%s)\n" \
+      $shape $precision "$(printf '%s\n' "${like[@]}" | median)" "${like[*]}" \
+      "$(printf '%s\n' "${user[@]}" | median)" "${user[*]}"
   done
 done

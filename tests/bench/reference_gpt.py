@@ -65,11 +65,12 @@ def main():
     p.add_argument("--microbatch", type=int, default=8)
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--threads", type=int, default=0, help="0: PyTorch's own default")
     p.add_argument("--precision", choices=["fp32", "autocast-bf16"], default="fp32")
     a = p.parse_args()
 
-    torch.set_num_threads(a.threads)
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
     torch.manual_seed(1)
     model = GPT(256, a.context, a.width, a.layers, a.heads)
     decayed = [q for q in model.parameters() if q.dim() >= 2]
