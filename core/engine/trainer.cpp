@@ -9,6 +9,7 @@
 #include "core/engine/weightfiles.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/record_function.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
@@ -218,6 +219,7 @@ const std::vector<at::Tensor> &Trainer::masterWeights() const
 std::optional<double> Trainer::optimizerStep()
 {
     m_meter.enter("optimizer step");
+    RECORD_FUNCTION("optlog::optimizer_step", std::vector<c10::IValue>()); // a profile's scope (bench_profile)
     LossScaler *scaler = m_scaler ? &*m_scaler : nullptr;
     const double maxNorm = m_config.train.gradClip;
     const GradientClip clip = m_parallel ? GradientClip([this](const std::vector<at::Tensor> &tensors,
@@ -466,9 +468,12 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         // Each rank trains on its slice of the step's batch, drawn as one process would draw it.
         const int64_t rank = m_ranks ? m_ranks->rank() : 0, ranks = m_config.distributed.ranks;
         std::vector<Batch> microbatches;
-        for (int64_t i = 0; i < train.accumulation; ++i)
-            microbatches.push_back(
-                onDevice(m_sampler.next(ranks * train.microbatch, rank * train.microbatch, train.microbatch), m_device));
+        {
+            RECORD_FUNCTION("optlog::data", std::vector<c10::IValue>()); // a profile's scope (bench_profile)
+            for (int64_t i = 0; i < train.accumulation; ++i)
+                microbatches.push_back(onDevice(
+                    m_sampler.next(ranks * train.microbatch, rank * train.microbatch, train.microbatch), m_device));
+        }
         at::Tensor loss = accumulateGradients(m_model, microbatches, m_plan, scaler(), &m_meter);
         // The numerics diagnostics run inside the step, where the gradients are as backward left
         // them, and their time is taken out of the step's.

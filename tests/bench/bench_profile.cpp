@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+// Where a training step's time goes: LibTorch's profiler over steady steps, each operation's own
+// time (its duration less its children's) given to the nearest enclosing operation of a known
+// kind: GEMMs, attention's softmax and mask, LayerNorm, GELU, cross-entropy, copies and casts
+// (outside a GEMM: a GEMM's own reshaping copies count as the GEMM's), the optimizer step
+// (AdamW and clipping, the trainer's `optlog::optimizer_step` scope), the batch draw
+// (`optlog::data`), other operations, and the time outside any operation. The GEMM share beside
+// MFU says how much of the step the matmul peak can describe at all. The profiler adds its own
+// cost to every operation, so small operations weigh a little more here than unprofiled.
+//   build/tests/bench/bench_profile [PRESET] [PRECISION] [STEPS]
+#include "core/config/config.h"
+#include "core/engine/countingallocator.h"
+#include "core/engine/environment.h"
+#include "core/engine/trainer.h"
+
+#include <torch/csrc/autograd/profiler_legacy.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+using namespace optlog;
+namespace profiler = torch::autograd::profiler;
+
+namespace {
+
+// The kind of an operation by its name; empty when it is not one of the named kinds.
+std::string kindOf(const std::string &name)
+{
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> kinds = {
+        {"GEMM (matmul, linear)", {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}},
+        {"attention softmax and mask", {"aten::softmax", "aten::_softmax", "aten::_softmax_backward_data",
+                                        "aten::masked_fill", "aten::masked_fill_", "aten::triu"}},
+        {"LayerNorm", {"aten::layer_norm", "aten::native_layer_norm", "aten::native_layer_norm_backward"}},
+        {"GELU", {"aten::gelu", "aten::gelu_backward"}},
+        {"cross-entropy", {"aten::cross_entropy_loss", "aten::log_softmax", "aten::_log_softmax",
+                           "aten::_log_softmax_backward_data", "aten::nll_loss", "aten::nll_loss_nd",
+                           "aten::nll_loss_forward", "aten::nll_loss_backward"}},
+        {"copies and casts (autocast's among them)", {"aten::to", "aten::_to_copy", "aten::copy_", "aten::contiguous",
+                                                       "aten::clone"}},
+        {"optimizer step (AdamW, clipping)", {"optlog::optimizer_step"}},
+        {"batch draw", {"optlog::data"}},
+    };
+    for (const auto &[kind, names] : kinds)
+        for (const auto &n : names)
+            if (name == n)
+                return kind;
+    return "";
+}
+
+// Each operation's own time, by the kind of its nearest enclosing operation of a known kind.
+std::map<std::string, double> ownTimeByKind(const profiler::thread_event_lists &threads)
+{
+    std::map<std::string, double> seconds;
+    for (const auto &events : threads) {
+        struct Open
+        {
+            const profiler::LegacyEvent *push;
+            std::string kind;
+            double children = 0;
+        };
+        std::vector<Open> stack;
+        for (const auto &event : events) {
+            if (event.kindStr() == "push") {
+                std::string kind = kindOf(event.name());
+                if (kind.empty())
+                    kind = stack.empty() ? "other operations" : stack.back().kind;
+                stack.push_back({&event, kind});
+            } else if (event.kindStr() == "pop" && !stack.empty()) {
+                const Open open = stack.back();
+                stack.pop_back();
+                const double duration = open.push->cpuElapsedUs(event) / 1e6;
+                seconds[open.kind] += duration - open.children;
+                if (!stack.empty())
+                    stack.back().children += duration;
+            }
+        }
+    }
+    return seconds;
+}
+
+// Starts the profiler after warm-up and stops it after the last step, timing the steps between.
+class Profiling : public TrainingObserver
+{
+public:
+    Profiling(int64_t firstProfiled, int64_t lastStep)
+        : m_first(firstProfiled)
+        , m_last(lastStep)
+    {
+    }
+    void step(const StepMetrics &m) override
+    {
+        if (m.step == m_first - 1) {
+            profiler::enableProfilerLegacy(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU));
+            m_start = std::chrono::steady_clock::now();
+        } else if (m.step == m_last) {
+            wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+            events = profiler::disableProfilerLegacy();
+            steps = m_last - m_first + 1;
+        }
+    }
+    profiler::thread_event_lists events;
+    double wallSeconds = 0;
+    int64_t steps = 0;
+
+private:
+    int64_t m_first, m_last;
+    std::chrono::steady_clock::time_point m_start;
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // As `optlog run`'s launcher does untuned (app/launcher.cpp), a value already set kept. OpenMP
+    // reads it as the process starts, so the process starts again with it.
+    if (!std::getenv("OMP_WAIT_POLICY")) {
+        setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+        execv("/proc/self/exe", argv);
+    }
+    const std::string preset = argc > 1 ? argv[1] : "default";
+    const std::string precision = argc > 2 ? argv[2] : "fp32";
+    const int64_t steps = argc > 3 ? std::stoll(argv[3]) : 20;
+    const RunConfig config = loadRunConfig(preset, "", {"data.corpus=\"generated\"", "train.steps=" + std::to_string(steps),
+                                                        "train.eval_interval=1000000", "precision.mode=" + precision,
+                                                        "runtime.speed_probe_every=0"});
+    keepTensorMemoryInHeap();
+    applyThreadSettings(config.runtime);
+    CountingAllocator::install();
+    const int64_t warmup = std::min<int64_t>(5, steps / 2);
+    Profiling profiling(warmup, steps - 1);
+    std::atomic<bool> stop{false};
+    Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1);
+    const TrainingOutcome outcome = trainer.run(profiling, stop);
+    if (outcome.outcome != Outcome::Completed || profiling.steps <= 0) {
+        std::fprintf(stderr, "bench_profile: the run did not complete: %s\n", outcome.message.c_str());
+        return 1;
+    }
+    std::map<std::string, double> seconds = ownTimeByKind(profiling.events);
+    double inOperations = 0;
+    for (const auto &[kind, s] : seconds)
+        inOperations += s;
+    seconds["outside operations (loop, autograd engine)"] = std::max(0.0, profiling.wallSeconds - inOperations);
+    std::printf("| %s, %s, %lld profiled steps, %.1f ms a step | share of the step |\n|---|---|\n", preset.c_str(),
+                precision.c_str(), static_cast<long long>(profiling.steps),
+                1e3 * profiling.wallSeconds / double(profiling.steps));
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto &[kind, s] : seconds)
+        rows.push_back({s, kind});
+    std::sort(rows.rbegin(), rows.rend());
+    for (const auto &[s, kind] : rows)
+        std::printf("| %s | %.1f%% |\n", kind.c_str(), 100 * s / profiling.wallSeconds);
+    return 0;
+}
