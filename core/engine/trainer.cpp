@@ -166,6 +166,9 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
         m_parameterNames.push_back(item.key());
     if (m_ranks) {
         m_parallel = std::make_unique<DataParallel>(*m_ranks, config, m_parameters, m_plan.masterWeights);
+        m_clip = [this](const std::vector<at::Tensor> &tensors, const LossScaler *scaler, double maxNorm) {
+            return m_parallel->unscaleAndClip(tensors, scaler, maxNorm);
+        };
         // Every rank starts from the same weights; dropout draws a stream of its own on each.
         if (m_ranks->rank() > 0)
             torch::manual_seed(uint64_t(config.train.seed) * 1000003u + uint64_t(m_ranks->rank()));
@@ -222,13 +225,8 @@ std::optional<double> Trainer::optimizerStep()
     RECORD_FUNCTION("optlog::optimizer_step", std::vector<c10::IValue>()); // a profile's scope (bench_profile)
     LossScaler *scaler = m_scaler ? &*m_scaler : nullptr;
     const double maxNorm = m_config.train.gradClip;
-    const GradientClip clip = m_parallel ? GradientClip([this](const std::vector<at::Tensor> &tensors,
-                                                               const LossScaler *s, double max) {
-        return m_parallel->unscaleAndClip(tensors, s, max);
-    })
-                                         : GradientClip(unscaleAndClip);
     if (sharded()) {
-        const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, clip);
+        const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_clip);
         if (norm)
             m_parallel->gatherParameters();
         m_parallel->releaseShardGradients();
@@ -240,7 +238,7 @@ std::optional<double> Trainer::optimizerStep()
         for (size_t i = 0; i < m_master.size(); ++i)
             m_master[i].mutable_grad() = m_parameters[i].grad().to(torch::kFloat);
     }
-    const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, clip);
+    const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_clip);
     if (norm && m_plan.masterWeights) {
         torch::NoGradGuard noGrad;
         for (size_t i = 0; i < m_master.size(); ++i)
@@ -444,11 +442,8 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
     constexpr double kProbeShare = 0.01;
     const int64_t probeEvery = m_config.runtime.speedProbeEvery;
     double startingSpeed = 0, lastProbeSeconds = 0, probeSeconds = 0;
-    if (probeEvery > 0 && m_firstStep < train.steps) {
-        const auto probeStart = Clock::now();
-        startingSpeed = referenceKernelGflops(m_plan.compute, m_device);
-        lastProbeSeconds = std::chrono::duration<double>(Clock::now() - probeStart).count();
-    }
+    if (probeEvery > 0 && m_firstStep < train.steps)
+        lastProbeSeconds = secondsOf(m_device, [&] { startingSpeed = referenceKernelGflops(m_plan.compute, m_device); });
     const auto loopStart = Clock::now();
     for (int64_t step = m_firstStep; step < train.steps; ++step) {
         // Data parallel: every rank stops at the step one of them was asked to.
@@ -516,14 +511,14 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         // Outside the step's time: a change in this index is the machine, not the technique.
         // At most 1% of the loop's time: on small models, where a step takes milliseconds, a
         // probe waits until the loop has run a hundred times as long as the probes would take.
-        const double loopSeconds = std::chrono::duration<double>(Clock::now() - loopStart).count();
         if (step == m_firstStep) {
             metrics.machineGflops = startingSpeed;
         } else if (probeEvery > 0 && (step + 1) % probeEvery == 0
-                   && probeSeconds + lastProbeSeconds <= kProbeShare * loopSeconds) {
-            const auto probeStart = Clock::now();
-            metrics.machineGflops = referenceKernelGflops(m_plan.compute, m_device);
-            lastProbeSeconds = std::chrono::duration<double>(Clock::now() - probeStart).count();
+                   && probeSeconds + lastProbeSeconds
+                          <= kProbeShare * std::chrono::duration<double>(Clock::now() - loopStart).count()) {
+            lastProbeSeconds = secondsOf(m_device, [&] {
+                metrics.machineGflops = referenceKernelGflops(m_plan.compute, m_device);
+            });
             probeSeconds += lastProbeSeconds;
         }
         observer.step(metrics);

@@ -141,6 +141,7 @@ private:
     RunConfig m_config;
     RankGroup *m_ranks = nullptr;
     std::unique_ptr<DataParallel> m_parallel;
+    GradientClip m_clip = unscaleAndClip; // over every rank's gradients with m_parallel
     bool m_stopAgreed = false; // data parallel: a rank asked to stop at the last step
     PrecisionPlan m_plan;
     c10::Device m_device;
