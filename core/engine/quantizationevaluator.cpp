@@ -47,7 +47,7 @@ QuantizationEvaluator::QuantizationEvaluator(const RunConfig &config, const std:
                                              uint64_t validationSeed)
 {
     const PrecisionPlan plan = precisionPlan(config.precision.mode);
-    m_model = GPT(GPTOptions::from(config.model, config.memory));
+    m_model = GPT(GPTOptions::from(config));
     m_model->to(plan.weights); // as the run kept them, so that loading changes no dtype
     torch::serialize::InputArchive archive;
     try {
@@ -74,7 +74,9 @@ QuantizationEvaluator::QuantizationEvaluator(const RunConfig &config, const std:
     double loss = 0;
     int64_t tokens = 0;
     for (const Batch &batch : m_batches) {
-        const at::Tensor logProbs = at::log_softmax(m_model->forward(batch.inputs), -1);
+        // In FP64: int8's KL is near 1e-6 nats, below what FP32's normalisation can resolve
+        // (summed in FP32 it can come out negative).
+        const at::Tensor logProbs = at::log_softmax(m_model->forward(batch.inputs).to(at::kDouble), -1);
         loss -= logProbs.gather(-1, batch.targets.unsqueeze(-1)).sum().item<double>();
         tokens += batch.targets.numel();
         m_baseLogProbs.push_back(logProbs);
@@ -134,7 +136,7 @@ QuantizationEvaluator::Quality QuantizationEvaluator::qualityWith(const std::map
     int64_t tokens = 0;
     for (size_t i = 0; i < m_batches.size(); ++i) {
         const Batch &batch = m_batches[i];
-        const at::Tensor logProbs = at::log_softmax(m_model->forward(batch.inputs), -1);
+        const at::Tensor logProbs = at::log_softmax(m_model->forward(batch.inputs).to(at::kDouble), -1);
         const at::Tensor &base = m_baseLogProbs[i];
         loss -= logProbs.gather(-1, batch.targets.unsqueeze(-1)).sum().item<double>();
         kl += (base.exp() * (base - logProbs)).sum().item<double>();
