@@ -17,6 +17,8 @@ build=${OPTLOG_BUILD_DIR:-$here/build}
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libopenblas0-pthread
+  # oneDNN's header: the engine's FP32 products through the oneDNN LibTorch already links.
+  libdnnl-dev
   # c10d's Gloo process group (data-parallel ranks): the headers ProcessGroupGloo.hpp includes.
   libgloo-dev
   libsqlite3-dev sqlite3 libsqlitecpp-dev libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libssl-dev

@@ -282,6 +282,10 @@ const std::vector<ConfigField> &configFields()
               {0, 1000000}),
         field(&RuntimeConfig::device, "device",
               "where the run trains: cpu, or cuda (needs a CUDA build of LibTorch and a GPU)", {}, {"cpu", "cuda"}),
+        field(&RuntimeConfig::gemm, "gemm",
+              "the library of FP32 matrix products on the CPU: onednn (its sgemm, the faster here), aten "
+              "(LibTorch's BLAS), auto = onednn where this build has it",
+              {}, {"auto", "onednn", "aten"}),
 
         field(&DiagnosticsConfig::lossSpikeFactor, "loss_spike_factor",
               "a train loss this many times its running median is recorded as a loss spike", {1, 1000}),

@@ -69,6 +69,7 @@ struct RuntimeConfig
     int64_t blasThreads = 0; // BLAS threads; 0 = same as threads
     int64_t speedProbeEvery = 25; // optimizer steps between timings of the reference kernel; 0 = never
     std::string device = "cpu";   // cpu | cuda (the first visible GPU; CUDA_VISIBLE_DEVICES picks another)
+    std::string gemm = "auto";    // auto | onednn | aten: the library of FP32 CPU matrix products
 };
 
 // Data-parallel training over ranks (engine processes) on torch.distributed's c10d with Gloo.

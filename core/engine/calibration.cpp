@@ -7,6 +7,7 @@
 #include "core/engine/cudasupport.h"
 #include "core/engine/device.h"
 #include "core/engine/environment.h"
+#include "core/engine/gemm.h"
 
 #include <ATen/ATen.h>
 
@@ -23,16 +24,19 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // GFLOP/s of a @ b, repeated for at least `seconds` after one untimed warm-up product.
-double gemmGflops(const at::Tensor &a, const at::Tensor &b, double seconds)
+double gemmGflops(const at::Tensor &a, const at::Tensor &b, double seconds, GemmLibrary library)
 {
-    at::Tensor out = at::matmul(a, b); // warm-up: thread pool, packing buffers, page faults
+    at::Tensor out = gemmMatmul(a, b, library); // warm-up: thread pool, packing buffers, page faults
     const double flops = 2.0 * double(a.size(0)) * double(a.size(1)) * double(b.size(1));
     int64_t repeats = 0;
     synchronize(a.device());
     const auto start = Clock::now();
     double elapsed = 0;
     do {
-        at::matmul_out(out, a, b);
+        if (library == GemmLibrary::ATen)
+            at::matmul_out(out, a, b);
+        else
+            out = gemmMatmul(a, b, library);
         ++repeats;
         // A GPU queues the product and returns: time what it has done, in batches of ten.
         if (a.is_cuda() && repeats % 10 != 0)
@@ -51,7 +55,16 @@ std::vector<int64_t> peakSizes(c10::Device device)
     return device.is_cuda() ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{1024, 2048};
 }
 
-// The best rate over the sizes, each the best of three timings after its warm-up.
+// The libraries a product of `dtype` can run on here: ATen's, and oneDNN's for FP32 on a CPU.
+std::vector<GemmLibrary> librariesFor(at::ScalarType dtype, c10::Device device)
+{
+    if (dtype == at::kFloat && device.is_cpu() && oneDnnGemmBuilt())
+        return {GemmLibrary::ATen, GemmLibrary::OneDnn};
+    return {GemmLibrary::ATen};
+}
+
+// The best rate over the sizes and libraries, each the best of three timings after its warm-up:
+// the machine's, whichever library a run chooses (runtime.gemm).
 double bestSquareGflops(at::ScalarType dtype, c10::Device device, double secondsPerShape)
 {
     const auto options = at::TensorOptions().dtype(dtype).device(device);
@@ -59,8 +72,9 @@ double bestSquareGflops(at::ScalarType dtype, c10::Device device, double seconds
     for (const int64_t n : peakSizes(device)) {
         const at::Tensor a = at::rand({n, n}, options);
         const at::Tensor b = at::rand({n, n}, options);
-        for (int timing = 0; timing < 3; ++timing)
-            best = std::max(best, gemmGflops(a, b, secondsPerShape));
+        for (const GemmLibrary library : librariesFor(dtype, device))
+            for (int timing = 0; timing < 3; ++timing)
+                best = std::max(best, gemmGflops(a, b, secondsPerShape, library));
     }
     return best;
 }
@@ -94,7 +108,8 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     const char *waitPolicy = std::getenv("OMP_WAIT_POLICY");
     peak.key = env.value("cpu_model", "") + "|" + env.value("cpu_flags", "") + "|" + env.value("libtorch_version", "")
                + "|" + env.value("blas_core", "") + "|threads=" + std::to_string(threads)
-               + "|OMP_WAIT_POLICY=" + (waitPolicy ? waitPolicy : "") + "|" + peak.shapes;
+               + "|OMP_WAIT_POLICY=" + (waitPolicy ? waitPolicy : "") + "|" + peak.shapes + "|gemm "
+               + (oneDnnGemmBuilt() ? describe(GemmLibrary::OneDnn) + " and aten" : "aten");
     if (device.is_cuda())
         peak.key += "|" + describeDevice(device);
 
@@ -126,7 +141,7 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     return peak;
 }
 
-double referenceKernelGflops(at::ScalarType dtype, c10::Device device)
+double referenceKernelGflops(at::ScalarType dtype, c10::Device device, GemmLibrary library)
 {
     // oneDNN's BF16 matmul allocates scratch memory through LibTorch: not the run's either.
     const CountingAllocator::Uncounted uncounted;
@@ -156,7 +171,14 @@ double referenceKernelGflops(at::ScalarType dtype, c10::Device device)
         m[1].fill_(0.25);
     }
     at::Tensor &out = m[2];
-    at::matmul_out(out, m[0], m[1]); // wakes the threads the step's other kernels left asleep
+    // oneDNN writes a new product (1 MiB, uncounted above); ATen's goes into `out`.
+    const auto product = [&] {
+        if (library == GemmLibrary::ATen)
+            at::matmul_out(out, m[0], m[1]);
+        else
+            gemmMatmul(m[0], m[1], library);
+    };
+    product(); // wakes the threads the step's other kernels left asleep
     synchronize(device);
     // The best of a few short timings: one interruption is not the machine slowing down, a
     // neighbour that stays is.
@@ -164,7 +186,7 @@ double referenceKernelGflops(at::ScalarType dtype, c10::Device device)
     for (int t = 0; t < timings; ++t) {
         const auto start = Clock::now();
         for (int i = 0; i < repeats; ++i)
-            at::matmul_out(out, m[0], m[1]);
+            product();
         synchronize(device);
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         best = std::max(best, 2.0 * double(n * n * n) * repeats / seconds / 1e9);

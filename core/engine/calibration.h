@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/engine/gemm.h"
+
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 #include <nlohmann/json.hpp>
@@ -41,9 +43,10 @@ int64_t matmulPeakBytes(const RunConfig &config);
 // changing under the run (a neighbour, thermal limits), not the technique. On a CPU six 512^3
 // products in three timings (the best counts), about 10 ms; on a GPU sixty 2048^3 ones. Its
 // matrices are outside LibTorch's allocators (the CPU's, and CUDA's caching one), so it never
-// adds to a run's peak or meets its budget. `dtype` should be the run's compute dtype: on a CPU
-// its kernels then use the same thread pool as the run's (OpenBLAS for FP32, oneDNN's OpenMP
-// workers for BF16), so the run's own idle threads do not disturb the timing.
-double referenceKernelGflops(at::ScalarType dtype = at::kFloat, c10::Device device = c10::Device(c10::DeviceType::CPU));
+// adds to a run's peak or meets its budget. `dtype` and `library` should be the run's: on a CPU
+// its kernels then use the same thread pool as the run's (OpenBLAS for ATen's FP32, OpenMP's
+// workers for oneDNN's), so the run's own idle threads do not disturb the timing.
+double referenceKernelGflops(at::ScalarType dtype = at::kFloat, c10::Device device = c10::Device(c10::DeviceType::CPU),
+                             GemmLibrary library = GemmLibrary::ATen);
 
 } // namespace optlog

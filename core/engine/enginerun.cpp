@@ -113,6 +113,7 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
     try {
         nlohmann::json environment = captureEnvironment(m_threads, m_heap);
         environment["device"] = describeDevice(m_device);
+        environment["gemm"] = describe(gemmLibraryFrom(m_config.runtime.gemm));
         environment["matmul_peak"] = m_peak.toJson();
         store.setEnvironment(result.runId, environment.dump());
         // The prediction is stored first, so the workbench shows it while the run trains.

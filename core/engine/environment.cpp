@@ -158,7 +158,7 @@ nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann:
     return env;
 }
 
-GemmCheck checkGemm()
+GemmCheck checkGemm(GemmLibrary library)
 {
     constexpr int64_t m = 128, k = 96, n = 80;
     std::mt19937 random(7);
@@ -168,7 +168,7 @@ GemmCheck checkGemm()
         x = uniform(random);
     for (auto &x : b)
         x = uniform(random);
-    const at::Tensor product = at::mm(at::from_blob(a.data(), {m, k}), at::from_blob(b.data(), {k, n}));
+    const at::Tensor product = gemmMatmul(at::from_blob(a.data(), {m, k}), at::from_blob(b.data(), {k, n}), library);
     const float *c = product.data_ptr<float>();
     GemmCheck check;
     for (int64_t i = 0; i < m; ++i) {

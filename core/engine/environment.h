@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/engine/gemm.h"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -38,15 +40,15 @@ std::string buildDescription();
 // Leaves out OpenBLAS's chosen core, which the tuning itself may change.
 std::string machineKey();
 
-// A GEMM with the kernels this process's BLAS chose, against a double-precision loop over the same
-// random matrices. Some OpenBLAS kernels compute wrong results on some CPUs: `optlog tune` tries a
-// core type only when a process started with it passes.
+// A GEMM with the kernels this process's BLAS chose (or oneDNN's), against a double-precision
+// loop over the same random matrices. Some OpenBLAS kernels compute wrong results on some CPUs:
+// `optlog tune` tries a core type only when a process started with it passes.
 struct GemmCheck
 {
     double largestError = 0; // absolute, over a 128 x 96 by 96 x 80 product of values in [-1, 1]
     bool correct = false;    // FP32 rounding alone stays near 1e-5; the bound is 1e-3
 };
-GemmCheck checkGemm();
+GemmCheck checkGemm(GemmLibrary library = GemmLibrary::ATen);
 
 // OpenBLAS's name for the kernels it chose ("Prescott" is its generic fallback); empty when
 // the BLAS in use is not OpenBLAS.

@@ -20,13 +20,14 @@ namespace optlog {
 
 namespace {
 
-// A linear layer as one ATen op, as PyTorch's Python runs it. LibTorch 1.13's nn::Linear on a 3-D
+// A linear layer as one product with its bias folded in. LibTorch 1.13's nn::Linear on a 3-D
 // input runs a matmul, then adds the bias in place as a second op: an extra pass over the output,
 // and under autocast an FP32 copy of the 16-bit output (4 MiB for the default preset's MLP) made
-// to add the FP32 bias. at::linear folds the bias into the product, and autocast casts it too.
-torch::Tensor linear(const torch::nn::Linear &layer, const torch::Tensor &x)
+// to add the FP32 bias. at::linear (and oneDNN's path in gemmLinear) fold the bias into the
+// product, and autocast casts it too.
+torch::Tensor linear(const torch::nn::Linear &layer, const torch::Tensor &x, GemmLibrary library)
 {
-    return at::linear(x, layer->weight, layer->bias);
+    return gemmLinear(x, layer->weight, layer->bias, library);
 }
 
 } // namespace
@@ -38,17 +39,19 @@ GPTOptions GPTOptions::from(const ModelConfig &model)
         .tied_head(model.tiedHead);
 }
 
-GPTOptions GPTOptions::from(const ModelConfig &model, const MemoryConfig &memory)
+GPTOptions GPTOptions::from(const RunConfig &config)
 {
-    return from(model)
-        .checkpoint_every(memory.checkpointEvery)
-        .attention_chunk(memory.attention == "chunked" ? memory.attentionChunk : 0)
-        .fused_attention(memory.attention == "sdpa");
+    return from(config.model)
+        .checkpoint_every(config.memory.checkpointEvery)
+        .attention_chunk(config.memory.attention == "chunked" ? config.memory.attentionChunk : 0)
+        .fused_attention(config.memory.attention == "sdpa")
+        .gemm(gemmLibraryFrom(config.runtime.gemm));
 }
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTOptions &o)
     : m_heads(o.heads())
     , m_chunk(o.attention_chunk())
+    , m_gemm(o.gemm())
     , m_fused(o.fused_attention())
     , m_dropout(o.dropout())
 {
@@ -62,18 +65,18 @@ torch::Tensor CausalSelfAttentionImpl::attend(const torch::Tensor &q, const torc
                                               int64_t offset)
 {
     const int64_t c = q.size(2), n = k.size(2);
-    auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(q.size(3)))); // (B, H, c, n)
+    auto scores = gemmMatmul(q, k.transpose(-2, -1), m_gemm) * (1.0 / std::sqrt(double(q.size(3)))); // (B, H, c, n)
     // Query offset + r sees keys 0 .. offset + r: -inf above that diagonal.
     auto future = torch::ones({c, n}, q.options().dtype(torch::kBool)).triu(offset + 1);
     auto weights = torch::softmax(scores.masked_fill(future, -INFINITY), -1);
-    return torch::matmul(m_attentionDropout(weights), v); // (B, H, c, D)
+    return gemmMatmul(m_attentionDropout(weights), v, m_gemm); // (B, H, c, D)
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x)
 {
     const int64_t B = x.size(0), T = x.size(1), C = x.size(2), D = C / m_heads;
     // (B, T, 3C) -> three (B, H, T, D)
-    auto qkv = linear(m_qkv, x).view({B, T, 3, m_heads, D}).permute({2, 0, 3, 1, 4});
+    auto qkv = linear(m_qkv, x, m_gemm).view({B, T, 3, m_heads, D}).permute({2, 0, 3, 1, 4});
     auto q = qkv[0], k = qkv[1], v = qkv[2];
     torch::Tensor y;
     if (m_fused) {
@@ -97,10 +100,11 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x)
         y = torch::cat(chunks, 2);
     }
     y = y.transpose(1, 2).reshape({B, T, C});
-    return m_residualDropout(linear(m_proj, y));
+    return m_residualDropout(linear(m_proj, y, m_gemm));
 }
 
 MlpImpl::MlpImpl(const GPTOptions &o)
+    : m_gemm(o.gemm())
 {
     m_fc = register_module("fc", torch::nn::Linear(o.width(), 4 * o.width()));
     m_proj = register_module("proj", torch::nn::Linear(4 * o.width(), o.width()));
@@ -109,7 +113,7 @@ MlpImpl::MlpImpl(const GPTOptions &o)
 
 torch::Tensor MlpImpl::forward(const torch::Tensor &x)
 {
-    return m_dropout(linear(m_proj, torch::gelu(linear(m_fc, x))));
+    return m_dropout(linear(m_proj, torch::gelu(linear(m_fc, x, m_gemm)), m_gemm));
 }
 
 BlockImpl::BlockImpl(const GPTOptions &o)
@@ -174,7 +178,7 @@ torch::Tensor GPTImpl::embed(const torch::Tensor &tokens)
 torch::Tensor GPTImpl::logits(const torch::Tensor &residualStream)
 {
     const torch::Tensor &headWeight = m_options.tied_head() ? m_tokenEmbedding->weight : m_head->weight;
-    return torch::matmul(m_finalNorm(residualStream), headWeight.t()); // (B, T, V)
+    return gemmLinear(m_finalNorm(residualStream), headWeight, {}, m_options.gemm()); // (B, T, V)
 }
 
 torch::Tensor GPTImpl::forward(const torch::Tensor &tokens)

@@ -10,12 +10,14 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include "core/engine/gemm.h"
+
 #include <vector>
 
 namespace optlog {
 
 struct ModelConfig;
-struct MemoryConfig;
+struct RunConfig;
 
 struct GPTOptions
 {
@@ -24,7 +26,8 @@ struct GPTOptions
     {
     }
     static GPTOptions from(const ModelConfig &model);
-    static GPTOptions from(const ModelConfig &model, const MemoryConfig &memory);
+    // The model with the run's memory techniques and its library of matrix products.
+    static GPTOptions from(const RunConfig &config);
 
     TORCH_ARG(int64_t, vocab_size);     // V
     TORCH_ARG(int64_t, context_length); // T, the longest sequence the position table covers
@@ -41,6 +44,8 @@ struct GPTOptions
     // LibTorch 2.x's scaled_dot_product_attention (flash or memory-efficient kernels where the
     // device has them); overrides attention_chunk.
     TORCH_ARG(bool, fused_attention) = false;
+    // Who computes FP32 CPU products (runtime.gemm); ATen = LibTorch's own calls.
+    TORCH_ARG(GemmLibrary, gemm) = GemmLibrary::ATen;
 };
 
 // Multi-head causal self-attention. Naive: materialises the (B, H, T, T) scores and their
@@ -59,6 +64,7 @@ private:
 
     int64_t m_heads;
     int64_t m_chunk;
+    GemmLibrary m_gemm;
     bool m_fused;
     double m_dropout;
     torch::nn::Linear m_qkv{nullptr};  // C -> 3C
@@ -75,6 +81,7 @@ public:
     torch::Tensor forward(const torch::Tensor &x);
 
 private:
+    GemmLibrary m_gemm;
     torch::nn::Linear m_fc{nullptr};   // C -> 4C
     torch::nn::Linear m_proj{nullptr}; // 4C -> C
     torch::nn::Dropout m_dropout{nullptr};

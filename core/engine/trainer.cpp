@@ -156,7 +156,7 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
     , m_sampler(m_data.train, config.model.contextLength, uint64_t(config.train.seed))
 {
     torch::manual_seed(uint64_t(config.train.seed));
-    m_model = GPT(GPTOptions::from(config.model, config.memory));
+    m_model = GPT(GPTOptions::from(config));
     m_model->train();
     // Initialised in FP32 on the CPU, then moved and cast: every mode on every device starts
     // from the same weights, rounded.
@@ -443,7 +443,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
     const int64_t probeEvery = m_config.runtime.speedProbeEvery;
     double startingSpeed = 0, lastProbeSeconds = 0, probeSeconds = 0;
     if (probeEvery > 0 && m_firstStep < train.steps)
-        lastProbeSeconds = secondsOf(m_device, [&] { startingSpeed = referenceKernelGflops(m_plan.compute, m_device); });
+        lastProbeSeconds = secondsOf(m_device, [&] { startingSpeed = referenceKernelGflops(m_plan.compute, m_device, m_model->options().gemm()); });
     const auto loopStart = Clock::now();
     for (int64_t step = m_firstStep; step < train.steps; ++step) {
         // Data parallel: every rank stops at the step one of them was asked to.
@@ -517,7 +517,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
                    && probeSeconds + lastProbeSeconds
                           <= kProbeShare * std::chrono::duration<double>(Clock::now() - loopStart).count()) {
             lastProbeSeconds = secondsOf(m_device, [&] {
-                metrics.machineGflops = referenceKernelGflops(m_plan.compute, m_device);
+                metrics.machineGflops = referenceKernelGflops(m_plan.compute, m_device, m_model->options().gemm());
             });
             probeSeconds += lastProbeSeconds;
         }

@@ -157,7 +157,7 @@ void checkWeightsFitConfig(const RunConfig &config, const std::string &path, con
 {
     torch::serialize::InputArchive archive;
     loadVerified(archive, path, recorded);
-    GPT model(GPTOptions::from(config.model, config.memory));
+    GPT model(GPTOptions::from(config));
     model->to(precisionPlan(config.precision.mode).weights);
     loadModelWeights(*model, archive, path);
 }

@@ -59,7 +59,7 @@ std::map<std::string, at::Tensor> finalWeights(const QString &study, int64_t run
     for (const WeightFile &file : store.weightFiles(runId)) {
         if (file.kind != WeightFileKind::Final)
             continue;
-        GPT model(GPTOptions::from(config.model, config.memory));
+        GPT model(GPTOptions::from(config));
         model->to(precisionPlan(config.precision.mode).weights);
         torch::serialize::InputArchive archive;
         const std::string path = store.absolutePath(file.path);

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/gemm.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/matmul.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#ifdef OPTLOG_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+namespace optlog {
+
+GemmLibrary gemmLibraryFrom(const std::string &setting)
+{
+    if (setting == "aten")
+        return GemmLibrary::ATen;
+    if (setting == "onednn" && !oneDnnGemmBuilt())
+        throw std::runtime_error("runtime.gemm = \"onednn\": this build of optlog has no oneDNN (its LibTorch does "
+                                 "not bring it); use \"auto\" or \"aten\"");
+    if (setting == "onednn" || setting == "auto")
+        return oneDnnGemmBuilt() ? GemmLibrary::OneDnn : GemmLibrary::ATen;
+    throw std::runtime_error("runtime.gemm = \"" + setting + "\": expected \"auto\", \"onednn\" or \"aten\"");
+}
+
+bool oneDnnGemmBuilt()
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    return true;
+#else
+    return false;
+#endif
+}
+
+std::string describe(GemmLibrary library)
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    if (library == GemmLibrary::OneDnn) {
+        const dnnl_version_t *v = dnnl_version();
+        return "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+    }
+#endif
+    (void)library;
+    return "aten";
+}
+
+namespace {
+
+#ifdef OPTLOG_HAVE_ONEDNN
+
+// oneDNN takes FP32 CPU operands only, and never under autocast, whose casts at::linear and
+// at::matmul carry out (a 16-bit product goes to oneDNN through LibTorch already).
+bool oneDnnTakes(GemmLibrary library, const at::Tensor &a, const at::Tensor &b)
+{
+    return library == GemmLibrary::OneDnn && a.device().is_cpu() && b.device().is_cpu()
+        && a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat && !at::autocast::is_cpu_enabled()
+        && a.numel() > 0 && b.numel() > 0;
+}
+
+// One matrix as sgemm reads it in place: row-major, or row-major after a transpose, with the
+// distance between its stored rows.
+struct StoredMatrix
+{
+    bool transposed;
+    int64_t leading;
+};
+
+// How `t`'s last two dimensions are stored, if sgemm can read them without a copy.
+std::optional<StoredMatrix> storedMatrix(const at::Tensor &t)
+{
+    const int64_t rows = t.size(-2), cols = t.size(-1);
+    const int64_t rowStride = t.stride(-2), colStride = t.stride(-1);
+    if (colStride == 1 && (rows == 1 || rowStride >= std::max<int64_t>(1, cols)))
+        return StoredMatrix{false, rows == 1 ? std::max<int64_t>(1, cols) : rowStride};
+    if (rowStride == 1 && (cols == 1 || colStride >= std::max<int64_t>(1, rows)))
+        return StoredMatrix{true, cols == 1 ? std::max<int64_t>(1, rows) : colStride};
+    return std::nullopt;
+}
+
+// C (M×N, row-major, row distance ldc) = op(A)·op(B) + beta·C.
+void sgemm(const StoredMatrix &a, const float *aData, const StoredMatrix &b, const float *bData, int64_t m, int64_t n,
+           int64_t k, float beta, float *c, int64_t ldc)
+{
+    const dnnl_status_t status = dnnl_sgemm(a.transposed ? 'T' : 'N', b.transposed ? 'T' : 'N', m, n, k, 1.0f, aData,
+                                            a.leading, bData, b.leading, beta, c, ldc);
+    TORCH_CHECK(status == dnnl_success, "oneDNN's sgemm failed (status ", int(status), ") for ", m, "x", k, " by ",
+                k, "x", n);
+}
+
+// Each matrix's offset in `t`, over its batch dimensions (all but the last two) in order.
+std::vector<int64_t> batchOffsets(const at::Tensor &t)
+{
+    std::vector<int64_t> offsets{0};
+    for (int64_t d = t.dim() - 3; d >= 0; --d) {
+        std::vector<int64_t> grown;
+        grown.reserve(offsets.size() * size_t(t.size(d)));
+        for (int64_t i = 0; i < t.size(d); ++i)
+            for (const int64_t o : offsets)
+                grown.push_back(i * t.stride(d) + o);
+        offsets = std::move(grown);
+    }
+    return offsets;
+}
+
+// a·b over the last two dimensions into a new contiguous tensor; batch shapes equal.
+at::Tensor product(at::Tensor a, at::Tensor b)
+{
+    std::optional<StoredMatrix> sa = storedMatrix(a), sb = storedMatrix(b);
+    if (!sa) {
+        a = a.contiguous();
+        sa = storedMatrix(a);
+    }
+    if (!sb) {
+        b = b.contiguous();
+        sb = storedMatrix(b);
+    }
+    const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+    std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end());
+    shape.back() = n;
+    at::Tensor out = at::empty(shape, a.options());
+    const std::vector<int64_t> aOffsets = batchOffsets(a), bOffsets = batchOffsets(b);
+    const float *aData = a.data_ptr<float>();
+    const float *bData = b.data_ptr<float>();
+    float *outData = out.data_ptr<float>();
+    const auto one = [&](int64_t i) {
+        sgemm(*sa, aData + aOffsets[size_t(i)], *sb, bData + bOffsets[size_t(i)], m, n, k, 0.0f, outData + i * m * n, n);
+    };
+    const auto batch = int64_t(aOffsets.size());
+    // Many small products (attention's heads): one per thread, each on one thread (oneDNN runs
+    // serially inside a parallel region). Few: one after another, each on every thread.
+    if (batch >= at::get_num_threads() && batch > 1)
+        at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i)
+                one(i);
+        });
+    else
+        for (int64_t i = 0; i < batch; ++i)
+            one(i);
+    return out;
+}
+
+// y = x·Wᵀ + b with x flattened to rows: the bias is written first and sgemm adds onto it.
+at::Tensor linearForward(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias)
+{
+    const int64_t k = x.size(-1), n = weight.size(0);
+    const at::Tensor rows = x.reshape({-1, k}).contiguous();
+    const at::Tensor w = weight.contiguous();
+    const int64_t m = rows.size(0);
+    at::Tensor out = at::empty({m, n}, x.options());
+    out.copy_(bias.expand({m, n}));
+    sgemm({false, k}, rows.data_ptr<float>(), {true, k}, w.data_ptr<float>(), m, n, k, 1.0f, out.data_ptr<float>(), n);
+    std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+    shape.back() = n;
+    return out.view(shape);
+}
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct OneDnnLinear : public torch::autograd::Function<OneDnnLinear>
+{
+    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x, const at::Tensor &weight,
+                              const at::Tensor &bias)
+    {
+        ctx->save_for_backward({x, weight});
+        return linearForward(x, weight, bias);
+    }
+
+    static variable_list backward(AutogradContext *ctx, variable_list gradients)
+    {
+        const variable_list saved = ctx->get_saved_variables();
+        const at::Tensor &x = saved[0], &weight = saved[1];
+        const int64_t k = x.size(-1), n = weight.size(0);
+        const at::Tensor g = gradients[0].reshape({-1, n}).contiguous();
+        at::Tensor dx, dw, db;
+        if (ctx->needs_input_grad(0))
+            dx = product(g, weight).view(x.sizes()); // (rows × n)·(n × k)
+        if (ctx->needs_input_grad(1))
+            dw = product(g.t(), x.reshape({-1, k})); // (n × rows)·(rows × k)
+        if (ctx->needs_input_grad(2))
+            db = g.sum(0);
+        return {dx, dw, db};
+    }
+};
+
+struct OneDnnMatmul : public torch::autograd::Function<OneDnnMatmul>
+{
+    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &a, const at::Tensor &b)
+    {
+        ctx->save_for_backward({a, b});
+        return product(a, b);
+    }
+
+    static variable_list backward(AutogradContext *ctx, variable_list gradients)
+    {
+        const variable_list saved = ctx->get_saved_variables();
+        const at::Tensor &a = saved[0], &b = saved[1], &g = gradients[0];
+        at::Tensor da, db;
+        if (ctx->needs_input_grad(0))
+            da = product(g, b.transpose(-2, -1));
+        if (ctx->needs_input_grad(1))
+            db = product(a.transpose(-2, -1), g);
+        return {da, db};
+    }
+};
+
+#endif // OPTLOG_HAVE_ONEDNN
+
+} // namespace
+
+at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias, GemmLibrary library)
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    // Shapes at::linear would refuse go to it, for its error message.
+    if (oneDnnTakes(library, x, weight) && x.dim() >= 2 && weight.dim() == 2 && x.size(-1) == weight.size(1)) {
+        if (!bias.defined()) { // the head: one product of the rows with Wᵀ
+            std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+            shape.back() = weight.size(0);
+            return OneDnnMatmul::apply(x.reshape({-1, x.size(-1)}), weight.t()).view(shape);
+        }
+        if (bias.scalar_type() == at::kFloat && bias.dim() == 1 && bias.size(0) == weight.size(0))
+            return OneDnnLinear::apply(x, weight, bias);
+    }
+#endif
+    return at::linear(x, weight, bias);
+}
+
+at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary library)
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    if (oneDnnTakes(library, a, b) && a.dim() >= 2 && a.dim() == b.dim()
+        && a.sizes().slice(0, a.dim() - 2) == b.sizes().slice(0, b.dim() - 2) && a.size(-1) == b.size(-2))
+        return OneDnnMatmul::apply(a, b);
+#endif
+    return at::matmul(a, b);
+}
+
+} // namespace optlog

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+
+namespace optlog {
+
+// Which library computes the engine's FP32 matrix products on the CPU. LibTorch 1.13 sends FP32
+// products to the BLAS (here OpenBLAS, whose kernel the system pins to Haswell's AVX2) and only
+// BF16 ones to oneDNN; oneDNN's own sgemm, which LibTorch already links, runs this machine's
+// widest kernels on LibTorch's OpenMP threads (docs/benchmarks.md has the side-by-side numbers).
+enum class GemmLibrary
+{
+    ATen,   // whatever LibTorch calls: the reference, and every case oneDNN does not take
+    OneDnn, // oneDNN's sgemm for FP32 CPU tensors outside autocast
+};
+
+// runtime.gemm ("auto", "onednn", "aten") for this build; throws when "onednn" is asked of a build
+// without it, naming what would be right.
+GemmLibrary gemmLibraryFrom(const std::string &setting);
+bool oneDnnGemmBuilt();
+// "onednn 2.6.3" or "aten": what a run's environment records.
+std::string describe(GemmLibrary library);
+
+// y = x·Wᵀ + b over x's last dimension (bias may be undefined), as at::linear.
+at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias, GemmLibrary library);
+
+// a·b over the last two dimensions, as at::matmul for operands of the same batch shape (no
+// broadcasting). Either operand may be a transposed or strided view, as attention's q, k and v
+// are: oneDNN reads them in place where at::matmul would first copy them.
+at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary library);
+
+} // namespace optlog
