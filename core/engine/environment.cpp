@@ -120,7 +120,10 @@ std::string machineKey()
     // "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... Haswell ...": the name and version only.
     const auto second = blas.find(' ', blas.find(' ') + 1);
     blas = blas.substr(0, second);
-    return cpuInfoField("model name") + "|" + relevantCpuFlags() + "|libtorch " + TORCH_VERSION + "|" + blas;
+    // The library of FP32 products too: OpenBLAS's threads and oneDNN's OpenMP ones want
+    // different wait policies (docs/tuning.md), so a tuning measured with the other is stale.
+    return cpuInfoField("model name") + "|" + relevantCpuFlags() + "|libtorch " + TORCH_VERSION + "|" + blas
+           + "|gemm " + describe(oneDnnGemmBuilt() ? GemmLibrary::OneDnn : GemmLibrary::ATen);
 }
 
 std::string blasCoreName()
