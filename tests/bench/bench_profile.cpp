@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Where a training step's time goes: LibTorch's profiler over steady steps, each operation's own
 // time (its duration less its children's) given to the nearest enclosing operation of a known
-// kind: GEMMs, attention's softmax and mask, LayerNorm, GELU, cross-entropy, copies and casts
-// (outside a GEMM: a GEMM's own reshaping copies count as the GEMM's), the optimizer step
+// kind: GEMMs (ATen's, and oneDNN's in the `optlog::gemm` scope), attention's softmax and mask,
+// LayerNorm, GELU, cross-entropy, copies and casts (outside a GEMM: a GEMM's own reshaping
+// copies count as the GEMM's), the optimizer step
 // (AdamW and clipping, the trainer's `optlog::optimizer_step` scope), the batch draw
 // (`optlog::data`), other operations, and the time outside any operation. The GEMM share beside
 // MFU says how much of the step the matmul peak can describe at all. The profiler adds its own
@@ -34,7 +35,8 @@ namespace {
 std::string kindOf(const std::string &name)
 {
     static const std::vector<std::pair<std::string, std::vector<std::string>>> kinds = {
-        {"GEMM (matmul, linear)", {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}},
+        {"GEMM (matmul, linear)", {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
+                                   "optlog::gemm"}},
         {"attention softmax and mask", {"aten::softmax", "aten::_softmax", "aten::_softmax_backward_data",
                                         "aten::masked_fill", "aten::masked_fill_", "aten::triu"}},
         {"LayerNorm", {"aten::layer_norm", "aten::native_layer_norm", "aten::native_layer_norm_backward"}},
