@@ -274,7 +274,8 @@ std::vector<std::pair<std::string, std::string>> environmentRows(const std::vect
     const std::vector<std::pair<std::string, std::vector<std::string>>> facts = {
         {"optlog", {"optlog_version"}},        {"optlog commit", {"optlog_git"}},
         {"LibTorch", {"libtorch_version"}},    {"BLAS", {"blas"}},
-        {"BLAS core type", {"blas_core"}},     {"intra-op threads", {"intra_op_threads"}},
+        {"BLAS core type", {"blas_core"}},     {"FP32 products", {"gemm"}},
+        {"intra-op threads", {"intra_op_threads"}},
         {"BLAS threads", {"blas_threads"}},    {"device", {"device"}},
         {"CPU", {"cpu_model"}},                {"logical CPUs", {"logical_cpus"}},
         {"CPU flags", {"cpu_flags"}},          {"compiler", {"compiler"}},

@@ -24,8 +24,9 @@ GemmLibrary gemmLibraryFrom(const std::string &setting)
     if (setting == "aten")
         return GemmLibrary::ATen;
     if (setting == "onednn" && !oneDnnGemmBuilt())
-        throw std::runtime_error("runtime.gemm = \"onednn\": this build of optlog has no oneDNN (its LibTorch does "
-                                 "not bring it); use \"auto\" or \"aten\"");
+        throw std::runtime_error("runtime.gemm = \"onednn\": this build of optlog has no oneDNN (built without "
+                                 "libdnnl-dev's header, or against a LibTorch without a system oneDNN); use \"auto\" "
+                                 "or \"aten\"");
     if (setting == "onednn" || setting == "auto")
         return oneDnnGemmBuilt() ? GemmLibrary::OneDnn : GemmLibrary::ATen;
     throw std::runtime_error("runtime.gemm = \"" + setting + "\": expected \"auto\", \"onednn\" or \"aten\"");
