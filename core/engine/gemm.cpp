@@ -133,7 +133,8 @@ at::Tensor product(at::Tensor a, at::Tensor b)
     const float *bData = b.data_ptr<float>();
     float *outData = out.data_ptr<float>();
     const auto one = [&](int64_t i) {
-        sgemm(*sa, aData + aOffsets[size_t(i)], *sb, bData + bOffsets[size_t(i)], m, n, k, 0.0f, outData + i * m * n, n);
+        sgemm(*sa, aData + aOffsets[size_t(i)], *sb, bData + bOffsets[size_t(i)], m, n, k, 0.0f,
+              outData + i * m * n, n);
     };
     const auto batch = int64_t(aOffsets.size());
     // Many small products (attention's heads): one per thread, each on one thread (oneDNN runs

@@ -443,7 +443,9 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
     const int64_t probeEvery = m_config.runtime.speedProbeEvery;
     double startingSpeed = 0, lastProbeSeconds = 0, probeSeconds = 0;
     if (probeEvery > 0 && m_firstStep < train.steps)
-        lastProbeSeconds = secondsOf(m_device, [&] { startingSpeed = referenceKernelGflops(m_plan.compute, m_device, m_model->options().gemm()); });
+        lastProbeSeconds = secondsOf(m_device, [&] {
+            startingSpeed = referenceKernelGflops(m_plan.compute, m_device, m_model->options().gemm());
+        });
     const auto loopStart = Clock::now();
     for (int64_t step = m_firstStep; step < train.steps; ++step) {
         // Data parallel: every rank stops at the step one of them was asked to.
