@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -80,9 +81,17 @@ int main(int argc, char **argv)
         if (std::strcmp(argv[i], "--markdown") == 0) {
             markdown = true;
         } else if (std::strcmp(argv[i], "--sample") == 0 && i + 2 < argc) {
-            const uint64_t seed = std::stoull(argv[i + 1]);
-            const int count = std::stoi(argv[i + 2]);
-            cases = optlog::testing::sampleMemoryCases(seed, count);
+            char *seedEnd = nullptr, *countEnd = nullptr;
+            const uint64_t seed = std::strtoull(argv[i + 1], &seedEnd, 10);
+            const long count = std::strtol(argv[i + 2], &countEnd, 10);
+            const bool seedRead = *argv[i + 1] != '\0' && *argv[i + 1] != '-' && *seedEnd == '\0';
+            const bool countRead = *argv[i + 2] != '\0' && *countEnd == '\0' && count >= 1 && count <= 10000;
+            if (!seedRead || !countRead) {
+                std::fprintf(stderr, "bench_memory: --sample %s %s: expected a seed (a whole number) and a count "
+                                     "from 1 to 10000\n", argv[i + 1], argv[i + 2]);
+                return 2;
+            }
+            cases = optlog::testing::sampleMemoryCases(seed, int(count));
             source = "a sample of " + std::to_string(count) + " from seed " + std::to_string(seed);
             i += 2;
         } else {
