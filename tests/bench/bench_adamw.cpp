@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// The optimizer step alone: LibTorch's AdamW against the one-pass FusedAdamW on the parameters of a
+// preset's model, alternated A B B A in each round, with clipping as the trainer clips. Prints each
+// round's milliseconds a step and the median ratio LibTorch / one pass.
+// Usage: bench_adamw [PRESET] [ROUNDS] [STEPS] [KEY=VALUE...]   (default: default 7 20), the
+// overrides as optlog's --set takes them (e.g. model.width=64).
+#include "core/config/config.h"
+#include "core/engine/environment.h"
+#include "core/engine/fusedadamw.h"
+#include "core/engine/gpt.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/nn/utils/clip_grad.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+using namespace optlog;
+
+namespace {
+
+std::unique_ptr<torch::optim::AdamW> optimizerFor(GPT &model, const TrainConfig &t, bool onePass)
+{
+    std::vector<at::Tensor> decayed, plain;
+    for (const auto &p : model->parameters())
+        (p.dim() >= 2 ? decayed : plain).push_back(p);
+    auto options = torch::optim::AdamWOptions(t.learningRate).betas({t.beta1, t.beta2}).eps(t.eps);
+    std::vector<torch::optim::OptimizerParamGroup> groups;
+    groups.emplace_back(decayed, std::make_unique<torch::optim::AdamWOptions>(
+                                     torch::optim::AdamWOptions(options).weight_decay(t.weightDecay)));
+    groups.emplace_back(plain, std::make_unique<torch::optim::AdamWOptions>(
+                                   torch::optim::AdamWOptions(options).weight_decay(0.0)));
+    if (onePass)
+        return std::make_unique<FusedAdamW>(std::move(groups), options);
+    return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    try {
+        const std::string preset = argc > 1 ? argv[1] : "default";
+        const int rounds = argc > 2 ? std::stoi(argv[2]) : 7;
+        const int steps = argc > 3 ? std::stoi(argv[3]) : 20;
+        if (rounds < 1 || steps < 1)
+            throw std::invalid_argument("ROUNDS and STEPS must be at least 1");
+        const std::vector<std::string> overrides(argv + std::min(argc, 4), argv + argc);
+        const RunConfig config = loadRunConfig(preset, "", overrides);
+        applyThreadSettings(config.runtime); // the engine's threads and heap thresholds
+        keepTensorMemoryInHeap();
+        at::manual_seed(1);
+        GPT models[2] = {GPT(GPTOptions::from(config)), GPT(GPTOptions::from(config))};
+        std::unique_ptr<torch::optim::AdamW> optimizers[2];
+        int64_t elements = 0;
+        for (int side = 0; side < 2; ++side) {
+            for (const auto &p : models[side]->parameters()) {
+                p.mutable_grad() = at::randn_like(p) * 1e-2;
+                elements += side == 0 ? p.numel() : 0;
+            }
+            optimizers[side] = optimizerFor(models[side], config.train, side == 1);
+            optimizers[side]->step(); // the moments exist before timing
+        }
+        const auto timeSteps = [&](int side) {
+            const auto start = std::chrono::steady_clock::now();
+            for (int i = 0; i < steps; ++i) {
+                torch::nn::utils::clip_grad_norm_(models[side]->parameters(), config.train.gradClip);
+                optimizers[side]->step();
+            }
+            return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / steps;
+        };
+        std::printf("%s: %lld parameters, %d threads, clipping at %g\n", preset.c_str(), (long long)elements,
+                    at::get_num_threads(), config.train.gradClip);
+        std::printf("round  libtorch-ms  one-pass-ms  one-pass-ms  libtorch-ms  ratio\n");
+        std::vector<double> ratios;
+        for (int round = 1; round <= rounds; ++round) {
+            const double a1 = timeSteps(0), b1 = timeSteps(1), b2 = timeSteps(1), a2 = timeSteps(0);
+            ratios.push_back((a1 + a2) / (b1 + b2));
+            std::printf("%5d  %11.2f  %11.2f  %11.2f  %11.2f  %5.2f\n", round, a1, b1, b2, a2, ratios.back());
+        }
+        std::sort(ratios.begin(), ratios.end());
+        std::printf("median ratio LibTorch / one pass: %.2f\n", ratios[ratios.size() / 2]);
+        return 0;
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "bench_adamw: %s\n", e.what());
+        return 1;
+    }
+}
