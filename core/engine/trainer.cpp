@@ -5,6 +5,7 @@
 #include "core/engine/countingallocator.h"
 #include "core/contract/precisionmodes.h"
 #include "core/engine/device.h"
+#include "core/engine/fusedadamw.h"
 #include "core/engine/numerics.h"
 #include "core/engine/weightfiles.h"
 
@@ -13,7 +14,6 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 #include <torch/utils.h>
 
@@ -119,9 +119,28 @@ std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, 
 {
     if (scaler && !scaler->unscale(parameters))
         return std::nullopt;
-    const double norm = torch::nn::utils::clip_grad_norm_(parameters, maxNorm > 0 ? maxNorm : INFINITY);
+    // LibTorch's clip_grad_norm_, its norm and coefficient in its arithmetic, except that
+    // it multiplies every gradient by the coefficient clamped to 1 even when that is 1: a read and
+    // a write of all gradients for nothing on most steps past the first few.
+    at::NoGradGuard noGrad;
+    std::vector<at::Tensor> gradients, norms;
+    for (const auto &p : parameters)
+        if (p.grad().defined()) {
+            gradients.push_back(p.grad());
+            norms.push_back(p.grad().norm());
+        }
+    if (gradients.empty())
+        return 0.0;
+    const at::Tensor total = norms.size() == 1 ? norms.front() : at::stack(norms).norm();
+    const at::Tensor coefficient = ((maxNorm > 0 ? maxNorm : INFINITY) / (total + 1e-6)).clamp_max(1.0);
+    // The step's one host read, for both: on a GPU each read waits for the queued kernels.
+    const at::Tensor read = at::stack({total.to(at::kDouble), coefficient.to(at::kDouble)}).cpu();
+    const double norm = read[0].item<double>();
     if (!std::isfinite(norm))
         return std::nullopt;
+    if (read[1].item<double>() < 1)
+        for (auto &g : gradients)
+            g.mul_(coefficient);
     return norm;
 }
 
@@ -195,7 +214,7 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
                                      torch::optim::AdamWOptions(options).weight_decay(t.weightDecay)));
     groups.emplace_back(plain, std::make_unique<torch::optim::AdamWOptions>(
                                    torch::optim::AdamWOptions(options).weight_decay(0.0)));
-    m_optimizer = std::make_unique<torch::optim::AdamW>(std::move(groups), options);
+    m_optimizer = std::make_unique<FusedAdamW>(std::move(groups), options);
 
     for (const auto &batch : validationBatches(m_data.validation, config.model.contextLength,
                                                config.data.evalSequences, config.train.microbatch, studySeed))
