@@ -8,7 +8,9 @@
 // (`optlog::data`), other operations, and the time outside any operation. The GEMM share beside
 // MFU says how much of the step the matmul peak can describe at all. The profiler adds its own
 // cost to every operation, so small operations weigh a little more here than unprofiled.
-//   build/tests/bench/bench_profile [PRESET] [PRECISION] [STEPS]
+// With a fourth argument `ops`, a second table gives the twenty operations of most own time by name
+// and input shapes (recording the shapes costs a little more profiling time).
+//   build/tests/bench/bench_profile [PRESET] [PRECISION] [STEPS] [ops]
 #include "core/config/config.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/environment.h"
@@ -56,8 +58,22 @@ std::string kindOf(const std::string &name)
     return "";
 }
 
-// Each operation's own time, by the kind of its nearest enclosing operation of a known kind.
-std::map<std::string, double> ownTimeByKind(const profiler::thread_event_lists &threads)
+// " [8, 128, 1024] [1024]": an operation's input shapes, as the profiler recorded them.
+std::string shapesOf(const profiler::LegacyEvent &event)
+{
+    std::string out;
+    for (const auto &shape : event.shapes()) {
+        out += " [";
+        for (size_t i = 0; i < shape.size(); ++i)
+            out += (i ? ", " : "") + std::to_string(shape[i]);
+        out += "]";
+    }
+    return out;
+}
+
+// Each operation's own time, by the kind of its nearest enclosing operation of a known kind, or
+// (byName) by the operation's own name.
+std::map<std::string, double> ownTimeByKind(const profiler::thread_event_lists &threads, bool byName = false)
 {
     std::map<std::string, double> seconds;
     for (const auto &events : threads) {
@@ -70,7 +86,7 @@ std::map<std::string, double> ownTimeByKind(const profiler::thread_event_lists &
         std::vector<Open> stack;
         for (const auto &event : events) {
             if (event.kindStr() == "push") {
-                std::string kind = kindOf(event.name());
+                std::string kind = byName ? event.name() + shapesOf(event) : kindOf(event.name());
                 if (kind.empty())
                     kind = stack.empty() ? "other operations" : stack.back().kind;
                 stack.push_back({&event, kind});
@@ -91,15 +107,17 @@ std::map<std::string, double> ownTimeByKind(const profiler::thread_event_lists &
 class Profiling : public TrainingObserver
 {
 public:
-    Profiling(int64_t firstProfiled, int64_t lastStep)
+    Profiling(int64_t firstProfiled, int64_t lastStep, bool shapes)
         : m_first(firstProfiled)
         , m_last(lastStep)
+        , m_shapes(shapes)
     {
     }
     void step(const StepMetrics &m) override
     {
         if (m.step == m_first - 1) {
-            profiler::enableProfilerLegacy(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU));
+            profiler::enableProfilerLegacy(
+                torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU, m_shapes));
             m_start = std::chrono::steady_clock::now();
         } else if (m.step == m_last) {
             wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
@@ -113,6 +131,7 @@ public:
 
 private:
     int64_t m_first, m_last;
+    bool m_shapes;
     std::chrono::steady_clock::time_point m_start;
 };
 
@@ -136,7 +155,8 @@ int main(int argc, char **argv)
     applyThreadSettings(config.runtime);
     CountingAllocator::install();
     const int64_t warmup = std::min<int64_t>(5, steps / 2);
-    Profiling profiling(warmup, steps - 1);
+    const bool ops = argc > 4 && std::string(argv[4]) == "ops";
+    Profiling profiling(warmup, steps - 1, ops);
     std::atomic<bool> stop{false};
     Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1);
     const TrainingOutcome outcome = trainer.run(profiling, stop);
@@ -158,5 +178,15 @@ int main(int argc, char **argv)
     std::sort(rows.rbegin(), rows.rend());
     for (const auto &[s, kind] : rows)
         std::printf("| %s | %.1f%% |\n", kind.c_str(), 100 * s / profiling.wallSeconds);
+    if (ops) {
+        std::vector<std::pair<double, std::string>> byName;
+        for (const auto &[name, s] : ownTimeByKind(profiling.events, true))
+            byName.push_back({s, name});
+        std::sort(byName.rbegin(), byName.rend());
+        std::printf("\n| operation (own time) | ms a step | share of the step |\n|---|---|---|\n");
+        for (size_t i = 0; i < std::min<size_t>(20, byName.size()); ++i)
+            std::printf("| %s | %.2f | %.1f%% |\n", byName[i].second.c_str(),
+                        1e3 * byName[i].first / double(profiling.steps), 100 * byName[i].first / profiling.wallSeconds);
+    }
     return 0;
 }
