@@ -66,9 +66,12 @@ torch::Tensor CausalSelfAttentionImpl::attend(const torch::Tensor &q, const torc
 {
     const int64_t c = q.size(2), n = k.size(2);
     auto scores = gemmMatmul(q, k.transpose(-2, -1), m_gemm) * (1.0 / std::sqrt(double(q.size(3)))); // (B, H, c, n)
-    // Query offset + r sees keys 0 .. offset + r: -inf above that diagonal.
-    auto future = torch::ones({c, n}, q.options().dtype(torch::kBool)).triu(offset + 1);
-    auto weights = torch::softmax(scores.masked_fill(future, -INFINITY), -1);
+    // Query offset + r sees keys 0 .. offset + r: -inf added above that diagonal, 0 elsewhere, in
+    // place. An added mask leaves backward nothing to do (softmax's gradient is already zero where
+    // its output is), where masked_fill's backward fills a copy of the gradient, and its forward one
+    // of the scores.
+    scores.add_(torch::full({c, n}, -INFINITY, scores.options()).triu_(offset + 1));
+    auto weights = torch::softmax(scores, -1);
     return gemmMatmul(m_attentionDropout(weights), v, m_gemm); // (B, H, c, D)
 }
 
