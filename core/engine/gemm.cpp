@@ -86,11 +86,11 @@ std::optional<StoredMatrix> storedMatrix(const at::Tensor &t)
     return std::nullopt;
 }
 
-// C (M×N, row-major, row distance ldc) = op(A)·op(B) + beta·C.
+// C (M×N, row-major, row distance ldc) = alpha·op(A)·op(B) + beta·C.
 void sgemm(const StoredMatrix &a, const float *aData, const StoredMatrix &b, const float *bData, int64_t m, int64_t n,
-           int64_t k, float beta, float *c, int64_t ldc)
+           int64_t k, float alpha, float beta, float *c, int64_t ldc)
 {
-    const dnnl_status_t status = dnnl_sgemm(a.transposed ? 'T' : 'N', b.transposed ? 'T' : 'N', m, n, k, 1.0f, aData,
+    const dnnl_status_t status = dnnl_sgemm(a.transposed ? 'T' : 'N', b.transposed ? 'T' : 'N', m, n, k, alpha, aData,
                                             a.leading, bData, b.leading, beta, c, ldc);
     TORCH_CHECK(status == dnnl_success, "oneDNN's sgemm failed (status ", int(status), ") for ", m, "x", k, " by ",
                 k, "x", n);
@@ -111,8 +111,8 @@ std::vector<int64_t> batchOffsets(const at::Tensor &t)
     return offsets;
 }
 
-// a·b over the last two dimensions into a new contiguous tensor; batch shapes equal.
-at::Tensor product(at::Tensor a, at::Tensor b)
+// alpha·a·b over the last two dimensions into a new contiguous tensor; batch shapes equal.
+at::Tensor product(at::Tensor a, at::Tensor b, float alpha = 1.0f)
 {
     std::optional<StoredMatrix> sa = storedMatrix(a), sb = storedMatrix(b);
     if (!sa) {
@@ -133,7 +133,7 @@ at::Tensor product(at::Tensor a, at::Tensor b)
     const float *bData = b.data_ptr<float>();
     float *outData = out.data_ptr<float>();
     const auto one = [&](int64_t i) {
-        sgemm(*sa, aData + aOffsets[size_t(i)], *sb, bData + bOffsets[size_t(i)], m, n, k, 0.0f,
+        sgemm(*sa, aData + aOffsets[size_t(i)], *sb, bData + bOffsets[size_t(i)], m, n, k, alpha, 0.0f,
               outData + i * m * n, n);
     };
     const auto batch = int64_t(aOffsets.size());
@@ -160,7 +160,8 @@ at::Tensor linearForward(const at::Tensor &x, const at::Tensor &weight, const at
     RECORD_FUNCTION("optlog::gemm", std::vector<c10::IValue>()); // the bias copy counts as the GEMM's
     at::Tensor out = at::empty({m, n}, x.options());
     out.copy_(bias.expand({m, n}));
-    sgemm({false, k}, rows.data_ptr<float>(), {true, k}, w.data_ptr<float>(), m, n, k, 1.0f, out.data_ptr<float>(), n);
+    sgemm({false, k}, rows.data_ptr<float>(), {true, k}, w.data_ptr<float>(), m, n, k, 1.0f, 1.0f, out.data_ptr<float>(),
+          n);
     std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
     shape.back() = n;
     return out.view(shape);
@@ -195,24 +196,27 @@ struct OneDnnLinear : public torch::autograd::Function<OneDnnLinear>
     }
 };
 
+// alpha·a·b, alpha (attention's 1/√D) applied by sgemm in both directions: no pass of its own.
 struct OneDnnMatmul : public torch::autograd::Function<OneDnnMatmul>
 {
-    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &a, const at::Tensor &b)
+    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &a, const at::Tensor &b, double alpha)
     {
         ctx->save_for_backward({a, b});
-        return product(a, b);
+        ctx->saved_data["alpha"] = alpha;
+        return product(a, b, float(alpha));
     }
 
     static variable_list backward(AutogradContext *ctx, variable_list gradients)
     {
         const variable_list saved = ctx->get_saved_variables();
         const at::Tensor &a = saved[0], &b = saved[1], &g = gradients[0];
+        const auto alpha = float(ctx->saved_data["alpha"].toDouble());
         at::Tensor da, db;
         if (ctx->needs_input_grad(0))
-            da = product(g, b.transpose(-2, -1));
+            da = product(g, b.transpose(-2, -1), alpha);
         if (ctx->needs_input_grad(1))
-            db = product(a.transpose(-2, -1), g);
-        return {da, db};
+            db = product(a.transpose(-2, -1), g, alpha);
+        return {da, db, at::Tensor()};
     }
 };
 
@@ -228,7 +232,7 @@ at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::T
         if (!bias.defined()) { // the head: one product of the rows with Wᵀ
             std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
             shape.back() = weight.size(0);
-            return OneDnnMatmul::apply(x.reshape({-1, x.size(-1)}), weight.t()).view(shape);
+            return OneDnnMatmul::apply(x.reshape({-1, x.size(-1)}), weight.t(), 1.0).view(shape);
         }
         if (bias.scalar_type() == at::kFloat && bias.dim() == 1 && bias.size(0) == weight.size(0))
             return OneDnnLinear::apply(x, weight, bias);
@@ -237,14 +241,15 @@ at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::T
     return at::linear(x, weight, bias);
 }
 
-at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary library)
+at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary library, double alpha)
 {
 #ifdef OPTLOG_HAVE_ONEDNN
     if (oneDnnTakes(library, a, b) && a.dim() >= 2 && a.dim() == b.dim()
         && a.sizes().slice(0, a.dim() - 2) == b.sizes().slice(0, b.dim() - 2) && a.size(-1) == b.size(-2))
-        return OneDnnMatmul::apply(a, b);
+        return OneDnnMatmul::apply(a, b, alpha);
 #endif
-    return at::matmul(a, b);
+    // In place on the product ATen just made: one pass, no second tensor of its size.
+    return alpha == 1.0 ? at::matmul(a, b) : at::matmul(a, b).mul_(alpha);
 }
 
 } // namespace optlog

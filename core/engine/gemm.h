@@ -27,9 +27,10 @@ std::string describe(GemmLibrary library);
 // y = x·Wᵀ + b over x's last dimension (bias may be undefined), as at::linear.
 at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias, GemmLibrary library);
 
-// a·b over the last two dimensions, as at::matmul for operands of the same batch shape (no
+// alpha·a·b over the last two dimensions, as at::matmul for operands of the same batch shape (no
 // broadcasting). Either operand may be a transposed or strided view, as attention's q, k and v
-// are: oneDNN reads them in place where at::matmul would first copy them.
-at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary library);
+// are: oneDNN reads them in place where at::matmul would first copy them, and applies alpha
+// (attention's 1/√D) inside its products, forward and backward, without a pass of its own.
+at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary library, double alpha = 1.0);
 
 } // namespace optlog

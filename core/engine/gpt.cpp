@@ -65,7 +65,7 @@ torch::Tensor CausalSelfAttentionImpl::attend(const torch::Tensor &q, const torc
                                               int64_t offset)
 {
     const int64_t c = q.size(2), n = k.size(2);
-    auto scores = gemmMatmul(q, k.transpose(-2, -1), m_gemm) * (1.0 / std::sqrt(double(q.size(3)))); // (B, H, c, n)
+    auto scores = gemmMatmul(q, k.transpose(-2, -1), m_gemm, 1.0 / std::sqrt(double(q.size(3)))); // (B, H, c, n)
     // Query offset + r sees keys 0 .. offset + r: -inf added above that diagonal, 0 elsewhere, in
     // place. An added mask leaves backward nothing to do (softmax's gradient is already zero where
     // its output is), where masked_fill's backward fills a copy of the gradient, and its forward one

@@ -107,13 +107,19 @@ void tst_Gemm::linearMatchesATen()
 
 void tst_Gemm::stridedBatchedProductsMatchATen()
 {
-    // Attention's operands: q, k, v are permuted views into one (B, T, 3, H, D) projection.
+    // Attention's operands: q, k, v are transposed views into one (B, T, 3, H, D) projection, the
+    // scores scaled by 1/√D inside the product.
     const int64_t B = 3, T = 19, H = 4, D = 8;
     compareLibraries({at::randn({B, T, 3 * H * D})}, [&](const std::vector<at::Tensor> &in, GemmLibrary library) {
-        const at::Tensor qkv = in[0].view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});
-        const at::Tensor scores = gemmMatmul(qkv[0], qkv[1].transpose(-2, -1), library); // (B, H, T, T)
-        return gemmMatmul(at::softmax(scores, -1), qkv[2], library);                       // (B, H, T, D)
+        const auto parts = in[0].view({B, T, 3, H, D}).unbind(2);
+        const at::Tensor q = parts[0].transpose(1, 2), k = parts[1].transpose(1, 2), v = parts[2].transpose(1, 2);
+        const at::Tensor scores = gemmMatmul(q, k.transpose(-2, -1), library, 1 / std::sqrt(double(D))); // (B, H, T, T)
+        return gemmMatmul(at::softmax(scores, -1), v, library);                                        // (B, H, T, D)
     });
+    // alpha is applied, by either library (the comparison above would not see both ignore it).
+    const at::Tensor a = at::randn({2, 7, 5}), b = at::randn({2, 5, 3});
+    for (const GemmLibrary library : {GemmLibrary::ATen, GemmLibrary::OneDnn})
+        QVERIFY(relativeError(gemmMatmul(a, b, library, 0.3), at::matmul(a, b) * 0.3) < 1e-6);
     // A slice of keys (chunked attention) and an operand that needs a copy (every stride > 1).
     compareLibraries({at::randn({2, 5, 12, 6}), at::randn({2, 5, 6, 30})},
                      [](const std::vector<at::Tensor> &in, GemmLibrary library) {
