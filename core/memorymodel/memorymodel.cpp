@@ -110,9 +110,9 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
         // plus the generator state; no T x T matrix outlives its chunk.
         attention = 3 * BTC * d.matmul + chunks * kGeneratorState;
     } else {
-        attention = 3 * BTC * d.matmul          // Q, K^T and V, copied to contiguous for the batched matmuls
-                    + B * H * T * T * d.pointwise // softmax output: the quadratic term
-                    + T * T;                      // causal mask, one byte per element
+        // (The causal mask is added in place, which saves nothing: masked_fill kept a T x T mask.)
+        attention = 3 * BTC * d.matmul           // Q, K^T and V, copied to contiguous for the batched matmuls
+                    + B * H * T * T * d.pointwise; // softmax output: the quadratic term
         if (dropout)
             attention += 2 * B * H * T * T * d.pointwise; // the mask, and the dropped weights the second bmm keeps
     }
