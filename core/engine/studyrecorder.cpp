@@ -34,7 +34,7 @@ void StudyRecorder::step(const StepMetrics &m)
             done.allocatedBytes = inUse;
             done.peakBytes = peak;
         }
-        emit(done);
+        emit(done, /*mayWait=*/true);
     }
     for (const auto &found : m_instability.observe(m))
         event(found.kind, found.message, found.step);
@@ -132,10 +132,16 @@ TrainingOutcome storeFailure(TrainingOutcome outcome, const StoreError &error)
     return outcome;
 }
 
-void StudyRecorder::emit(decltype(EngineEvent::body) body)
+void StudyRecorder::emit(decltype(EngineEvent::body) body, bool mayWait)
 {
-    if (m_options.jsonLines)
-        std::cout << toJsonLine({m_runId, std::move(body)}) << std::endl; // flushed per line: the GUI reads it as it comes
+    if (!m_options.jsonLines)
+        return;
+    std::cout << toJsonLine({m_runId, std::move(body)}) << '\n';
+    const auto now = std::chrono::steady_clock::now();
+    if (!mayWait || now - m_lastLineFlush >= kStepLineWait) {
+        std::cout.flush(); // the GUI reads the lines as they come
+        m_lastLineFlush = now;
+    }
 }
 
 } // namespace optlog

@@ -51,7 +51,12 @@ public:
 
 private:
     void progressAndFlush(const StepMetrics &m); // status line, and a batched write every flushSeconds
-    void emit(decltype(EngineEvent::body) body); // as a JSON line, when asked for them
+    // As a JSON line, when asked for them. A step's line may wait in stdout's buffer while the
+    // last flush is under kStepLineWait old: each flush wakes the reader (the GUI, or any parent
+    // on the pipe), and at steps of a millisecond that wake-up per step cost more than the line.
+    // Every other event flushes, the held lines first, so a line waits at most for the next step.
+    void emit(decltype(EngineEvent::body) body, bool mayWait = false);
+    static constexpr std::chrono::milliseconds kStepLineWait{20};
 
     Store &m_store;
     int64_t m_runId;
@@ -61,6 +66,7 @@ private:
     std::vector<StepMetrics> m_pendingMetrics;
     std::vector<ValidationPoint> m_pendingValidation;
     std::chrono::steady_clock::time_point m_lastFlush;
+    std::chrono::steady_clock::time_point m_lastLineFlush; // of stdout's JSON lines
     std::chrono::steady_clock::time_point m_start;
     double m_lastValidation = -1;
     int64_t m_lastStep = -1;
