@@ -81,7 +81,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x)
     // (B, T, 3C) -> three (B, H, T, D) views of the projection, split by unbind: its backward
     // stacks the three gradients straight into the projection's layout, where indexing a permuted
     // view would zero-fill three tensors of the projection's size, add them and copy the sum back
-    // out of the permuted order (a sixth of an FP32 step's time, bench_profile ... ops).
+    // out of the permuted order (the largest item of `bench_profile default fp32 30 ops` before).
     const std::vector<torch::Tensor> parts = linear(m_qkv, x, m_gemm).view({B, T, 3, m_heads, D}).unbind(2);
     const torch::Tensor q = parts[0].transpose(1, 2), k = parts[1].transpose(1, 2), v = parts[2].transpose(1, 2);
     torch::Tensor y;

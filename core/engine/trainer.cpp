@@ -155,6 +155,21 @@ std::optional<double> stepUnlessNonFinite(torch::optim::Optimizer &optimizer, co
     return norm;
 }
 
+std::unique_ptr<torch::optim::AdamW> makeAdamW(const std::vector<at::Tensor> &decayed,
+                                               const std::vector<at::Tensor> &plain, const TrainConfig &train,
+                                               bool libtorchStep)
+{
+    const auto options = torch::optim::AdamWOptions(train.learningRate).betas({train.beta1, train.beta2}).eps(train.eps);
+    std::vector<torch::optim::OptimizerParamGroup> groups;
+    groups.emplace_back(decayed, std::make_unique<torch::optim::AdamWOptions>(
+                                     torch::optim::AdamWOptions(options).weight_decay(train.weightDecay)));
+    groups.emplace_back(plain, std::make_unique<torch::optim::AdamWOptions>(
+                                   torch::optim::AdamWOptions(options).weight_decay(0.0)));
+    if (libtorchStep)
+        return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
+    return std::make_unique<FusedAdamW>(std::move(groups), options);
+}
+
 double learningRateAt(const TrainConfig &train, int64_t step)
 {
     if (step < train.warmupSteps)
@@ -207,14 +222,7 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
         const at::Tensor &parameter = sharded() ? m_parameters[size_t(pieceOf[i])] : optimized[i];
         (parameter.dim() >= 2 ? decayed : plain).push_back(optimized[i]);
     }
-    const auto &t = config.train;
-    auto options = torch::optim::AdamWOptions(t.learningRate).betas({t.beta1, t.beta2}).eps(t.eps);
-    std::vector<torch::optim::OptimizerParamGroup> groups;
-    groups.emplace_back(decayed, std::make_unique<torch::optim::AdamWOptions>(
-                                     torch::optim::AdamWOptions(options).weight_decay(t.weightDecay)));
-    groups.emplace_back(plain, std::make_unique<torch::optim::AdamWOptions>(
-                                   torch::optim::AdamWOptions(options).weight_decay(0.0)));
-    m_optimizer = std::make_unique<FusedAdamW>(std::move(groups), options);
+    m_optimizer = makeAdamW(decayed, plain, config.train);
 
     for (const auto &batch : validationBatches(m_data.validation, config.model.contextLength,
                                                config.data.evalSequences, config.train.microbatch, studySeed))

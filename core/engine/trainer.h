@@ -82,6 +82,13 @@ std::optional<double> stepUnlessNonFinite(torch::optim::Optimizer &optimizer, co
                                           LossScaler *scaler, double maxNorm,
                                           const GradientClip &clip = unscaleAndClip);
 
+// AdamW as the trainer configures it from `train`: weight decay on `decayed` (matrices and
+// embeddings), none on `plain` (biases, LayerNorm gains), as GPT-2 and nanoGPT. The one-pass
+// FusedAdamW, or LibTorch's own step where `libtorchStep` (bench_adamw times the two).
+std::unique_ptr<torch::optim::AdamW> makeAdamW(const std::vector<at::Tensor> &decayed,
+                                               const std::vector<at::Tensor> &plain, const TrainConfig &train,
+                                               bool libtorchStep = false);
+
 // Linear warm-up to the peak, then cosine decay to min_learning_rate at the last step.
 double learningRateAt(const TrainConfig &train, int64_t step);
 

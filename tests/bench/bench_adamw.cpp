@@ -6,12 +6,12 @@
 // overrides as optlog's --set takes them (e.g. model.width=64).
 #include "core/config/config.h"
 #include "core/engine/environment.h"
-#include "core/engine/fusedadamw.h"
 #include "core/engine/gpt.h"
+#include "core/engine/trainer.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,26 +21,6 @@
 #include <vector>
 
 using namespace optlog;
-
-namespace {
-
-std::unique_ptr<torch::optim::AdamW> optimizerFor(GPT &model, const TrainConfig &t, bool onePass)
-{
-    std::vector<at::Tensor> decayed, plain;
-    for (const auto &p : model->parameters())
-        (p.dim() >= 2 ? decayed : plain).push_back(p);
-    auto options = torch::optim::AdamWOptions(t.learningRate).betas({t.beta1, t.beta2}).eps(t.eps);
-    std::vector<torch::optim::OptimizerParamGroup> groups;
-    groups.emplace_back(decayed, std::make_unique<torch::optim::AdamWOptions>(
-                                     torch::optim::AdamWOptions(options).weight_decay(t.weightDecay)));
-    groups.emplace_back(plain, std::make_unique<torch::optim::AdamWOptions>(
-                                   torch::optim::AdamWOptions(options).weight_decay(0.0)));
-    if (onePass)
-        return std::make_unique<FusedAdamW>(std::move(groups), options);
-    return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
-}
-
-} // namespace
 
 int main(int argc, char **argv)
 {
@@ -63,13 +43,16 @@ int main(int argc, char **argv)
                 p.mutable_grad() = at::randn_like(p) * 1e-2;
                 elements += side == 0 ? p.numel() : 0;
             }
-            optimizers[side] = optimizerFor(models[side], config.train, side == 1);
+            std::vector<at::Tensor> decayed, plain;
+            for (const auto &p : models[side]->parameters())
+                (p.dim() >= 2 ? decayed : plain).push_back(p);
+            optimizers[side] = makeAdamW(decayed, plain, config.train, /*libtorchStep=*/side == 0);
             optimizers[side]->step(); // the moments exist before timing
         }
         const auto timeSteps = [&](int side) {
             const auto start = std::chrono::steady_clock::now();
             for (int i = 0; i < steps; ++i) {
-                torch::nn::utils::clip_grad_norm_(models[side]->parameters(), config.train.gradClip);
+                unscaleAndClip(models[side]->parameters(), nullptr, config.train.gradClip);
                 optimizers[side]->step();
             }
             return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / steps;
