@@ -17,19 +17,35 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 using namespace optlog;
 
+namespace {
+
+// A whole number of at least 1, or an error that names the argument and what it got.
+int countArgument(const std::string &text, const std::string &name)
+{
+    try {
+        size_t used = 0;
+        const int value = std::stoi(text, &used);
+        if (used == text.size() && value >= 1)
+            return value;
+    } catch (const std::exception &) {
+    }
+    throw std::invalid_argument(name + " must be a whole number of at least 1, not \"" + text + "\"");
+}
+
+} // namespace
+
 int main(int argc, char **argv)
 {
     try {
         const std::string preset = argc > 1 ? argv[1] : "default";
-        const int rounds = argc > 2 ? std::stoi(argv[2]) : 7;
-        const int steps = argc > 3 ? std::stoi(argv[3]) : 20;
-        if (rounds < 1 || steps < 1)
-            throw std::invalid_argument("ROUNDS and STEPS must be at least 1");
+        const int rounds = argc > 2 ? countArgument(argv[2], "ROUNDS") : 7;
+        const int steps = argc > 3 ? countArgument(argv[3], "STEPS") : 20;
         const std::vector<std::string> overrides(argv + std::min(argc, 4), argv + argc);
         const RunConfig config = loadRunConfig(preset, "", overrides);
         applyThreadSettings(config.runtime); // the engine's threads and heap thresholds
