@@ -5,6 +5,7 @@
 // Usage: bench_adamw [PRESET] [ROUNDS] [STEPS] [KEY=VALUE...]   (default: default 7 20), the
 // overrides as optlog's --set takes them (e.g. model.width=64).
 #include "core/config/config.h"
+#include "core/config/configerror.h"
 #include "core/engine/environment.h"
 #include "core/engine/gpt.h"
 #include "core/engine/trainer.h"
@@ -85,6 +86,12 @@ int main(int argc, char **argv)
         std::sort(ratios.begin(), ratios.end());
         std::printf("median ratio LibTorch / one pass: %.2f\n", ratios[ratios.size() / 2]);
         return 0;
+    } catch (const std::invalid_argument &e) { // a bad ROUNDS or STEPS: bad input, as bench_memory's
+        std::fprintf(stderr, "bench_adamw: %s\n", e.what());
+        return 2;
+    } catch (const optlog::ConfigError &e) { // a bad override
+        std::fprintf(stderr, "bench_adamw: %s\n", e.what());
+        return 2;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "bench_adamw: %s\n", e.what());
         return 1;
