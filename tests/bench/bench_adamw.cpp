@@ -9,6 +9,7 @@
 #include "core/engine/environment.h"
 #include "core/engine/gpt.h"
 #include "core/engine/trainer.h"
+#include "tests/common/arguments.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -24,29 +25,12 @@
 
 using namespace optlog;
 
-namespace {
-
-// A whole number of at least 1, or an error that names the argument and what it got.
-int countArgument(const std::string &text, const std::string &name)
-{
-    try {
-        size_t used = 0;
-        const int value = std::stoi(text, &used);
-        if (used == text.size() && value >= 1)
-            return value;
-    } catch (const std::exception &) {
-    }
-    throw std::invalid_argument(name + " must be a whole number of at least 1, not \"" + text + "\"");
-}
-
-} // namespace
-
 int main(int argc, char **argv)
 {
     try {
         const std::string preset = argc > 1 ? argv[1] : "default";
-        const int rounds = argc > 2 ? countArgument(argv[2], "ROUNDS") : 7;
-        const int steps = argc > 3 ? countArgument(argv[3], "STEPS") : 20;
+        const int rounds = argc > 2 ? int(testing::wholeNumberArgument(argv[2], "ROUNDS")) : 7;
+        const int steps = argc > 3 ? int(testing::wholeNumberArgument(argv[3], "STEPS")) : 20;
         const std::vector<std::string> overrides(argv + std::min(argc, 4), argv + argc);
         const RunConfig config = loadRunConfig(preset, "", overrides);
         applyThreadSettings(config.runtime); // the engine's threads and heap thresholds

@@ -9,14 +9,16 @@
 // beyond 10%. Exits 1 when a run fails.
 #include "core/engine/countingallocator.h"
 #include "core/memorymodel/memorymodel.h"
+#include "tests/common/arguments.h"
 #include "tests/common/memorysample.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
+#include <stdexcept>
 #include <string>
 
 using namespace optlog;
@@ -81,17 +83,16 @@ int main(int argc, char **argv)
         if (std::strcmp(argv[i], "--markdown") == 0) {
             markdown = true;
         } else if (std::strcmp(argv[i], "--sample") == 0 && i + 2 < argc) {
-            char *seedEnd = nullptr, *countEnd = nullptr;
-            const uint64_t seed = std::strtoull(argv[i + 1], &seedEnd, 10);
-            const long count = std::strtol(argv[i + 2], &countEnd, 10);
-            const bool seedRead = *argv[i + 1] != '\0' && *argv[i + 1] != '-' && *seedEnd == '\0';
-            const bool countRead = *argv[i + 2] != '\0' && *countEnd == '\0' && count >= 1 && count <= 10000;
-            if (!seedRead || !countRead) {
-                std::fprintf(stderr, "bench_memory: --sample %s %s: expected a seed (a whole number) and a count "
-                                     "from 1 to 10000\n", argv[i + 1], argv[i + 2]);
+            int64_t seed = 0, count = 0;
+            try {
+                seed = optlog::testing::wholeNumberArgument(argv[i + 1], "--sample's SEED", 0,
+                                                            std::numeric_limits<int64_t>::max());
+                count = optlog::testing::wholeNumberArgument(argv[i + 2], "--sample's COUNT", 1, 10000);
+            } catch (const std::invalid_argument &e) {
+                std::fprintf(stderr, "bench_memory: %s\n", e.what());
                 return 2;
             }
-            cases = optlog::testing::sampleMemoryCases(seed, int(count));
+            cases = optlog::testing::sampleMemoryCases(uint64_t(seed), int(count));
             source = "a sample of " + std::to_string(count) + " from seed " + std::to_string(seed);
             i += 2;
         } else {

@@ -16,6 +16,7 @@
 #include "core/engine/studyrecorder.h"
 #include "core/engine/textdata.h"
 #include "core/engine/trainer.h"
+#include "tests/common/arguments.h"
 #include "core/store/store.h"
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -114,8 +116,16 @@ int main(int argc, char **argv)
     // As `optlog run`'s launcher does (app/launcher.cpp): without it two OpenMP threads spin
     // against OpenBLAS's and every step is twice as slow. A value already set is kept.
     setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
-    const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
-    const int steps = argc > 2 ? std::atoi(argv[2]) : 40;
+    int rounds = 7, steps = 40;
+    try {
+        if (argc > 1)
+            rounds = int(testing::wholeNumberArgument(argv[1], "ROUNDS", 1, 1000));
+        if (argc > 2)
+            steps = int(testing::wholeNumberArgument(argv[2], "STEPS", 1, 1'000'000));
+    } catch (const std::invalid_argument &e) {
+        std::fprintf(stderr, "bench_overhead: %s\n", e.what());
+        return 2;
+    }
     const std::string preset = argc > 3 ? argv[3] : "default";
     std::printf("%-6s %12s %14s %14s %12s %8s\n", "round", "bare s/step", "instrumented", "instrumented",
                 "bare", "ratio");

@@ -15,6 +15,7 @@
 #include "core/engine/countingallocator.h"
 #include "core/engine/environment.h"
 #include "core/engine/trainer.h"
+#include "tests/common/arguments.h"
 
 #include <torch/csrc/autograd/profiler_legacy.h>
 
@@ -23,6 +24,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -147,7 +149,14 @@ int main(int argc, char **argv)
     }
     const std::string preset = argc > 1 ? argv[1] : "default";
     const std::string precision = argc > 2 ? argv[2] : "fp32";
-    const int64_t steps = argc > 3 ? std::stoll(argv[3]) : 20;
+    int64_t steps = 20;
+    try {
+        if (argc > 3)
+            steps = testing::wholeNumberArgument(argv[3], "STEPS", 2, 1'000'000);
+    } catch (const std::invalid_argument &e) {
+        std::fprintf(stderr, "bench_profile: %s\n", e.what());
+        return 2;
+    }
     const RunConfig config = loadRunConfig(preset, "", {"data.corpus=\"generated\"", "train.steps=" + std::to_string(steps),
                                                         "train.eval_interval=1000000", "precision.mode=" + precision,
                                                         "runtime.speed_probe_every=0"});

@@ -5,6 +5,7 @@
 #include "core/engine/fusedadamw.h"
 #include "core/engine/gpt.h"
 #include "core/engine/textdata.h"
+#include "core/engine/trainer.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/utils/clip_grad.h>
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <type_traits>
 
 using namespace optlog;
 
@@ -27,18 +29,16 @@ double relativeError(const at::Tensor &actual, const at::Tensor &reference)
     return (a - r).abs().max().item<double>() / std::max(1e-30, r.abs().max().item<double>());
 }
 
-// Two groups as the trainer makes them: decayed matrices, plain vectors.
+// The trainer's two groups (decayed matrices, plain vectors) with this test's learning rate and the
+// config's other defaults (betas 0.9 and 0.95, eps 1e-8, weight decay 0.1).
 template<typename Optimizer>
 std::unique_ptr<torch::optim::AdamW> adamw(const std::vector<at::Tensor> &decayed, const std::vector<at::Tensor> &plain,
                                            double lr = 3e-3)
 {
-    auto options = torch::optim::AdamWOptions(lr).betas({0.9, 0.95}).eps(1e-8);
-    std::vector<torch::optim::OptimizerParamGroup> groups;
-    groups.emplace_back(decayed, std::make_unique<torch::optim::AdamWOptions>(
-                                     torch::optim::AdamWOptions(options).weight_decay(0.1)));
-    groups.emplace_back(plain, std::make_unique<torch::optim::AdamWOptions>(
-                                   torch::optim::AdamWOptions(options).weight_decay(0.0)));
-    return std::make_unique<Optimizer>(std::move(groups), options);
+    static_assert(std::is_same_v<Optimizer, FusedAdamW> || std::is_same_v<Optimizer, torch::optim::AdamW>);
+    TrainConfig train;
+    train.learningRate = lr;
+    return makeAdamW(decayed, plain, train, std::is_same_v<Optimizer, torch::optim::AdamW>);
 }
 
 std::vector<at::Tensor> leaves(const std::vector<std::vector<int64_t>> &shapes, uint64_t seed, at::ScalarType dtype)
