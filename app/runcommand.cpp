@@ -23,7 +23,9 @@
 #include <csignal>
 #include <iostream>
 #include <memory>
+#include <thread>
 
+#include <pthread.h>
 #include <unistd.h>
 
 namespace optlog {
@@ -104,13 +106,6 @@ bool setsName(const std::vector<std::string> &overrides)
     });
 }
 
-// The first SIGINT or SIGTERM asks the trainer to finish its step and stop; a second one
-// gets the default action, so a hung run can still be killed from the terminal.
-void requestStop(int signal)
-{
-    g_stopRequested.store(true);
-    std::signal(signal, SIG_DFL);
-}
 
 // Each replicate over seeds in its own engine process, one after another: the exit code of the
 // first that did not complete, else 0. A cancelled replicate stops the rest.
@@ -204,6 +199,46 @@ sigset_t stopSignals()
     return stop;
 }
 
+// The first SIGINT or SIGTERM asks the trainer to finish its step and stop; after it a second one,
+// of either kind, gets the default action, so a hung run can still be killed from the terminal.
+void endOnTheNextStopSignal()
+{
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+}
+
+void requestStop(int)
+{
+    g_stopRequested.store(true);
+    endOnTheNextStopSignal();
+}
+
+// Both signals stay blocked in the engine's threads (holdStopSignals() blocked them before the
+// process re-executed itself, and a thread inherits its creator's mask) and one thread of their
+// own takes them with sigwait, so that no signal interrupts a library's kernels, as a handler
+// does: it runs on whichever thread the kernel picks, on that thread's stack. (Stopped runs that
+// aborted with a corrupted heap inside oneDNN's sgemm, docs/benchmarks.md, were why; that this
+// was their cause is not shown.) The handler stays for threads started before the signals were
+// blocked, to which the kernel may deliver them instead: where the process did not re-execute
+// (its variables already set), a library's thread is there before main().
+void watchStopSignals()
+{
+    std::signal(SIGINT, requestStop);
+    std::signal(SIGTERM, requestStop);
+    std::thread([] {
+        const sigset_t stop = stopSignals();
+        int signal = 0;
+        if (sigwait(&stop, &signal) != 0)
+            return;
+        g_stopRequested.store(true);
+        endOnTheNextStopSignal();
+        // Only this thread takes the next one, and must be alive to: its default action ends the process.
+        pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
+        for (;;)
+            pause();
+    }).detach();
+}
+
 } // namespace
 
 void holdStopSignals()
@@ -244,11 +279,8 @@ int runCommand(const RunRequest &request, const std::string &self)
 {
     // A signal during start-up (loading data, measuring the machine) cancels with nothing written;
     // during training it ends the run as cancelled, with what it recorded. One that came while
-    // holdStopSignals() held it arrives now.
-    std::signal(SIGINT, requestStop);
-    std::signal(SIGTERM, requestStop);
-    const sigset_t stop = stopSignals();
-    sigprocmask(SIG_UNBLOCK, &stop, nullptr);
+    // holdStopSignals() held it is taken now.
+    watchStopSignals();
     if (request.rank > 0)
         return runJoinedRank(request);
     if (request.repeats != 1)

@@ -47,6 +47,7 @@ private Q_SLOTS:
     void badInputExitsTwoAndWritesNothing_data();
     void badInputExitsTwoAndWritesNothing();
     void terminateFinishesTheStepAndMarksCancelled();
+    void aSecondStopSignalEndsTheProcess();
     void killedEngineLeavesACrashedRunWithItsMetrics();
     void readerReadsWhileTheEngineWrites();
     void studyRunsEachRunOnceAndCompares();
@@ -175,6 +176,20 @@ void tst_Cli::terminateFinishesTheStepAndMarksCancelled()
     const auto metrics = store.metrics(run.id);
     QVERIFY(!metrics.empty());
     QCOMPARE(run.outcomeStep, metrics.back().step); // every completed step was flushed
+}
+
+void tst_Cli::aSecondStopSignalEndsTheProcess()
+{
+    // A hung run can still be killed from the terminal. Sent together, the second of two different
+    // signals stays pending until the first has been taken, so none is lost to the timing.
+    const QString study = m_dir.filePath("second-signal.sqlite");
+    QProcess engine;
+    engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study} + kSmoke + QStringList{"--set", "train.steps=100000"});
+    QVERIFY(waitForSteps(study, 1));
+    ::kill(pid_t(engine.processId()), SIGTERM);
+    ::kill(pid_t(engine.processId()), SIGINT);
+    QVERIFY(engine.waitForFinished(30000));
+    QCOMPARE(engine.exitStatus(), QProcess::CrashExit); // ended by the signal, not exit code 4
 }
 
 void tst_Cli::killedEngineLeavesACrashedRunWithItsMetrics()
