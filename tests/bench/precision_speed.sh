@@ -3,6 +3,7 @@
 # Throughput of precision modes against FP32, alternated in short slices and repeated, so that a
 # shared machine's drift falls on both sides: prints each round's steady tokens/s and the median
 # ratio. Usage: tests/bench/precision_speed.sh [MODE] [ROUNDS] [STEPS] [PRESET]
+# (OPTLOG=path picks another binary.)
 set -euo pipefail
 mode=${1:-autocast-bf16}
 rounds=${2:-4}
@@ -12,10 +13,19 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 optlog=${OPTLOG:-$here/build/app/optlog}
 study=$(mktemp -d)/speed.sqlite
 
+# Rounds alternate which side runs first (AB BA AB ...), so a drift within a round does not always
+# favour the same side; a run that fails fails the benchmark, with its last words.
+log=$(dirname "$study")/run.log
 for round in $(seq 1 "$rounds"); do
-  for m in fp32 "$mode"; do
-    "$optlog" run --preset "$preset" --db "$study" --set train.steps="$steps" --set train.eval_interval=1000000 \
-      --set precision.mode="$m" --set name="\"$m-$round\"" 2>/dev/null || true
+  order=(fp32 "$mode")
+  [ $((round % 2)) -eq 0 ] && order=("$mode" fp32)
+  for m in "${order[@]}"; do
+    if ! "$optlog" run --preset "$preset" --db "$study" --set train.steps="$steps" --set train.eval_interval=1000000 \
+      --set precision.mode="$m" --set name="\"$m-$round\"" 2>"$log"; then
+      echo "precision_speed: round $round's $m run failed:" >&2
+      tail -3 "$log" >&2
+      exit 1
+    fi
   done
 done
 
