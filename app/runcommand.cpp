@@ -106,7 +106,6 @@ bool setsName(const std::vector<std::string> &overrides)
     });
 }
 
-
 // Each replicate over seeds in its own engine process, one after another: the exit code of the
 // first that did not complete, else 0. A cancelled replicate stops the rest.
 int runReplicates(const RunRequest &request, const std::string &self)
