@@ -55,10 +55,11 @@ std::vector<int64_t> peakSizes(c10::Device device)
     return device.is_cuda() ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{1024, 2048};
 }
 
-// The libraries a product of `dtype` can run on here: ATen's, and oneDNN's for FP32 on a CPU.
+// The libraries a product of `dtype` can run on here: ATen's, and oneDNN's on a CPU for FP32, and
+// for BF16 where its path widens them.
 std::vector<GemmLibrary> librariesFor(at::ScalarType dtype, c10::Device device)
 {
-    if (dtype == at::kFloat && device.is_cpu() && oneDnnGemmBuilt())
+    if (device.is_cpu() && oneDnnGemmBuilt() && (dtype == at::kFloat || (dtype == at::kBFloat16 && bf16ProductsWidened())))
         return {GemmLibrary::ATen, GemmLibrary::OneDnn};
     return {GemmLibrary::ATen};
 }

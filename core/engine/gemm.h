@@ -21,7 +21,12 @@ enum class GemmLibrary
 // without it, naming what would be right.
 GemmLibrary gemmLibraryFrom(const std::string &setting);
 bool oneDnnGemmBuilt();
-// "onednn 2.6.3" or "aten": what a run's environment records.
+// Whether oneDNN's path computes BF16 products here, in FP32 arithmetic: LibTorch 1.13 hands them
+// to oneDNN only on a CPU with AVX-512 (BW, VL, DQ) and elsewhere runs a scalar one-thread kernel,
+// about 30x slower than FP32 (docs/benchmarks.md). Operands are widened to FP32 exactly and each
+// sum is rounded to BF16 once, as oneDNN's own BF16 product rounds its FP32 sums.
+bool bf16ProductsWidened();
+// "onednn 2.6.3", "onednn 2.6.3, bf16 widened" or "aten": what a run's environment records.
 std::string describe(GemmLibrary library);
 
 // y = x·Wᵀ + b over x's last dimension (bias may be undefined), as at::linear.

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <tuple>
 
 using namespace optlog;
 
@@ -57,6 +58,74 @@ void compareLibraries(const std::vector<at::Tensor> &leaves,
     }
 }
 
+// `f`'s value and its leaves' gradients, from copies of the leaves, for the output gradient `g`
+// (made on the first call when undefined): what a product hands on, whatever computed it.
+std::vector<at::Tensor> valueAndGradients(const std::vector<at::Tensor> &leaves,
+                                          const std::function<at::Tensor(const std::vector<at::Tensor> &)> &f,
+                                          at::Tensor &g)
+{
+    std::vector<at::Tensor> inputs;
+    for (const auto &leaf : leaves)
+        inputs.push_back(leaf.detach().clone().requires_grad_(true));
+    const at::Tensor out = f(inputs);
+    if (!g.defined())
+        g = at::randn(out.sizes()).to(at::kBFloat16).to(out.scalar_type()); // as exact in BF16 as in FP64
+    out.backward(g.to(out.scalar_type()));
+    std::vector<at::Tensor> results{out.detach()};
+    for (const auto &input : inputs)
+        results.push_back(input.grad());
+    return results;
+}
+
+// BF16 products widened to FP32 (oneDNN's path on a CPU without AVX-512) against LibTorch's own
+// BF16 products and an FP64 reference on the same BF16-rounded operands: the same dtypes and shapes
+// as LibTorch's, and no further from the reference than LibTorch (or than BF16's rounding).
+// `f` runs under BF16 autocast when `autocast` is true. Returns whether any result differs from
+// LibTorch's bitwise (which only a different kernel makes).
+bool compareWidenedBf16(const std::vector<at::Tensor> &leaves,
+                        const std::function<at::Tensor(const std::vector<at::Tensor> &, GemmLibrary)> &f, bool autocast)
+{
+    const auto run = [&](GemmLibrary library, at::Tensor &g) {
+        at::autocast::set_cpu_enabled(autocast);
+        at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+        std::vector<at::Tensor> results =
+            valueAndGradients(leaves, [&](const std::vector<at::Tensor> &in) { return f(in, library); }, g);
+        at::autocast::set_cpu_enabled(false);
+        at::autocast::clear_cache();
+        return results;
+    };
+    at::Tensor g;
+    const std::vector<at::Tensor> aten = run(GemmLibrary::ATen, g), widened = run(GemmLibrary::OneDnn, g);
+    // The reference: FP64 throughout, from the operands as the BF16 products see them.
+    std::vector<at::Tensor> rounded;
+    for (const auto &leaf : leaves)
+        rounded.push_back(leaf.to(at::kBFloat16).to(at::kDouble));
+    at::Tensor g64 = g.to(at::kDouble);
+    const std::vector<at::Tensor> reference = valueAndGradients(
+        rounded, [&](const std::vector<at::Tensor> &in) { return f(in, GemmLibrary::ATen); }, g64);
+    bool differs = false;
+    for (size_t i = 0; i < aten.size(); ++i) {
+        if (widened[i].scalar_type() != aten[i].scalar_type() || !widened[i].sizes().equals(aten[i].sizes()))
+            QTest::qFail(qPrintable(QString("result %1: %2 of %3, LibTorch gives %4 of %5")
+                                        .arg(i)
+                                        .arg(c10::toString(widened[i].scalar_type()))
+                                        .arg(QString::fromStdString(c10::str(widened[i].sizes())))
+                                        .arg(c10::toString(aten[i].scalar_type()))
+                                        .arg(QString::fromStdString(c10::str(aten[i].sizes())))),
+                         __FILE__, __LINE__);
+        differs = differs || !at::equal(widened[i], aten[i]);
+        const double ours = relativeError(widened[i], reference[i]), theirs = relativeError(aten[i], reference[i]);
+        if (!(ours <= std::max(theirs, std::ldexp(1.0, -8))))
+            QTest::qFail(qPrintable(QString("result %1 (0 = value, then each input's gradient): relative error %2 "
+                                            "against FP64, LibTorch's own BF16 products %3")
+                                        .arg(i)
+                                        .arg(ours)
+                                        .arg(theirs)),
+                         __FILE__, __LINE__);
+    }
+    return differs;
+}
+
 } // namespace
 
 class tst_Gemm : public QObject
@@ -68,6 +137,8 @@ private Q_SLOTS:
     void linearMatchesATen_data();
     void linearMatchesATen();
     void stridedBatchedProductsMatchATen();
+    void widenedBf16ProductsMatchAReference_data();
+    void widenedBf16ProductsMatchAReference();
     void casesOneDnnDoesNotTakeGoToATen();
     void settingNamesWhatIsRight();
     void trainingLossesAgreeWhicheverLibrary();
@@ -125,6 +196,55 @@ void tst_Gemm::stridedBatchedProductsMatchATen()
                      [](const std::vector<at::Tensor> &in, GemmLibrary library) {
                          return gemmMatmul(in[0].slice(2, 2, 9), in[1].slice(3, 0, 30, 3), library);
                      });
+}
+
+void tst_Gemm::widenedBf16ProductsMatchAReference_data()
+{
+    QTest::addColumn<bool>("autocast");
+    QTest::newRow("under autocast, FP32 operands") << true;
+    QTest::newRow("BF16 operands") << false;
+}
+
+void tst_Gemm::widenedBf16ProductsMatchAReference()
+{
+    if (!bf16ProductsWidened())
+        QSKIP("this CPU has AVX-512: LibTorch hands BF16 products to oneDNN's own BF16 kernels");
+    QFETCH(bool, autocast);
+    // Operands of the dtype the mode gives them: FP32 under autocast, BF16 weights otherwise.
+    const auto leaf = [autocast](std::vector<int64_t> shape) {
+        return autocast ? at::randn(shape) : at::randn(shape).to(at::kBFloat16);
+    };
+    // Larger than one tile (128) in every direction, with a remainder, and smaller than one.
+    // Summation orders differ: bitwise LibTorch's results would mean the widened path was not used.
+    for (const auto &[rows, inputs, outputs] : {std::tuple{300, 200, 260}, std::tuple{5, 7, 3}}) {
+        const bool large = rows > 128;
+        const bool linearDiffers =
+            compareWidenedBf16({leaf({rows, inputs}), leaf({outputs, inputs}), leaf({outputs})},
+                               [](const std::vector<at::Tensor> &in, GemmLibrary library) {
+                                   return gemmLinear(in[0], in[1], in[2], library);
+                               },
+                               autocast);
+        QVERIFY(linearDiffers || !large);
+        const bool headDiffers =
+            compareWidenedBf16({leaf({2, rows, inputs}), leaf({outputs, inputs})}, // the head: no bias
+                               [](const std::vector<at::Tensor> &in, GemmLibrary library) {
+                                   return gemmLinear(in[0], in[1], at::Tensor(), library);
+                               },
+                               autocast);
+        QVERIFY(headDiffers || !large);
+    }
+    // Attention over strided views of one projection, scaled inside the product.
+    const int64_t B = 2, T = 150, H = 3, D = 16;
+    const bool attentionDiffers = compareWidenedBf16({leaf({B, T, 3 * H * D})},
+                       [&](const std::vector<at::Tensor> &in, GemmLibrary library) {
+                           const auto parts = in[0].view({B, T, 3, H, D}).unbind(2);
+                           const at::Tensor q = parts[0].transpose(1, 2), k = parts[1].transpose(1, 2),
+                                            v = parts[2].transpose(1, 2);
+                           const at::Tensor scores = gemmMatmul(q, k.transpose(-2, -1), library, 0.25);
+                           return gemmMatmul(at::softmax(scores, -1).to(q.scalar_type()), v, library);
+                       },
+                       autocast);
+    QVERIFY(attentionDiffers);
 }
 
 void tst_Gemm::casesOneDnnDoesNotTakeGoToATen()

@@ -5,6 +5,7 @@
 // are deterministic on a given CPU, so a miss is the model's, not noise; which kernels LibTorch
 // picks depends on the CPU (below).
 #include "core/engine/countingallocator.h"
+#include "core/engine/gemm.h"
 #include "core/memorymodel/memorymodel.h"
 #include "tests/common/memorysample.h"
 
@@ -46,12 +47,22 @@ void tst_MemoryAccuracy::predictionIsWithinTenPercent_data()
 namespace {
 
 // The model's 16-bit terms were fitted on a CPU with AVX-512 (BW, VL, DQ: what LibTorch 1.13 asks
-// before it hands BF16 products to oneDNN). Without it LibTorch runs BF16 on other kernels, and a
-// checkpointed block's backward makes fewer transients (docs/memory-model.md, "The machine").
-bool bf16KernelsAsFitted()
+// before it hands BF16 products to oneDNN). Without it the products run on other kernels, which
+// make fewer transients in some configs (docs/memory-model.md, "The machine"): how far over a
+// prediction of 16-bit temporaries may be there. Under-prediction, what a budget cannot afford, is
+// held to 10% everywhere.
+double temporariesOverAllowed(const MemoryCase &config)
 {
-    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")
+    const bool bf16KernelsAsFitted = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")
         && __builtin_cpu_supports("avx512dq");
+    if (config.mode == "fp32" || bf16KernelsAsFitted)
+        return 0.10;
+    // optlog's widened products (20.8% over at most, B5 T256 C128 L3 H8 autocast-bf16 with
+    // checkpointing and chunked attention), or LibTorch's scalar kernels (10.3% at most, with
+    // checkpointing), both on an AVX2 EPYC.
+    if (bf16ProductsWidened())
+        return 0.25;
+    return config.checkpointEvery > 0 ? 0.15 : 0.10;
 }
 
 } // namespace
@@ -71,13 +82,9 @@ void tst_MemoryAccuracy::predictionIsWithinTenPercent()
                                                                  .arg(bytes)
                                                                  .arg(100 * error, 0, 'f', 1)));
     };
-    // Elsewhere the 16-bit modes' checkpointed temporaries are over-predicted by up to about a tenth
-    // (10.3% at most on an AVX2 EPYC): on that side, and only there, held to 15%. Under-prediction,
-    // what a budget cannot afford, is held to 10% everywhere.
-    const bool fewerTransients = !bf16KernelsAsFitted() && config.mode != "fp32" && config.checkpointEvery > 0;
     check(MemoryRole::Peak, predicted.peakBytes, 0.10);
     check(MemoryRole::SavedActivations, predicted.find(MemoryRole::SavedActivations)->bytes, 0.10);
-    check(MemoryRole::Temporaries, predicted.find(MemoryRole::Temporaries)->bytes, fewerTransients ? 0.15 : 0.10);
+    check(MemoryRole::Temporaries, predicted.find(MemoryRole::Temporaries)->bytes, temporariesOverAllowed(config));
 }
 
 QTEST_APPLESS_MAIN(tst_MemoryAccuracy)
