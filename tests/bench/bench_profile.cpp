@@ -150,20 +150,24 @@ int main(int argc, char **argv)
     const std::string preset = argc > 1 ? argv[1] : "default";
     const std::string precision = argc > 2 ? argv[2] : "fp32";
     int64_t steps = 20;
+    RunConfig config;
     try {
         if (argc > 3)
             steps = testing::wholeNumberArgument(argv[3], "STEPS", 2, 1'000'000);
-    } catch (const std::invalid_argument &e) {
+        // The preset's memory warm-up may be longer than a short profile: the profiler's is used.
+        config = loadRunConfig(preset, "",
+                               {"data.corpus=\"generated\"", "train.steps=" + std::to_string(steps),
+                                "train.eval_interval=1000000", "precision.mode=\"" + precision + "\"",
+                                "runtime.speed_probe_every=0",
+                                "memory.warmup_steps=" + std::to_string(std::min<int64_t>(5, steps / 2))});
+    } catch (const std::exception &e) {
         std::fprintf(stderr, "bench_profile: %s\n", e.what());
         return 2;
     }
-    const RunConfig config = loadRunConfig(preset, "", {"data.corpus=\"generated\"", "train.steps=" + std::to_string(steps),
-                                                        "train.eval_interval=1000000", "precision.mode=" + precision,
-                                                        "runtime.speed_probe_every=0"});
     keepTensorMemoryInHeap();
     applyThreadSettings(config.runtime);
     CountingAllocator::install();
-    const int64_t warmup = std::min<int64_t>(5, steps / 2);
+    const int64_t warmup = config.memory.warmupSteps;
     const bool ops = argc > 4 && std::string(argv[4]) == "ops";
     Profiling profiling(warmup, steps - 1, ops);
     std::atomic<bool> stop{false};
