@@ -59,7 +59,8 @@ std::vector<int64_t> peakSizes(c10::Device device)
 // for BF16 where its path widens them.
 std::vector<GemmLibrary> librariesFor(at::ScalarType dtype, c10::Device device)
 {
-    if (device.is_cpu() && oneDnnGemmBuilt() && (dtype == at::kFloat || (dtype == at::kBFloat16 && bf16ProductsWidened())))
+    const bool oneDnnTakes = dtype == at::kFloat || (dtype == at::kBFloat16 && bf16ProductsWidened());
+    if (device.is_cpu() && oneDnnGemmBuilt() && oneDnnTakes)
         return {GemmLibrary::ATen, GemmLibrary::OneDnn};
     return {GemmLibrary::ATen};
 }

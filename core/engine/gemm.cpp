@@ -196,7 +196,8 @@ void widenedProduct(const at::Tensor &a, const StoredMatrix &sa, const at::Tenso
     const int64_t depthAtMost = std::min(tileDepth, k);
     const int64_t tileFloats = rowsAtMost * depthAtMost + depthAtMost * columnsAtMost + rowsAtMost * columnsAtMost;
     // (Called inside a parallel region, it runs on the calling thread, whose number may be any.)
-    const int64_t threads = at::in_parallel_region() ? at::get_num_threads() : std::min<int64_t>(at::get_num_threads(), tiles);
+    const int64_t threads =
+        at::in_parallel_region() ? at::get_num_threads() : std::min<int64_t>(at::get_num_threads(), tiles);
     const at::Tensor scratch = at::empty({threads * tileFloats}, a.options().dtype(at::kFloat));
     const auto *aData = a.data_ptr<c10::BFloat16>(), *bData = b.data_ptr<c10::BFloat16>();
     const c10::BFloat16 *biasData = bias.defined() ? bias.data_ptr<c10::BFloat16>() : nullptr;
@@ -214,10 +215,12 @@ void widenedProduct(const at::Tensor &a, const StoredMatrix &sa, const at::Tenso
                 for (int64_t i = 0; i < rows; ++i)
                     for (int64_t j = 0; j < columns; ++j)
                         sums[i * columns + j] = widen(biasData[column + j]);
+            const c10::BFloat16 *aMatrix = aData + aOffsets[size_t(matrix)];
+            const c10::BFloat16 *bMatrix = bData + bOffsets[size_t(matrix)];
             for (int64_t depth = 0; depth < k; depth += tileDepth) {
                 const int64_t deep = std::min(tileDepth, k - depth);
-                const int64_t lda = widenTile(aData + aOffsets[size_t(matrix)], sa, row, depth, rows, deep, aTile);
-                const int64_t ldb = widenTile(bData + bOffsets[size_t(matrix)], sb, depth, column, deep, columns, bTile);
+                const int64_t lda = widenTile(aMatrix, sa, row, depth, rows, deep, aTile);
+                const int64_t ldb = widenTile(bMatrix, sb, depth, column, deep, columns, bTile);
                 const float beta = depth > 0 || biasData ? 1.0f : 0.0f;
                 sgemm({sa.transposed, lda}, aTile, {sb.transposed, ldb}, bTile, rows, columns, deep, alpha, beta, sums,
                       columns);

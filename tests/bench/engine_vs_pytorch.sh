@@ -11,10 +11,20 @@
 # drift of the machine during the round falls on every side alike; a ratio is the sum of one side's
 # two runs over the other's. Prints every run and the median ratios. A run that fails (or a
 # study row that is not the run's own, completed) fails the benchmark.
-# Usage: tests/bench/engine_vs_pytorch.sh [ROUNDS] [STEPS]
+# Usage: tests/bench/engine_vs_pytorch.sh [ROUNDS] [STEPS] [SHAPES] [PRECISIONS]
+# (SHAPES: "default small" or one of them; PRECISIONS: "fp32 autocast-bf16" or one of them: on a
+# CPU without AVX-512 PyTorch's BF16 steps take seconds each.)
 set -euo pipefail
 rounds=${1:-5}
 steps=${2:-30}
+shapes=${3:-default small}
+precisions=${4:-fp32 autocast-bf16}
+for word in $shapes; do
+  case $word in default | small) ;; *) echo "engine_vs_pytorch.sh: shape '$word': expected default or small" >&2; exit 2 ;; esac
+done
+for word in $precisions; do
+  case $word in fp32 | autocast-bf16) ;; *) echo "engine_vs_pytorch.sh: precision '$word': expected fp32 or autocast-bf16" >&2; exit 2 ;; esac
+done
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 optlog=${OPTLOG:-$here/build/app/optlog}
 python=/usr/bin/python3 # Debian's, which python3-torch belongs to
@@ -64,13 +74,13 @@ ratio() { awk -v a="$1" -v b="$2" -v c="$3" -v d="$4" 'BEGIN { printf "%.3f", (a
 
 printf "%-8s %-14s %5s %9s %9s %9s %9s %9s %9s %7s %7s  %s\n" shape precision round \
   optlog pt-like pt-user pt-user pt-like optlog like user "like-for-like settings"
-for shape in default small; do
+for shape in $shapes; do
   if [ $shape = default ]; then dims=(128 256 4 4 8); else dims=(32 64 2 2 4); fi
   sets=(--set model.context_length=${dims[0]} --set model.width=${dims[1]} --set model.layers=${dims[2]}
         --set model.heads=${dims[3]} --set train.microbatch=${dims[4]})
   shape_args=(--context ${dims[0]} --width ${dims[1]} --layers ${dims[2]} --heads ${dims[3]} --microbatch ${dims[4]}
               --steps "$steps")
-  for precision in fp32 autocast-bf16; do
+  for precision in $precisions; do
     like=(); user=()
     for round in $(seq 1 "$rounds"); do
       a1=$(optlog_rate "$shape-$precision-$round-a" "${sets[@]}" --set precision.mode=$precision)
