@@ -214,37 +214,31 @@ void tst_Gemm::widenedBf16ProductsMatchAReference()
     const auto leaf = [autocast](std::vector<int64_t> shape) {
         return autocast ? at::randn(shape) : at::randn(shape).to(at::kBFloat16);
     };
+    const auto linear = [](const std::vector<at::Tensor> &in, GemmLibrary library) {
+        return gemmLinear(in[0], in[1], in[2], library);
+    };
+    const auto head = [](const std::vector<at::Tensor> &in, GemmLibrary library) { // no bias
+        return gemmLinear(in[0], in[1], at::Tensor(), library);
+    };
     // Larger than one tile (128) in every direction, with a remainder, and smaller than one.
     // Summation orders differ: bitwise LibTorch's results would mean the widened path was not used.
     for (const auto &[rows, inputs, outputs] : {std::tuple{300, 200, 260}, std::tuple{5, 7, 3}}) {
         const bool large = rows > 128;
         const bool linearDiffers =
-            compareWidenedBf16({leaf({rows, inputs}), leaf({outputs, inputs}), leaf({outputs})},
-                               [](const std::vector<at::Tensor> &in, GemmLibrary library) {
-                                   return gemmLinear(in[0], in[1], in[2], library);
-                               },
-                               autocast);
+            compareWidenedBf16({leaf({rows, inputs}), leaf({outputs, inputs}), leaf({outputs})}, linear, autocast);
         QVERIFY(linearDiffers || !large);
-        const bool headDiffers =
-            compareWidenedBf16({leaf({2, rows, inputs}), leaf({outputs, inputs})}, // the head: no bias
-                               [](const std::vector<at::Tensor> &in, GemmLibrary library) {
-                                   return gemmLinear(in[0], in[1], at::Tensor(), library);
-                               },
-                               autocast);
+        const bool headDiffers = compareWidenedBf16({leaf({2, rows, inputs}), leaf({outputs, inputs})}, head, autocast);
         QVERIFY(headDiffers || !large);
     }
     // Attention over strided views of one projection, scaled inside the product.
     const int64_t B = 2, T = 150, H = 3, D = 16;
-    const bool attentionDiffers = compareWidenedBf16({leaf({B, T, 3 * H * D})},
-                       [&](const std::vector<at::Tensor> &in, GemmLibrary library) {
-                           const auto parts = in[0].view({B, T, 3, H, D}).unbind(2);
-                           const at::Tensor q = parts[0].transpose(1, 2), k = parts[1].transpose(1, 2),
-                                            v = parts[2].transpose(1, 2);
-                           const at::Tensor scores = gemmMatmul(q, k.transpose(-2, -1), library, 0.25);
-                           return gemmMatmul(at::softmax(scores, -1).to(q.scalar_type()), v, library);
-                       },
-                       autocast);
-    QVERIFY(attentionDiffers);
+    const auto attention = [&](const std::vector<at::Tensor> &in, GemmLibrary library) {
+        const auto parts = in[0].view({B, T, 3, H, D}).unbind(2);
+        const at::Tensor q = parts[0].transpose(1, 2), k = parts[1].transpose(1, 2), v = parts[2].transpose(1, 2);
+        const at::Tensor scores = gemmMatmul(q, k.transpose(-2, -1), library, 0.25);
+        return gemmMatmul(at::softmax(scores, -1).to(q.scalar_type()), v, library);
+    };
+    QVERIFY(compareWidenedBf16({leaf({B, T, 3 * H * D})}, attention, autocast));
 }
 
 void tst_Gemm::casesOneDnnDoesNotTakeGoToATen()
