@@ -55,13 +55,17 @@ std::vector<int64_t> peakSizes(c10::Device device)
     return device.is_cuda() ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{1024, 2048};
 }
 
-// The libraries a product of `dtype` can run on here: ATen's, and oneDNN's on a CPU for FP32, and
-// for BF16 where its path widens them.
+// The libraries a product of `dtype` can be fastest on here: ATen's, and oneDNN's on a CPU for
+// FP32. Where oneDNN's path widens BF16 products, only it: ATen's are LibTorch's scalar one-thread
+// kernel there, which never wins and took minutes to time at these sizes.
 std::vector<GemmLibrary> librariesFor(at::ScalarType dtype, c10::Device device)
 {
-    const bool oneDnnTakes = dtype == at::kFloat || (dtype == at::kBFloat16 && bf16ProductsWidened());
-    if (device.is_cpu() && oneDnnGemmBuilt() && oneDnnTakes)
+    if (!device.is_cpu() || !oneDnnGemmBuilt())
+        return {GemmLibrary::ATen};
+    if (dtype == at::kFloat)
         return {GemmLibrary::ATen, GemmLibrary::OneDnn};
+    if (dtype == at::kBFloat16 && bf16ProductsWidened())
+        return {GemmLibrary::OneDnn};
     return {GemmLibrary::ATen};
 }
 
