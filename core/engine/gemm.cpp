@@ -14,7 +14,6 @@
 #endif
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -156,14 +155,6 @@ std::vector<int64_t> batchOffsets(const at::Tensor &t)
 // tiles of 64 made the step 1.3x slower than 128, tiles of 256 (512 KiB) 1.15x faster.
 constexpr int64_t tileRows = 128, tileColumns = 128, tileDepth = 128;
 
-float widen(c10::BFloat16 value)
-{
-    const uint32_t bits = uint32_t(value.x) << 16;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 // `rows` × `columns` of a stored BF16 matrix from (`row`, `column`), widened into `tile` in the
 // same layout (row-major, or row-major after a transpose); returns the tile's row distance.
 int64_t widenTile(const c10::BFloat16 *data, const StoredMatrix &stored, int64_t row, int64_t column, int64_t rows,
@@ -177,7 +168,7 @@ int64_t widenTile(const c10::BFloat16 *data, const StoredMatrix &stored, int64_t
         const c10::BFloat16 *from = first + line * stored.leading;
         float *to = tile + line * length;
         for (int64_t i = 0; i < length; ++i)
-            to[i] = widen(from[i]);
+            to[i] = float(from[i]); // exact: BF16 is FP32 without its low 16 bits
     }
     return length;
 }
@@ -214,7 +205,7 @@ void widenedProduct(const at::Tensor &a, const StoredMatrix &sa, const at::Tenso
             if (biasData)
                 for (int64_t i = 0; i < rows; ++i)
                     for (int64_t j = 0; j < columns; ++j)
-                        sums[i * columns + j] = widen(biasData[column + j]);
+                        sums[i * columns + j] = float(biasData[column + j]);
             const c10::BFloat16 *aMatrix = aData + aOffsets[size_t(matrix)];
             const c10::BFloat16 *bMatrix = bData + bOffsets[size_t(matrix)];
             for (int64_t depth = 0; depth < k; depth += tileDepth) {
