@@ -14,6 +14,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -134,6 +135,72 @@ void sgemm(const StoredMatrix &a, const float *aData, const StoredMatrix &b, con
                 k, "x", n);
 }
 
+// oneDNN's sgemm reads an operand across its stored rows (A stored transposed, B as stored) at
+// half speed or worse when those rows lie a multiple of 4 KiB apart and there are many of them:
+// at the default preset the MLP's weight gradients, whose hidden operand has rows of 1024 floats,
+// took 5.9 and 6.5 ms against 3.0 and 3.2 with rows 16 floats longer (`bench_gemm`; rows 4.5 or
+// 6 KiB apart are not slow). Such a product can run a chunk of its depth at a time, each chunk of
+// such an operand first copied into rows 16 floats longer. The copies take scratch, from
+// LibTorch's allocator like every temporary, so a caller offers only what will not raise the
+// step's peak; chunks of 256 rows, or 128 or 64 where that is all the offer covers (about 1.1x
+// slower), or no padding.
+constexpr int64_t rowPadding = 16;
+constexpr int64_t paddedDepths[] = {256, 128, 64};
+
+// Whether sgemm reads the A operand (`isA`) or the B operand stored as `stored` across rows that lie
+// a multiple of 4 KiB apart.
+bool rowsFourKiBApart(const StoredMatrix &stored, bool isA)
+{
+    return stored.transposed == isA && stored.leading * int64_t(sizeof(float)) % 4096 == 0;
+}
+
+// The rows of depth a padded FP32 product of a (m × k) by b (k × n) copies at a time within
+// `scratchBytes`, or 0 where it should read its operands in place.
+int64_t paddedDepthFor(const StoredMatrix &sa, const StoredMatrix &sb, int64_t m, int64_t n, int64_t k,
+                       int64_t scratchBytes)
+{
+    const bool padA = rowsFourKiBApart(sa, true), padB = rowsFourKiBApart(sb, false);
+    const int64_t bytesPerRow = ((padA ? m + rowPadding : 0) + (padB ? n + rowPadding : 0)) * int64_t(sizeof(float));
+    if (bytesPerRow == 0)
+        return 0;
+    for (const int64_t depth : paddedDepths)
+        if (k > depth && depth * bytesPerRow <= scratchBytes)
+            return depth;
+    return 0;
+}
+
+std::atomic<int64_t> paddedProducts{0};
+
+// alpha·a·b for FP32 matrices a (m × k) and b (k × n) into `out`, `chunk` rows of depth at a
+// time, the rows of an operand stored 4 KiB apart read from a padded copy of the chunk.
+void paddedProduct(const at::Tensor &a, const StoredMatrix &sa, const at::Tensor &b, const StoredMatrix &sb,
+                   int64_t chunk, float alpha, at::Tensor &out)
+{
+    const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+    const bool padA = rowsFourKiBApart(sa, true), padB = rowsFourKiBApart(sb, false);
+    // The operands' chunks as stored: A's stored rows are its columns, B's its rows.
+    const at::Tensor aScratch = padA ? at::empty({chunk, m + rowPadding}, a.options()) : at::Tensor();
+    const at::Tensor bScratch = padB ? at::empty({chunk, n + rowPadding}, b.options()) : at::Tensor();
+    paddedProducts.fetch_add(1, std::memory_order_relaxed);
+    for (int64_t depth = 0; depth < k; depth += chunk) {
+        const int64_t deep = std::min(chunk, k - depth);
+        at::Tensor aPart = a.narrow(1, depth, deep), bPart = b.narrow(0, depth, deep);
+        StoredMatrix aStored = sa, bStored = sb;
+        if (padA) {
+            aScratch.narrow(0, 0, deep).narrow(1, 0, m).copy_(aPart.t());
+            aPart = aScratch;
+            aStored.leading = m + rowPadding;
+        }
+        if (padB) {
+            bScratch.narrow(0, 0, deep).narrow(1, 0, n).copy_(bPart);
+            bPart = bScratch;
+            bStored.leading = n + rowPadding;
+        }
+        sgemm(aStored, aPart.data_ptr<float>(), bStored, bPart.data_ptr<float>(), m, n, deep, alpha,
+              depth > 0 ? 1.0f : 0.0f, out.data_ptr<float>(), n);
+    }
+}
+
 // Each matrix's offset in `t`, over its batch dimensions (all but the last two) in order.
 std::vector<int64_t> batchOffsets(const at::Tensor &t)
 {
@@ -225,7 +292,8 @@ void widenedProduct(const at::Tensor &a, const StoredMatrix &sa, const at::Tenso
 }
 
 // alpha·a·b over the last two dimensions into a new contiguous tensor; batch shapes equal.
-at::Tensor product(at::Tensor a, at::Tensor b, float alpha = 1.0f)
+// `scratchBytes`: what the product may allocate besides its output without raising the peak.
+at::Tensor product(at::Tensor a, at::Tensor b, float alpha = 1.0f, int64_t scratchBytes = 0)
 {
     std::optional<StoredMatrix> sa = storedMatrix(a), sb = storedMatrix(b);
     if (!sa) {
@@ -243,6 +311,10 @@ at::Tensor product(at::Tensor a, at::Tensor b, float alpha = 1.0f)
     RECORD_FUNCTION("optlog::gemm", std::vector<c10::IValue>()); // a GEMM for bench_profile
     if (a.scalar_type() == at::kBFloat16) {
         widenedProduct(a, *sa, b, *sb, alpha, {}, out);
+        return out;
+    }
+    if (const int64_t chunk = a.dim() == 2 ? paddedDepthFor(*sa, *sb, m, n, k, scratchBytes) : 0) {
+        paddedProduct(a, *sa, b, *sb, chunk, alpha, out);
         return out;
     }
     const std::vector<int64_t> aOffsets = batchOffsets(a), bOffsets = batchOffsets(b);
@@ -307,10 +379,14 @@ struct OneDnnLinear : public torch::autograd::Function<OneDnnLinear>
         const int64_t k = x.size(-1), n = weight.size(0);
         const at::Tensor g = gradients[0].reshape({-1, n}).contiguous();
         at::Tensor dx, dw, db;
+        // The weight's gradient first, with scratch up to the size of the input's gradient that
+        // follows: the step's peak does not rise.
+        if (ctx->needs_input_grad(1)) {
+            const int64_t inputGradientBytes = ctx->needs_input_grad(0) ? x.numel() * int64_t(x.element_size()) : 0;
+            dw = product(g.t(), x.reshape({-1, k}), 1.0f, inputGradientBytes); // (n × rows)·(rows × k)
+        }
         if (ctx->needs_input_grad(0))
             dx = product(g, weight).view(x.sizes()); // (rows × n)·(n × k)
-        if (ctx->needs_input_grad(1))
-            dw = product(g.t(), x.reshape({-1, k})); // (n × rows)·(rows × k)
         if (ctx->needs_input_grad(2))
             db = g.sum(0);
         return {dx, dw, db};
@@ -364,6 +440,15 @@ at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::T
     }
 #endif
     return at::linear(x, weight, bias);
+}
+
+int64_t paddedProductCount()
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    return paddedProducts.load(std::memory_order_relaxed);
+#else
+    return 0;
+#endif
 }
 
 at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary library, double alpha)

@@ -3,6 +3,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
+
 #include <string>
 
 namespace optlog {
@@ -37,5 +39,9 @@ at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::T
 // are: oneDNN reads them in place where at::matmul would first copy them, and applies alpha
 // (attention's 1/√D) inside its products, forward and backward, without a pass of its own.
 at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary library, double alpha = 1.0);
+
+// How many FP32 products have run on padded copies of rows stored 4 KiB apart (gemm.cpp says when
+// and why) in this process: for tests and benchmarks to see that the path was taken.
+int64_t paddedProductCount();
 
 } // namespace optlog

@@ -3,6 +3,7 @@
 // products over the strided views attention gives them, the cases oneDNN leaves to ATen, and a
 // training run's losses whichever library computes its products.
 #include "core/config/config.h"
+#include "core/engine/countingallocator.h"
 #include "core/engine/gemm.h"
 #include "core/engine/textdata.h"
 #include "core/engine/trainer.h"
@@ -137,6 +138,7 @@ private Q_SLOTS:
     void linearMatchesATen_data();
     void linearMatchesATen();
     void stridedBatchedProductsMatchATen();
+    void productsOverRowsFourKiBApartMatchATen();
     void widenedBf16ProductsMatchAReference_data();
     void widenedBf16ProductsMatchAReference();
     void casesOneDnnDoesNotTakeGoToATen();
@@ -196,6 +198,54 @@ void tst_Gemm::stridedBatchedProductsMatchATen()
                      [](const std::vector<at::Tensor> &in, GemmLibrary library) {
                          return gemmMatmul(in[0].slice(2, 2, 9), in[1].slice(3, 0, 30, 3), library);
                      });
+}
+
+void tst_Gemm::productsOverRowsFourKiBApartMatchATen()
+{
+    // An MLP whose hidden rows are 1024 floats (4 KiB) apart, over 600 rows: both weight gradients
+    // read such rows across their depth, and run on padded copies (the projection's 256 rows at a
+    // time, the first layer's, whose input gradient is smaller, 64).
+    const int64_t paddedBefore = paddedProductCount();
+    compareLibraries({at::randn({2, 300, 200}), at::randn({1024, 200}), at::randn({1024}), at::randn({24, 1024}),
+                      at::randn({24})},
+                     [](const std::vector<at::Tensor> &in, GemmLibrary library) {
+                         const at::Tensor hidden = at::gelu(gemmLinear(in[0], in[1], in[2], library));
+                         return gemmLinear(hidden, in[3], in[4], library);
+                     });
+    QCOMPARE(paddedProductCount() - paddedBefore, int64_t(2));
+
+    // The copies take no more than the input's gradient that follows them: backward allocates
+    // at its highest point what it hands on (the weight's, the input's and the bias's
+    // gradients), padded or not.
+    CountingAllocator::install();
+    auto &counter = CountingAllocator::instance();
+    const auto backward = [&counter](int64_t rows, int64_t inputs, int64_t outputs, bool inputGradient) {
+        const at::Tensor x = at::randn({rows, inputs}).requires_grad_(inputGradient);
+        const at::Tensor w = at::randn({outputs, inputs}).requires_grad_(true);
+        const at::Tensor b = at::randn({outputs}).requires_grad_(true);
+        const at::Tensor y = gemmLinear(x, w, b, GemmLibrary::OneDnn), g = at::randn_like(y);
+        const int64_t before = counter.currentBytes(), padded = paddedProductCount();
+        counter.resetPeak();
+        y.backward(g);
+        const int64_t handedOn = (w.numel() + b.numel() + (inputGradient ? x.numel() : 0)) * int64_t(sizeof(float));
+        if (counter.peakBytes() - before != handedOn)
+            QTest::qFail(qPrintable(QString("%1 rows, %2 to %3: backward's peak %4 bytes, its gradients %5")
+                                        .arg(rows)
+                                        .arg(inputs)
+                                        .arg(outputs)
+                                        .arg(counter.peakBytes() - before)
+                                        .arg(handedOn)),
+                         __FILE__, __LINE__);
+        return paddedProductCount() - padded;
+    };
+    QCOMPARE(backward(600, 1024, 24, true), int64_t(1));  // the input read across rows 4 KiB apart
+    QCOMPARE(backward(600, 512, 1024, true), int64_t(1)); // the output's gradient
+    QCOMPARE(backward(600, 200, 1024, true), int64_t(1)); // the same in chunks of 64
+    // Nothing to pad within, rows not 4 KiB apart, or too few of them: read in place.
+    QCOMPARE(backward(600, 1024, 24, false), int64_t(0));
+    QCOMPARE(backward(600, 40, 1024, true), int64_t(0));
+    QCOMPARE(backward(600, 1000, 24, true), int64_t(0));
+    QCOMPARE(backward(64, 1024, 24, true), int64_t(0));
 }
 
 void tst_Gemm::widenedBf16ProductsMatchAReference_data()

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+// The engine's matrix products at a preset's own shapes, forward and backward, through each library
+// side by side in one run: each product's best time of ROUNDS alternated timings and its GFLOP/s, so
+// that a product far below the machine's matmul peak is named rather than guessed at from a profile.
+//   build/tests/bench/bench_gemm [PRESET] [ROUNDS]
+#include "core/config/config.h"
+#include "core/engine/environment.h"
+#include "core/engine/gemm.h"
+#include "tests/common/arguments.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace optlog;
+
+namespace {
+
+struct Product
+{
+    std::string name;
+    double flops = 0;
+    std::function<at::Tensor(GemmLibrary)> run;
+};
+
+// The products of one block and of the head at the preset's shapes, with operands laid out as the
+// model lays them out (attention's q, k and v are strided views of the QKV projection's output).
+std::vector<Product> productsOf(const ModelConfig &m, int64_t B)
+{
+    const int64_t T = m.contextLength, C = m.width, H = m.heads, D = C / H, V = m.vocabSize, rows = B * T;
+    std::vector<Product> products;
+    const auto linear = [&](const std::string &name, int64_t n, int64_t k) {
+        const at::Tensor x = at::randn({rows, k}), w = at::randn({n, k}), b = at::randn({n}), g = at::randn({rows, n});
+        const double flops = 2.0 * double(rows * n * k);
+        products.push_back({name + " forward", flops, [=](GemmLibrary l) { return gemmLinear(x, w, b, l); }});
+        products.push_back({name + " dx", flops, [=](GemmLibrary l) { return gemmMatmul(g, w, l); }});
+        products.push_back({name + " dW", flops, [=](GemmLibrary l) { return gemmMatmul(g.t(), x, l); }});
+    };
+    linear("qkv", 3 * C, C);
+    linear("attention proj", C, C);
+    linear("mlp fc", 4 * C, C);
+    linear("mlp proj", C, 4 * C);
+    const std::vector<at::Tensor> parts = at::randn({B, T, 3, H, D}).unbind(2);
+    const at::Tensor q = parts[0].transpose(1, 2), k = parts[1].transpose(1, 2), v = parts[2].transpose(1, 2);
+    const at::Tensor weights = at::randn({B, H, T, T}), gradient = at::randn({B, H, T, T}),
+                     outGradient = at::randn({B, H, T, D});
+    const double attention = 2.0 * double(B * H * T * T * D);
+    const double scale = 1.0 / std::sqrt(double(D));
+    products.push_back({"q·kᵀ", attention, [=](GemmLibrary l) { return gemmMatmul(q, k.transpose(-2, -1), l, scale); }});
+    products.push_back({"weights·v", attention, [=](GemmLibrary l) { return gemmMatmul(weights, v, l); }});
+    products.push_back({"dscores·k", attention, [=](GemmLibrary l) { return gemmMatmul(gradient, k, l, scale); }});
+    products.push_back(
+        {"qᵀ·dscores", attention, [=](GemmLibrary l) { return gemmMatmul(q.transpose(-2, -1), gradient, l, scale); }});
+    products.push_back(
+        {"dout·vᵀ", attention, [=](GemmLibrary l) { return gemmMatmul(outGradient, v.transpose(-2, -1), l); }});
+    products.push_back(
+        {"weightsᵀ·dout", attention, [=](GemmLibrary l) { return gemmMatmul(weights.transpose(-2, -1), outGradient, l); }});
+    const at::Tensor x = at::randn({rows, C}), head = at::randn({V, C});
+    products.push_back({"head forward", 2.0 * double(rows * V * C), [=](GemmLibrary l) { return gemmLinear(x, head, {}, l); }});
+    return products;
+}
+
+double secondsOf(const std::function<at::Tensor(GemmLibrary)> &run, GemmLibrary library)
+{
+    const auto start = std::chrono::steady_clock::now();
+    const at::Tensor out = run(library);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    try {
+        const std::string preset = argc > 1 ? argv[1] : "default";
+        const int64_t rounds = argc > 2 ? testing::wholeNumberArgument(argv[2], "ROUNDS", 1, 1000) : 20;
+        const RunConfig config = loadRunConfig(preset, "", std::vector<std::string>(argv + std::min(argc, 3), argv + argc));
+        if (!oneDnnGemmBuilt()) {
+            std::fprintf(stderr, "bench_gemm: this build has no oneDNN path to compare with ATen's\n");
+            return 1;
+        }
+        keepTensorMemoryInHeap(); // as a run has it: the products' outputs come from the same heap
+        applyThreadSettings(config.runtime);
+        at::NoGradGuard noGrad;
+        const std::vector<Product> products = productsOf(config.model, config.train.microbatch);
+        std::printf("%s, %d threads, best of %lld alternated timings\n\n", preset.c_str(), at::get_num_threads(),
+                    static_cast<long long>(rounds));
+        std::printf("| product | ATen ms | ATen GFLOP/s | oneDNN ms | oneDNN GFLOP/s |\n|---|---|---|---|---|\n");
+        double atenTotal = 0, oneDnnTotal = 0, flops = 0;
+        for (const Product &p : products) {
+            double aten = 1e30, oneDnn = 1e30;
+            secondsOf(p.run, GemmLibrary::ATen); // warm-up: first-touch pages and packing buffers
+            secondsOf(p.run, GemmLibrary::OneDnn);
+            for (int64_t r = 0; r < rounds; ++r) {
+                const bool atenFirst = r % 2 == 0;
+                const double first = secondsOf(p.run, atenFirst ? GemmLibrary::ATen : GemmLibrary::OneDnn);
+                const double second = secondsOf(p.run, atenFirst ? GemmLibrary::OneDnn : GemmLibrary::ATen);
+                aten = std::min(aten, atenFirst ? first : second);
+                oneDnn = std::min(oneDnn, atenFirst ? second : first);
+            }
+            atenTotal += aten;
+            oneDnnTotal += oneDnn;
+            flops += p.flops;
+            std::printf("| %s | %.3f | %.1f | %.3f | %.1f |\n", p.name.c_str(), aten * 1e3, p.flops / aten / 1e9,
+                        oneDnn * 1e3, p.flops / oneDnn / 1e9);
+        }
+        std::printf("| one block and the head | %.3f | %.1f | %.3f | %.1f |\n", atenTotal * 1e3,
+                    flops / atenTotal / 1e9, oneDnnTotal * 1e3, flops / oneDnnTotal / 1e9);
+        return 0;
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "bench_gemm: %s\n", e.what());
+        return 2;
+    }
+}
