@@ -2,7 +2,11 @@
 // The engine's matrix products at a preset's own shapes, forward and backward, through each library
 // side by side in one run: each product's best time of ROUNDS alternated timings and its GFLOP/s, so
 // that a product far below the machine's matmul peak is named rather than guessed at from a profile.
-//   build/tests/bench/bench_gemm [PRESET] [ROUNDS]
+// Linear layers are timed forward and backward as the engine runs them; attention's products (the
+// same two ways backward) and the head's forward one by one. ATen's FP32 products run on OpenBLAS's
+// own threads, which just after a oneDNN product compete with OpenMP's still-spinning workers: its
+// column is a reference, at times far slower than ATen alone (a training run uses one library).
+//   build/tests/bench/bench_gemm [PRESET] [ROUNDS] [SETTING=VALUE...]
 #include "core/config/config.h"
 #include "core/engine/environment.h"
 #include "core/engine/gemm.h"
@@ -28,8 +32,21 @@ struct Product
 {
     std::string name;
     double flops = 0;
-    std::function<at::Tensor(GemmLibrary)> run;
+    std::function<double(GemmLibrary)> seconds; // one timing
 };
+
+double secondsOf(const std::function<void()> &run)
+{
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A product's timing: `product` called with the library, its result dropped.
+std::function<double(GemmLibrary)> timing(std::function<at::Tensor(GemmLibrary)> product)
+{
+    return [product](GemmLibrary library) { return secondsOf([&] { product(library); }); };
+}
 
 // The products of one block and of the head at the preset's shapes, with operands laid out as the
 // model lays them out (attention's q, k and v are strided views of the QKV projection's output).
@@ -37,12 +54,19 @@ std::vector<Product> productsOf(const ModelConfig &m, int64_t B)
 {
     const int64_t T = m.contextLength, C = m.width, H = m.heads, D = C / H, V = m.vocabSize, rows = B * T;
     std::vector<Product> products;
+    // A linear layer forward, and its backward as the engine runs it (both gradients' products and
+    // the bias's sum), after an untimed forward.
     const auto linear = [&](const std::string &name, int64_t n, int64_t k) {
         const at::Tensor x = at::randn({rows, k}), w = at::randn({n, k}), b = at::randn({n}), g = at::randn({rows, n});
         const double flops = 2.0 * double(rows * n * k);
-        products.push_back({name + " forward", flops, [=](GemmLibrary l) { return gemmLinear(x, w, b, l); }});
-        products.push_back({name + " dx", flops, [=](GemmLibrary l) { return gemmMatmul(g, w, l); }});
-        products.push_back({name + " dW", flops, [=](GemmLibrary l) { return gemmMatmul(g.t(), x, l); }});
+        products.push_back({name + " forward", flops, timing([=](GemmLibrary l) { return gemmLinear(x, w, b, l); })});
+        products.push_back({name + " backward", 2 * flops, [=](GemmLibrary l) {
+                                at::AutoGradMode gradients(true);
+                                const at::Tensor y = gemmLinear(x.detach().requires_grad_(true),
+                                                                w.detach().requires_grad_(true),
+                                                                b.detach().requires_grad_(true), l);
+                                return secondsOf([&] { y.backward(g); });
+                            }});
     };
     linear("qkv", 3 * C, C);
     linear("attention proj", C, C);
@@ -54,25 +78,18 @@ std::vector<Product> productsOf(const ModelConfig &m, int64_t B)
                      outGradient = at::randn({B, H, T, D});
     const double attention = 2.0 * double(B * H * T * T * D);
     const double scale = 1.0 / std::sqrt(double(D));
-    products.push_back({"q·kᵀ", attention, [=](GemmLibrary l) { return gemmMatmul(q, k.transpose(-2, -1), l, scale); }});
-    products.push_back({"weights·v", attention, [=](GemmLibrary l) { return gemmMatmul(weights, v, l); }});
-    products.push_back({"dscores·k", attention, [=](GemmLibrary l) { return gemmMatmul(gradient, k, l, scale); }});
+    products.push_back({"q·kᵀ", attention, timing([=](GemmLibrary l) { return gemmMatmul(q, k.transpose(-2, -1), l, scale); })});
+    products.push_back({"weights·v", attention, timing([=](GemmLibrary l) { return gemmMatmul(weights, v, l); })});
+    products.push_back({"dscores·k", attention, timing([=](GemmLibrary l) { return gemmMatmul(gradient, k, l, scale); })});
     products.push_back(
-        {"qᵀ·dscores", attention, [=](GemmLibrary l) { return gemmMatmul(q.transpose(-2, -1), gradient, l, scale); }});
+        {"qᵀ·dscores", attention, timing([=](GemmLibrary l) { return gemmMatmul(q.transpose(-2, -1), gradient, l, scale); })});
     products.push_back(
-        {"dout·vᵀ", attention, [=](GemmLibrary l) { return gemmMatmul(outGradient, v.transpose(-2, -1), l); }});
+        {"dout·vᵀ", attention, timing([=](GemmLibrary l) { return gemmMatmul(outGradient, v.transpose(-2, -1), l); })});
     products.push_back(
-        {"weightsᵀ·dout", attention, [=](GemmLibrary l) { return gemmMatmul(weights.transpose(-2, -1), outGradient, l); }});
+        {"weightsᵀ·dout", attention, timing([=](GemmLibrary l) { return gemmMatmul(weights.transpose(-2, -1), outGradient, l); })});
     const at::Tensor x = at::randn({rows, C}), head = at::randn({V, C});
-    products.push_back({"head forward", 2.0 * double(rows * V * C), [=](GemmLibrary l) { return gemmLinear(x, head, {}, l); }});
+    products.push_back({"head forward", 2.0 * double(rows * V * C), timing([=](GemmLibrary l) { return gemmLinear(x, head, {}, l); })});
     return products;
-}
-
-double secondsOf(const std::function<at::Tensor(GemmLibrary)> &run, GemmLibrary library)
-{
-    const auto start = std::chrono::steady_clock::now();
-    const at::Tensor out = run(library);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 } // namespace
@@ -97,12 +114,12 @@ int main(int argc, char **argv)
         double atenTotal = 0, oneDnnTotal = 0, flops = 0;
         for (const Product &p : products) {
             double aten = 1e30, oneDnn = 1e30;
-            secondsOf(p.run, GemmLibrary::ATen); // warm-up: first-touch pages and packing buffers
-            secondsOf(p.run, GemmLibrary::OneDnn);
+            p.seconds(GemmLibrary::ATen); // warm-up: first-touch pages and packing buffers
+            p.seconds(GemmLibrary::OneDnn);
             for (int64_t r = 0; r < rounds; ++r) {
                 const bool atenFirst = r % 2 == 0;
-                const double first = secondsOf(p.run, atenFirst ? GemmLibrary::ATen : GemmLibrary::OneDnn);
-                const double second = secondsOf(p.run, atenFirst ? GemmLibrary::OneDnn : GemmLibrary::ATen);
+                const double first = p.seconds(atenFirst ? GemmLibrary::ATen : GemmLibrary::OneDnn);
+                const double second = p.seconds(atenFirst ? GemmLibrary::OneDnn : GemmLibrary::ATen);
                 aten = std::min(aten, atenFirst ? first : second);
                 oneDnn = std::min(oneDnn, atenFirst ? second : first);
             }
