@@ -409,10 +409,14 @@ struct OneDnnMatmul : public torch::autograd::Function<OneDnnMatmul>
         const at::Tensor &a = saved[0], &b = saved[1], &g = gradients[0];
         const auto alpha = float(ctx->saved_data["alpha"].toDouble());
         at::Tensor da, db;
+        // b's gradient first (the head's weight's: its depth is the rows), with scratch up to the
+        // size of a's gradient that follows, as in OneDnnLinear.
+        if (ctx->needs_input_grad(1)) {
+            const int64_t aGradientBytes = ctx->needs_input_grad(0) ? a.numel() * int64_t(a.element_size()) : 0;
+            db = product(a.transpose(-2, -1), g, alpha, aGradientBytes);
+        }
         if (ctx->needs_input_grad(0))
             da = product(g, b.transpose(-2, -1), alpha);
-        if (ctx->needs_input_grad(1))
-            db = product(a.transpose(-2, -1), g, alpha);
         return {da, db, at::Tensor()};
     }
 };

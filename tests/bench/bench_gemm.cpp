@@ -78,17 +78,18 @@ std::vector<Product> productsOf(const ModelConfig &m, int64_t B)
                      outGradient = at::randn({B, H, T, D});
     const double attention = 2.0 * double(B * H * T * T * D);
     const double scale = 1.0 / std::sqrt(double(D));
-    products.push_back({"q·kᵀ", attention, timing([=](GemmLibrary l) { return gemmMatmul(q, k.transpose(-2, -1), l, scale); })});
-    products.push_back({"weights·v", attention, timing([=](GemmLibrary l) { return gemmMatmul(weights, v, l); })});
-    products.push_back({"dscores·k", attention, timing([=](GemmLibrary l) { return gemmMatmul(gradient, k, l, scale); })});
-    products.push_back(
-        {"qᵀ·dscores", attention, timing([=](GemmLibrary l) { return gemmMatmul(q.transpose(-2, -1), gradient, l, scale); })});
-    products.push_back(
-        {"dout·vᵀ", attention, timing([=](GemmLibrary l) { return gemmMatmul(outGradient, v.transpose(-2, -1), l); })});
-    products.push_back(
-        {"weightsᵀ·dout", attention, timing([=](GemmLibrary l) { return gemmMatmul(weights.transpose(-2, -1), outGradient, l); })});
+    const auto attentionProduct = [&](const std::string &name, const at::Tensor &a, const at::Tensor &b, double alpha) {
+        products.push_back({name, attention, timing([=](GemmLibrary l) { return gemmMatmul(a, b, l, alpha); })});
+    };
+    attentionProduct("q·kᵀ", q, k.transpose(-2, -1), scale);
+    attentionProduct("weights·v", weights, v, 1.0);
+    attentionProduct("dscores·k", gradient, k, scale);
+    attentionProduct("qᵀ·dscores", q.transpose(-2, -1), gradient, scale);
+    attentionProduct("dout·vᵀ", outGradient, v.transpose(-2, -1), 1.0);
+    attentionProduct("weightsᵀ·dout", weights.transpose(-2, -1), outGradient, 1.0);
     const at::Tensor x = at::randn({rows, C}), head = at::randn({V, C});
-    products.push_back({"head forward", 2.0 * double(rows * V * C), timing([=](GemmLibrary l) { return gemmLinear(x, head, {}, l); })});
+    const double headFlops = 2.0 * double(rows * V * C);
+    products.push_back({"head forward", headFlops, timing([=](GemmLibrary l) { return gemmLinear(x, head, {}, l); })});
     return products;
 }
 
@@ -99,7 +100,8 @@ int main(int argc, char **argv)
     try {
         const std::string preset = argc > 1 ? argv[1] : "default";
         const int64_t rounds = argc > 2 ? testing::wholeNumberArgument(argv[2], "ROUNDS", 1, 1000) : 20;
-        const RunConfig config = loadRunConfig(preset, "", std::vector<std::string>(argv + std::min(argc, 3), argv + argc));
+        const std::vector<std::string> settings(argv + std::min(argc, 3), argv + argc);
+        const RunConfig config = loadRunConfig(preset, "", settings);
         if (!oneDnnGemmBuilt()) {
             std::fprintf(stderr, "bench_gemm: this build has no oneDNN path to compare with ATen's\n");
             return 1;
