@@ -4,12 +4,14 @@
 #include "core/memorymodel/memorymodel.h"
 #include "core/engine/countingallocator.h"
 #include "core/engine/device.h"
+#include "core/engine/precision.h"
 #include "core/engine/rankrun.h"
 #include "core/engine/studyrecorder.h"
 #include "core/contract/format.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace optlog {
@@ -82,7 +84,13 @@ void EngineRun::open(const std::string &studyPath)
     m_threads = applyThreadSettings(m_config.runtime);
     // Before the budget, which rehearses the run's memory, not the machine's (the calibration's
     // matrices are not counted in any case).
-    m_peak = matmulPeak(m_config, m_threads.intraOp);
+    // With the rate this run's kernels reach now, which a peak cached at a busier hour falls short
+    // of: the better of two machine-speed indexes (the first in a process may find idle threads).
+    const at::ScalarType compute = precisionPlan(m_config.precision.mode).compute;
+    const GemmLibrary library = gemmLibraryFrom(m_config.runtime.gemm);
+    const ObservedRate observed{compute, std::max(referenceKernelGflops(compute, m_device, library),
+                                                  referenceKernelGflops(compute, m_device, library))};
+    m_peak = matmulPeak(m_config, m_threads.intraOp, "", 0.15, observed);
 }
 
 EngineRun::Result EngineRun::train(const Options &options, const std::atomic<bool> &stopRequested)

@@ -67,6 +67,38 @@ private Q_SLOTS:
         QCOMPARE(allocator.peakBytes(), peak);
     }
 
+    void peakTheRunsKernelsBeatIsMeasuredAgain()
+    {
+        QTemporaryDir dir;
+        const std::string cache = dir.filePath("peak.json").toStdString();
+        const RunConfig config = loadRunConfig("smoke", "", {});
+        const MatmulPeak measured = matmulPeak(config, 1, cache, 0.02);
+        // As if measured while the machine was busy: FP32 at 1 GFLOP/s. BF16 as if measured at an
+        // hour better than any since.
+        QFile file(QString::fromStdString(cache));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        nlohmann::json entries = nlohmann::json::parse(file.readAll().toStdString());
+        file.close();
+        entries[measured.key]["float32_gflops"] = 1.0;
+        entries[measured.key]["bfloat16_gflops"] = 1e9;
+        testing::writtenFile(dir, "peak.json", QByteArray::fromStdString(entries.dump()));
+        // A run's kernels within the margin leave it be.
+        const MatmulPeak within = matmulPeak(config, 1, cache, 0.02, {at::kFloat, 1.05});
+        QVERIFY(within.fromCache && !within.remeasured);
+        QCOMPARE(within.float32Gflops, 1.0);
+        // Beyond it, the peak is measured again; each dtype keeps its best measurement.
+        const MatmulPeak again = matmulPeak(config, 1, cache, 0.02, {at::kFloat, 2.0});
+        QVERIFY(!again.fromCache && again.remeasured);
+        QVERIFY(again.float32Gflops > 2.0);
+        QCOMPARE(again.bfloat16Gflops, 1e9);
+        QVERIFY(again.toJson().value("remeasured", false));
+        const MatmulPeak after = matmulPeak(config, 1, cache, 0.02, {at::kFloat, 2.0});
+        QVERIFY(after.fromCache);
+        QCOMPARE(after.float32Gflops, again.float32Gflops);
+        // The observed dtype's own peak is the one compared: BF16's is not beaten here.
+        QVERIFY(matmulPeak(config, 1, cache, 0.02, {at::kBFloat16, 1e6}).fromCache);
+    }
+
     void damagedCacheIsMeasuredAgain()
     {
         QTemporaryDir dir;
