@@ -51,7 +51,7 @@ struct ObservedRate
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile = "",
                       double secondsPerShape = 0.15, ObservedRate observed = {});
 // The index's 512³ product stays below the peak's larger squares on an idle machine, but not by
-// much: 87-93% of FP32's peak and 96-100% of BF16's (widened) on an AVX2 EPYC.
+// much: 86-93% of FP32's peak and 94-100% of BF16's (widened) on an AVX2 EPYC.
 inline constexpr double kStalePeakMargin = 1.05;
 // The memory measuring matmulPeak() takes when it is not cached: its largest GEMM's matrices.
 int64_t matmulPeakBytes(const RunConfig &config);
