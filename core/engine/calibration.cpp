@@ -138,23 +138,19 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
 
     const std::string path = cacheFile.empty() ? cacheFilePath("matmul-peak.json") : cacheFile;
     nlohmann::json cache = readJsonCache(path);
-    MatmulPeak cached;
     if (cache.contains(peak.key)) {
         const auto &entry = cache[peak.key];
-        cached.float32Gflops = entry.value("float32_gflops", 0.0);
-        cached.bfloat16Gflops = entry.value("bfloat16_gflops", 0.0);
-        cached.float16Gflops = entry.value("float16_gflops", 0.0);
-        if (cached.float32Gflops > 0) {
-            peak.remeasured = observed.gflops > kStalePeakMargin * cached.gflops(observed.dtype);
-            if (!peak.remeasured) {
-                peak.float32Gflops = cached.float32Gflops;
-                peak.bfloat16Gflops = cached.bfloat16Gflops;
-                peak.float16Gflops = cached.float16Gflops;
-                peak.fromCache = true;
+        peak.float32Gflops = entry.value("float32_gflops", 0.0);
+        peak.bfloat16Gflops = entry.value("bfloat16_gflops", 0.0);
+        peak.float16Gflops = entry.value("float16_gflops", 0.0);
+        if (peak.float32Gflops > 0) {
+            peak.remeasured = observed.gflops > kStalePeakMargin * peak.gflops(observed.dtype);
+            peak.fromCache = !peak.remeasured;
+            if (peak.fromCache)
                 return peak;
-            }
         }
     }
+    const MatmulPeak cached = peak; // zero where nothing usable was cached
     // The machine's, not the run's: its matrices neither count towards a run's peak nor meet its
     // memory budget.
     const CountingAllocator::Uncounted uncounted;
