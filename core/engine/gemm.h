@@ -4,7 +4,6 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
-
 #include <string>
 
 namespace optlog {
