@@ -2,7 +2,7 @@
 #include "app/commands.h"
 
 #include "core/config/configerror.h"
-#include "core/engine/textdata.h"
+#include "core/engine/data/textdata.h"
 #include "core/store/store.h"
 
 #include <iostream>

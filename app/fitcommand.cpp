@@ -3,7 +3,7 @@
 #include "app/commands.h"
 
 #include "core/config/config.h"
-#include "core/engine/fitsearch.h"
+#include "core/engine/run/fitsearch.h"
 
 #include <cstdio>
 #include <memory>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "app/launcher.h"
 
-#include "core/engine/environment.h"
+#include "core/engine/machine/environment.h"
 #include "core/config/tuning.h"
 #include "core/contract/outcome.h"
 

@@ -8,8 +8,8 @@
 #include "core/config/config.h"
 #include "core/config/configerror.h"
 #include "core/config/presets.h"
-#include "core/engine/environment.h"
-#include "core/engine/textdata.h"
+#include "core/engine/machine/environment.h"
+#include "core/engine/data/textdata.h"
 #include "core/store/store.h"
 #include "optlog_version.h"
 

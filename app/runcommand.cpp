@@ -8,9 +8,9 @@
 #include "core/config/config.h"
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
-#include "core/engine/enginerun.h"
-#include "core/engine/rankrun.h"
-#include "core/engine/weightfiles.h"
+#include "core/engine/run/enginerun.h"
+#include "core/engine/run/rankrun.h"
+#include "core/engine/model/weightfiles.h"
 #include "core/contract/format.h"
 
 #include "core/config/configerror.h"

@@ -9,7 +9,7 @@
 
 #include "core/analysis/analysis.h"
 #include "core/config/tuning.h"
-#include "core/engine/environment.h"
+#include "core/engine/machine/environment.h"
 #include "core/store/store.h"
 
 #include <algorithm>

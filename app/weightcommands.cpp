@@ -7,9 +7,9 @@
 #include "core/config/config.h"
 #include "core/config/configerror.h"
 #include "core/contract/format.h"
-#include "core/engine/countingallocator.h"
-#include "core/engine/quantizationevaluator.h"
-#include "core/engine/weightfiles.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/quantization/quantizationevaluator.h"
+#include "core/engine/model/weightfiles.h"
 #include "core/store/store.h"
 
 #include <filesystem>

@@ -21,7 +21,7 @@ const char *precisionStateLabel(PrecisionState state); // "master weights", "Ada
 
 // One precision mode: which state has which dtype, and what the training loop does for it.
 // The config's rules, the memory model and the engine all read this one table; adding a mode is
-// a row here plus the engine's mapping of Dtype to LibTorch's types (core/engine/precision.cpp).
+// a row here plus the engine's mapping of Dtype to LibTorch's types (core/engine/precision/precision.cpp).
 struct PrecisionMode
 {
     std::string name;                   // precision.mode in a config

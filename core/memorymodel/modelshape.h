@@ -9,7 +9,7 @@
 
 namespace optlog {
 
-// Closed-form parameter count of optlog's GPT (see core/engine/gpt.h):
+// Closed-form parameter count of optlog's GPT (see core/engine/model/gpt.h):
 //   V·C (token embedding) + T·C (positions) + L·(12·C² + 13·C) (blocks) + 2·C (final LayerNorm)
 //   + V·C when the head is not tied.
 // Per block: two LayerNorms 4·C, QKV 3·C² + 3·C, projection C² + C, MLP 8·C² + 5·C.

@@ -6,9 +6,9 @@
 // overrides as optlog's --set takes them (e.g. model.width=64).
 #include "core/config/config.h"
 #include "core/config/configerror.h"
-#include "core/engine/environment.h"
-#include "core/engine/gpt.h"
-#include "core/engine/trainer.h"
+#include "core/engine/machine/environment.h"
+#include "core/engine/model/gpt.h"
+#include "core/engine/train/trainer.h"
 #include "tests/common/arguments.h"
 
 #include <ATen/ATen.h>

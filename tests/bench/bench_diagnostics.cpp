@@ -8,11 +8,11 @@
 // Target: on / off <= 1.05 at every 25 steps.
 //   build/tests/bench/bench_diagnostics [ROUNDS] [STEPS] [EVERY] [PRESET]
 #include "core/config/config.h"
-#include "core/engine/countingallocator.h"
-#include "core/engine/environment.h"
-#include "core/engine/studyrecorder.h"
-#include "core/engine/textdata.h"
-#include "core/engine/trainer.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/machine/environment.h"
+#include "core/engine/run/studyrecorder.h"
+#include "core/engine/data/textdata.h"
+#include "core/engine/train/trainer.h"
 #include "core/store/store.h"
 
 #include <algorithm>

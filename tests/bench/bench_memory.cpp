@@ -7,7 +7,7 @@
 // Accuracy counts only on a sample whose seed was not used to derive a term (docs/memory-model.md
 // says which seeds were). The target: at least 95% of the configs with the peak within 5%, none
 // beyond 10%. Exits 1 when a run fails.
-#include "core/engine/countingallocator.h"
+#include "core/engine/memory/countingallocator.h"
 #include "core/memorymodel/memorymodel.h"
 #include "tests/common/arguments.h"
 #include "tests/common/memorysample.h"

@@ -10,12 +10,12 @@
 // Targets: instrumented / bare <= 1.02 at the default preset, <= 1.05 at the smoke preset.
 //   build/tests/bench/bench_overhead [ROUNDS] [STEPS] [PRESET]
 #include "core/config/config.h"
-#include "core/engine/countingallocator.h"
-#include "core/engine/device.h"
-#include "core/engine/environment.h"
-#include "core/engine/studyrecorder.h"
-#include "core/engine/textdata.h"
-#include "core/engine/trainer.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/machine/device.h"
+#include "core/engine/machine/environment.h"
+#include "core/engine/run/studyrecorder.h"
+#include "core/engine/data/textdata.h"
+#include "core/engine/train/trainer.h"
 #include "tests/common/arguments.h"
 #include "core/store/store.h"
 
@@ -71,7 +71,7 @@ int child(bool instrumented, int steps, const std::string &preset)
     const std::string study = std::filesystem::temp_directory_path() / ("bench-overhead-" + std::to_string(getpid()) + ".sqlite");
     Store store(study);
     const int64_t runId = store.createRun("bench", toToml(config));
-    StudyRecorder::Options options; // as `optlog run --json-lines` records (core/engine/enginerun.cpp)
+    StudyRecorder::Options options; // as `optlog run --json-lines` records (core/engine/run/enginerun.cpp)
     options.jsonLines = true;
     options.allocatorBytes = [memory = DeviceMemory(c10::Device(c10::DeviceType::CPU))] { return memory.inUseAndPeakBytes(); };
     options.diagnostics = config.diagnostics;

@@ -12,9 +12,9 @@
 // and input shapes (recording the shapes costs a little more profiling time).
 //   build/tests/bench/bench_profile [PRESET] [PRECISION] [STEPS] [ops]
 #include "core/config/config.h"
-#include "core/engine/countingallocator.h"
-#include "core/engine/environment.h"
-#include "core/engine/trainer.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/machine/environment.h"
+#include "core/engine/train/trainer.h"
 #include "tests/common/arguments.h"
 
 #include <torch/csrc/autograd/profiler_legacy.h>

@@ -3,9 +3,9 @@
 // Shared by the Qt tests and the Qt-free device checks: gradients of one forward and backward,
 // and how far two sets of them are apart.
 
-#include "core/engine/gpt.h"
-#include "core/engine/precision.h"
-#include "core/engine/trainer.h"
+#include "core/engine/model/gpt.h"
+#include "core/engine/precision/precision.h"
+#include "core/engine/train/trainer.h"
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>

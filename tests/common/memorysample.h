@@ -9,7 +9,7 @@
 // in every precision.
 
 #include "core/config/config.h"
-#include "core/engine/trainer.h"
+#include "core/engine/train/trainer.h"
 #include "core/memorymodel/memorymodel.h"
 
 #include <ATen/Parallel.h>

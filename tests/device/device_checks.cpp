@@ -6,12 +6,12 @@
 //
 //   device_checks --device cpu|cuda [--only NAME]
 #include "core/config/config.h"
-#include "core/engine/countingallocator.h"
-#include "core/engine/device.h"
-#include "core/engine/gpt.h"
-#include "core/engine/precision.h"
-#include "core/engine/textdata.h"
-#include "core/engine/trainer.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/machine/device.h"
+#include "core/engine/model/gpt.h"
+#include "core/engine/precision/precision.h"
+#include "core/engine/data/textdata.h"
+#include "core/engine/train/trainer.h"
 #include "tests/common/gradientcheck.h"
 
 #include <ATen/ATen.h>

@@ -3,9 +3,9 @@
 #include "core/memorymodel/memorymodel.h"
 #include "core/memorymodel/modelshape.h"
 #include "core/store/store.h"
-#include "core/engine/countingallocator.h"
-#include "core/engine/studyrecorder.h"
-#include "core/engine/trainer.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/run/studyrecorder.h"
+#include "core/engine/train/trainer.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

@@ -2,9 +2,9 @@
 // The machine's matmul peak (cached), the machine-speed index (invisible to a run's memory), and
 // the check that the BLAS computes right.
 #include "core/config/config.h"
-#include "core/engine/calibration.h"
-#include "core/engine/countingallocator.h"
-#include "core/engine/environment.h"
+#include "core/engine/machine/calibration.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/machine/environment.h"
 #include "tests/common/files.h"
 
 #include <QTemporaryDir>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
-#include "core/engine/countingallocator.h"
-#include "core/engine/gpt.h"
-#include "core/engine/memorymeter.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/model/gpt.h"
+#include "core/engine/train/memorymeter.h"
 
 #include <ATen/ATen.h>
 #include <torch/optim/adamw.h>

@@ -2,7 +2,7 @@
 // One run of the engine into a real study file: what it refuses before writing, and what it stores.
 #include "core/config/config.h"
 #include "core/config/studyplan.h"
-#include "core/engine/enginerun.h"
+#include "core/engine/run/enginerun.h"
 #include "core/store/store.h"
 #include "tests/common/files.h"
 

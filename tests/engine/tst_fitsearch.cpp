@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `optlog fit`'s search: the largest microbatch that really fits a budget, then the levers.
 #include "core/config/config.h"
-#include "core/engine/fitsearch.h"
+#include "core/engine/run/fitsearch.h"
 #include "core/memorymodel/memorymodel.h"
 
 #include <ATen/Parallel.h>

@@ -2,10 +2,10 @@
 // The one-pass AdamW against LibTorch's: weights and moments step for step, the tensors it leaves
 // to LibTorch, saved state read by either, and fifty steps of a model's losses.
 #include "core/config/config.h"
-#include "core/engine/fusedadamw.h"
-#include "core/engine/gpt.h"
-#include "core/engine/textdata.h"
-#include "core/engine/trainer.h"
+#include "core/engine/kernels/fusedadamw.h"
+#include "core/engine/model/gpt.h"
+#include "core/engine/data/textdata.h"
+#include "core/engine/train/trainer.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/utils/clip_grad.h>

@@ -3,10 +3,10 @@
 // products over the strided views attention gives them, the cases oneDNN leaves to ATen, and a
 // training run's losses whichever library computes its products.
 #include "core/config/config.h"
-#include "core/engine/countingallocator.h"
-#include "core/engine/gemm.h"
-#include "core/engine/textdata.h"
-#include "core/engine/trainer.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/kernels/gemm.h"
+#include "core/engine/data/textdata.h"
+#include "core/engine/train/trainer.h"
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>

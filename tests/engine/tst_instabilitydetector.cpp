@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/engine/instabilitydetector.h"
+#include "core/engine/train/instabilitydetector.h"
 
 #include <QtTest>
 

@@ -4,8 +4,8 @@
 // the predicted peak, saved activations and temporaries each within 10% of the measured. Bytes
 // are deterministic on a given CPU, so a miss is the model's, not noise; which kernels LibTorch
 // picks depends on the CPU (below).
-#include "core/engine/countingallocator.h"
-#include "core/engine/gemm.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/kernels/gemm.h"
 #include "core/memorymodel/memorymodel.h"
 #include "tests/common/memorysample.h"
 

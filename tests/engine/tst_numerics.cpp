@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/engine/numerics.h"
+#include "core/engine/train/numerics.h"
 
 #include <ATen/ATen.h>
 #include <torch/optim/adamw.h>

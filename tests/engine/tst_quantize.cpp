@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Weight quantization against facts that do not come from the code under test: NF4's published
 // codebook, the bytes a layout must take, and half a step as the largest rounding error.
-#include "core/engine/quantize.h"
+#include "core/engine/quantization/quantize.h"
 
 #include <ATen/ATen.h>
 

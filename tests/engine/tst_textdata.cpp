@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
-#include "core/engine/textdata.h"
+#include "core/engine/data/textdata.h"
 
 #include <ATen/ATen.h>
 

@@ -2,9 +2,9 @@
 // Data-parallel training: the real `optlog` binary, its ranks as real processes meeting over c10d
 // with Gloo on this machine, a real study file; the weights compared are the final weights files.
 #include "core/config/config.h"
-#include "core/engine/gpt.h"
-#include "core/engine/precision.h"
-#include "core/engine/weightfiles.h"
+#include "core/engine/model/gpt.h"
+#include "core/engine/precision/precision.h"
+#include "core/engine/model/weightfiles.h"
 #include "core/store/store.h"
 #include "tests/common/enginebinary.h"
 

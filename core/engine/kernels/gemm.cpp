@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/kernels/gemm.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/record_function.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#ifdef OPTLOG_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+namespace optlog {
+
+GemmLibrary gemmLibraryFrom(const std::string &setting)
+{
+    if (setting == "aten")
+        return GemmLibrary::ATen;
+    if (setting == "onednn" && !oneDnnGemmBuilt())
+        throw std::runtime_error("runtime.gemm = \"onednn\": this build of optlog has no oneDNN (built without "
+                                 "libdnnl-dev's header, or against a LibTorch without a system oneDNN); use \"auto\" "
+                                 "or \"aten\"");
+    if (setting == "onednn" || setting == "auto")
+        return oneDnnGemmBuilt() ? GemmLibrary::OneDnn : GemmLibrary::ATen;
+    throw std::runtime_error("runtime.gemm = \"" + setting + "\": expected \"auto\", \"onednn\" or \"aten\"");
+}
+
+bool oneDnnGemmBuilt()
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    return true;
+#else
+    return false;
+#endif
+}
+
+bool bf16ProductsWidened()
+{
+#if defined(OPTLOG_HAVE_ONEDNN) && defined(__x86_64__)
+    static const bool widened = !(__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")
+                                  && __builtin_cpu_supports("avx512dq"));
+    return widened;
+#else
+    return false;
+#endif
+}
+
+std::string describe(GemmLibrary library)
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    if (library == GemmLibrary::OneDnn) {
+        const dnnl_version_t *v = dnnl_version();
+        return "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch)
+               + (bf16ProductsWidened() ? ", bf16 widened" : "");
+    }
+#endif
+    (void)library;
+    return "aten";
+}
+
+namespace {
+
+#ifdef OPTLOG_HAVE_ONEDNN
+
+bool floatOrBf16(const at::Tensor &t)
+{
+    return t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16;
+}
+
+// The dtype oneDNN's path computes a product of `a` and `b` in, if it takes it: FP32 operands
+// outside autocast; and where BF16 products are widened, BF16 operands, or either kind under BF16
+// autocast, which casts both (elsewhere LibTorch's casts send 16-bit products to oneDNN already).
+std::optional<at::ScalarType> oneDnnTakes(GemmLibrary library, const at::Tensor &a, const at::Tensor &b)
+{
+    if (library != GemmLibrary::OneDnn || !a.device().is_cpu() || !b.device().is_cpu() || a.numel() == 0
+        || b.numel() == 0)
+        return std::nullopt;
+    const at::ScalarType dtype = a.scalar_type();
+    if (at::autocast::is_cpu_enabled()) {
+        if (bf16ProductsWidened() && at::autocast::get_autocast_cpu_dtype() == at::kBFloat16 && floatOrBf16(a)
+            && floatOrBf16(b))
+            return at::kBFloat16;
+        return std::nullopt;
+    }
+    if (b.scalar_type() == dtype && (dtype == at::kFloat || (dtype == at::kBFloat16 && bf16ProductsWidened())))
+        return dtype;
+    return std::nullopt;
+}
+
+// `t` in the product's dtype: under autocast through its cast, cached for the step as at::linear's
+// is, and differentiable, so a gradient returns in `t`'s own dtype.
+at::Tensor inProductDtype(const at::Tensor &t, at::ScalarType dtype)
+{
+    if (!t.defined() || t.scalar_type() == dtype || !at::autocast::is_cpu_enabled())
+        return t;
+    return at::autocast::cached_cast(dtype, t, c10::DeviceType::CPU);
+}
+
+// One matrix as sgemm reads it in place: row-major, or row-major after a transpose, with the
+// distance between its stored rows.
+struct StoredMatrix
+{
+    bool transposed;
+    int64_t leading;
+};
+
+// How `t`'s last two dimensions are stored, if sgemm can read them without a copy.
+std::optional<StoredMatrix> storedMatrix(const at::Tensor &t)
+{
+    const int64_t rows = t.size(-2), cols = t.size(-1);
+    const int64_t rowStride = t.stride(-2), colStride = t.stride(-1);
+    if (colStride == 1 && (rows == 1 || rowStride >= std::max<int64_t>(1, cols)))
+        return StoredMatrix{false, rows == 1 ? std::max<int64_t>(1, cols) : rowStride};
+    if (rowStride == 1 && (cols == 1 || colStride >= std::max<int64_t>(1, rows)))
+        return StoredMatrix{true, cols == 1 ? std::max<int64_t>(1, rows) : colStride};
+    return std::nullopt;
+}
+
+// C (M×N, row-major, row distance ldc) = alpha·op(A)·op(B) + beta·C.
+void sgemm(const StoredMatrix &a, const float *aData, const StoredMatrix &b, const float *bData, int64_t m, int64_t n,
+           int64_t k, float alpha, float beta, float *c, int64_t ldc)
+{
+    const dnnl_status_t status = dnnl_sgemm(a.transposed ? 'T' : 'N', b.transposed ? 'T' : 'N', m, n, k, alpha, aData,
+                                            a.leading, bData, b.leading, beta, c, ldc);
+    TORCH_CHECK(status == dnnl_success, "oneDNN's sgemm failed (status ", int(status), ") for ", m, "x", k, " by ",
+                k, "x", n);
+}
+
+// oneDNN's sgemm reads an operand across its stored rows (A stored transposed, B as stored) at
+// half speed or worse when those rows lie a multiple of 4 KiB apart and there are many of them:
+// at the default preset the MLP's weight gradients, whose hidden operand has rows of 1024 floats,
+// took 5.9 and 6.5 ms against 3.0 and 3.2 with rows 16 floats longer (`bench_gemm`; rows 4.5 or
+// 6 KiB apart are not slow). Such a product can run a chunk of its depth at a time, each chunk of
+// such an operand first copied into rows 16 floats longer. The copies take scratch, from
+// LibTorch's allocator like every temporary, so a caller offers only what will not raise the
+// step's peak; chunks of 256 rows, or 128 or 64 where that is all the offer covers (about 1.1x
+// slower), or no padding.
+constexpr int64_t rowPadding = 16;
+constexpr int64_t paddedDepths[] = {256, 128, 64};
+
+// Whether sgemm reads the A operand (`isA`) or the B operand stored as `stored` across rows that lie
+// a multiple of 4 KiB apart.
+bool rowsFourKiBApart(const StoredMatrix &stored, bool isA)
+{
+    return stored.transposed == isA && stored.leading * int64_t(sizeof(float)) % 4096 == 0;
+}
+
+// The rows of depth a padded FP32 product of a (m × k) by b (k × n) copies at a time within
+// `scratchBytes`, or 0 where it should read its operands in place.
+int64_t paddedDepthFor(const StoredMatrix &sa, const StoredMatrix &sb, int64_t m, int64_t n, int64_t k,
+                       int64_t scratchBytes)
+{
+    const bool padA = rowsFourKiBApart(sa, true), padB = rowsFourKiBApart(sb, false);
+    const int64_t bytesPerRow = ((padA ? m + rowPadding : 0) + (padB ? n + rowPadding : 0)) * int64_t(sizeof(float));
+    if (bytesPerRow == 0)
+        return 0;
+    for (const int64_t depth : paddedDepths)
+        if (k > depth && depth * bytesPerRow <= scratchBytes)
+            return depth;
+    return 0;
+}
+
+std::atomic<int64_t> paddedProducts{0};
+
+// alpha·a·b for FP32 matrices a (m × k) and b (k × n) into `out`, `chunk` rows of depth at a
+// time, the rows of an operand stored 4 KiB apart read from a padded copy of the chunk.
+void paddedProduct(const at::Tensor &a, const StoredMatrix &sa, const at::Tensor &b, const StoredMatrix &sb,
+                   int64_t chunk, float alpha, at::Tensor &out)
+{
+    const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+    const bool padA = rowsFourKiBApart(sa, true), padB = rowsFourKiBApart(sb, false);
+    // The operands' chunks as stored: A's stored rows are its columns, B's its rows.
+    const at::Tensor aScratch = padA ? at::empty({chunk, m + rowPadding}, a.options()) : at::Tensor();
+    const at::Tensor bScratch = padB ? at::empty({chunk, n + rowPadding}, b.options()) : at::Tensor();
+    paddedProducts.fetch_add(1, std::memory_order_relaxed);
+    for (int64_t depth = 0; depth < k; depth += chunk) {
+        const int64_t deep = std::min(chunk, k - depth);
+        at::Tensor aPart = a.narrow(1, depth, deep), bPart = b.narrow(0, depth, deep);
+        StoredMatrix aStored = sa, bStored = sb;
+        if (padA) {
+            aScratch.narrow(0, 0, deep).narrow(1, 0, m).copy_(aPart.t());
+            aPart = aScratch;
+            aStored.leading = m + rowPadding;
+        }
+        if (padB) {
+            bScratch.narrow(0, 0, deep).narrow(1, 0, n).copy_(bPart);
+            bPart = bScratch;
+            bStored.leading = n + rowPadding;
+        }
+        sgemm(aStored, aPart.data_ptr<float>(), bStored, bPart.data_ptr<float>(), m, n, deep, alpha,
+              depth > 0 ? 1.0f : 0.0f, out.data_ptr<float>(), n);
+    }
+}
+
+// Each matrix's offset in `t`, over its batch dimensions (all but the last two) in order.
+std::vector<int64_t> batchOffsets(const at::Tensor &t)
+{
+    std::vector<int64_t> offsets{0};
+    for (int64_t d = t.dim() - 3; d >= 0; --d) {
+        std::vector<int64_t> grown;
+        grown.reserve(offsets.size() * size_t(t.size(d)));
+        for (int64_t i = 0; i < t.size(d); ++i)
+            for (const int64_t o : offsets)
+                grown.push_back(i * t.stride(d) + o);
+        offsets = std::move(grown);
+    }
+    return offsets;
+}
+
+// BF16 products in FP32 arithmetic, a tile at a time: per thread, a tile of each operand widened to
+// FP32 and one of FP32 sums (192 KiB at most), so that a budget rehearsed here pays for no FP32
+// copy of a whole operand or output, which a BF16 kernel would not make. At the default preset,
+// tiles of 64 made the step 1.3x slower than 128, tiles of 256 (512 KiB) 1.15x faster.
+constexpr int64_t tileRows = 128, tileColumns = 128, tileDepth = 128;
+
+// `rows` × `columns` of a stored BF16 matrix from (`row`, `column`), widened into `tile` in the
+// same layout (row-major, or row-major after a transpose); returns the tile's row distance.
+int64_t widenTile(const c10::BFloat16 *data, const StoredMatrix &stored, int64_t row, int64_t column, int64_t rows,
+                  int64_t columns, float *tile)
+{
+    // Stored transposed, the tile's lines are the matrix's columns.
+    const int64_t lines = stored.transposed ? columns : rows, length = stored.transposed ? rows : columns;
+    const c10::BFloat16 *first =
+        data + (stored.transposed ? column * stored.leading + row : row * stored.leading + column);
+    for (int64_t line = 0; line < lines; ++line) {
+        const c10::BFloat16 *from = first + line * stored.leading;
+        float *to = tile + line * length;
+        for (int64_t i = 0; i < length; ++i)
+            to[i] = float(from[i]); // exact: BF16 is FP32 without its low 16 bits
+    }
+    return length;
+}
+
+// alpha·a·b (+ bias on every row when defined) over the last two dimensions of BF16 operands,
+// stored as `sa` and `sb`, into `out` (BF16, contiguous).
+void widenedProduct(const at::Tensor &a, const StoredMatrix &sa, const at::Tensor &b, const StoredMatrix &sb,
+                    float alpha, const at::Tensor &bias, at::Tensor &out)
+{
+    const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+    const std::vector<int64_t> aOffsets = batchOffsets(a), bOffsets = batchOffsets(b);
+    const int64_t rowTiles = (m + tileRows - 1) / tileRows, columnTiles = (n + tileColumns - 1) / tileColumns;
+    const int64_t tiles = int64_t(aOffsets.size()) * rowTiles * columnTiles;
+    // Tiles no larger than the operands, and scratch for the threads that will have a tile.
+    const int64_t rowsAtMost = std::min(tileRows, m), columnsAtMost = std::min(tileColumns, n);
+    const int64_t depthAtMost = std::min(tileDepth, k);
+    const int64_t tileFloats = rowsAtMost * depthAtMost + depthAtMost * columnsAtMost + rowsAtMost * columnsAtMost;
+    // (Called inside a parallel region, it runs on the calling thread, whose number may be any.)
+    const int64_t threads =
+        at::in_parallel_region() ? at::get_num_threads() : std::min<int64_t>(at::get_num_threads(), tiles);
+    const at::Tensor scratch = at::empty({threads * tileFloats}, a.options().dtype(at::kFloat));
+    const auto *aData = a.data_ptr<c10::BFloat16>(), *bData = b.data_ptr<c10::BFloat16>();
+    const c10::BFloat16 *biasData = bias.defined() ? bias.data_ptr<c10::BFloat16>() : nullptr;
+    auto *outData = out.data_ptr<c10::BFloat16>();
+    // One tile per step of a thread, each sgemm on that thread (oneDNN runs serially inside a
+    // parallel region).
+    at::parallel_for(0, tiles, 1, [&](int64_t begin, int64_t end) {
+        float *aTile = scratch.data_ptr<float>() + at::get_thread_num() * tileFloats;
+        float *bTile = aTile + rowsAtMost * depthAtMost, *sums = bTile + depthAtMost * columnsAtMost;
+        for (int64_t t = begin; t < end; ++t) {
+            const int64_t matrix = t / (rowTiles * columnTiles);
+            const int64_t row = (t / columnTiles) % rowTiles * tileRows, column = t % columnTiles * tileColumns;
+            const int64_t rows = std::min(tileRows, m - row), columns = std::min(tileColumns, n - column);
+            if (biasData)
+                for (int64_t i = 0; i < rows; ++i)
+                    for (int64_t j = 0; j < columns; ++j)
+                        sums[i * columns + j] = float(biasData[column + j]);
+            const c10::BFloat16 *aMatrix = aData + aOffsets[size_t(matrix)];
+            const c10::BFloat16 *bMatrix = bData + bOffsets[size_t(matrix)];
+            for (int64_t depth = 0; depth < k; depth += tileDepth) {
+                const int64_t deep = std::min(tileDepth, k - depth);
+                const int64_t lda = widenTile(aMatrix, sa, row, depth, rows, deep, aTile);
+                const int64_t ldb = widenTile(bMatrix, sb, depth, column, deep, columns, bTile);
+                const float beta = depth > 0 || biasData ? 1.0f : 0.0f;
+                sgemm({sa.transposed, lda}, aTile, {sb.transposed, ldb}, bTile, rows, columns, deep, alpha, beta, sums,
+                      columns);
+            }
+            c10::BFloat16 *to = outData + matrix * m * n + row * n + column;
+            for (int64_t i = 0; i < rows; ++i)
+                for (int64_t j = 0; j < columns; ++j)
+                    to[i * n + j] = c10::BFloat16(sums[i * columns + j]); // rounded to nearest even
+        }
+    });
+}
+
+// alpha·a·b over the last two dimensions into a new contiguous tensor; batch shapes equal.
+// `scratchBytes`: what the product may allocate besides its output without raising the peak.
+at::Tensor product(at::Tensor a, at::Tensor b, float alpha = 1.0f, int64_t scratchBytes = 0)
+{
+    std::optional<StoredMatrix> sa = storedMatrix(a), sb = storedMatrix(b);
+    if (!sa) {
+        a = a.contiguous();
+        sa = storedMatrix(a);
+    }
+    if (!sb) {
+        b = b.contiguous();
+        sb = storedMatrix(b);
+    }
+    const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+    std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end());
+    shape.back() = n;
+    at::Tensor out = at::empty(shape, a.options());
+    RECORD_FUNCTION("optlog::gemm", std::vector<c10::IValue>()); // a GEMM for bench_profile
+    if (a.scalar_type() == at::kBFloat16) {
+        widenedProduct(a, *sa, b, *sb, alpha, {}, out);
+        return out;
+    }
+    if (const int64_t chunk = a.dim() == 2 ? paddedDepthFor(*sa, *sb, m, n, k, scratchBytes) : 0) {
+        paddedProduct(a, *sa, b, *sb, chunk, alpha, out);
+        return out;
+    }
+    const std::vector<int64_t> aOffsets = batchOffsets(a), bOffsets = batchOffsets(b);
+    const float *aData = a.data_ptr<float>();
+    const float *bData = b.data_ptr<float>();
+    float *outData = out.data_ptr<float>();
+    const auto one = [&](int64_t i) {
+        sgemm(*sa, aData + aOffsets[size_t(i)], *sb, bData + bOffsets[size_t(i)], m, n, k, alpha, 0.0f,
+              outData + i * m * n, n);
+    };
+    const auto batch = int64_t(aOffsets.size());
+    // Many small products (attention's heads): one per thread, each on one thread (oneDNN runs
+    // serially inside a parallel region). Few: one after another, each on every thread.
+    if (batch >= at::get_num_threads() && batch > 1)
+        at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i)
+                one(i);
+        });
+    else
+        for (int64_t i = 0; i < batch; ++i)
+            one(i);
+    return out;
+}
+
+// y = x·Wᵀ + b with x flattened to rows: the bias is written first and sgemm adds onto it.
+at::Tensor linearForward(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias)
+{
+    const int64_t k = x.size(-1), n = weight.size(0);
+    const at::Tensor rows = x.reshape({-1, k}).contiguous();
+    const at::Tensor w = weight.contiguous();
+    const int64_t m = rows.size(0);
+    RECORD_FUNCTION("optlog::gemm", std::vector<c10::IValue>()); // the bias copy counts as the GEMM's
+    at::Tensor out = at::empty({m, n}, x.options());
+    if (x.scalar_type() == at::kBFloat16) {
+        widenedProduct(rows, {false, k}, w.t(), {true, k}, 1.0f, bias.contiguous(), out);
+    } else {
+        out.copy_(bias.expand({m, n}));
+        sgemm({false, k}, rows.data_ptr<float>(), {true, k}, w.data_ptr<float>(), m, n, k, 1.0f, 1.0f,
+              out.data_ptr<float>(), n);
+    }
+    std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+    shape.back() = n;
+    return out.view(shape);
+}
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct OneDnnLinear : public torch::autograd::Function<OneDnnLinear>
+{
+    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x, const at::Tensor &weight,
+                              const at::Tensor &bias)
+    {
+        ctx->save_for_backward({x, weight});
+        return linearForward(x, weight, bias);
+    }
+
+    static variable_list backward(AutogradContext *ctx, variable_list gradients)
+    {
+        const variable_list saved = ctx->get_saved_variables();
+        const at::Tensor &x = saved[0], &weight = saved[1];
+        const int64_t k = x.size(-1), n = weight.size(0);
+        const at::Tensor g = gradients[0].reshape({-1, n}).contiguous();
+        at::Tensor dx, dw, db;
+        // The weight's gradient first, with scratch up to the size of the input's gradient that
+        // follows: the step's peak does not rise.
+        if (ctx->needs_input_grad(1)) {
+            const int64_t inputGradientBytes = ctx->needs_input_grad(0) ? x.numel() * int64_t(x.element_size()) : 0;
+            dw = product(g.t(), x.reshape({-1, k}), 1.0f, inputGradientBytes); // (n × rows)·(rows × k)
+        }
+        if (ctx->needs_input_grad(0))
+            dx = product(g, weight).view(x.sizes()); // (rows × n)·(n × k)
+        if (ctx->needs_input_grad(2))
+            db = g.sum(0);
+        return {dx, dw, db};
+    }
+};
+
+// alpha·a·b, alpha (attention's 1/√D) applied by sgemm in both directions: no pass of its own.
+struct OneDnnMatmul : public torch::autograd::Function<OneDnnMatmul>
+{
+    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &a, const at::Tensor &b, double alpha)
+    {
+        ctx->save_for_backward({a, b});
+        ctx->saved_data["alpha"] = alpha;
+        return product(a, b, float(alpha));
+    }
+
+    static variable_list backward(AutogradContext *ctx, variable_list gradients)
+    {
+        const variable_list saved = ctx->get_saved_variables();
+        const at::Tensor &a = saved[0], &b = saved[1], &g = gradients[0];
+        const auto alpha = float(ctx->saved_data["alpha"].toDouble());
+        at::Tensor da, db;
+        // b's gradient first (the head's weight's: its depth is the rows), with scratch up to the
+        // size of a's gradient that follows, as in OneDnnLinear.
+        if (ctx->needs_input_grad(1)) {
+            const int64_t aGradientBytes = ctx->needs_input_grad(0) ? a.numel() * int64_t(a.element_size()) : 0;
+            db = product(a.transpose(-2, -1), g, alpha, aGradientBytes);
+        }
+        if (ctx->needs_input_grad(0))
+            da = product(g, b.transpose(-2, -1), alpha);
+        return {da, db, at::Tensor()};
+    }
+};
+
+#endif // OPTLOG_HAVE_ONEDNN
+
+} // namespace
+
+at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias, GemmLibrary library)
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    // Shapes at::linear would refuse go to it, for its error message.
+    const std::optional<at::ScalarType> dtype = oneDnnTakes(library, x, weight);
+    if (dtype && x.dim() >= 2 && weight.dim() == 2 && x.size(-1) == weight.size(1)) {
+        const at::Tensor rows = inProductDtype(x, *dtype), w = inProductDtype(weight, *dtype);
+        if (!bias.defined()) { // the head: one product of the rows with Wᵀ
+            std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+            shape.back() = weight.size(0);
+            return OneDnnMatmul::apply(rows.reshape({-1, x.size(-1)}), w.t(), 1.0).view(shape);
+        }
+        // Autocast casts the bias too; outside it, a bias of another dtype is at::linear's to refuse.
+        const bool biasCast = at::autocast::is_cpu_enabled() && floatOrBf16(bias);
+        if ((bias.scalar_type() == *dtype || biasCast) && bias.dim() == 1 && bias.size(0) == weight.size(0))
+            return OneDnnLinear::apply(rows, w, inProductDtype(bias, *dtype));
+    }
+#endif
+    return at::linear(x, weight, bias);
+}
+
+int64_t paddedProductCount()
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    return paddedProducts.load(std::memory_order_relaxed);
+#else
+    return 0;
+#endif
+}
+
+at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary library, double alpha)
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    const std::optional<at::ScalarType> dtype = oneDnnTakes(library, a, b);
+    if (dtype && a.dim() >= 2 && a.dim() == b.dim()
+        && a.sizes().slice(0, a.dim() - 2) == b.sizes().slice(0, b.dim() - 2) && a.size(-1) == b.size(-2))
+        return OneDnnMatmul::apply(inProductDtype(a, *dtype), inProductDtype(b, *dtype), alpha);
+#endif
+    // In place on the product ATen just made: one pass, no second tensor of its size.
+    return alpha == 1.0 ? at::matmul(a, b) : at::matmul(a, b).mul_(alpha);
+}
+
+} // namespace optlog

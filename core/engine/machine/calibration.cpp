@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/machine/calibration.h"
+
+#include "core/config/cachefile.h"
+#include "core/config/config.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/machine/cudasupport.h"
+#include "core/engine/machine/device.h"
+#include "core/engine/machine/environment.h"
+#include "core/engine/kernels/gemm.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <chrono>
+#include <map>
+#include <vector>
+
+namespace optlog {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// GFLOP/s of a @ b, repeated for at least `seconds` after one untimed warm-up product.
+double gemmGflops(const at::Tensor &a, const at::Tensor &b, double seconds, GemmLibrary library)
+{
+    at::Tensor out = gemmMatmul(a, b, library); // warm-up: thread pool, packing buffers, page faults
+    const double flops = 2.0 * double(a.size(0)) * double(a.size(1)) * double(b.size(1));
+    int64_t repeats = 0;
+    synchronize(a.device());
+    const auto start = Clock::now();
+    double elapsed = 0;
+    do {
+        if (library == GemmLibrary::ATen)
+            at::matmul_out(out, a, b);
+        else
+            out = gemmMatmul(a, b, library);
+        ++repeats;
+        // A GPU queues the product and returns: time what it has done, in batches of ten.
+        if (a.is_cuda() && repeats % 10 != 0)
+            continue;
+        synchronize(a.device());
+        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    } while (elapsed < seconds);
+    return flops * double(repeats) / elapsed / 1e9;
+}
+
+// Square GEMMs large enough for the kernels to run at their best on this machine, whatever the
+// model: the same denominator for every run of a dtype (a CPU's rate stops growing well before
+// 2048, a GPU's before 8192).
+std::vector<int64_t> peakSizes(c10::Device device)
+{
+    return device.is_cuda() ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{1024, 2048};
+}
+
+// The libraries a product of `dtype` can be fastest on here: ATen's, and oneDNN's on a CPU for
+// FP32. Where oneDNN's path widens BF16 products, only it: ATen's are LibTorch's scalar one-thread
+// kernel there, which never wins and took minutes to time at these sizes.
+std::vector<GemmLibrary> librariesFor(at::ScalarType dtype, c10::Device device)
+{
+    if (!device.is_cpu() || !oneDnnGemmBuilt())
+        return {GemmLibrary::ATen};
+    if (dtype == at::kFloat)
+        return {GemmLibrary::ATen, GemmLibrary::OneDnn};
+    if (dtype == at::kBFloat16 && bf16ProductsWidened())
+        return {GemmLibrary::OneDnn};
+    return {GemmLibrary::ATen};
+}
+
+// The best rate over the sizes and libraries, each the best of three timings after its warm-up:
+// the machine's, whichever library a run chooses (runtime.gemm).
+double bestSquareGflops(at::ScalarType dtype, c10::Device device, double secondsPerShape)
+{
+    const auto options = at::TensorOptions().dtype(dtype).device(device);
+    double best = 0;
+    for (const int64_t n : peakSizes(device)) {
+        const at::Tensor a = at::rand({n, n}, options);
+        const at::Tensor b = at::rand({n, n}, options);
+        for (const GemmLibrary library : librariesFor(dtype, device))
+            for (int timing = 0; timing < 3; ++timing)
+                best = std::max(best, gemmGflops(a, b, secondsPerShape, library));
+    }
+    return best;
+}
+
+} // namespace
+
+double MatmulPeak::gflops(at::ScalarType dtype) const
+{
+    switch (dtype) {
+    case at::kFloat:
+        return float32Gflops;
+    case at::kBFloat16:
+        return bfloat16Gflops;
+    case at::kHalf:
+        return float16Gflops;
+    default:
+        return 0;
+    }
+}
+
+nlohmann::json MatmulPeak::toJson() const
+{
+    nlohmann::json out = {{"float32_gflops", float32Gflops}, {"bfloat16_gflops", bfloat16Gflops}, {"shapes", shapes},
+                          {"from_cache", fromCache}, {"seconds", seconds}};
+    if (remeasured)
+        out["remeasured"] = true;
+    if (float16Gflops > 0)
+        out["float16_gflops"] = float16Gflops;
+    return out;
+}
+
+int64_t matmulPeakBytes(const RunConfig &config)
+{
+    const int64_t n = peakSizes(runDevice(config)).back();
+    return 3 * n * n * int64_t(sizeof(float));
+}
+
+MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile, double secondsPerShape,
+                      ObservedRate observed)
+{
+    MatmulPeak peak;
+    const c10::Device device = runDevice(config);
+    for (const int64_t n : peakSizes(device))
+        peak.shapes += (peak.shapes.empty() ? "square " : ", ") + std::to_string(n);
+    const nlohmann::json env = captureEnvironment({threads, threads}, nlohmann::json::object());
+    // What the kernels' speed depends on: the machine, the libraries, the threads and how idle
+    // OpenMP workers wait (`optlog tune` sets OMP_WAIT_POLICY per precision); not the model.
+    const char *waitPolicy = std::getenv("OMP_WAIT_POLICY");
+    peak.key = env.value("cpu_model", "") + "|" + env.value("cpu_flags", "") + "|" + env.value("libtorch_version", "")
+               + "|" + env.value("blas_core", "") + "|threads=" + std::to_string(threads)
+               + "|OMP_WAIT_POLICY=" + (waitPolicy ? waitPolicy : "") + "|" + peak.shapes + "|gemm "
+               + (oneDnnGemmBuilt() ? describe(GemmLibrary::OneDnn) + " and aten" : "aten");
+    if (device.is_cuda())
+        peak.key += "|" + describeDevice(device);
+
+    const std::string path = cacheFile.empty() ? cacheFilePath("matmul-peak.json") : cacheFile;
+    nlohmann::json cache = readJsonCache(path);
+    if (cache.contains(peak.key)) {
+        const auto &entry = cache[peak.key];
+        peak.float32Gflops = entry.value("float32_gflops", 0.0);
+        peak.bfloat16Gflops = entry.value("bfloat16_gflops", 0.0);
+        peak.float16Gflops = entry.value("float16_gflops", 0.0);
+        if (peak.float32Gflops > 0) {
+            peak.remeasured = observed.gflops > kStalePeakMargin * peak.gflops(observed.dtype);
+            peak.fromCache = !peak.remeasured;
+            if (peak.fromCache)
+                return peak;
+        }
+    }
+    const MatmulPeak cached = peak; // zero where nothing usable was cached
+    // The machine's, not the run's: its matrices neither count towards a run's peak nor meet its
+    // memory budget.
+    const CountingAllocator::Uncounted uncounted;
+    const auto start = Clock::now();
+    peak.float32Gflops = bestSquareGflops(at::kFloat, device, secondsPerShape);
+    peak.bfloat16Gflops = bestSquareGflops(at::kBFloat16, device, secondsPerShape);
+    if (device.is_cuda()) {
+        peak.float16Gflops = bestSquareGflops(at::kHalf, device, secondsPerShape);
+        cuda::releaseCachedMemory(); // else the run's reserved peak would start with these matrices
+    }
+    peak.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    // The peak is the best rate measured: a measurement at a busy hour does not lower it.
+    peak.float32Gflops = std::max(peak.float32Gflops, cached.float32Gflops);
+    peak.bfloat16Gflops = std::max(peak.bfloat16Gflops, cached.bfloat16Gflops);
+    peak.float16Gflops = std::max(peak.float16Gflops, cached.float16Gflops);
+    cache[peak.key] = {{"float32_gflops", peak.float32Gflops}, {"bfloat16_gflops", peak.bfloat16Gflops},
+                       {"float16_gflops", peak.float16Gflops}, {"measured_seconds", peak.seconds}};
+    writeJsonCache(path, cache);
+    return peak;
+}
+
+double referenceKernelGflops(at::ScalarType dtype, c10::Device device, GemmLibrary library)
+{
+    // oneDNN's BF16 matmul allocates scratch memory through LibTorch: not the run's either.
+    const CountingAllocator::Uncounted uncounted;
+    // A GPU needs larger and more products per timing for the launch cost not to dominate.
+    const int64_t n = device.is_cuda() ? 2048 : 512;
+    const int repeats = device.is_cuda() ? 20 : 2;
+    constexpr int timings = 3;
+    // The matrices live outside LibTorch's allocators, made once per dtype and device; with the
+    // scope above the index neither raises a run's measured peak nor meets its memory budget.
+    static std::map<std::pair<at::ScalarType, std::string>, std::vector<at::Tensor>> matrices;
+    std::vector<at::Tensor> &m = matrices[{dtype, device.str()}];
+    if (m.empty()) {
+        const size_t floats = size_t(3 * n * n); // room for three float matrices, enough for any 16-bit one
+        void *storage = nullptr;
+        if (device.is_cuda()) {
+            storage = cuda::allocateOutsideCache(floats * sizeof(float));
+        } else {
+            static std::map<at::ScalarType, std::vector<float>> hostStorage;
+            std::vector<float> &values = hostStorage[dtype];
+            values.assign(floats, 0.0f);
+            storage = values.data();
+        }
+        const auto options = at::TensorOptions().dtype(dtype).device(device);
+        for (int k = 0; k < 3; ++k)
+            m.push_back(at::from_blob(static_cast<float *>(storage) + k * n * n, {n, n}, options));
+        m[0].fill_(0.5);
+        m[1].fill_(0.25);
+    }
+    at::Tensor &out = m[2];
+    // oneDNN writes a new product (1 MiB, uncounted above); ATen's goes into `out`.
+    const auto product = [&] {
+        if (library == GemmLibrary::ATen)
+            at::matmul_out(out, m[0], m[1]);
+        else
+            gemmMatmul(m[0], m[1], library);
+    };
+    product(); // wakes the threads the step's other kernels left asleep
+    synchronize(device);
+    // The best of a few short timings: one interruption is not the machine slowing down, a
+    // neighbour that stays is.
+    double best = 0;
+    for (int t = 0; t < timings; ++t) {
+        const auto start = Clock::now();
+        for (int i = 0; i < repeats; ++i)
+            product();
+        synchronize(device);
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        best = std::max(best, 2.0 * double(n * n * n) * repeats / seconds / 1e9);
+    }
+    return best;
+}
+
+} // namespace optlog

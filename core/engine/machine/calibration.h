@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/engine/kernels/gemm.h"
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace optlog {
+
+struct RunConfig;
+
+// The matmul throughput this machine reaches with the threads in use: the denominator of model
+// FLOP utilisation, the same for every run of a dtype on the machine. Measured once per machine,
+// library versions, threads and OpenMP wait policy, then read from a cache file.
+struct MatmulPeak
+{
+    double float32Gflops = 0;
+    double bfloat16Gflops = 0;
+    double float16Gflops = 0; // CUDA only: the CPU has no FP16 matmul in LibTorch 1.13
+    std::string shapes;     // "square 1024, 2048": the GEMMs measured
+    std::string key;        // what the cache entry is keyed by
+    bool fromCache = false;
+    bool remeasured = false; // the cached entry was beaten by the run's own kernels (below)
+    double seconds = 0;     // what measuring took (0 from the cache)
+
+    // The peak of a compute dtype (FP32, BF16, FP16); 0 for another.
+    double gflops(at::ScalarType dtype) const;
+    nlohmann::json toJson() const;
+};
+
+// A rate the run's own kernels reached just now in its compute dtype: the machine-speed index.
+struct ObservedRate
+{
+    at::ScalarType dtype = at::kFloat;
+    double gflops = 0;
+};
+
+// `cacheFile` empty: $XDG_CACHE_HOME/optlog/matmul-peak.json, else ~/.cache/optlog/....
+// Measured on the config's runtime.device with square GEMMs (1024 and 2048 on a CPU, 4096 and
+// 8192 on a GPU), each timed three times for at least `secondsPerShape` after a warm-up; the
+// best rate is the peak. Its matrices are outside the counting allocator (no run's memory).
+// A cached peak that `observed` beats by more than kStalePeakMargin was measured while the machine
+// was busier than now (on a shared machine a cached 153 GFLOP/s FP32 stood against 191 measured
+// anew, and every run's MFU read high): it is measured again, and the entry keeps the better of
+// the two measurements of each dtype.
+MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile = "",
+                      double secondsPerShape = 0.15, ObservedRate observed = {});
+// The index's 512³ product stays below the peak's larger squares on an idle machine, but not by
+// much: 86-93% of FP32's peak and 94-100% of BF16's (widened) on an AVX2 EPYC.
+inline constexpr double kStalePeakMargin = 1.05;
+// The memory measuring matmulPeak() takes when it is not cached: its largest GEMM's matrices.
+int64_t matmulPeakBytes(const RunConfig &config);
+
+// A fixed matmul, timed: the machine-speed index. A change in it during a run is the machine
+// changing under the run (a neighbour, thermal limits), not the technique. On a CPU six 512^3
+// products in three timings (the best counts), about 10 ms; on a GPU sixty 2048^3 ones. Its
+// matrices are outside LibTorch's allocators (the CPU's, and CUDA's caching one), so it never
+// adds to a run's peak or meets its budget. `dtype` and `library` should be the run's: on a CPU
+// its kernels then use the same thread pool as the run's (OpenBLAS for ATen's FP32, OpenMP's
+// workers for oneDNN's), so the run's own idle threads do not disturb the timing.
+double referenceKernelGflops(at::ScalarType dtype = at::kFloat, c10::Device device = c10::Device(c10::DeviceType::CPU),
+                             GemmLibrary library = GemmLibrary::ATen);
+
+} // namespace optlog

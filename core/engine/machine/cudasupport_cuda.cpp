@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// Built only against a CUDA LibTorch (see core/engine/CMakeLists.txt).
+#include "core/engine/machine/cudasupport.h"
+
+#include <c10/cuda/CUDACachingAllocator.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace optlog::cuda {
+
+bool built() { return true; }
+
+MemoryStats memoryStats(int deviceIndex)
+{
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::DeviceIndex(deviceIndex));
+    // Index 0 is StatType::AGGREGATE (all pool sizes) in every LibTorch since 1.x; the enum's
+    // namespace moved in 2.x, its order did not.
+    MemoryStats out;
+    out.allocatedBytes = stats.allocated_bytes[0].current;
+    out.allocatedPeakBytes = stats.allocated_bytes[0].peak;
+    out.reservedPeakBytes = stats.reserved_bytes[0].peak;
+    return out;
+}
+
+void resetPeakStats(int deviceIndex)
+{
+    c10::cuda::CUDACachingAllocator::resetPeakStats(c10::DeviceIndex(deviceIndex));
+}
+
+void releaseCachedMemory() { c10::cuda::CUDACachingAllocator::emptyCache(); }
+
+void *allocateOutsideCache(size_t bytes)
+{
+    void *data = nullptr;
+    if (cudaMalloc(&data, bytes) != cudaSuccess)
+        throw std::runtime_error("cudaMalloc of " + std::to_string(bytes) + " bytes failed");
+    return data;
+}
+
+std::string deviceDescription(int deviceIndex)
+{
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, deviceIndex) != cudaSuccess)
+        return "unknown CUDA device";
+    char memory[32];
+    std::snprintf(memory, sizeof memory, ", %.1f GiB", double(properties.totalGlobalMem) / double(1 << 30));
+    return std::string(properties.name) + memory;
+}
+
+} // namespace optlog::cuda

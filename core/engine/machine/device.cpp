@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/machine/device.h"
+
+#include "core/config/config.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/machine/cudasupport.h"
+
+#include <torch/cuda.h>
+#include <torch/version.h>
+
+namespace optlog {
+
+namespace {
+
+c10::Device requestedDevice(const std::string &name)
+{
+    if (name == "cpu")
+        return c10::Device(c10::DeviceType::CPU);
+    if (!cuda::built())
+        throw ConfigError("runtime.device", "config: runtime.device = \"" + name + "\": this optlog is built against LibTorch "
+                          TORCH_VERSION " without CUDA. Use runtime.device = \"cpu\", or build optlog against a "
+                          "CUDA LibTorch on a machine with an NVIDIA GPU (tools/cuda/README.md)");
+    if (!torch::cuda::is_available())
+        throw ConfigError("runtime.device", "config: runtime.device = \"" + name + "\": LibTorch has CUDA but sees no GPU (check the "
+                          "driver with nvidia-smi, and CUDA_VISIBLE_DEVICES). Use runtime.device = \"cpu\" here");
+    // Device 0 of those visible: CUDA_VISIBLE_DEVICES chooses which GPU that is.
+    return c10::Device(c10::DeviceType::CUDA, 0);
+}
+
+} // namespace
+
+c10::Device runDevice(const RunConfig &config)
+{
+    const c10::Device device = requestedDevice(config.runtime.device);
+    requirePrecisionOnDevice(precisionModeOf(config), device.is_cuda() ? "cuda" : "cpu");
+#if TORCH_VERSION_MAJOR < 2
+    if (config.memory.attention == "sdpa")
+        throw ConfigError("memory.attention", "config: memory.attention = \"sdpa\" needs LibTorch 2.0 or newer (its fused "
+                          "scaled_dot_product_attention); this optlog is built against " TORCH_VERSION
+                          ". Use \"chunked\", which keeps no T x T matrix for backward either, or \"naive\"");
+#endif
+    return device;
+}
+
+void synchronize(c10::Device device)
+{
+    if (device.is_cuda())
+        torch::cuda::synchronize(device.index());
+}
+
+std::string describeDevice(c10::Device device)
+{
+    if (!device.is_cuda())
+        return "cpu";
+    return device.str() + " " + cuda::deviceDescription(device.index());
+}
+
+DeviceMemory::DeviceMemory(c10::Device device)
+    : m_device(device)
+{
+}
+
+int64_t DeviceMemory::currentBytes() const
+{
+    return m_device.is_cuda() ? cuda::memoryStats(m_device.index()).allocatedBytes
+                              : CountingAllocator::instance().currentBytes();
+}
+
+int64_t DeviceMemory::peakBytes() const
+{
+    return m_device.is_cuda() ? cuda::memoryStats(m_device.index()).allocatedPeakBytes
+                              : CountingAllocator::instance().peakBytes();
+}
+
+std::pair<int64_t, int64_t> DeviceMemory::inUseAndPeakBytes() const
+{
+    if (!m_device.is_cuda())
+        return {CountingAllocator::instance().currentBytes(), CountingAllocator::instance().peakBytes()};
+    const cuda::MemoryStats stats = cuda::memoryStats(m_device.index());
+    return {stats.allocatedBytes, stats.allocatedPeakBytes};
+}
+
+void DeviceMemory::resetPeak() const
+{
+    if (m_device.is_cuda())
+        cuda::resetPeakStats(m_device.index());
+    else
+        CountingAllocator::instance().resetPeak();
+}
+
+std::optional<int64_t> DeviceMemory::reservedPeakBytes() const
+{
+    if (!m_device.is_cuda())
+        return std::nullopt;
+    return cuda::memoryStats(m_device.index()).reservedPeakBytes;
+}
+
+void DeviceMemory::setPhase(const char *phase) const
+{
+    // The phase names a budget refusal, and budgets exist on the CPU only.
+    CountingAllocator::instance().setPhase(phase);
+}
+
+} // namespace optlog

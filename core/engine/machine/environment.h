@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/engine/kernels/gemm.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace optlog {
+
+struct RuntimeConfig;
+
+struct ThreadSettings
+{
+    int intraOp = 1; // LibTorch's intra-op (OpenMP) threads
+    int blas = 1;    // OpenBLAS threads; -1 when the BLAS cannot be asked
+};
+
+// Resolves runtime.threads and runtime.blas_threads (0 = this machine's default) and applies
+// them to LibTorch and, when it is the BLAS in use, to OpenBLAS.
+ThreadSettings applyThreadSettings(const RuntimeConfig &runtime);
+
+// Keeps freed tensor memory in the process's heap for the next step instead of handing it back to
+// the kernel (glibc's defaults mmap every block over 128 KiB and unmap it on free, so each step
+// page-faults its activations in afresh). Returns what it set, for the run's environment.
+nlohmann::json keepTensorMemoryInHeap();
+
+// The default intra-op thread count: measured on the 2-core development machine (docs/tuning.md).
+int defaultThreads();
+
+// What a reader needs to reproduce a run's numbers: library versions, BLAS and its kernels,
+// threads, CPU model and flags, compiler, optlog version, and the variables that steer them.
+nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann::json &heap);
+
+// What `--version` prints: "optlog 0.1.0 (commit 1a2b3c4), LibTorch 1.13.0 (CPU), gcc 12.2.0".
+std::string buildDescription();
+
+// The CPU, its flags and the library versions: what a cached tuning or calibration is valid for.
+// Leaves out OpenBLAS's chosen core, which the tuning itself may change.
+std::string machineKey();
+
+// A GEMM with the kernels this process's BLAS chose (or oneDNN's), against a double-precision
+// loop over the same random matrices. Some OpenBLAS kernels compute wrong results on some CPUs:
+// `optlog tune` tries a core type only when a process started with it passes.
+struct GemmCheck
+{
+    double largestError = 0; // absolute, over a 128 x 96 by 96 x 80 product of values in [-1, 1]
+    bool correct = false;    // FP32 rounding alone stays near 1e-5; the bound is 1e-3
+};
+GemmCheck checkGemm(GemmLibrary library = GemmLibrary::ATen);
+
+// OpenBLAS's name for the kernels it chose ("Prescott" is its generic fallback); empty when
+// the BLAS in use is not OpenBLAS.
+std::string blasCoreName();
+
+} // namespace optlog

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/engine/precision/torchcompat.h"
+
+#include <c10/core/Allocator.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace optlog {
+
+// An allocation the memory budget refused: what was asked, what was in use, in which phase.
+struct BudgetRefusal
+{
+    int64_t requestedBytes = 0;
+    int64_t inUseBytes = 0;
+    int64_t budgetBytes = 0;
+    std::string phase; // setup | forward | backward | optimizer step | validation
+};
+
+class MemoryBudgetExceeded : public std::runtime_error
+{
+public:
+    explicit MemoryBudgetExceeded(const BudgetRefusal &refusal);
+    BudgetRefusal refusal;
+};
+
+// The CPU allocator every LibTorch CPU tensor goes through once installed: it counts the
+// bytes in use and their high-water mark, exactly (requested bytes, not pages).
+// Memory that LibTorch's own libraries keep outside it (oneDNN and OpenBLAS scratch buffers,
+// the heap of the runtime) shows only in the process's peak RSS.
+class CountingAllocator final : public c10::Allocator
+{
+public:
+    static CountingAllocator &instance();
+    // Replaces LibTorch's default CPU allocator for the rest of the process.
+    static void install();
+
+    c10::DataPtr allocate(size_t bytes) OPTLOG_ALLOCATE_QUALIFIER override;
+    c10::DeleterFnPtr raw_deleter() const override { return &release; }
+    // Required (pure virtual) from LibTorch 2.2 on, unused before: hence no `override`.
+    void copy_data(void *destination, const void *source, size_t bytes) const;
+
+    int64_t currentBytes() const { return m_current.load(std::memory_order_relaxed); }
+    int64_t peakBytes() const { return m_peak.load(std::memory_order_relaxed); }
+    // Starts a new high-water mark from what is in use now (after warm-up, say).
+    void resetPeak() { m_peak.store(currentBytes(), std::memory_order_relaxed); }
+
+    // A memory budget to rehearse on a CPU: an allocation that would take the bytes in use past
+    // it throws MemoryBudgetExceeded (and is remembered, since LibTorch may wrap the exception).
+    // 0 = no budget.
+    void setBudget(int64_t bytes);
+    int64_t budget() const { return m_budget.load(std::memory_order_relaxed); }
+    // What the trainer is doing, named in a refusal. `phase` must be a string literal.
+    void setPhase(const char *phase) { m_phase.store(phase, std::memory_order_relaxed); }
+    // The first refusal since the budget was set, if any.
+    std::optional<BudgetRefusal> refusal() const;
+
+    // While one exists, allocations are neither counted nor held to the budget (nor are their
+    // frees subtracted): for optlog's own measurements between steps, which are the machine's,
+    // not the run's. Only where no training runs at the same time.
+    class Uncounted
+    {
+    public:
+        Uncounted() { instance().m_uncounted.fetch_add(1, std::memory_order_relaxed); }
+        ~Uncounted() { instance().m_uncounted.fetch_sub(1, std::memory_order_relaxed); }
+        Uncounted(const Uncounted &) = delete;
+        Uncounted &operator=(const Uncounted &) = delete;
+    };
+
+private:
+    CountingAllocator() = default;
+    // The deleter gets only the data pointer, so the size lives in a header just before it;
+    // the DataPtr's context is the data pointer itself, as raw_allocate() requires.
+    static void release(void *data);
+
+    mutable std::atomic<int64_t> m_current{0};
+    mutable std::atomic<int64_t> m_peak{0};
+    std::atomic<int64_t> m_budget{0};
+    std::atomic<int> m_uncounted{0};
+    std::atomic<const char *> m_phase{"setup"};
+    mutable std::mutex m_refusalMutex;
+    mutable std::optional<BudgetRefusal> m_refusal;
+};
+
+} // namespace optlog

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/run/enginerun.h"
+
+#include "core/memorymodel/memorymodel.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/machine/device.h"
+#include "core/engine/precision/precision.h"
+#include "core/engine/run/rankrun.h"
+#include "core/engine/run/studyrecorder.h"
+#include "core/contract/format.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace optlog {
+
+namespace {
+
+// What the run starts with, for its started event: the budget, the data, the threads, the device.
+std::string startMessage(const RunConfig &config, const TokenSplit &data, const ThreadSettings &threads,
+                         c10::Device device)
+{
+    return std::string(config.memory.budget.empty() ? "" : "memory budget " + config.memory.budget + "; ")
+           + "data: " + data.description + "; threads: " + std::to_string(threads.intraOp) + " intra-op, "
+           + std::to_string(threads.blas) + " BLAS; device: " + describeDevice(device);
+}
+
+// What the budget refused, as the oom event's message: a JSON object a reader can take apart
+// (the step is left out when the run had not taken one).
+std::string refusalMessage(const BudgetRefusal &refusal, int64_t step)
+{
+    nlohmann::json message = {{"phase", refusal.phase},
+                              {"requested_bytes", refusal.requestedBytes},
+                              {"in_use_bytes", refusal.inUseBytes},
+                              {"budget_bytes", refusal.budgetBytes}};
+    if (step >= 0)
+        message["step"] = step;
+    return message.dump();
+}
+
+// The memory the machine had when the run was checked; the check itself unless it is forced.
+AvailableMemory checkedMemory(const RunConfig &config, EngineRun::MemoryCheck check)
+{
+    AvailableMemory available = availableMemory();
+    if (check == EngineRun::MemoryCheck::Refuse)
+        checkMemoryFits(config, available);
+    return available;
+}
+
+// The machine ran out (std::bad_alloc): what was predicted and what was there, since the
+// exception says neither.
+std::string outOfMachineMemory(const RunConfig &config, const AvailableMemory &available)
+{
+    return "out of memory: an allocation failed (std::bad_alloc); the memory model predicted a peak of "
+           + formatBytes(estimateMemory(config).peakBytes)
+           + (available.bytes > 0 ? " and the machine had " + formatBytes(available.bytes) + " available at the start"
+                                  : std::string())
+           + ". Lower train.microbatch or model.width, or set memory.budget to rehearse a limit without reaching "
+             "the machine's";
+}
+
+} // namespace
+
+EngineRun::EngineRun(RunConfig config, MemoryCheck memoryCheck)
+    : m_config(std::move(config))
+    , m_device(runDevice(m_config))
+    , m_available(checkedMemory(m_config, memoryCheck))
+    , m_data(loadTokens(m_config.data, m_config.model.vocabSize, m_config.model.contextLength))
+{
+}
+
+EngineRun::~EngineRun() = default;
+
+void EngineRun::open(const std::string &studyPath)
+{
+    m_store = std::make_unique<Store>(studyPath);
+    m_studySeed = uint64_t(m_store->studySeed()); // a study edited by hand is refused here, before a run exists
+    // Room for the run's outcome should its disk fill: a few pages of the write-ahead log.
+    m_store->reserveSpace(64 * 1024);
+    m_heap = keepTensorMemoryInHeap();
+    CountingAllocator::install();
+    m_threads = applyThreadSettings(m_config.runtime);
+    // Before the budget, which rehearses the run's memory, not the machine's (the calibration's
+    // matrices are not counted in any case).
+    // With the rate this run's kernels reach now, which a peak cached at a busier hour falls short
+    // of: the better of two machine-speed indexes (the first in a process may find idle threads).
+    const at::ScalarType compute = precisionPlan(m_config.precision.mode).compute;
+    const GemmLibrary library = gemmLibraryFrom(m_config.runtime.gemm);
+    const ObservedRate observed{compute, std::max(referenceKernelGflops(compute, m_device, library),
+                                                  referenceKernelGflops(compute, m_device, library))};
+    m_peak = matmulPeak(m_config, m_threads.intraOp, "", 0.15, observed);
+}
+
+EngineRun::Result EngineRun::train(const Options &options, const std::atomic<bool> &stopRequested)
+{
+    if (!m_store)
+        throw std::logic_error("EngineRun::train() needs open() first");
+    Store &store = *m_store;
+    auto &allocator = CountingAllocator::instance();
+    if (!m_config.memory.budget.empty())
+        allocator.setBudget(parseBytes(m_config.memory.budget, "memory.budget"));
+
+    Result result;
+    if (m_resumedRun) {
+        result.runId = m_resumedRun;
+        store.reopenRun(m_resumedRun, m_checkpoint.step);
+    } else {
+        result.runId = store.createRun(m_config.name, toToml(m_config), m_config.group, m_origin);
+    }
+    StudyRecorder::Options recording;
+    recording.jsonLines = options.jsonLines;
+    recording.progress = options.progress;
+    recording.allocatorBytes = [memory = DeviceMemory(m_device)] { return memory.inUseAndPeakBytes(); };
+    recording.diagnostics = m_config.diagnostics;
+    StudyRecorder recorder(store, result.runId, m_config.train.steps, recording);
+
+    TrainingOutcome &outcome = result.outcome;
+    outcome.outcome = Outcome::Failed; // until the trainer says how it ended
+    try {
+        nlohmann::json environment = captureEnvironment(m_threads, m_heap);
+        environment["device"] = describeDevice(m_device);
+        environment["gemm"] = describe(gemmLibraryFrom(m_config.runtime.gemm));
+        environment["matmul_peak"] = m_peak.toJson();
+        store.setEnvironment(result.runId, environment.dump());
+        // The prediction is stored first, so the workbench shows it while the run trains.
+        const std::vector<MemoryRow> predicted = estimateMemory(m_config).rows();
+        store.replaceMemory(result.runId, predicted);
+        for (int64_t rank = 1; m_ranks && rank < m_ranks->size(); ++rank)
+            store.replaceMemory(result.runId, estimateMemory(m_config, rank).rows(), rank);
+        recorder.started(startMessage(m_config, m_data, m_threads, m_device)
+                         + (m_resumedRun ? "; resumed from the checkpoint after step " + std::to_string(m_checkpoint.step)
+                                         : std::string()));
+
+        outcome = trainOutcome(recorder, result.runId, stopRequested);
+        if (outcome.refusal)
+            recorder.event(EventKind::Oom, refusalMessage(*outcome.refusal, outcome.step));
+        std::vector<MemoryRow> memory = predicted;
+        memory.insert(memory.end(), outcome.measuredMemory.begin(), outcome.measuredMemory.end());
+        store.replaceMemory(result.runId, memory);
+        if (!outcome.dtypes.empty())
+            store.setDtypes(result.runId, nlohmann::json(outcome.dtypes).dump());
+        if (m_ranks)
+            storeRanks(result.runId, outcome, environment);
+    } catch (const StoreError &e) {
+        if (outcome.step < 0)
+            outcome.step = recorder.lastStep();
+        outcome = storeFailure(outcome, e);
+        store.releaseSpace();
+    }
+    outcome = recorder.finished(outcome);
+    return result;
+}
+
+void EngineRun::resumeFrom(int64_t runId, WeightFile checkpoint)
+{
+    m_resumedRun = runId;
+    m_checkpoint = std::move(checkpoint);
+}
+
+TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, int64_t runId, const std::atomic<bool> &stopRequested)
+{
+    auto &allocator = CountingAllocator::instance();
+    TrainingOutcome outcome;
+    try {
+        if (m_ranks) {
+            publishRunForRanks(*m_ranks, m_config, m_studySeed);
+            m_ranks->connect(m_device.is_cuda());
+        }
+        Trainer trainer(m_config, m_data, m_studySeed, m_ranks.get());
+        trainer.writeWeightsTo(m_store->absolutePath(""), m_store->weightsFolder(runId));
+        if (m_resumedRun)
+            trainer.resumeFrom(m_store->absolutePath(m_checkpoint.path), m_checkpoint);
+        outcome = trainer.run(recorder, stopRequested);
+    } catch (const StoreError &) {
+        allocator.setBudget(0);
+        throw;
+    } catch (const RankLost &e) {
+        // Another rank died or stopped answering: the run cannot go on without it.
+        const std::string lost = m_ranks ? m_ranks->lostRank() : std::string();
+        outcome.outcome = Outcome::Crashed;
+        outcome.step = std::max<int64_t>(0, recorder.lastStep() + 1);
+        outcome.message = (lost.empty() ? std::string() : lost + "; ") + e.what();
+        allocator.setBudget(0);
+    } catch (const std::exception &e) {
+        // Building the model or its optimizer can already exceed a budget, or the machine.
+        const auto refusal = allocator.refusal();
+        outcome.outcome = refusal ? Outcome::Oom : Outcome::Failed;
+        outcome.refusal = refusal;
+        if (refusal)
+            outcome.message = MemoryBudgetExceeded(*refusal).what() + std::string(", before the first step");
+        else if (dynamic_cast<const std::bad_alloc *>(&e) || std::string(e.what()).find("bad_alloc") != std::string::npos)
+            outcome.message = outOfMachineMemory(m_config, m_available);
+        else
+            outcome.message = e.what();
+        allocator.setBudget(0);
+    }
+    return outcome;
+}
+
+void EngineRun::storeRanks(int64_t runId, const TrainingOutcome &outcome, const nlohmann::json &environment)
+{
+    RankRecord own;
+    own.host = thisHost();
+    own.pid = int64_t(getpid());
+    own.environmentJson = environment.dump();
+    own.measuredSteps = outcome.measuredSteps;
+    own.stepSeconds = outcome.stepSeconds;
+    own.communicationSeconds = outcome.communicationSeconds;
+    own.outcome = outcomeName(outcome.outcome);
+    own.message = outcome.message;
+    std::vector<RankRecord> ranks = {own};
+    for (int64_t rank = 1; rank < m_ranks->size(); ++rank) {
+        RankReport report = readRankReport(*m_ranks, rank, outcome.outcome == Outcome::Completed);
+        ranks.push_back(report.record);
+        if (!report.measuredMemory.empty()) {
+            std::vector<MemoryRow> memory = estimateMemory(m_config, rank).rows();
+            memory.insert(memory.end(), report.measuredMemory.begin(), report.measuredMemory.end());
+            m_store->replaceMemory(runId, memory, rank);
+        }
+    }
+    m_store->storeRanks(runId, ranks);
+}
+
+} // namespace optlog

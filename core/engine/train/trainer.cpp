@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/train/trainer.h"
+
+#include "core/engine/machine/calibration.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/contract/precisionmodes.h"
+#include "core/engine/machine/device.h"
+#include "core/engine/kernels/fusedadamw.h"
+#include "core/engine/train/numerics.h"
+#include "core/engine/model/weightfiles.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/record_function.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <torch/optim/adamw.h>
+#include <torch/utils.h>
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+
+namespace optlog {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t bytesOf(const std::vector<at::Tensor> &tensors)
+{
+    int64_t bytes = 0;
+    for (const auto &t : tensors)
+        if (t.defined())
+            bytes += int64_t(t.nbytes());
+    return bytes;
+}
+
+std::string dtypeOf(const std::vector<at::Tensor> &tensors)
+{
+    std::string name;
+    for (const auto &t : tensors) {
+        if (!t.defined())
+            continue;
+        const std::string n = dtypeName(t);
+        if (!name.empty() && name != n)
+            return "mixed";
+        name = n;
+    }
+    return name;
+}
+
+Batch onDevice(const Batch &batch, c10::Device device)
+{
+    return {batch.inputs.to(device), batch.targets.to(device)};
+}
+
+// Wall seconds `work` takes, the device's queued work included.
+template<typename Work>
+double secondsOf(c10::Device device, Work &&work)
+{
+    synchronize(device);
+    const auto start = Clock::now();
+    work();
+    synchronize(device);
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+TrainingOutcome ended(Outcome outcome, int64_t step, std::string message)
+{
+    TrainingOutcome out;
+    out.outcome = outcome;
+    out.step = step;
+    out.message = std::move(message);
+    return out;
+}
+
+int64_t peakRssBytes()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return int64_t(usage.ru_maxrss) * 1024; // Linux reports kibibytes
+}
+
+} // namespace
+
+at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatches, const PrecisionPlan &plan,
+                               const LossScaler *scaler, MemoryMeter *meter)
+{
+    for (auto &p : model->parameters())
+        if (p.grad().defined())
+            p.grad().zero_();
+    const c10::Device device = microbatches.front().inputs.device();
+    const double share = 1.0 / double(microbatches.size());
+    at::Tensor total = torch::zeros({}, at::TensorOptions().device(device));
+    for (const Batch &microbatch : microbatches) {
+        at::Tensor loss;
+        if (meter)
+            meter->forwardBegins();
+        {
+            // Forward only: backward runs in the dtypes the forward chose.
+            AutocastGuard autocast(device.type(), plan.compute, plan.autocast);
+            loss = model->loss(microbatch.inputs, microbatch.targets);
+        }
+        if (meter)
+            meter->forwardEnds();
+        const at::Tensor part = loss * share;
+        (scaler ? scaler->scale(part) : part).backward();
+        total += loss.detach() * share;
+    }
+    return total;
+}
+
+std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, const LossScaler *scaler,
+                                     double maxNorm)
+{
+    if (scaler && !scaler->unscale(parameters))
+        return std::nullopt;
+    // LibTorch's clip_grad_norm_, its norm and coefficient in its arithmetic, except that
+    // it multiplies every gradient by the coefficient clamped to 1 even when that is 1: a read and
+    // a write of all gradients for nothing on most steps past the first few.
+    at::NoGradGuard noGrad;
+    std::vector<at::Tensor> gradients, norms;
+    for (const auto &p : parameters)
+        if (p.grad().defined()) {
+            gradients.push_back(p.grad());
+            norms.push_back(p.grad().norm());
+        }
+    if (gradients.empty())
+        return 0.0;
+    const at::Tensor total = norms.size() == 1 ? norms.front() : at::stack(norms).norm();
+    const at::Tensor coefficient = ((maxNorm > 0 ? maxNorm : INFINITY) / (total + 1e-6)).clamp_max(1.0);
+    // The step's one host read, for both: on a GPU each read waits for the queued kernels.
+    const at::Tensor read = at::stack({total.to(at::kDouble), coefficient.to(at::kDouble)}).cpu();
+    const double norm = read[0].item<double>();
+    if (!std::isfinite(norm))
+        return std::nullopt;
+    if (read[1].item<double>() < 1)
+        for (auto &g : gradients)
+            g.mul_(coefficient);
+    return norm;
+}
+
+std::optional<double> stepUnlessNonFinite(torch::optim::Optimizer &optimizer, const std::vector<at::Tensor> &tensors,
+                                          LossScaler *scaler, double maxNorm, const GradientClip &clip)
+{
+    const std::optional<double> norm = clip(tensors, scaler, maxNorm);
+    if (norm)
+        optimizer.step();
+    if (scaler)
+        scaler->update(!norm);
+    return norm;
+}
+
+std::unique_ptr<torch::optim::AdamW> makeAdamW(const std::vector<at::Tensor> &decayed,
+                                               const std::vector<at::Tensor> &plain, const TrainConfig &train,
+                                               bool libtorchStep)
+{
+    const auto options = torch::optim::AdamWOptions(train.learningRate).betas({train.beta1, train.beta2}).eps(train.eps);
+    std::vector<torch::optim::OptimizerParamGroup> groups;
+    groups.emplace_back(decayed, std::make_unique<torch::optim::AdamWOptions>(
+                                     torch::optim::AdamWOptions(options).weight_decay(train.weightDecay)));
+    groups.emplace_back(plain, std::make_unique<torch::optim::AdamWOptions>(
+                                   torch::optim::AdamWOptions(options).weight_decay(0.0)));
+    if (libtorchStep)
+        return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
+    return std::make_unique<FusedAdamW>(std::move(groups), options);
+}
+
+double learningRateAt(const TrainConfig &train, int64_t step)
+{
+    if (step < train.warmupSteps)
+        return train.learningRate * double(step + 1) / double(train.warmupSteps);
+    const int64_t decaySteps = std::max<int64_t>(1, train.steps - 1 - train.warmupSteps);
+    const double progress = std::min(1.0, double(step - train.warmupSteps) / double(decaySteps));
+    const double cosine = 0.5 * (1.0 + std::cos(M_PI * progress));
+    return train.minLearningRate + cosine * (train.learningRate - train.minLearningRate);
+}
+
+Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, RankGroup *ranks)
+    : m_config(config)
+    , m_ranks(ranks)
+    , m_plan(precisionPlan(config.precision.mode))
+    , m_device(runDevice(config))
+    , m_meter(m_device, config.memory.warmupSteps)
+    , m_data(std::move(data))
+    , m_sampler(m_data.train, config.model.contextLength, uint64_t(config.train.seed))
+{
+    torch::manual_seed(uint64_t(config.train.seed));
+    m_model = GPT(GPTOptions::from(config));
+    m_model->train();
+    // Initialised in FP32 on the CPU, then moved and cast: every mode on every device starts
+    // from the same weights, rounded.
+    m_model->to(m_device, m_plan.weights);
+    m_parameters = m_model->parameters();
+    for (const auto &item : m_model->named_parameters())
+        m_parameterNames.push_back(item.key());
+    if (m_ranks) {
+        m_parallel = std::make_unique<DataParallel>(*m_ranks, config, m_parameters, m_plan.masterWeights);
+        m_clip = [this](const std::vector<at::Tensor> &tensors, const LossScaler *scaler, double maxNorm) {
+            return m_parallel->unscaleAndClip(tensors, scaler, maxNorm);
+        };
+        // Every rank starts from the same weights; dropout draws a stream of its own on each.
+        if (m_ranks->rank() > 0)
+            torch::manual_seed(uint64_t(config.train.seed) * 1000003u + uint64_t(m_ranks->rank()));
+    }
+    if (m_plan.masterWeights && !sharded())
+        for (const auto &p : m_parameters)
+            m_master.push_back(p.detach().to(torch::kFloat).clone().requires_grad_(true));
+    if (m_plan.lossScaling)
+        m_scaler.emplace();
+
+    // Decay matrices and embeddings, not biases and LayerNorm gains (GPT-2, nanoGPT); ZeRO's
+    // flat pieces take their parameter's.
+    std::vector<at::Tensor> decayed, plain;
+    const std::vector<at::Tensor> &optimized = optimizedTensors();
+    const std::vector<int64_t> pieceOf = sharded() ? m_parallel->shardParameters() : std::vector<int64_t>();
+    for (size_t i = 0; i < optimized.size(); ++i) {
+        const at::Tensor &parameter = sharded() ? m_parameters[size_t(pieceOf[i])] : optimized[i];
+        (parameter.dim() >= 2 ? decayed : plain).push_back(optimized[i]);
+    }
+    m_optimizer = makeAdamW(decayed, plain, config.train);
+
+    for (const auto &batch : validationBatches(m_data.validation, config.model.contextLength,
+                                               config.data.evalSequences, config.train.microbatch, studySeed))
+        m_validationBatches.push_back(onDevice(batch, m_device));
+}
+
+Trainer::~Trainer() = default;
+
+const std::vector<at::Tensor> &Trainer::optimizedTensors() const
+{
+    if (sharded())
+        return m_parallel->shard();
+    return m_plan.masterWeights ? m_master : m_parameters;
+}
+
+const std::vector<at::Tensor> &Trainer::masterWeights() const
+{
+    static const std::vector<at::Tensor> none;
+    if (sharded())
+        return m_plan.masterWeights ? m_parallel->shard() : none;
+    return m_master;
+}
+
+std::optional<double> Trainer::optimizerStep()
+{
+    m_meter.enter("optimizer step");
+    RECORD_FUNCTION("optlog::optimizer_step", std::vector<c10::IValue>()); // a profile's scope (bench_profile)
+    LossScaler *scaler = m_scaler ? &*m_scaler : nullptr;
+    const double maxNorm = m_config.train.gradClip;
+    if (sharded()) {
+        const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_clip);
+        if (norm)
+            m_parallel->gatherParameters();
+        m_parallel->releaseShardGradients();
+        return norm;
+    }
+    if (m_plan.masterWeights) {
+        // FP32 gradients for the master copies exist only during the optimizer step, so the
+        // persistent layout stays 16-bit weights and gradients + FP32 master weights and moments.
+        for (size_t i = 0; i < m_master.size(); ++i)
+            m_master[i].mutable_grad() = m_parameters[i].grad().to(torch::kFloat);
+    }
+    const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_clip);
+    if (norm && m_plan.masterWeights) {
+        torch::NoGradGuard noGrad;
+        for (size_t i = 0; i < m_master.size(); ++i)
+            m_parameters[i].copy_(m_master[i]);
+    }
+    for (auto &master : m_master)
+        master.mutable_grad() = at::Tensor();
+    return norm;
+}
+
+std::vector<at::Tensor> Trainer::gradients() const
+{
+    if (m_parallel)
+        return m_parallel->keptGradients();
+    std::vector<at::Tensor> out;
+    for (const auto &p : m_parameters)
+        out.push_back(p.grad());
+    return out;
+}
+
+std::vector<at::Tensor> Trainer::moments() const
+{
+    std::vector<at::Tensor> out;
+    for (const auto &entry : m_optimizer->state()) {
+        const auto &state = static_cast<const torch::optim::AdamWParamState &>(*entry.second);
+        out.push_back(state.exp_avg());
+        out.push_back(state.exp_avg_sq());
+    }
+    return out;
+}
+
+std::map<std::string, std::string> Trainer::dtypes()
+{
+    std::string compute;
+    {
+        torch::NoGradGuard noGrad;
+        AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
+        compute = dtypeName(m_model->forward(m_validationBatches.front().inputs.slice(0, 0, 1)));
+    }
+    return {{precisionStateKey(PrecisionState::Weights), dtypeOf(m_parameters)},
+            {precisionStateKey(PrecisionState::Gradients), dtypeOf(gradients())},
+            {precisionStateKey(PrecisionState::MasterWeights), masterWeights().empty() ? "none" : dtypeOf(masterWeights())},
+            {precisionStateKey(PrecisionState::OptimizerState), dtypeOf(moments())},
+            {precisionStateKey(PrecisionState::Compute), compute}};
+}
+
+ValidationPoint Trainer::validate()
+{
+    m_meter.enter("validation");
+    torch::NoGradGuard noGrad;
+    m_model->eval();
+    std::vector<at::Tensor> perSequence;
+    {
+        AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
+        for (const auto &batch : m_validationBatches)
+            perSequence.push_back(m_model->sequenceLosses(batch.inputs, batch.targets).to(torch::kDouble));
+    }
+    m_model->train();
+    const at::Tensor losses = torch::cat(perSequence);
+    ValidationPoint point;
+    point.sequences = losses.numel();
+    point.loss = losses.mean().item<double>();
+    point.sequenceSd = point.sequences > 1 ? losses.std().item<double>() : 0.0;
+    return point;
+}
+
+std::vector<TensorNumerics> Trainer::gradientNumerics(int64_t step) const
+{
+    CountingAllocator::Uncounted uncounted; // optlog's measurement, not the run's memory
+    torch::NoGradGuard noGrad;
+    // The gradient of the loss itself: a scaler's factor divided out; clipping comes later.
+    const double unscale = m_scaler ? 1.0 / m_scaler->currentScale() : 1.0;
+    double largest = 0;
+    for (const auto &p : m_parameters)
+        if (p.grad().defined())
+            largest = std::max(largest, p.grad().abs().max().item<double>() * unscale);
+    const double lossScale = dynamicLossScale(largest);
+    std::vector<TensorNumerics> rows;
+    TensorNumerics all{step, kAllParameters, 0, 0, 0, lossScale};
+    double elements = 0;
+    for (size_t i = 0; i < m_parameters.size(); ++i) {
+        if (!m_parameters[i].grad().defined())
+            continue;
+        TensorNumerics row = optlog::gradientNumerics(m_parameters[i].grad().to(torch::kFloat) * unscale, lossScale);
+        row.step = step;
+        row.tensor = m_parameterNames[i];
+        rows.push_back(row);
+        const double n = double(m_parameters[i].numel());
+        elements += n;
+        all.fp16Underflow += row.fp16Underflow * n;
+        all.fp16Subnormal += row.fp16Subnormal * n;
+        all.scaledUnderflow += row.scaledUnderflow * n;
+    }
+    all.fp16Underflow /= elements;
+    all.fp16Subnormal /= elements;
+    all.scaledUnderflow /= elements;
+    rows.push_back(all);
+    return rows;
+}
+
+void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
+{
+    CountingAllocator::Uncounted uncounted;
+    torch::NoGradGuard noGrad;
+    const int64_t step = rows.empty() ? m_lastCompletedStep + 1 : rows.front().step;
+    const std::vector<at::Tensor> &optimized = optimizedTensors();
+    auto &state = m_optimizer->state();
+    // Per parameter: its vanishing elements and its elements (under ZeRO, of rank 0's shard of it).
+    const std::vector<int64_t> pieceOf = sharded() ? m_parallel->shardParameters() : std::vector<int64_t>();
+    std::map<size_t, std::pair<double, double>> byParameter;
+    for (auto &group : m_optimizer->param_groups()) {
+        const auto &options = static_cast<const torch::optim::AdamWOptions &>(group.options());
+        for (const auto &tensor : group.params()) {
+            const auto found = state.find(c10::guts::to_string(tensor.unsafeGetTensorImpl()));
+            const auto index = std::find_if(optimized.begin(), optimized.end(), [&](const at::Tensor &t) {
+                return t.unsafeGetTensorImpl() == tensor.unsafeGetTensorImpl();
+            }) - optimized.begin();
+            if (found == state.end() || size_t(index) >= optimized.size())
+                continue; // no step taken yet: no update to judge
+            const auto &adamw = static_cast<const torch::optim::AdamWParamState &>(*found->second);
+            const double fraction = vanishingUpdateFraction(tensor, adamwUpdate(tensor, adamw, options));
+            auto &counts = byParameter[sharded() ? size_t(pieceOf[size_t(index)]) : size_t(index)];
+            counts.first += fraction * double(tensor.numel());
+            counts.second += double(tensor.numel());
+        }
+    }
+    double vanishing = 0, elements = 0;
+    for (const auto &[parameter, counts] : byParameter) {
+        for (auto &row : rows)
+            if (row.tensor == m_parameterNames[parameter])
+                row.vanishingUpdates = counts.first / counts.second;
+        vanishing += counts.first;
+        elements += counts.second;
+    }
+    for (auto &row : rows)
+        if (row.tensor == kAllParameters && elements > 0)
+            row.vanishingUpdates = vanishing / elements;
+
+    m_model->eval(); // no dropout: the activations as validation sees them
+    {
+        AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
+        const std::vector<double> maxima = m_model->blockOutputMaxima(m_validationBatches.front().inputs);
+        for (size_t block = 0; block < maxima.size(); ++block) {
+            TensorNumerics row;
+            row.step = step;
+            row.tensor = "blocks." + std::to_string(block);
+            row.activationMax = maxima[block];
+            rows.push_back(row);
+        }
+    }
+    m_model->train();
+}
+
+TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
+{
+    auto &allocator = CountingAllocator::instance();
+    TrainingOutcome outcome;
+    try {
+        outcome = trainSteps(observer, stopRequested);
+    } catch (const c10::OutOfMemoryError &e) {
+        // A GPU's own limit (the CPU's rehearsed budget is handled below).
+        outcome.outcome = Outcome::Oom;
+        outcome.step = m_lastCompletedStep + 1; // the step that did not complete
+        outcome.message = "out of " + m_device.str() + " memory at step " + std::to_string(outcome.step) + ": "
+                          + e.what_without_backtrace();
+    } catch (const std::exception &) {
+        // LibTorch may wrap the allocator's exception; the allocator remembers the refusal.
+        const auto refusal = allocator.refusal();
+        if (!refusal)
+            throw;
+        outcome.outcome = Outcome::Oom;
+        outcome.step = m_lastCompletedStep + 1;
+        outcome.message = MemoryBudgetExceeded(*refusal).what() + std::string(", at step ")
+                          + std::to_string(outcome.step);
+        outcome.refusal = refusal;
+    }
+    m_meter.enter("setup");
+    // The budget rehearses training; what follows only reads the tensors, without it.
+    allocator.setBudget(0);
+    outcome.measuredMemory = measureMemory();
+    outcome.dtypes = dtypes();
+    if (!m_meter.savedActivationBytes())
+        observer.event(EventKind::Warning, "the run ended during warm-up: its peak memory covers warm-up steps too");
+    return outcome;
+}
+
+TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
+{
+    const auto &train = m_config.train;
+    const int64_t tokensPerStep = m_config.tokensPerStep();
+    const auto &diagnostics = m_config.diagnostics;
+    TrainingOutcome timing; // the measured steps' seconds, carried into the outcome
+    const auto withTiming = [&timing](TrainingOutcome outcome) {
+        outcome.measuredSteps = timing.measuredSteps;
+        outcome.stepSeconds = timing.stepSeconds;
+        outcome.communicationSeconds = timing.communicationSeconds;
+        return outcome;
+    };
+    // The machine-speed index: once before the loop (the first step's), then every
+    // runtime.speed_probe_every steps within kProbeShare of the loop's time.
+    constexpr double kProbeShare = 0.01;
+    const int64_t probeEvery = m_config.runtime.speedProbeEvery;
+    double startingSpeed = 0, lastProbeSeconds = 0, probeSeconds = 0;
+    if (probeEvery > 0 && m_firstStep < train.steps)
+        lastProbeSeconds = secondsOf(m_device, [&] {
+            startingSpeed = referenceKernelGflops(m_plan.compute, m_device, m_model->options().gemm());
+        });
+    const auto loopStart = Clock::now();
+    for (int64_t step = m_firstStep; step < train.steps; ++step) {
+        // Data parallel: every rank stops at the step one of them was asked to.
+        if (m_parallel ? m_stopAgreed : stopRequested.load()) {
+            if (m_lastCompletedStep >= 0 && !m_parallel)
+                writeWeights(WeightFileKind::Checkpoint, observer); // to resume from
+            return withTiming(ended(Outcome::Cancelled, m_lastCompletedStep,
+                                    "stopped by a signal after step " + std::to_string(m_lastCompletedStep)));
+        }
+        m_meter.stepBegins();
+
+        const auto start = Clock::now();
+        const double lr = learningRateAt(train, step);
+        for (auto &group : m_optimizer->param_groups())
+            static_cast<torch::optim::AdamWOptions &>(group.options()).lr(lr);
+
+        // Each rank trains on its slice of the step's batch, drawn as one process would draw it.
+        const int64_t rank = m_ranks ? m_ranks->rank() : 0, ranks = m_config.distributed.ranks;
+        std::vector<Batch> microbatches;
+        {
+            RECORD_FUNCTION("optlog::data", std::vector<c10::IValue>()); // a profile's scope (bench_profile)
+            for (int64_t i = 0; i < train.accumulation; ++i)
+                microbatches.push_back(onDevice(
+                    m_sampler.next(ranks * train.microbatch, rank * train.microbatch, train.microbatch), m_device));
+        }
+        at::Tensor loss = accumulateGradients(m_model, microbatches, m_plan, scaler(), &m_meter);
+        // The numerics diagnostics run inside the step, where the gradients are as backward left
+        // them, and their time is taken out of the step's.
+        const bool numericsDue = diagnostics.numerics && (step + 1) % diagnostics.numericsEvery == 0;
+        std::vector<TensorNumerics> numerics;
+        double diagnosticSeconds = 0;
+        if (numericsDue)
+            diagnosticSeconds += secondsOf(m_device, [&] { numerics = gradientNumerics(step); });
+        if (m_parallel) {
+            m_meter.enter("gradient reduction");
+            m_parallel->reduceGradients();
+        }
+        const std::optional<double> gradNorm = optimizerStep();
+        // Besides the gradient norm (read by clipping), the step's one host read; on CUDA it also
+        // waits for the step's queued kernels.
+        double lossValue = loss.item<double>();
+        if (m_parallel)
+            std::tie(lossValue, m_stopAgreed) = m_parallel->agree(lossValue, stopRequested.load());
+        if (numericsDue)
+            diagnosticSeconds += secondsOf(m_device, [&] { addUpdateAndActivationNumerics(numerics); });
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count() - diagnosticSeconds;
+
+        StepMetrics metrics;
+        metrics.step = step;
+        metrics.tokens = (step + 1) * tokensPerStep;
+        metrics.trainLoss = lossValue;
+        metrics.learningRate = lr;
+        metrics.gradNorm = gradNorm.value_or(std::nan(""));
+        metrics.stepSeconds = seconds;
+        metrics.tokensPerSecond = double(tokensPerStep) / seconds;
+        metrics.lossScale = m_scaler ? m_scaler->currentScale() : 0.0;
+        metrics.skipped = !gradNorm;
+        if (m_ranks)
+            metrics.communicationSeconds = m_ranks->takeCollectiveSeconds();
+        if (step - m_firstStep >= m_config.memory.warmupSteps) {
+            timing.measuredSteps += 1;
+            timing.stepSeconds += seconds;
+            timing.communicationSeconds += metrics.communicationSeconds.value_or(0.0);
+        }
+        // Outside the step's time: a change in this index is the machine, not the technique.
+        // At most 1% of the loop's time: on small models, where a step takes milliseconds, a
+        // probe waits until the loop has run a hundred times as long as the probes would take.
+        if (step == m_firstStep) {
+            metrics.machineGflops = startingSpeed;
+        } else if (probeEvery > 0 && (step + 1) % probeEvery == 0
+                   && probeSeconds + lastProbeSeconds
+                          <= kProbeShare * std::chrono::duration<double>(Clock::now() - loopStart).count()) {
+            lastProbeSeconds = secondsOf(m_device, [&] {
+                metrics.machineGflops = referenceKernelGflops(m_plan.compute, m_device, m_model->options().gemm());
+            });
+            probeSeconds += lastProbeSeconds;
+        }
+        observer.step(metrics);
+        if (!gradNorm && !m_scaler)
+            observer.event(EventKind::Warning,
+                           "step " + std::to_string(step) + " skipped its optimizer step: a gradient was inf or NaN "
+                               "(" + m_config.precision.mode + " has no loss scaler to back off; the weights are unchanged)",
+                           step);
+        if (numericsDue)
+            observer.numerics(numerics);
+
+        if (!std::isfinite(lossValue))
+            return withTiming(ended(Outcome::Diverged, step, "training loss became " + std::to_string(lossValue)
+                                                                 + " at step " + std::to_string(step)));
+        if (validates() && ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps)) {
+            ValidationPoint point = validate();
+            point.step = step;
+            point.tokens = metrics.tokens;
+            observer.validated(point);
+        }
+        m_lastCompletedStep = step;
+        if (train.checkpointInterval > 0 && (step + 1) % train.checkpointInterval == 0 && step + 1 < train.steps)
+            writeWeights(WeightFileKind::Checkpoint, observer);
+    }
+    writeWeights(WeightFileKind::Final, observer);
+    return withTiming(ended(Outcome::Completed, m_lastCompletedStep, ""));
+}
+
+void Trainer::writeWeightsTo(std::string base, std::string folder)
+{
+    m_weightsBase = std::move(base);
+    m_weightsFolder = std::move(folder);
+}
+
+namespace {
+
+// The keys of a weights file besides the model's own (Module::save names those).
+constexpr const char *kStepKey = "optlog.step";
+constexpr const char *kOptimizerKey = "optlog.optimizer";
+constexpr const char *kMasterKey = "optlog.master.";
+constexpr const char *kScalerKey = "optlog.scaler";
+constexpr const char *kRandomKey = "optlog.random";
+constexpr const char *kBatchOrderKey = "optlog.batch_order";
+
+} // namespace
+
+void Trainer::writeWeights(WeightFileKind kind, TrainingObserver &observer)
+{
+    if (m_weightsFolder.empty())
+        return;
+    CountingAllocator::Uncounted uncounted; // optlog's bookkeeping, not the run's memory
+    torch::serialize::OutputArchive archive;
+    m_model->save(archive);
+    archive.write(kStepKey, c10::IValue(m_lastCompletedStep));
+    if (kind == WeightFileKind::Checkpoint) {
+        torch::serialize::OutputArchive optimizer;
+        m_optimizer->save(optimizer);
+        archive.write(kOptimizerKey, optimizer);
+        for (size_t i = 0; i < m_master.size(); ++i)
+            archive.write(kMasterKey + std::to_string(i), m_master[i]);
+        if (m_scaler) {
+            const LossScaler::State state = m_scaler->state();
+            archive.write(kScalerKey, c10::IValue(std::vector<double>{state.scale, double(state.cleanSteps),
+                                                                      double(state.skipped)}));
+        }
+        at::Generator generator = at::detail::getDefaultCPUGenerator();
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        archive.write(kRandomKey, generator.get_state());
+        archive.write(kBatchOrderKey, c10::IValue(m_sampler.state()));
+    }
+    const std::string name = kind == WeightFileKind::Final
+                                 ? std::string("final.pt")
+                                 : "checkpoint-step-" + std::to_string(m_lastCompletedStep) + ".pt";
+    const std::string relative = m_weightsFolder + "/" + name;
+    WeightFile file = writeAtomically(archive, (std::filesystem::path(m_weightsBase) / relative).string());
+    file.kind = kind;
+    file.step = m_lastCompletedStep;
+    file.path = relative;
+    observer.weightsWritten(file);
+}
+
+void Trainer::resumeFrom(const std::string &path, const WeightFile &recorded)
+{
+    torch::serialize::InputArchive archive;
+    loadVerified(archive, path, recorded);
+    torch::NoGradGuard noGrad;
+    loadModelWeights(*m_model, archive, path);
+    try {
+        c10::IValue step;
+        archive.read(kStepKey, step);
+        torch::serialize::InputArchive optimizer;
+        archive.read(kOptimizerKey, optimizer);
+        m_optimizer->load(optimizer);
+        for (size_t i = 0; i < m_master.size(); ++i)
+            archive.read(kMasterKey + std::to_string(i), m_master[i]);
+        if (m_scaler) {
+            c10::IValue scaler;
+            archive.read(kScalerKey, scaler);
+            const std::vector<double> state = scaler.toDoubleVector();
+            m_scaler->restore({state.at(0), int64_t(state.at(1)), int64_t(state.at(2))});
+        }
+        at::Tensor random;
+        archive.read(kRandomKey, random);
+        at::Generator generator = at::detail::getDefaultCPUGenerator();
+        {
+            std::lock_guard<std::mutex> lock(generator.mutex());
+            generator.set_state(random);
+        }
+        c10::IValue batchOrder;
+        archive.read(kBatchOrderKey, batchOrder);
+        m_sampler.restore(batchOrder.toStringRef());
+        m_lastCompletedStep = step.toInt();
+        m_firstStep = m_lastCompletedStep + 1;
+    } catch (const c10::Error &e) {
+        throw DataError("the checkpoint '" + path + "' does not fit this run's config (" + e.what_without_backtrace()
+                        + "); it was written by another optlog or for another model");
+    }
+}
+
+std::vector<MemoryRow> Trainer::measureMemory() const
+{
+    const std::vector<at::Tensor> &parameters = m_parameters;
+    const std::vector<at::Tensor> gradients = this->gradients(), moments = this->moments(); // AdamW without amsgrad
+    const int64_t peak = m_meter.peakBytes();
+    std::vector<MemoryRow> rows = {
+        {MemoryRole::Parameters, dtypeOf(parameters), bytesOf(parameters), MemorySource::Measured},
+        {MemoryRole::Gradients, dtypeOf(gradients), bytesOf(gradients), MemorySource::Measured},
+        {MemoryRole::OptimizerState, dtypeOf(moments), bytesOf(moments), MemorySource::Measured},
+    };
+    if (!masterWeights().empty())
+        rows.push_back({MemoryRole::MasterWeights, dtypeOf(masterWeights()), bytesOf(masterWeights()),
+                        MemorySource::Measured});
+    if (m_parallel) {
+        const std::vector<at::Tensor> buffers = m_parallel->communicationBuffers();
+        rows.push_back({MemoryRole::CommunicationBuffers, dtypeOf(buffers), bytesOf(buffers), MemorySource::Measured});
+    }
+    if (const auto saved = m_meter.savedActivationBytes()) {
+        rows.push_back({MemoryRole::SavedActivations, "mixed", *saved, MemorySource::Measured});
+        int64_t persistent = 0;
+        for (const auto &row : rows)
+            persistent += row.bytes;
+        rows.push_back({MemoryRole::Temporaries, "mixed", std::max<int64_t>(0, peak - persistent), MemorySource::Measured});
+    }
+    rows.push_back({MemoryRole::Peak, "mixed", peak, MemorySource::Measured});
+    if (const auto reserved = m_meter.reservedPeakBytes())
+        rows.push_back({MemoryRole::PeakReserved, "mixed", *reserved, MemorySource::Measured});
+    rows.push_back({MemoryRole::PeakRss, "mixed", peakRssBytes(), MemorySource::Measured});
+    return rows;
+}
+
+} // namespace optlog

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config/config.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/distributed/dataparallel.h"
+#include "core/engine/machine/device.h"
+#include "core/engine/model/gpt.h"
+#include "core/engine/train/memorymeter.h"
+#include "core/engine/precision/precision.h"
+#include "core/engine/data/textdata.h"
+#include "core/contract/engineevents.h"
+#include "core/contract/measurements.h"
+#include "core/contract/outcome.h"
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace torch::optim {
+class AdamW;
+class Optimizer;
+}
+
+namespace optlog {
+
+// What the trainer reports while it runs; the recorder writes it to the study.
+class TrainingObserver
+{
+public:
+    virtual ~TrainingObserver() = default;
+    virtual void step(const StepMetrics &) {}
+    virtual void validated(const ValidationPoint &) {}
+    // `step`: the optimizer step the event belongs to; -1 when none.
+    virtual void event(EventKind kind, const std::string &message, int64_t step = -1) {}
+    // Every diagnostics.numerics_every steps: what 16-bit formats would do to the run's tensors.
+    virtual void numerics(const std::vector<TensorNumerics> &) {}
+    // A weights file (final weights or a checkpoint) is on the disk, whole.
+    virtual void weightsWritten(const WeightFile &) {}
+};
+
+struct TrainingOutcome
+{
+    Outcome outcome = Outcome::Completed; // or Diverged, Cancelled, Oom
+    int64_t step = -1;                 // last step completed; diverged and oom: the step that failed
+    std::optional<BudgetRefusal> refusal; // oom: what the budget refused
+    std::string message;
+    std::vector<MemoryRow> measuredMemory; // by role, measured on the real tensors and the allocator
+    std::map<std::string, std::string> dtypes; // weights, gradients, master_weights, optimizer_state, compute
+    // Over the measured steps (after warm-up): their wall seconds, and the part spent in collectives.
+    int64_t measuredSteps = 0;
+    double stepSeconds = 0;
+    double communicationSeconds = 0;
+};
+
+// Zeroes the gradients, then runs forward and backward on each microbatch with its loss divided
+// by the number of microbatches, so the accumulated gradient equals that of one batch of all of
+// them. The forward runs under the plan's autocast; with a scaler the loss is scaled before
+// backward. Returns the mean unscaled loss as a tensor (no host sync). Runs on the batches'
+// device. A `meter`, when given, is told where each forward begins and ends.
+at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatches, const PrecisionPlan &plan = {},
+                               const LossScaler *scaler = nullptr, MemoryMeter *meter = nullptr);
+
+// Unscales the gradients (with a scaler), then clips them to `maxNorm` by global norm; returns
+// the norm before clipping, or nothing when a gradient is inf or NaN (the step must be skipped).
+std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, const LossScaler *scaler,
+                                     double maxNorm);
+
+// How the gradients are unscaled and clipped: unscaleAndClip, or data parallelism's over ranks.
+using GradientClip =
+    std::function<std::optional<double>(const std::vector<at::Tensor> &, const LossScaler *, double maxNorm)>;
+
+// The trainer's guarded optimizer step: unscales and clips `tensors`' gradients with `clip`, steps
+// only when their norm is finite, then lets the scaler (if any) back off or grow. Returns the norm
+// before clipping, or nothing when the step was skipped. Without a scaler a non-finite gradient
+// skips the step too: it is not the loss scale's to correct, and the caller says so.
+std::optional<double> stepUnlessNonFinite(torch::optim::Optimizer &optimizer, const std::vector<at::Tensor> &tensors,
+                                          LossScaler *scaler, double maxNorm,
+                                          const GradientClip &clip = unscaleAndClip);
+
+// AdamW as the trainer configures it from `train`: weight decay on `decayed` (matrices and
+// embeddings), none on `plain` (biases, LayerNorm gains), as GPT-2 and nanoGPT. The one-pass
+// FusedAdamW, or LibTorch's own step where `libtorchStep` (bench_adamw times the two).
+std::unique_ptr<torch::optim::AdamW> makeAdamW(const std::vector<at::Tensor> &decayed,
+                                               const std::vector<at::Tensor> &plain, const TrainConfig &train,
+                                               bool libtorchStep = false);
+
+// Linear warm-up to the peak, then cosine decay to min_learning_rate at the last step.
+double learningRateAt(const TrainConfig &train, int64_t step);
+
+// One training run: the loop reads top to bottom, each technique a flag of the config.
+class Trainer
+{
+public:
+    // With `ranks` (whose size is distributed.ranks) the trainer is one rank of a data-parallel
+    // run: it trains on its slice of each step's batch, and only rank 0 validates.
+    Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, RankGroup *ranks = nullptr);
+    ~Trainer();
+
+    GPT &model() { return m_model; }
+    const LossScaler *scaler() const { return m_scaler ? &*m_scaler : nullptr; }
+    // The dtype of each state, read from the tensors themselves, and of the forward's logits.
+    std::map<std::string, std::string> dtypes();
+    // The loss over the study's fixed validation set, nats per token, with its spread over the
+    // sequences; `step` and `tokens` are left to the caller.
+    ValidationPoint validate();
+    // What FP16 and BF16 would do to the run's tensors (numerics.h), in two parts around the
+    // optimizer step. Before it: per parameter, its gradient as backward left it (unscaled,
+    // before clipping). After it: AdamW's last update against its weight, added to those rows,
+    // and per block a row with its largest output on the first validation batch.
+    std::vector<TensorNumerics> gradientNumerics(int64_t step) const;
+    void addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows);
+    // Where the run's weights files go: `folder`, relative to `base` (the study's folder), as the
+    // study records them. The final weights when the run completes; a checkpoint every
+    // train.checkpoint_interval steps and when a stop request ends the run. Without it the trainer
+    // writes none (tests, the fit search).
+    void writeWeightsTo(std::string base, std::string folder);
+    // Continues from a checkpoint of this config, checked against what the study recorded of it:
+    // weights, master weights, AdamW's state, the loss scaler, the random generator and the batch
+    // order, so that run() goes on at the step after it as if it had never stopped.
+    void resumeFrom(const std::string &path, const WeightFile &recorded);
+    // Trains until train.steps, a non-finite loss, or `stopRequested` (checked between steps).
+    TrainingOutcome run(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
+
+private:
+    // The loop of optimizer steps, until train.steps, a non-finite loss or a stop request: how it
+    // ended. m_lastCompletedStep follows it, for an end by an exception.
+    TrainingOutcome trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
+    std::vector<MemoryRow> measureMemory() const;
+    void writeWeights(WeightFileKind kind, TrainingObserver &observer);
+    std::vector<at::Tensor> gradients() const; // of the model's parameters
+    std::vector<at::Tensor> moments() const;   // AdamW's m and v
+
+    // The tensors AdamW updates: the FP32 master copies, or the model's own parameters.
+    const std::vector<at::Tensor> &optimizedTensors() const;
+    // The FP32 master weights this rank keeps (under ZeRO its shard's); empty without them.
+    const std::vector<at::Tensor> &masterWeights() const;
+    bool sharded() const { return m_parallel && m_parallel->zeroStage() > 0; }
+    bool validates() const { return !m_ranks || m_ranks->rank() == 0; }
+    // One optimizer step from the accumulated gradients; returns the norm before clipping, or
+    // nothing when a gradient was inf or NaN and the step was skipped.
+    std::optional<double> optimizerStep();
+
+    RunConfig m_config;
+    RankGroup *m_ranks = nullptr;
+    std::unique_ptr<DataParallel> m_parallel;
+    GradientClip m_clip = unscaleAndClip; // over every rank's gradients with m_parallel
+    bool m_stopAgreed = false; // data parallel: a rank asked to stop at the last step
+    PrecisionPlan m_plan;
+    c10::Device m_device;
+    MemoryMeter m_meter;
+    int64_t m_lastCompletedStep = -1;
+    TokenSplit m_data;
+    BatchSampler m_sampler;
+    int64_t m_firstStep = 0; // after a resume, the step after the checkpoint
+    std::string m_weightsBase, m_weightsFolder;
+    GPT m_model{nullptr};
+    std::vector<at::Tensor> m_parameters; // the model's, in their training dtype
+    std::vector<std::string> m_parameterNames; // "blocks.0.attention.qkv.weight", as m_parameters
+    std::vector<at::Tensor> m_master;     // FP32 copies, when the plan keeps master weights
+    std::optional<LossScaler> m_scaler;
+    std::unique_ptr<torch::optim::AdamW> m_optimizer;
+    std::vector<Batch> m_validationBatches;
+};
+
+} // namespace optlog
