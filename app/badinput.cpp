@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "app/commands.h"
 
-#include "core/config/configerror.h"
-#include "core/engine/data/textdata.h"
-#include "core/store/store.h"
+#include "core/contract/inputerror.h"
 
 #include <iostream>
 
@@ -14,11 +12,7 @@ int refuseBadInput(const char *command, const std::function<void()> &prepare)
     try {
         prepare();
         return 0;
-    } catch (const ConfigError &e) {
-        std::cerr << "optlog " << command << ": " << e.what() << "\n";
-    } catch (const DataError &e) {
-        std::cerr << "optlog " << command << ": " << e.what() << "\n";
-    } catch (const StoreError &e) {
+    } catch (const InputError &e) {
         std::cerr << "optlog " << command << ": " << e.what() << "\n";
     }
     return kExitBadInput;

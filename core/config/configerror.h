@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/contract/inputerror.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -8,15 +10,15 @@ namespace optlog {
 
 // A config that cannot run. The message names the key, the value and what is allowed; field()
 // names the key as data, so a form can mark it without reading the message.
-class ConfigError : public std::runtime_error
+class ConfigError : public InputError
 {
 public:
     explicit ConfigError(const std::string &message)
-        : std::runtime_error(message)
+        : InputError(message)
     {
     }
     ConfigError(std::string field, const std::string &message)
-        : std::runtime_error(message)
+        : InputError(message)
         , m_field(std::move(field))
     {
     }

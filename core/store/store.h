@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/contract/engineevents.h"
+#include "core/contract/inputerror.h"
 #include "core/contract/measurements.h"
 #include "core/contract/outcome.h"
 
@@ -19,10 +20,10 @@ class Database;
 namespace optlog {
 
 // A study file that cannot be used: not a study, a newer schema, unreadable. Nothing was changed.
-class StoreError : public std::runtime_error
+class StoreError : public InputError
 {
 public:
-    using std::runtime_error::runtime_error;
+    using InputError::InputError;
 };
 
 // Where a run's config came from when it was made from another run ("run again with changes").

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/contract/inputerror.h"
+
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
@@ -15,10 +17,10 @@ struct DataConfig;
 
 // Data that cannot train the configured model: missing or empty corpus, token ids above the
 // vocabulary, a context longer than the data. The message says what would be right.
-class DataError : public std::runtime_error
+class DataError : public InputError
 {
 public:
-    using std::runtime_error::runtime_error;
+    using InputError::InputError;
 };
 
 struct TokenSplit
