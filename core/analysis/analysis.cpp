@@ -5,6 +5,7 @@
 #include "core/config/config.h"
 #include "core/contract/dtype.h"
 #include "core/contract/format.h"
+#include "core/contract/quantiles.h"
 #include "core/memorymodel/modelshape.h"
 
 #include <nlohmann/json.hpp>
@@ -21,17 +22,6 @@
 namespace optlog {
 
 namespace {
-
-double quantile(std::vector<double> sorted, double q)
-{
-    if (sorted.empty())
-        return 0;
-    const double position = q * double(sorted.size() - 1);
-    const size_t below = size_t(std::floor(position));
-    const size_t above = std::min(below + 1, sorted.size() - 1);
-    const double weight = position - double(below);
-    return sorted[below] * (1 - weight) + sorted[above] * weight;
-}
 
 std::string percent(double fraction)
 {
@@ -51,9 +41,9 @@ ThroughputSummary steadyThroughput(const std::vector<StepMetrics> &metrics, int6
     std::sort(rates.begin(), rates.end());
     ThroughputSummary s;
     s.steps = int64_t(rates.size());
-    s.median = quantile(rates, 0.5);
-    s.p10 = quantile(rates, 0.1);
-    s.p90 = quantile(rates, 0.9);
+    s.median = quantileOfSorted(rates, 0.5);
+    s.p10 = quantileOfSorted(rates, 0.1);
+    s.p90 = quantileOfSorted(rates, 0.9);
     return s;
 }
 
@@ -99,14 +89,14 @@ MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmu
         return speed;
     std::vector<double> sorted = index;
     std::sort(sorted.begin(), sorted.end());
-    speed.medianGflops = quantile(sorted, 0.5);
-    speed.variation = 1 - quantile(sorted, 0.1) / quantile(sorted, 0.9); // one odd timing is not a trend
+    speed.medianGflops = quantileOfSorted(sorted, 0.5);
+    speed.variation = 1 - quantileOfSorted(sorted, 0.1) / quantileOfSorted(sorted, 0.9); // one odd timing is not a trend
     const size_t third = std::max<size_t>(1, index.size() / 3);
     std::vector<double> first(index.begin(), index.begin() + long(third));
     std::vector<double> last(index.end() - long(third), index.end());
     std::sort(first.begin(), first.end());
     std::sort(last.begin(), last.end());
-    speed.slowdown = 1 - quantile(last, 0.5) / quantile(first, 0.5);
+    speed.slowdown = 1 - quantileOfSorted(last, 0.5) / quantileOfSorted(first, 0.5);
     // Each step's tokens/s scaled by how fast the machine was at the nearest earlier timing.
     std::vector<double> normalised;
     double current = 0;
@@ -117,7 +107,7 @@ MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmu
             normalised.push_back(m.tokensPerSecond * (current > 0 ? speed.medianGflops / current : 1.0));
     }
     std::sort(normalised.begin(), normalised.end());
-    speed.normalisedMedian = quantile(normalised, 0.5);
+    speed.normalisedMedian = quantileOfSorted(normalised, 0.5);
     return speed;
 }
 

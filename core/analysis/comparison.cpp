@@ -3,6 +3,7 @@
 
 #include "core/config/config.h"
 #include "core/contract/format.h"
+#include "core/contract/quantiles.h"
 
 #include <algorithm>
 #include <cmath>
@@ -180,9 +181,7 @@ Spread spreadOf(std::vector<double> values)
     if (values.empty())
         return {};
     std::sort(values.begin(), values.end());
-    const size_t n = values.size();
-    const double median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-    return {median, values.front(), values.back()};
+    return {quantileOfSorted(values, 0.5), values.front(), values.back()};
 }
 
 std::vector<GroupSummary> groupRuns(const std::vector<RunSummary> &runs)

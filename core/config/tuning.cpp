@@ -3,6 +3,7 @@
 
 #include "core/config/cachefile.h"
 #include "core/config/config.h"
+#include "core/contract/quantiles.h"
 
 #include <algorithm>
 
@@ -21,12 +22,7 @@ std::string TuneCandidate::label() const
 
 double TuneCandidate::median() const
 {
-    std::vector<double> sorted = tokensPerSecond;
-    std::sort(sorted.begin(), sorted.end());
-    if (sorted.empty())
-        return 0;
-    const size_t half = sorted.size() / 2;
-    return sorted.size() % 2 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
+    return medianOf(tokensPerSecond);
 }
 
 bool TuneCandidate::isUntunedDefault(int cores) const

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The engine contract (core/contract): outcomes and exit codes, memory roles, CSV fields.
+// The engine contract (core/contract): outcomes and exit codes, memory roles, CSV fields, medians
+// and quantiles.
 #include "core/contract/format.h"
 #include "core/contract/memoryroles.h"
 #include "core/contract/outcome.h"
+#include "core/contract/quantiles.h"
 
 #include <QtTest>
 
@@ -95,6 +97,30 @@ private Q_SLOTS:
         QFETCH(QString, text);
         QFETCH(QString, field);
         QCOMPARE(QString::fromStdString(csvField(text.toStdString())), field);
+    }
+
+    void mediansAndQuantiles_data()
+    {
+        QTest::addColumn<QList<double>>("values");
+        QTest::addColumn<double>("median");
+        QTest::addColumn<double>("p10");
+        QTest::newRow("none") << QList<double>{} << 0.0 << 0.0;
+        QTest::newRow("one") << QList<double>{7} << 7.0 << 7.0;
+        QTest::newRow("odd, unsorted") << QList<double>{5, 1, 3} << 3.0 << 1.4;
+        QTest::newRow("even: the mean of the middle two") << QList<double>{4, 1, 3, 2} << 2.5 << 1.3;
+        // An exact rank is its value, whatever lies above it.
+        QTest::newRow("infinite above the middle") << QList<double>{1, 2, qInf()} << 2.0 << 1.2;
+    }
+    void mediansAndQuantiles()
+    {
+        QFETCH(QList<double>, values);
+        QFETCH(double, median);
+        QFETCH(double, p10);
+        std::vector<double> sample(values.begin(), values.end());
+        QCOMPARE(medianOf(sample), median);
+        std::sort(sample.begin(), sample.end());
+        QVERIFY(qAbs(quantileOfSorted(sample, 0.1) - p10) < 1e-12);
+        QCOMPARE(quantileOfSorted(sample, 0.5), median);
     }
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/run/fitsearch.h"
 
-#include "core/analysis/analysis.h"
+#include "core/contract/format.h"
+#include "core/contract/quantiles.h"
 #include "core/memorymodel/memorymodel.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/machine/environment.h"
@@ -62,7 +63,12 @@ Steps realSteps(RunConfig config, const TokenSplit &data, int64_t budget, int64_
         for (const auto &row : outcome.measuredMemory)
             if (row.role == MemoryRole::Peak)
                 result.peakBytes = row.bytes;
-        result.tokensPerSecond = steadyThroughput(quiet.steps, 1).median;
+        // The median speed after the first step, which warms the caches up.
+        std::vector<double> rates;
+        for (const StepMetrics &step : quiet.steps)
+            if (step.step >= 1 && step.tokensPerSecond > 0)
+                rates.push_back(step.tokensPerSecond);
+        result.tokensPerSecond = medianOf(rates);
     } catch (const std::exception &e) {
         result.message = e.what();
     }

@@ -2,6 +2,7 @@
 #include "core/engine/train/instabilitydetector.h"
 
 #include "core/contract/format.h"
+#include "core/contract/quantiles.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +11,7 @@ namespace optlog {
 
 double InstabilityDetector::RunningMedian::median() const
 {
-    std::vector<double> sorted(m_values.begin(), m_values.end());
-    std::sort(sorted.begin(), sorted.end());
-    const size_t n = sorted.size();
-    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    return medianOf({m_values.begin(), m_values.end()});
 }
 
 void InstabilityDetector::RunningMedian::add(double value)
