@@ -75,21 +75,6 @@ std::string selfPath(const char *argv0)
     return n > 0 ? std::string(self, size_t(n)) : std::string(argv0);
 }
 
-std::vector<std::string> runArguments(const PlannedRun &run, const std::string &study)
-{
-    std::vector<std::string> arguments = {"run", "--db", study};
-    if (!run.from.empty())
-        arguments.insert(arguments.end(), {"--from", run.from});
-    else if (!run.preset.empty())
-        arguments.insert(arguments.end(), {"--preset", run.preset});
-    if (!run.configFile.empty())
-        arguments.insert(arguments.end(), {"--config", run.configFile});
-    for (const auto &o : run.overrides)
-        arguments.insert(arguments.end(), {"--set", o});
-    arguments.insert(arguments.end(), {"--set", fieldAssignment(*findConfigField("name"), run.name)});
-    return arguments;
-}
-
 int runChild(const std::string &self, const std::vector<std::string> &arguments,
              const std::vector<std::pair<std::string, std::string>> &variables, bool quiet)
 {

@@ -24,9 +24,6 @@ void relaunchWithRuntimeVariables(char **argv, const std::string &precisionMode)
 // This executable's path (/proc/self/exe), else `argv0`: what the engine runs as its children.
 std::string selfPath(const char *argv0);
 
-// The arguments of `optlog run` that train `run` into `study`.
-std::vector<std::string> runArguments(const PlannedRun &run, const std::string &study);
-
 // Runs `self` with `arguments` as a child process, with `variables` set over this process's
 // environment, and waits: one engine process per run gives each run its own clean peak RSS and
 // keeps a crash of one run out of the others. `quiet` sends the child's output to /dev/null.

@@ -172,15 +172,10 @@ void RunQueue::startNext()
     m_runCreated = false;
     m_stdoutBuffer.clear();
     m_stderrTail.clear();
-    QStringList arguments = {QStringLiteral("run"), QStringLiteral("--jsonl"), QStringLiteral("--db"), m_study};
-    if (next->run.from.empty()) // a run made from a stored one starts from its config, not a preset
-        arguments << QStringLiteral("--preset") << QString::fromStdString(next->run.preset);
-    else
-        arguments << QStringLiteral("--from") << QString::fromStdString(next->run.from);
-    for (const auto &override : next->run.overrides)
-        arguments << QStringLiteral("--set") << QString::fromStdString(override);
-    arguments << QStringLiteral("--set")
-              << QString::fromStdString(fieldAssignment(*findConfigField("name"), next->run.name));
+    QStringList arguments;
+    for (const std::string &argument : runArguments(next->run, m_study.toStdString()))
+        arguments << QString::fromStdString(argument);
+    arguments << QStringLiteral("--jsonl"); // the events the monitor reads
     m_process.start(m_engine, arguments);
     Q_EMIT entriesChanged(); // after start(): listeners see isRunning()
 }

@@ -62,6 +62,21 @@ std::vector<PlannedRun> replicatesOf(const PlannedRun &run)
     return replicates;
 }
 
+std::vector<std::string> runArguments(const PlannedRun &run, const std::string &study)
+{
+    std::vector<std::string> arguments = {"run", "--db", study};
+    if (!run.from.empty())
+        arguments.insert(arguments.end(), {"--from", run.from});
+    else if (!run.preset.empty())
+        arguments.insert(arguments.end(), {"--preset", run.preset});
+    if (!run.configFile.empty())
+        arguments.insert(arguments.end(), {"--config", run.configFile});
+    for (const auto &o : run.overrides)
+        arguments.insert(arguments.end(), {"--set", o});
+    arguments.insert(arguments.end(), {"--set", fieldAssignment(*findConfigField("name"), run.name)});
+    return arguments;
+}
+
 StudyPlan loadStudyPlan(const std::string &source)
 {
     std::string text;

@@ -28,6 +28,11 @@ struct PlannedRun
     RunConfig config() const;
 };
 
+// The arguments of `optlog run` that train `run` into `study`: its source (--from, else --preset
+// and --config), its overrides, then its name. The one place the engine's command line is
+// written: `optlog study`, replicates, `optlog tune` and the workbench's queue all start runs so.
+std::vector<std::string> runArguments(const PlannedRun &run, const std::string &study);
+
 // The runs to execute for one planned run: itself when it has one seed, else one replicate per
 // seed, named "<name> seed <s>" and grouped as <name>, each differing from the others only in
 // train.seed. Throws ConfigError naming `repeats` or `seeds` for a count out of range, duplicate

@@ -31,6 +31,7 @@ private Q_SLOTS:
     void badRepeatsAndSeedsNameTheirField_data();
     void badRepeatsAndSeedsNameTheirField();
     void aStudyPlanRepeatsItsRuns();
+    void aPlannedRunIsOneEngineCommandLine();
     void fuzzedConfigTextIsAcceptedOrRefusedWithConfigError();
 };
 
@@ -146,6 +147,29 @@ void tst_Config::aStudyPlanRepeatsItsRuns()
             dir, "bad.toml", "name = \"p\"\n[[run]]\nname = \"a\"\npreset = \"smoke\"\n" + bad + "\n");
         QVERIFY_EXCEPTION_THROWN(loadStudyPlan(file.toStdString()), ConfigError);
     }
+}
+
+// The launcher, the workbench's queue and tune start runs with these arguments alone.
+void tst_Config::aPlannedRunIsOneEngineCommandLine()
+{
+    PlannedRun run;
+    run.name = "bf16 \"quoted\"";
+    run.preset = "smoke";
+    run.configFile = "mine.toml";
+    run.overrides = {"train.steps=6", "precision.mode=\"autocast-bf16\""};
+    const std::vector<std::string> expected = {"run", "--db", "s.sqlite", "--preset", "smoke", "--config", "mine.toml",
+                                               "--set", "train.steps=6", "--set", "precision.mode=\"autocast-bf16\"",
+                                               "--set", fieldAssignment(*findConfigField("name"), run.name)};
+    QCOMPARE(runArguments(run, "s.sqlite"), expected);
+    // The name reads back as it was, quotes and all.
+    QCOMPARE(loadRunConfig("smoke", "", {expected.back()}).name, run.name);
+
+    run.from = "other.sqlite:fp32"; // a stored run's config replaces the preset
+    run.configFile.clear();
+    const std::vector<std::string> derived = runArguments(run, "s.sqlite");
+    QCOMPARE(std::vector<std::string>(derived.begin(), derived.begin() + 5),
+             std::vector<std::string>({"run", "--db", "s.sqlite", "--from", "other.sqlite:fp32"}));
+    QVERIFY(std::find(derived.begin(), derived.end(), "--preset") == derived.end());
 }
 
 // docs/configs.md shows every field as configReferenceMarkdown() writes it.
