@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/run/runrequest.h"
+
+#include "core/config/configerror.h"
+#include "core/contract/format.h"
+#include "core/engine/model/weightfiles.h"
+#include "core/engine/run/enginerun.h"
+#include "core/engine/run/storedweights.h"
+
+#include <filesystem>
+
+namespace optlog {
+
+SourceRun sourceRunOf(const std::string &from)
+{
+    const size_t colon = from.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == from.size())
+        throw StoreError("--from " + from + ": write STUDY:RUN, such as study.sqlite:fp32 or study.sqlite:3");
+    const std::string study = from.substr(0, colon), name = from.substr(colon + 1);
+    const Store store(study, Store::Access::ReadOnly);
+    const auto run = store.findRun(name);
+    if (!run)
+        throw StoreError("--from " + from + ": no run '" + name + "' in " + study + "; `optlog runs " + study
+                         + " --all` lists them");
+    std::error_code error;
+    const std::string absolute = std::filesystem::absolute(study, error).lexically_normal().string();
+    return {{absolute, run->id, run->name}, run->configToml};
+}
+
+Resumption resumptionOf(const RunRequest &request)
+{
+    if (!request.preset.empty() || !request.configFile.empty() || !request.overrides.empty() || !request.from.empty()
+        || request.repeats != 1)
+        throw ConfigError("--resume continues a run with its own config; leave out --preset, --config, --set, "
+                          "--memory-budget, --from and --repeats");
+    const Store store(request.study); // marks a run whose engine died as crashed first
+    const auto run = store.findRun(request.resume);
+    if (!run)
+        throw StoreError("--resume: no run '" + request.resume + "' in " + request.study + "; `optlog runs "
+                         + request.study + " --all` lists them");
+    const std::string label = "run " + std::to_string(run->id) + " (" + printable(run->name) + ")";
+    if (!run->isFinished())
+        throw StoreError("--resume: " + label + " is still running; resume it after it has stopped");
+    if (*run->outcome == Outcome::Completed)
+        throw StoreError("--resume: " + label + " completed; to train it longer, `optlog run --from " + request.study
+                         + ":" + std::to_string(run->id) + " --set train.steps=N` starts a longer run from its config");
+    if (*run->outcome == Outcome::Diverged || *run->outcome == Outcome::Oom)
+        throw StoreError("--resume: " + label + " ended " + outcomeName(*run->outcome)
+                         + "; resuming it would meet the same end. Change its config and run it again with --from");
+    const std::optional<WeightFile> last = latestCheckpoint(store, run->id);
+    if (!last)
+        throw StoreError("--resume: " + label + " has no checkpoint to resume from (it stopped before writing one: "
+                         "set train.checkpoint_interval to write one every so many steps)");
+    // A damaged checkpoint, or one that does not fit the stored config, refuses before the run is touched.
+    checkWeightsFitConfig(loadDerivedConfig(run->configToml, label, {}), store.absolutePath(last->path), *last);
+    return {*run, *last};
+}
+
+namespace {
+
+RunConfig resumedConfig(const Resumption &resumption, const std::string &study)
+{
+    const RunRecord &run = resumption.run;
+    return loadDerivedConfig(run.configToml, "run " + std::to_string(run.id) + " of " + study, {});
+}
+
+// The stored run's config with the request's overrides; a preset or a file is refused beside --from.
+RunConfig derivedConfig(const SourceRun &source, const RunRequest &request)
+{
+    if (!request.preset.empty() || !request.configFile.empty())
+        throw ConfigError("--from takes the stored run's config; change its fields with --set, without --preset "
+                          "or --config");
+    return loadDerivedConfig(source.configToml, "run " + std::to_string(source.origin.runId) + " of "
+                                                    + source.origin.study, request.overrides);
+}
+
+} // namespace
+
+RunConfig requestedConfig(const RunRequest &request)
+{
+    if (!request.resume.empty())
+        return resumedConfig(resumptionOf(request), request.study);
+    if (request.from.empty())
+        return loadRunConfig(request.preset, request.configFile, request.overrides);
+    return derivedConfig(sourceRunOf(request.from), request);
+}
+
+std::unique_ptr<EngineRun> engineRunFor(const RunRequest &request)
+{
+    const auto check = request.force ? EngineRun::MemoryCheck::Force : EngineRun::MemoryCheck::Refuse;
+    if (!request.resume.empty()) {
+        const Resumption resumption = resumptionOf(request);
+        auto run = std::make_unique<EngineRun>(resumedConfig(resumption, request.study), check);
+        run->resumeFrom(resumption.run.id, resumption.checkpoint);
+        return run;
+    }
+    if (request.from.empty())
+        return std::make_unique<EngineRun>(loadRunConfig(request.preset, request.configFile, request.overrides), check);
+    const SourceRun source = sourceRunOf(request.from);
+    auto run = std::make_unique<EngineRun>(derivedConfig(source, request), check);
+    run->setOrigin(source.origin);
+    return run;
+}
+
+std::optional<Rendezvous> rankZeroRendezvous(const RunRequest &request, const RunConfig &config)
+{
+    if (config.distributed.ranks <= 1 && request.rendezvous.empty() && request.rank < 0 && request.worldSize <= 0)
+        return std::nullopt;
+    if (!request.resume.empty())
+        throw ConfigError("--resume: a run over several ranks cannot be resumed yet");
+    if (request.rendezvous.empty()) {
+        if (request.rank >= 0 || request.worldSize > 0)
+            throw ConfigError("--rank and --world-size go with --rendezvous HOST:PORT");
+        return Rendezvous{"127.0.0.1", 0, 0, config.distributed.ranks};
+    }
+    if (request.worldSize != config.distributed.ranks)
+        throw ConfigError("--world-size " + std::to_string(request.worldSize) + " but the run's distributed.ranks = "
+                          + std::to_string(config.distributed.ranks) + ": give both the same number");
+    return parseRendezvous(request.rendezvous, 0, request.worldSize);
+}
+
+Rendezvous joinedRankRendezvous(const RunRequest &request)
+{
+    if (!request.preset.empty() || !request.configFile.empty() || !request.overrides.empty() || !request.from.empty()
+        || !request.resume.empty() || !request.study.empty() || request.repeats != 1)
+        throw ConfigError("--rank 1 and above take the run from rank 0; leave out --db, --preset, --config, --set, "
+                          "--from, --resume and --repeats");
+    return parseRendezvous(request.rendezvous, request.rank, request.worldSize);
+}
+
+} // namespace optlog

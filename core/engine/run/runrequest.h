@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config/config.h"
+#include "core/engine/distributed/rendezvous.h"
+#include "core/store/store.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace optlog {
+
+class EngineRun;
+
+// What `optlog run` was asked for, and the decisions it implies: where the config comes from (a
+// preset or file, a stored run with --from, a stopped run with --resume), whether that is allowed,
+// and the rendezvous rank 0 serves. Each decision refuses bad input with a ConfigError or a
+// StoreError (an InputError: exit 2) before anything is written.
+struct RunRequest
+{
+    std::string configFile;
+    std::string preset;
+    std::string study; // empty: studyFilePath("study.sqlite")
+    std::vector<std::string> overrides;
+    bool jsonLines = false;
+    int64_t repeats = 1; // more than one: each replicate over seeds in its own engine process
+    bool force = false;  // train even when predicted not to fit the budget or the machine
+    std::string from;    // "STUDY:RUN": start from that stored run's config instead of a preset or file
+    std::string resume;  // a run of `study` to continue from its last checkpoint, with its own config
+    // Data parallel across machines: rank 0 serves the rendezvous at HOST:PORT and trains into
+    // `study`; another rank joins it there and takes the run's config from it.
+    std::string rendezvous;
+    int64_t rank = -1;     // -1: not given
+    int64_t worldSize = 0; // 0: not given
+};
+
+// The stored run `--from STUDY:RUN` names (split at the last colon: a path may hold one), read
+// without writing its study.
+struct SourceRun
+{
+    RunOrigin origin;
+    std::string configToml;
+};
+SourceRun sourceRunOf(const std::string &from);
+
+// The run `--resume` continues, and the checkpoint it goes on from: a run of the request's study
+// that ended without completing (cancelled or crashed; not diverged or out of memory, which would
+// end the same way again), whose last checkpoint's file is whole and fits its config.
+struct Resumption
+{
+    RunRecord run;
+    WeightFile checkpoint;
+};
+Resumption resumptionOf(const RunRequest &request);
+
+// The config the request asks for: defaults, preset, file and overrides, or with `from` the stored
+// run's config and the overrides, or with `resume` the run's own.
+RunConfig requestedConfig(const RunRequest &request);
+// The engine run the request asks for, not yet opened: its config as requestedConfig() says, with
+// the run it was made from (--from) or the run and checkpoint it continues (--resume). Each source
+// study is opened once. Refuses bad input as above, and a run predicted not to fit unless `force`.
+std::unique_ptr<EngineRun> engineRunFor(const RunRequest &request);
+
+// Rank 0 of a data-parallel run (`config` has distributed.ranks > 1, or the request names a
+// rendezvous): the rendezvous it serves, a free port on the loopback or --rendezvous for ranks on
+// other machines, with the world size the config and the options agree on. None for a run on one rank.
+std::optional<Rendezvous> rankZeroRendezvous(const RunRequest &request, const RunConfig &config);
+// A rank other than 0 (--rank 1 and above): the rendezvous it joins. The run comes from rank 0,
+// so a config, a study, a source or repeats are refused.
+Rendezvous joinedRankRendezvous(const RunRequest &request);
+
+} // namespace optlog

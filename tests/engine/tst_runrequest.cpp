@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+// What `optlog run` decides before it trains: where the config comes from (--from, --resume),
+// whether resuming is allowed, the rendezvous of rank 0 and of the others, the stop signals; and
+// which stored runs a quantization can start from. Each refusal is an InputError (exit 2) that
+// names what is wrong, with nothing written.
+#include "core/config/config.h"
+#include "core/config/configerror.h"
+#include "core/engine/run/runrequest.h"
+#include "core/engine/run/stopsignals.h"
+#include "core/engine/run/storedweights.h"
+#include "core/store/store.h"
+
+#include <QtTest>
+
+#include <csignal>
+
+#include <unistd.h>
+
+using namespace optlog;
+
+namespace {
+
+// A study with one run that ended as `outcome`, its config the smoke preset's.
+int64_t finishedRun(Store &store, const std::string &name, Outcome outcome)
+{
+    const int64_t id = store.createRun(name, toToml(loadRunConfig("smoke", "", {"name=\"" + name + "\""})));
+    store.finishRun(id, outcome, 5, "");
+    return id;
+}
+
+WeightFile checkpointAt(int64_t step)
+{
+    WeightFile file;
+    file.kind = WeightFileKind::Checkpoint;
+    file.step = step;
+    file.path = "weights/step-" + std::to_string(step) + ".pt";
+    file.bytes = 10;
+    file.sha256 = std::string(64, '0');
+    return file;
+}
+
+// The message of the InputError `call` throws; empty when it throws none.
+template<typename Call>
+std::string refusal(Call call)
+{
+    try {
+        call();
+    } catch (const InputError &e) {
+        return e.what();
+    }
+    return {};
+}
+
+bool mentions(const std::string &message, const std::string &part) { return message.find(part) != std::string::npos; }
+
+} // namespace
+
+class tst_RunRequest : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void fromNamesAStoredRun()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("source.sqlite").toStdString();
+        {
+            Store store(path);
+            finishedRun(store, "fp32", Outcome::Completed);
+        }
+        const SourceRun source = sourceRunOf(path + ":fp32");
+        QCOMPARE(source.origin.runName, std::string("fp32"));
+        QCOMPARE(source.origin.runId, int64_t(1));
+        QVERIFY(std::filesystem::path(source.origin.study).is_absolute());
+        QVERIFY(mentions(source.configToml, "fp32"));
+
+        QVERIFY(mentions(refusal([&] { sourceRunOf(path); }), "write STUDY:RUN"));
+        QVERIFY(mentions(refusal([&] { sourceRunOf(path + ":"); }), "write STUDY:RUN"));
+        const std::string missing = refusal([&] { sourceRunOf(path + ":bf16"); });
+        QVERIFY2(mentions(missing, "no run 'bf16'") && mentions(missing, "optlog runs"), missing.c_str());
+    }
+
+    void fromTakesTheStoredConfigWithOverridesOnly()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("source.sqlite").toStdString();
+        {
+            Store store(path);
+            finishedRun(store, "fp32", Outcome::Completed);
+        }
+        RunRequest request;
+        request.from = path + ":fp32";
+        request.overrides = {"train.steps=7"};
+        const RunConfig config = requestedConfig(request);
+        QCOMPARE(config.name, std::string("fp32"));
+        QCOMPARE(config.train.steps, int64_t(7));
+        request.preset = "smoke";
+        QVERIFY(mentions(refusal([&] { requestedConfig(request); }), "without --preset or --config"));
+    }
+
+    void latestCheckpointIsTheHighestStep()
+    {
+        QTemporaryDir dir;
+        Store store(dir.filePath("study.sqlite").toStdString());
+        const int64_t id = finishedRun(store, "stopped", Outcome::Cancelled);
+        QVERIFY(!latestCheckpoint(store, id));
+        for (const int64_t step : {10, 30, 20})
+            store.addWeightFile(id, checkpointAt(step));
+        WeightFile final = checkpointAt(40);
+        final.kind = WeightFileKind::Final;
+        store.addWeightFile(id, final);
+        QCOMPARE(latestCheckpoint(store, id)->step, int64_t(30));
+    }
+
+    void resumeOnlyWhatCanGoOn_data()
+    {
+        QTest::addColumn<int>("outcome");
+        QTest::addColumn<bool>("withCheckpoint");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("completed") << int(Outcome::Completed) << true << "completed; to train it longer";
+        QTest::newRow("diverged") << int(Outcome::Diverged) << true << "would meet the same end";
+        QTest::newRow("oom") << int(Outcome::Oom) << true << "would meet the same end";
+        QTest::newRow("no checkpoint") << int(Outcome::Cancelled) << false << "has no checkpoint to resume from";
+        // Eligible: the checkpoint itself is then checked, and this one's file does not exist.
+        QTest::newRow("cancelled") << int(Outcome::Cancelled) << true << "step-20.pt";
+        QTest::newRow("crashed") << int(Outcome::Crashed) << true << "step-20.pt";
+    }
+    void resumeOnlyWhatCanGoOn()
+    {
+        QFETCH(int, outcome);
+        QFETCH(bool, withCheckpoint);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        RunRequest request;
+        request.study = dir.filePath("study.sqlite").toStdString();
+        {
+            Store store(request.study);
+            const int64_t id = finishedRun(store, "run", Outcome(outcome));
+            if (withCheckpoint)
+                store.addWeightFile(id, checkpointAt(20));
+        }
+        request.resume = "run";
+        const std::string message = refusal([&] { resumptionOf(request); });
+        QVERIFY2(mentions(message, expected.toStdString()), message.c_str());
+    }
+
+    void resumeRefusesARunningRunAndOtherSources()
+    {
+        QTemporaryDir dir;
+        RunRequest request;
+        request.study = dir.filePath("study.sqlite").toStdString();
+        {
+            Store store(request.study);
+            store.createRun("running", toToml(loadRunConfig("smoke", "", {})));
+        }
+        request.resume = "running";
+        QVERIFY(mentions(refusal([&] { resumptionOf(request); }), "is still running"));
+        request.resume = "missing";
+        QVERIFY(mentions(refusal([&] { resumptionOf(request); }), "no run 'missing'"));
+        request.preset = "smoke";
+        QVERIFY(mentions(refusal([&] { resumptionOf(request); }), "leave out --preset"));
+    }
+
+    void onlyACompletedRunWithItsFinalWeightsIsQuantized()
+    {
+        QTemporaryDir dir;
+        Store store(dir.filePath("study.sqlite").toStdString());
+        const RunRecord cancelled = *store.findRun(std::to_string(finishedRun(store, "stopped", Outcome::Cancelled)));
+        QVERIFY(mentions(refusal([&] { quantizableRun(store, cancelled); }), "has not completed (cancelled)"));
+        const RunRecord completed = *store.findRun(std::to_string(finishedRun(store, "done", Outcome::Completed)));
+        QVERIFY(mentions(refusal([&] { quantizableRun(store, completed); }), "has no final weights on disk"));
+        WeightFile final = checkpointAt(5);
+        final.kind = WeightFileKind::Final;
+        store.addWeightFile(completed.id, final);
+        // Recorded but not on disk: the file itself is checked before anything reads it.
+        QVERIFY(mentions(refusal([&] { quantizableRun(store, completed); }), "step-5.pt"));
+    }
+
+    void rankZeroServesTheRendezvousTheConfigAsksFor()
+    {
+        RunConfig config = loadRunConfig("smoke", "", {});
+        RunRequest request;
+        QVERIFY(!rankZeroRendezvous(request, config));
+
+        config.distributed.ranks = 2;
+        const std::optional<Rendezvous> local = rankZeroRendezvous(request, config);
+        QVERIFY(local);
+        QCOMPARE(local->host, std::string("127.0.0.1"));
+        QCOMPARE(local->port, uint16_t(0)); // a free one, chosen when the store starts
+        QCOMPARE(local->worldSize, int64_t(2));
+
+        request.rendezvous = "10.0.0.1:29500";
+        request.worldSize = 2;
+        const std::optional<Rendezvous> served = rankZeroRendezvous(request, config);
+        QCOMPARE(served->host, std::string("10.0.0.1"));
+        QCOMPARE(served->port, uint16_t(29500));
+        QCOMPARE(served->rank, int64_t(0));
+
+        request.worldSize = 3;
+        QVERIFY(mentions(refusal([&] { rankZeroRendezvous(request, config); }), "give both the same number"));
+        request.rendezvous.clear();
+        QVERIFY(mentions(refusal([&] { rankZeroRendezvous(request, config); }), "go with --rendezvous"));
+        request.worldSize = 0;
+        request.resume = "stopped";
+        QVERIFY(mentions(refusal([&] { rankZeroRendezvous(request, config); }), "cannot be resumed yet"));
+    }
+
+    void aJoinedRankTakesTheRunFromRankZero()
+    {
+        RunRequest request;
+        request.rendezvous = "127.0.0.1:29500";
+        request.rank = 1;
+        request.worldSize = 2;
+        const Rendezvous joined = joinedRankRendezvous(request);
+        QCOMPARE(joined.rank, int64_t(1));
+        QCOMPARE(joined.port, uint16_t(29500));
+        request.preset = "smoke";
+        QVERIFY(mentions(refusal([&] { joinedRankRendezvous(request); }), "take the run from rank 0"));
+        request.preset.clear();
+        request.rank = 2;
+        QVERIFY(mentions(refusal([&] { joinedRankRendezvous(request); }), "--rank 2"));
+    }
+
+    // Last: after the first stop signal the next one ends the process.
+    void aHeldStopSignalIsTakenOnceWatched()
+    {
+        holdStopSignals();
+        QVERIFY(kill(getpid(), SIGTERM) == 0); // held: neither handled nor the default action yet
+        QTest::qWait(50);
+        QVERIFY(!stopRequested().load());
+        watchStopSignals();
+        QTRY_VERIFY(stopRequested().load());
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_RunRequest)
+#include "tst_runrequest.moc"
