@@ -43,6 +43,7 @@ void CountingAllocator::setBudget(int64_t bytes)
 {
     std::lock_guard<std::mutex> lock(m_refusalMutex);
     m_refusal.reset();
+    m_machineRefused.store(false, std::memory_order_relaxed);
     m_budget.store(bytes, std::memory_order_relaxed);
 }
 
@@ -71,8 +72,10 @@ c10::DataPtr CountingAllocator::allocate(size_t bytes) OPTLOG_ALLOCATE_QUALIFIER
         throw MemoryBudgetExceeded(r);
     }
     void *base = nullptr;
-    if (posix_memalign(&base, kAlignment, kHeader + bytes) != 0)
+    if (posix_memalign(&base, kAlignment, kHeader + bytes) != 0) {
+        m_machineRefused.store(true, std::memory_order_relaxed);
         throw std::bad_alloc();
+    }
     // The header: the size, then whether it was counted (so that its free matches).
     static_cast<size_t *>(base)[0] = bytes;
     static_cast<size_t *>(base)[1] = counted ? 1 : 0;

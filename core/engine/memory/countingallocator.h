@@ -60,6 +60,9 @@ public:
     void setPhase(const char *phase) { m_phase.store(phase, std::memory_order_relaxed); }
     // The first refusal since the budget was set, if any.
     std::optional<BudgetRefusal> refusal() const;
+    // Whether the machine refused an allocation (std::bad_alloc) since the budget was set: known
+    // here, since LibTorch may rethrow the exception as its own with the cause only in the text.
+    bool machineRefused() const { return m_machineRefused.load(std::memory_order_relaxed); }
 
     // While one exists, allocations are neither counted nor held to the budget (nor are their
     // frees subtracted): for optlog's own measurements between steps, which are the machine's,
@@ -86,6 +89,7 @@ private:
     std::atomic<const char *> m_phase{"setup"};
     mutable std::mutex m_refusalMutex;
     mutable std::optional<BudgetRefusal> m_refusal;
+    mutable std::atomic<bool> m_machineRefused{false};
 };
 
 } // namespace optlog

@@ -7,6 +7,7 @@
 #include "core/engine/precision/precision.h"
 #include "core/engine/run/rankrun.h"
 #include "core/engine/run/studyrecorder.h"
+#include "core/engine/train/ending.h"
 #include "core/contract/format.h"
 
 #include <unistd.h>
@@ -176,24 +177,12 @@ TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, int64_t runId, 
     } catch (const StoreError &) {
         allocator.setBudget(0);
         throw;
-    } catch (const RankLost &e) {
-        // Another rank died or stopped answering: the run cannot go on without it.
-        const std::string lost = m_ranks ? m_ranks->lostRank() : std::string();
-        outcome.outcome = Outcome::Crashed;
-        outcome.step = std::max<int64_t>(0, recorder.lastStep() + 1);
-        outcome.message = (lost.empty() ? std::string() : lost + "; ") + e.what();
-        allocator.setBudget(0);
     } catch (const std::exception &e) {
-        // Building the model or its optimizer can already exceed a budget, or the machine.
-        const auto refusal = allocator.refusal();
-        outcome.outcome = refusal ? Outcome::Oom : Outcome::Failed;
-        outcome.refusal = refusal;
-        if (refusal)
-            outcome.message = MemoryBudgetExceeded(*refusal).what() + std::string(", before the first step");
-        else if (dynamic_cast<const std::bad_alloc *>(&e) || std::string(e.what()).find("bad_alloc") != std::string::npos)
-            outcome.message = outOfMachineMemory(m_config, m_available);
-        else
-            outcome.message = e.what();
+        // The step that did not complete, as the study has it; -1 before the first.
+        const int64_t failedStep = recorder.lastStep() >= 0 ? recorder.lastStep() + 1 : -1;
+        outcome = outcomeOfException(e, {failedStep, m_device.str(),
+                                         [this] { return outOfMachineMemory(m_config, m_available); },
+                                         [this] { return m_ranks ? m_ranks->lostRank() : std::string(); }});
         allocator.setBudget(0);
     }
     return outcome;

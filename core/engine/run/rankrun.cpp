@@ -5,6 +5,7 @@
 #include "core/engine/machine/device.h"
 #include "core/engine/machine/environment.h"
 #include "core/engine/data/textdata.h"
+#include "core/engine/train/ending.h"
 #include "core/engine/train/trainer.h"
 
 #include <nlohmann/json.hpp>
@@ -97,12 +98,8 @@ Outcome runRank(RankGroup &ranks, const std::atomic<bool> &stopRequested)
         Trainer trainer(config, data, studySeed, &ranks);
         SilentObserver silent;
         outcome = trainer.run(silent, stopRequested);
-    } catch (const RankLost &e) {
-        outcome.outcome = Outcome::Crashed;
-        outcome.message = e.what();
     } catch (const std::exception &e) {
-        outcome.outcome = Outcome::Failed;
-        outcome.message = e.what();
+        outcome = outcomeOfException(e, {-1, config.runtime.device, {}, {}}); // rank 0 knows the step
     }
     CountingAllocator::instance().setBudget(0);
     nlohmann::json report = {{"host", thisHost()},

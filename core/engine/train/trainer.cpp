@@ -6,7 +6,10 @@
 #include "core/contract/precisionmodes.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/kernels/fusedadamw.h"
+#include "core/engine/train/ending.h"
 #include "core/engine/train/numerics.h"
+#include "core/engine/train/speedprobe.h"
+#include "core/engine/train/steptimer.h"
 #include "core/engine/model/weightfiles.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -27,8 +30,6 @@
 namespace optlog {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 int64_t bytesOf(const std::vector<at::Tensor> &tensors)
 {
@@ -56,26 +57,6 @@ std::string dtypeOf(const std::vector<at::Tensor> &tensors)
 Batch onDevice(const Batch &batch, c10::Device device)
 {
     return {batch.inputs.to(device), batch.targets.to(device)};
-}
-
-// Wall seconds `work` takes, the device's queued work included.
-template<typename Work>
-double secondsOf(c10::Device device, Work &&work)
-{
-    synchronize(device);
-    const auto start = Clock::now();
-    work();
-    synchronize(device);
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-TrainingOutcome ended(Outcome outcome, int64_t step, std::string message)
-{
-    TrainingOutcome out;
-    out.outcome = outcome;
-    out.step = step;
-    out.message = std::move(message);
-    return out;
 }
 
 int64_t peakRssBytes()
@@ -425,22 +406,12 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
     TrainingOutcome outcome;
     try {
         outcome = trainSteps(observer, stopRequested);
-    } catch (const c10::OutOfMemoryError &e) {
-        // A GPU's own limit (the CPU's rehearsed budget is handled below).
-        outcome.outcome = Outcome::Oom;
-        outcome.step = m_lastCompletedStep + 1; // the step that did not complete
-        outcome.message = "out of " + m_device.str() + " memory at step " + std::to_string(outcome.step) + ": "
-                          + e.what_without_backtrace();
-    } catch (const std::exception &) {
-        // LibTorch may wrap the allocator's exception; the allocator remembers the refusal.
-        const auto refusal = allocator.refusal();
-        if (!refusal)
+    } catch (const std::exception &e) {
+        outcome = outcomeOfException(e, {m_lastCompletedStep + 1, m_device.str(), {}, {}});
+        // Out of memory, the run's tensors are whole and are measured below; any other end is the
+        // caller's to record (EngineRun), with what only it knows.
+        if (outcome.outcome != Outcome::Oom)
             throw;
-        outcome.outcome = Outcome::Oom;
-        outcome.step = m_lastCompletedStep + 1;
-        outcome.message = MemoryBudgetExceeded(*refusal).what() + std::string(", at step ")
-                          + std::to_string(outcome.step);
-        outcome.refusal = refusal;
     }
     m_meter.enter("setup");
     // The budget rehearses training; what follows only reads the tensors, without it.
@@ -455,57 +426,43 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
 TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
 {
     const auto &train = m_config.train;
-    const int64_t tokensPerStep = m_config.tokensPerStep();
-    const auto &diagnostics = m_config.diagnostics;
-    TrainingOutcome timing; // the measured steps' seconds, carried into the outcome
-    const auto withTiming = [&timing](TrainingOutcome outcome) {
-        outcome.measuredSteps = timing.measuredSteps;
-        outcome.stepSeconds = timing.stepSeconds;
-        outcome.communicationSeconds = timing.communicationSeconds;
-        return outcome;
+    StepTimer timer(m_device, m_firstStep + m_config.memory.warmupSteps);
+    const auto ended = [&timer](Outcome outcome, int64_t step, std::string message) {
+        TrainingOutcome out;
+        out.outcome = outcome;
+        out.step = step;
+        out.message = std::move(message);
+        out.measuredSteps = timer.measuredSteps();
+        out.stepSeconds = timer.measuredSeconds();
+        out.communicationSeconds = timer.measuredCommunicationSeconds();
+        return out;
     };
-    // The machine-speed index: once before the loop (the first step's), then every
-    // runtime.speed_probe_every steps within kProbeShare of the loop's time.
-    constexpr double kProbeShare = 0.01;
-    const int64_t probeEvery = m_config.runtime.speedProbeEvery;
-    double startingSpeed = 0, lastProbeSeconds = 0, probeSeconds = 0;
-    if (probeEvery > 0 && m_firstStep < train.steps)
-        lastProbeSeconds = secondsOf(m_device, [&] {
-            startingSpeed = referenceKernelGflops(m_plan.compute, m_device, m_model->options().gemm());
-        });
-    const auto loopStart = Clock::now();
+    SpeedProbe speed(m_config.runtime.speedProbeEvery, m_plan.compute, m_device, m_model->options().gemm());
+    if (m_firstStep < train.steps)
+        speed.loopBegins();
     for (int64_t step = m_firstStep; step < train.steps; ++step) {
-        // Data parallel: every rank stops at the step one of them was asked to.
+        // A stop request ends the run between steps, with a checkpoint to resume from (data
+        // parallel: every rank stops at the step one of them was asked to).
         if (m_parallel ? m_stopAgreed : stopRequested.load()) {
             if (m_lastCompletedStep >= 0 && !m_parallel)
-                writeWeights(WeightFileKind::Checkpoint, observer); // to resume from
-            return withTiming(ended(Outcome::Cancelled, m_lastCompletedStep,
-                                    "stopped by a signal after step " + std::to_string(m_lastCompletedStep)));
+                writeWeights(WeightFileKind::Checkpoint, observer);
+            return ended(Outcome::Cancelled, m_lastCompletedStep,
+                         "stopped by a signal after step " + std::to_string(m_lastCompletedStep));
         }
         m_meter.stepBegins();
+        timer.stepBegins();
+        const double lr = setLearningRate(step);
 
-        const auto start = Clock::now();
-        const double lr = learningRateAt(train, step);
-        for (auto &group : m_optimizer->param_groups())
-            static_cast<torch::optim::AdamWOptions &>(group.options()).lr(lr);
+        // Forward and backward over the step's microbatches, the gradients accumulated.
+        at::Tensor loss = accumulateGradients(m_model, drawMicrobatches(), m_plan, scaler(), &m_meter);
 
-        // Each rank trains on its slice of the step's batch, drawn as one process would draw it.
-        const int64_t rank = m_ranks ? m_ranks->rank() : 0, ranks = m_config.distributed.ranks;
-        std::vector<Batch> microbatches;
-        {
-            RECORD_FUNCTION("optlog::data", std::vector<c10::IValue>()); // a profile's scope (bench_profile)
-            for (int64_t i = 0; i < train.accumulation; ++i)
-                microbatches.push_back(onDevice(
-                    m_sampler.next(ranks * train.microbatch, rank * train.microbatch, train.microbatch), m_device));
-        }
-        at::Tensor loss = accumulateGradients(m_model, microbatches, m_plan, scaler(), &m_meter);
-        // The numerics diagnostics run inside the step, where the gradients are as backward left
-        // them, and their time is taken out of the step's.
-        const bool numericsDue = diagnostics.numerics && (step + 1) % diagnostics.numericsEvery == 0;
+        // 16-bit numerics, where the gradients are as backward left them; not the step's time.
         std::vector<TensorNumerics> numerics;
-        double diagnosticSeconds = 0;
+        const bool numericsDue = m_config.diagnostics.numerics && (step + 1) % m_config.diagnostics.numericsEvery == 0;
         if (numericsDue)
-            diagnosticSeconds += secondsOf(m_device, [&] { numerics = gradientNumerics(step); });
+            timer.exclude([&] { numerics = gradientNumerics(step); });
+
+        // The optimizer step, from every rank's gradients under data parallel.
         if (m_parallel) {
             m_meter.enter("gradient reduction");
             m_parallel->reduceGradients();
@@ -517,39 +474,12 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         if (m_parallel)
             std::tie(lossValue, m_stopAgreed) = m_parallel->agree(lossValue, stopRequested.load());
         if (numericsDue)
-            diagnosticSeconds += secondsOf(m_device, [&] { addUpdateAndActivationNumerics(numerics); });
-        const double seconds = std::chrono::duration<double>(Clock::now() - start).count() - diagnosticSeconds;
+            timer.exclude([&] { addUpdateAndActivationNumerics(numerics); });
 
-        StepMetrics metrics;
-        metrics.step = step;
-        metrics.tokens = (step + 1) * tokensPerStep;
-        metrics.trainLoss = lossValue;
-        metrics.learningRate = lr;
-        metrics.gradNorm = gradNorm.value_or(std::nan(""));
-        metrics.stepSeconds = seconds;
-        metrics.tokensPerSecond = double(tokensPerStep) / seconds;
-        metrics.lossScale = m_scaler ? m_scaler->currentScale() : 0.0;
-        metrics.skipped = !gradNorm;
-        if (m_ranks)
-            metrics.communicationSeconds = m_ranks->takeCollectiveSeconds();
-        if (step - m_firstStep >= m_config.memory.warmupSteps) {
-            timing.measuredSteps += 1;
-            timing.stepSeconds += seconds;
-            timing.communicationSeconds += metrics.communicationSeconds.value_or(0.0);
-        }
-        // Outside the step's time: a change in this index is the machine, not the technique.
-        // At most 1% of the loop's time: on small models, where a step takes milliseconds, a
-        // probe waits until the loop has run a hundred times as long as the probes would take.
-        if (step == m_firstStep) {
-            metrics.machineGflops = startingSpeed;
-        } else if (probeEvery > 0 && (step + 1) % probeEvery == 0
-                   && probeSeconds + lastProbeSeconds
-                          <= kProbeShare * std::chrono::duration<double>(Clock::now() - loopStart).count()) {
-            lastProbeSeconds = secondsOf(m_device, [&] {
-                metrics.machineGflops = referenceKernelGflops(m_plan.compute, m_device, m_model->options().gemm());
-            });
-            probeSeconds += lastProbeSeconds;
-        }
+        // What the step measured; the machine-speed index outside its time.
+        StepMetrics metrics = stepMetrics(step, lossValue, lr, gradNorm, timer.stepSeconds());
+        timer.stepEnds(step, metrics.stepSeconds, metrics.communicationSeconds.value_or(0.0));
+        metrics.machineGflops = speed.after(step, m_firstStep);
         observer.step(metrics);
         if (!gradNorm && !m_scaler)
             observer.event(EventKind::Warning,
@@ -558,10 +488,11 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
                            step);
         if (numericsDue)
             observer.numerics(numerics);
-
         if (!std::isfinite(lossValue))
-            return withTiming(ended(Outcome::Diverged, step, "training loss became " + std::to_string(lossValue)
-                                                                 + " at step " + std::to_string(step)));
+            return ended(Outcome::Diverged, step,
+                         "training loss became " + std::to_string(lossValue) + " at step " + std::to_string(step));
+
+        // Validation every train.eval_interval steps and at the last; checkpoints between.
         if (validates() && ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps)) {
             ValidationPoint point = validate();
             point.step = step;
@@ -573,7 +504,47 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
             writeWeights(WeightFileKind::Checkpoint, observer);
     }
     writeWeights(WeightFileKind::Final, observer);
-    return withTiming(ended(Outcome::Completed, m_lastCompletedStep, ""));
+    return ended(Outcome::Completed, m_lastCompletedStep, "");
+}
+
+double Trainer::setLearningRate(int64_t step)
+{
+    const double lr = learningRateAt(m_config.train, step);
+    for (auto &group : m_optimizer->param_groups())
+        static_cast<torch::optim::AdamWOptions &>(group.options()).lr(lr);
+    return lr;
+}
+
+std::vector<Batch> Trainer::drawMicrobatches()
+{
+    RECORD_FUNCTION("optlog::data", std::vector<c10::IValue>()); // a profile's scope (bench_profile)
+    // Each rank trains on its slice of the step's batch, drawn as one process would draw it.
+    const auto &train = m_config.train;
+    const int64_t rank = m_ranks ? m_ranks->rank() : 0, ranks = m_config.distributed.ranks;
+    std::vector<Batch> microbatches;
+    for (int64_t i = 0; i < train.accumulation; ++i)
+        microbatches.push_back(
+            onDevice(m_sampler.next(ranks * train.microbatch, rank * train.microbatch, train.microbatch), m_device));
+    return microbatches;
+}
+
+StepMetrics Trainer::stepMetrics(int64_t step, double loss, double learningRate, std::optional<double> gradNorm,
+                                 double seconds) const
+{
+    const int64_t tokensPerStep = m_config.tokensPerStep();
+    StepMetrics metrics;
+    metrics.step = step;
+    metrics.tokens = (step + 1) * tokensPerStep;
+    metrics.trainLoss = loss;
+    metrics.learningRate = learningRate;
+    metrics.gradNorm = gradNorm.value_or(std::nan(""));
+    metrics.stepSeconds = seconds;
+    metrics.tokensPerSecond = double(tokensPerStep) / seconds;
+    metrics.lossScale = m_scaler ? m_scaler->currentScale() : 0.0;
+    metrics.skipped = !gradNorm;
+    if (m_ranks)
+        metrics.communicationSeconds = m_ranks->takeCollectiveSeconds();
+    return metrics;
 }
 
 void Trainer::writeWeightsTo(std::string base, std::string folder)

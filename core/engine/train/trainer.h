@@ -130,6 +130,12 @@ private:
     // The loop of optimizer steps, until train.steps, a non-finite loss or a stop request: how it
     // ended. m_lastCompletedStep follows it, for an end by an exception.
     TrainingOutcome trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
+    // The step's learning rate, set on every parameter group.
+    double setLearningRate(int64_t step);
+    // This rank's microbatches of the next step, on the run's device.
+    std::vector<Batch> drawMicrobatches();
+    StepMetrics stepMetrics(int64_t step, double loss, double learningRate, std::optional<double> gradNorm,
+                            double seconds) const;
     std::vector<MemoryRow> measureMemory() const;
     void writeWeights(WeightFileKind kind, TrainingObserver &observer);
     std::vector<at::Tensor> gradients() const; // of the model's parameters
