@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "app/cli.h"
+
 #include "core/analysis/studycomparison.h"
 #include "core/config/config.h"
+#include "core/engine/run/runrequest.h"
 #include "core/contract/outcome.h"
 #include "core/store/store.h"
 
@@ -18,35 +21,30 @@ namespace optlog {
 // error), says why as "optlog <command>: ..." and returns kExitBadInput, else 0.
 int refuseBadInput(const char *command, const std::function<void()> &prepare);
 
-struct RunRequest
-{
-    std::string configFile;
-    std::string preset;
-    std::string study; // empty: studyFilePath("study.sqlite")
-    std::vector<std::string> overrides;
-    bool jsonLines = false;
-    int64_t repeats = 1; // more than one: each replicate over seeds in its own engine process
-    bool force = false;  // train even when predicted not to fit the budget or the machine
-    std::string from;    // "STUDY:RUN": start from that stored run's config instead of a preset or file
-    std::string resume;  // a run of `study` to continue from its last checkpoint, with its own config
-    // Data parallel across machines: rank 0 serves the rendezvous at HOST:PORT and trains into
-    // `study`; another rank joins it there and takes the run's config from it.
-    std::string rendezvous;
-    int64_t rank = -1;     // -1: not given
-    int64_t worldSize = 0; // 0: not given
-};
+// Each command of `optlog`, registered on `app` with its options and the callback that runs it
+// (app/cli.h), in the file that implements it.
+Command addRunCommand(CLI::App &app, const Invocation &invocation);
+Command addStudyCommand(CLI::App &app, const Invocation &invocation);
+Command addCompareCommand(CLI::App &app, const Invocation &invocation);
+Command addEstimateCommand(CLI::App &app, const Invocation &invocation);
+Command addFitCommand(CLI::App &app, const Invocation &invocation);
+Command addTuneCommand(CLI::App &app, const Invocation &invocation);
+Command addReportCommand(CLI::App &app, const Invocation &invocation);
+Command addRunsCommand(CLI::App &app, const Invocation &invocation);
+Command addNoteCommand(CLI::App &app, const Invocation &invocation);
+Command addTagCommand(CLI::App &app, const Invocation &invocation);
+Command addRenameCommand(CLI::App &app, const Invocation &invocation);
+Command addArchiveCommand(CLI::App &app, const Invocation &invocation);
+Command addDeleteCommand(CLI::App &app, const Invocation &invocation);
+Command addCopyCommand(CLI::App &app, const Invocation &invocation);
+Command addVacuumCommand(CLI::App &app, const Invocation &invocation);
+Command addQuantizeCommand(CLI::App &app, const Invocation &invocation);
+Command addPruneCommand(CLI::App &app, const Invocation &invocation);
+Command addShowCommand(CLI::App &app, const Invocation &invocation);
+Command addExportCommand(CLI::App &app, const Invocation &invocation);
+
 // `self` runs the replicates when there are several.
 int runCommand(const RunRequest &request, const std::string &self);
-// The config the request asks for: defaults, preset, file and overrides, or with `from` the stored
-// run's config and the overrides. Throws ConfigError or StoreError naming what is wrong.
-RunConfig requestedConfig(const RunRequest &request);
-// A run made `--from` another gets a name of its own unless --set name=... gives one: the source's
-// name with the first free " v2", " v3", ... in the study it is run into. Throws as above.
-void nameDerivedRun(RunRequest &request);
-// Holds SIGINT and SIGTERM until runCommand() can handle them, also across the re-execution with
-// the tuned variables (a signal mask survives exec), so that a signal while starting cancels (exit
-// 4) instead of killing.
-void holdStopSignals();
 
 struct StudyRequest
 {

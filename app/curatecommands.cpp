@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The commands that curate a study: note, tag, rename, archive, delete, copy, vacuum.
 #include "app/commands.h"
+#include "app/cli.h"
 
 #include "core/contract/format.h"
 #include "core/store/store.h"
@@ -143,6 +144,117 @@ int copyCommand(const CopyRequest &request)
                       << destination.studySeed() << ", the copies on those of " << source.studySeed()
                       << "; comparisons name the difference\n";
     });
+}
+
+namespace {
+
+// The study and the one run of note, tag and rename.
+CLI::App *addCuration(CLI::App &app, const char *name, const char *description, CurateRequest &request,
+                      std::string &run)
+{
+    CLI::App *command = app.add_subcommand(name, description);
+    command->add_option("study", request.study, "study file")->required();
+    command->add_option("run", run, "run name or id")->required();
+    return command;
+}
+
+// The study and the runs of archive and delete.
+CLI::App *addRunsCuration(CLI::App &app, const char *name, const char *description, CurateRequest &request)
+{
+    CLI::App *command = app.add_subcommand(name, description);
+    command->add_option("study", request.study, "study file")->required();
+    command->add_option("runs", request.runs, "run names or ids")->required();
+    return command;
+}
+
+struct OneRun
+{
+    CurateRequest request;
+    std::string run;
+    const CurateRequest &named()
+    {
+        request.runs = {run};
+        return request;
+    }
+};
+
+} // namespace
+
+Command addNoteCommand(CLI::App &app, const Invocation &)
+{
+    auto state = std::make_shared<OneRun>();
+    CLI::App *command = addCuration(app, "note", "set a run's note (plain text, shown in lists, Compare and reports)",
+                                    state->request, state->run);
+    command->add_option("text", state->request.text,
+                        "the note (up to " + std::to_string(Store::kMaxNoteBytes) + " bytes)");
+    command->add_flag("--clear", state->request.clear, "remove the run's note");
+    return {command, [state] { return noteCommand(state->named()); }};
+}
+
+Command addTagCommand(CLI::App &app, const Invocation &)
+{
+    auto state = std::make_shared<OneRun>();
+    CLI::App *command = addCuration(app, "tag", "add (+name) and remove (-name) tags of a run", state->request,
+                                    state->run);
+    command->add_option("tags", state->request.tags, "+name adds, -name removes, a bare name adds");
+    command->allow_extras(); // -name is a tag to remove, not an option
+    return {command, [state, command] {
+                for (const std::string &extra : command->remaining())
+                    state->request.tags.push_back(extra);
+                return tagCommand(state->named());
+            }};
+}
+
+Command addRenameCommand(CLI::App &app, const Invocation &)
+{
+    auto state = std::make_shared<OneRun>();
+    CLI::App *command = addCuration(app, "rename", "rename a run; the old name stays searchable", state->request,
+                                    state->run);
+    command->add_option("name", state->request.text, "the new name")->required();
+    return {command, [state] { return renameCommand(state->named()); }};
+}
+
+Command addArchiveCommand(CLI::App &app, const Invocation &)
+{
+    auto request = std::make_shared<CurateRequest>();
+    CLI::App *command = addRunsCuration(app, "archive", "hide runs from lists and comparisons without deleting them",
+                                        *request);
+    command->add_flag("--undo", request->undo, "bring archived runs back");
+    return {command, [request] { return archiveCommand(*request); }};
+}
+
+Command addDeleteCommand(CLI::App &app, const Invocation &)
+{
+    auto request = std::make_shared<CurateRequest>();
+    CLI::App *command = addRunsCuration(app, "delete", "delete runs and every row of them, for good", *request);
+    command->add_flag("--yes", request->yes, "confirm: without it nothing is deleted");
+    return {command, [request] { return deleteCommand(*request); }};
+}
+
+Command addCopyCommand(CLI::App &app, const Invocation &)
+{
+    auto request = std::make_shared<CopyRequest>();
+    auto arguments = std::make_shared<std::vector<std::string>>();
+    CLI::App *command = app.add_subcommand("copy", "copy finished runs with every row into another study (created "
+                                                   "when missing); the source is not changed");
+    command->add_option("SOURCE RUN... DESTINATION", *arguments, "source study, run names or ids, destination study")
+        ->required()
+        ->expected(3, -1);
+    command->add_option("--suffix", request->suffix, "appended to each copied run's name, e.g. ' (gpu)'");
+    return {command, [request, arguments] {
+                request->source = arguments->front();
+                request->destination = arguments->back();
+                request->runs.assign(arguments->begin() + 1, arguments->end() - 1);
+                return copyCommand(*request);
+            }};
+}
+
+Command addVacuumCommand(CLI::App &app, const Invocation &)
+{
+    auto study = std::make_shared<std::string>();
+    CLI::App *command = app.add_subcommand("vacuum", "compact a study file and report the bytes freed");
+    command->add_option("study", *study, "study file")->required();
+    return {command, [study] { return vacuumCommand(*study); }};
 }
 
 } // namespace optlog

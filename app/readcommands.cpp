@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The commands that read a study or a config: estimate, runs, show, compare, export.
 #include "app/commands.h"
+#include "app/cli.h"
 
 #include "core/analysis/runfilter.h"
 #include "core/analysis/studycomparison.h"
@@ -97,6 +98,72 @@ int exportCommand(const std::string &path, const std::string &format, const std:
     else
         out << studyJson(*store);
     return kExitOk;
+}
+
+Command addCompareCommand(CLI::App &app, const Invocation &)
+{
+    auto request = std::make_shared<CompareRequest>();
+    CLI::App *command = app.add_subcommand("compare", "compare runs against a baseline at matched tokens");
+    command->add_option("study", request->study, "study file")->required();
+    command->add_option("--baseline", request->comparison.baseline, "baseline run (name or id); default the first run");
+    command->add_option("--runs", request->comparison.runs, "runs to compare (names or ids); default all")
+        ->delimiter(',');
+    command->add_option("--tolerance", request->comparison.tolerance, "validation-loss difference counted as noise, "
+                                                                     "nats per token")
+        ->capture_default_str()
+        ->check(toleranceCheck());
+    return {command, [request] { return compareCommand(*request); }};
+}
+
+Command addEstimateCommand(CLI::App &app, const Invocation &)
+{
+    auto request = std::make_shared<EstimateRequest>();
+    CLI::App *command = app.add_subcommand("estimate", "predict memory by role, with dtypes, without running");
+    addConfigOptions(command, request->preset, request->configFile, request->overrides);
+    command->add_option("--ranks", request->ranks, "data-parallel ranks for the ZeRO rows")->capture_default_str();
+    command->add_flag("--json", request->json, "print JSON");
+    return {command, [request] {
+                if (request->configFile.empty() && request->preset.empty())
+                    request->preset = "default";
+                return estimateCommand(*request);
+            }};
+}
+
+Command addRunsCommand(CLI::App &app, const Invocation &)
+{
+    auto request = std::make_shared<RunsRequest>();
+    CLI::App *command = app.add_subcommand("runs", "list the runs of a study");
+    command->add_option("study", request->study, "study file")->required();
+    command->add_option("--filter", request->filter, "words every listed run matches: text, tag:NAME, name:, note:, "
+                                                     "group:, outcome:, is:archived, a config field "
+                                                     "(mode:pure-bf16); -word leaves out");
+    command->add_flag("--all", request->all, "list archived runs too");
+    return {command, [request] { return runsCommand(*request); }};
+}
+
+Command addShowCommand(CLI::App &app, const Invocation &)
+{
+    auto study = std::make_shared<std::string>(), run = std::make_shared<std::string>();
+    CLI::App *command = app.add_subcommand("show", "show one run: config, environment, memory by role, events");
+    command->add_option("study", *study, "study file")->required();
+    command->add_option("run", *run, "run name or id")->required();
+    return {command, [study, run] { return showCommand(*study, *run); }};
+}
+
+Command addExportCommand(CLI::App &app, const Invocation &)
+{
+    struct Request
+    {
+        std::string study, format = "csv", output;
+    };
+    auto request = std::make_shared<Request>();
+    CLI::App *command = app.add_subcommand("export", "export every run's metrics");
+    command->add_option("study", request->study, "study file")->required();
+    command->add_option("--format", request->format, "csv or json")
+        ->check(CLI::IsMember({"csv", "json"}))
+        ->capture_default_str();
+    command->add_option("-o,--output", request->output, "output file; default standard output");
+    return {command, [request] { return exportCommand(request->study, request->format, request->output); }};
 }
 
 } // namespace optlog

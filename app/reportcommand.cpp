@@ -3,6 +3,7 @@
 // HTML, PDF and Markdown draw the workbench's charts, so they need a build with Qt
 // (OPTLOG_BUILD_GUI); CSV and JSON are written by the core alone.
 #include "app/commands.h"
+#include "app/cli.h"
 #include "core/analysis/report.h"
 #include "core/store/store.h"
 
@@ -89,6 +90,25 @@ int reportCommand(const ReportRequest &request, int argc, char **argv)
               << " draws charts and needs optlog built with Qt (-DOPTLOG_BUILD_GUI=ON); csv and json work in this build\n";
     return kExitBadInput;
 #endif
+}
+
+Command addReportCommand(CLI::App &app, const Invocation &invocation)
+{
+    auto request = std::make_shared<ReportRequest>();
+    CLI::App *command = app.add_subcommand("report", "write a comparison report: verdicts, charts, per-run detail, "
+                                                     "environment");
+    command->add_option("study", request->study, "study file")->required();
+    command->add_option("--runs", request->runs, "runs to report (names or ids); default all")->delimiter(',');
+    command->add_option("--baseline", request->baseline, "baseline run (name or id); default the first run");
+    command->add_option("--tolerance", request->tolerance, "validation-loss difference counted as noise, "
+                                                           "nats per token")
+        ->capture_default_str()
+        ->check(toleranceCheck());
+    command->add_option("--format", request->format, "html, pdf, md, csv or json")
+        ->check(CLI::IsMember({"html", "pdf", "md", "csv", "json"}))
+        ->capture_default_str();
+    command->add_option("-o,--output", request->output, "output file; default <study>-report.<format>");
+    return {command, [request, invocation] { return reportCommand(*request, invocation.argc, invocation.argv); }};
 }
 
 } // namespace optlog

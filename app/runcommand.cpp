@@ -2,99 +2,33 @@
 // `optlog run`: one run of the engine, with the process's signals and exit code around it.
 #include "app/commands.h"
 
+#include "app/cli.h"
 #include "app/launcher.h"
 
 #include "core/analysis/analysis.h"
+#include "core/config/cachefile.h"
 #include "core/config/config.h"
+#include "core/config/configerror.h"
 #include "core/config/studyplan.h"
-#include "core/store/store.h"
 #include "core/engine/run/enginerun.h"
 #include "core/engine/run/rankrun.h"
-#include "core/engine/model/weightfiles.h"
-#include "core/contract/format.h"
-
-#include "core/config/configerror.h"
+#include "core/engine/run/runrequest.h"
+#include "core/engine/run/stopsignals.h"
+#include "core/store/store.h"
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
-#include <atomic>
-#include <filesystem>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <memory>
-#include <thread>
+#include <optional>
 
-#include <pthread.h>
 #include <unistd.h>
 
 namespace optlog {
 
 namespace {
-
-std::atomic<bool> g_stopRequested{false};
-
-// The stored run `--from STUDY:RUN` names (split at the last colon: a path may hold one), read
-// without writing its study.
-struct SourceRun
-{
-    RunOrigin origin;
-    std::string configToml;
-};
-SourceRun sourceRunOf(const std::string &from)
-{
-    const size_t colon = from.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == from.size())
-        throw StoreError("--from " + from + ": write STUDY:RUN, such as study.sqlite:fp32 or study.sqlite:3");
-    const std::string study = from.substr(0, colon), name = from.substr(colon + 1);
-    const Store store(study, Store::Access::ReadOnly);
-    const auto run = store.findRun(name);
-    if (!run)
-        throw StoreError("--from " + from + ": no run '" + name + "' in " + study + "; `optlog runs " + study
-                         + " --all` lists them");
-    std::error_code error;
-    const std::string absolute = std::filesystem::absolute(study, error).lexically_normal().string();
-    return {{absolute, run->id, run->name}, run->configToml};
-}
-
-// The run `--resume` continues, and the checkpoint it goes on from: a run that ended without
-// completing (cancelled, crashed, failed), whose last checkpoint's file is whole.
-struct Resumption
-{
-    RunRecord run;
-    WeightFile checkpoint;
-};
-Resumption resumptionOf(const RunRequest &request)
-{
-    if (!request.preset.empty() || !request.configFile.empty() || !request.overrides.empty() || !request.from.empty()
-        || request.repeats != 1)
-        throw ConfigError("--resume continues a run with its own config; leave out --preset, --config, --set, "
-                          "--memory-budget, --from and --repeats");
-    const Store store(request.study); // marks a run whose engine died as crashed first
-    const auto run = store.findRun(request.resume);
-    if (!run)
-        throw StoreError("--resume: no run '" + request.resume + "' in " + request.study + "; `optlog runs "
-                         + request.study + " --all` lists them");
-    const std::string label = "run " + std::to_string(run->id) + " (" + printable(run->name) + ")";
-    if (!run->isFinished())
-        throw StoreError("--resume: " + label + " is still running; resume it after it has stopped");
-    if (*run->outcome == Outcome::Completed)
-        throw StoreError("--resume: " + label + " completed; to train it longer, `optlog run --from " + request.study
-                         + ":" + std::to_string(run->id) + " --set train.steps=N` starts a longer run from its config");
-    if (*run->outcome == Outcome::Diverged || *run->outcome == Outcome::Oom)
-        throw StoreError("--resume: " + label + " ended " + outcomeName(*run->outcome)
-                         + "; resuming it would meet the same end. Change its config and run it again with --from");
-    std::optional<WeightFile> last;
-    for (const WeightFile &file : store.weightFiles(run->id))
-        if (file.kind == WeightFileKind::Checkpoint && (!last || file.step > last->step))
-            last = file;
-    if (!last)
-        throw StoreError("--resume: " + label + " has no checkpoint to resume from (it stopped before writing one: "
-                         "set train.checkpoint_interval to write one every so many steps)");
-    // A damaged checkpoint, or one that does not fit the stored config, refuses before the run is touched.
-    checkWeightsFitConfig(loadDerivedConfig(run->configToml, label, {}), store.absolutePath(last->path), *last);
-    return {*run, *last};
-}
 
 bool setsName(const std::vector<std::string> &overrides)
 {
@@ -138,7 +72,7 @@ int runReplicates(const RunRequest &request, const std::string &self)
             result = code;
         if (code == kExitCancelled || code == kExitBadInput)
             break;
-        if (g_stopRequested.load())
+        if (stopRequested().load())
             return kExitCancelled; // a signal to this process alone stops the replicates after this one
     }
     return result;
@@ -148,120 +82,21 @@ int runReplicates(const RunRequest &request, const std::string &self)
 // reports to it; it writes no study. Exits with its training's outcome.
 int runJoinedRank(const RunRequest &request)
 {
-    if (!request.preset.empty() || !request.configFile.empty() || !request.overrides.empty() || !request.from.empty()
-        || !request.resume.empty() || !request.study.empty() || request.repeats != 1)
-        return refuseBadInput("run", [] {
-            throw ConfigError("--rank 1 and above take the run from rank 0; leave out --db, --preset, --config, --set, "
-                              "--from, --resume and --repeats");
-        });
     Rendezvous rendezvous;
-    if (const int refused = refuseBadInput("run", [&] {
-            rendezvous = parseRendezvous(request.rendezvous, request.rank, request.worldSize);
-        }))
+    if (const int refused = refuseBadInput("run", [&] { rendezvous = joinedRankRendezvous(request); }))
         return refused;
     try {
         // Waits up to 300 s for rank 0's store and the run's config, which then sets the timeout.
         RankGroup ranks(rendezvous, std::chrono::seconds(300));
-        return exitCodeFor(runRank(ranks, g_stopRequested));
+        return exitCodeFor(runRank(ranks, stopRequested()));
     } catch (const std::exception &e) {
         std::cerr << "optlog run: rank " << request.rank << ": " << e.what() << "\n";
         return kExitFailed;
     }
 }
 
-// Rank 0 of a data-parallel run: the rendezvous it serves (a free port on the loopback, or
-// --rendezvous for ranks on other machines), and the world size the config and the options agree on.
-Rendezvous rankZeroRendezvous(const RunRequest &request, const RunConfig &config)
-{
-    if (request.rendezvous.empty()) {
-        if (request.rank >= 0 || request.worldSize > 0)
-            throw ConfigError("--rank and --world-size go with --rendezvous HOST:PORT");
-        return {"127.0.0.1", 0, 0, config.distributed.ranks};
-    }
-    if (request.worldSize != config.distributed.ranks)
-        throw ConfigError("--world-size " + std::to_string(request.worldSize) + " but the run's distributed.ranks = "
-                          + std::to_string(config.distributed.ranks) + ": give both the same number");
-    Rendezvous rendezvous = parseRendezvous(request.rendezvous, 0, request.worldSize);
-    return rendezvous;
-}
-
-} // namespace
-
-namespace {
-
-sigset_t stopSignals()
-{
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    return stop;
-}
-
-// The first SIGINT or SIGTERM asks the trainer to finish its step and stop; after it a second one,
-// of either kind, gets the default action, so a hung run can still be killed from the terminal.
-void endOnTheNextStopSignal()
-{
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-}
-
-void requestStop(int)
-{
-    g_stopRequested.store(true);
-    endOnTheNextStopSignal();
-}
-
-// Both signals stay blocked in the engine's threads (holdStopSignals() blocked them before the
-// process re-executed itself, and a thread inherits its creator's mask) and one thread of their
-// own takes them with sigwait, so that no signal interrupts a library's kernels, as a handler
-// does: it runs on whichever thread the kernel picks, on that thread's stack. (Stopped runs that
-// aborted with a corrupted heap inside oneDNN's sgemm, docs/benchmarks.md, were why; that this
-// was their cause is not shown.) The handler stays for threads started before the signals were
-// blocked, to which the kernel may deliver them instead: where the process did not re-execute
-// (its variables already set), a library's thread is there before main().
-void watchStopSignals()
-{
-    std::signal(SIGINT, requestStop);
-    std::signal(SIGTERM, requestStop);
-    std::thread([] {
-        const sigset_t stop = stopSignals();
-        int signal = 0;
-        if (sigwait(&stop, &signal) != 0)
-            return;
-        g_stopRequested.store(true);
-        endOnTheNextStopSignal();
-        // Only this thread takes the next one, and must be alive to: its default action ends the process.
-        pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
-        for (;;)
-            pause();
-    }).detach();
-}
-
-} // namespace
-
-void holdStopSignals()
-{
-    const sigset_t stop = stopSignals();
-    sigprocmask(SIG_BLOCK, &stop, nullptr);
-}
-
-RunConfig requestedConfig(const RunRequest &request)
-{
-    if (!request.resume.empty()) {
-        const RunRecord run = resumptionOf(request).run;
-        return loadDerivedConfig(run.configToml, "run " + std::to_string(run.id) + " of " + request.study, {});
-    }
-    if (request.from.empty())
-        return loadRunConfig(request.preset, request.configFile, request.overrides);
-    if (!request.preset.empty() || !request.configFile.empty())
-        throw ConfigError("--from takes the stored run's config; change its fields with --set, without --preset "
-                          "or --config");
-    const SourceRun source = sourceRunOf(request.from);
-    return loadDerivedConfig(source.configToml, "run " + std::to_string(source.origin.runId) + " of "
-                                                    + source.origin.study, request.overrides);
-}
-
+// A run made `--from` another gets a name of its own unless --set name=... gives one: the source's
+// name with the first free " v2", " v3", ... in the study it is run into.
 void nameDerivedRun(RunRequest &request)
 {
     if (request.from.empty() || setsName(request.overrides))
@@ -273,6 +108,8 @@ void nameDerivedRun(RunRequest &request)
     request.overrides.push_back(
         fieldAssignment(*findConfigField("name"), derivedRunName(source.origin.runName, existing)));
 }
+
+} // namespace
 
 int runCommand(const RunRequest &request, const std::string &self)
 {
@@ -290,20 +127,8 @@ int runCommand(const RunRequest &request, const std::string &self)
     std::unique_ptr<EngineRun> run;
     std::optional<Rendezvous> rendezvous;
     if (const int refused = refuseBadInput("run", [&] {
-            run = std::make_unique<EngineRun>(requestedConfig(request), request.force ? EngineRun::MemoryCheck::Force
-                                                                                      : EngineRun::MemoryCheck::Refuse);
-            if (!request.from.empty())
-                run->setOrigin(sourceRunOf(request.from).origin);
-            if (!request.resume.empty()) {
-                const Resumption resumption = resumptionOf(request);
-                run->resumeFrom(resumption.run.id, resumption.checkpoint);
-            }
-            if (run->config().distributed.ranks > 1 || !request.rendezvous.empty() || request.rank >= 0
-                || request.worldSize > 0) {
-                if (!request.resume.empty())
-                    throw ConfigError("--resume: a run over several ranks cannot be resumed yet");
-                rendezvous = rankZeroRendezvous(request, run->config());
-            }
+            run = engineRunFor(request);
+            rendezvous = rankZeroRendezvous(request, run->config());
             run->open(request.study);
         }))
         return refused;
@@ -323,13 +148,13 @@ int runCommand(const RunRequest &request, const std::string &self)
             return kExitFailed;
         }
     }
-    if (g_stopRequested.load()) {
+    if (stopRequested().load()) {
         std::cerr << "optlog run: cancelled while starting, before the run was created in " << request.study << "\n";
         return kExitCancelled;
     }
     EngineRun::Result result;
     try {
-        result = run->train({request.jsonLines, bool(isatty(STDERR_FILENO))}, g_stopRequested);
+        result = run->train({request.jsonLines, bool(isatty(STDERR_FILENO))}, stopRequested());
     } catch (const StoreError &e) {
         std::cerr << "optlog run: " << e.what() << "; the run could not be created\n";
         return kExitFailed;
@@ -340,6 +165,73 @@ int runCommand(const RunRequest &request, const std::string &self)
               << outcomeName(outcome.outcome) << (outcome.message.empty() ? "" : ": " + outcome.message) << " -> "
               << request.study << "\n";
     return exitCodeFor(outcome.outcome);
+}
+
+Command addRunCommand(CLI::App &app, const Invocation &invocation)
+{
+    auto request = std::make_shared<RunRequest>();
+    struct Extra
+    {
+        std::string budget;
+        std::vector<std::string> resume;
+        int64_t ranks = 0;
+    };
+    auto extra = std::make_shared<Extra>();
+    CLI::App *command = app.add_subcommand("run", "train one run into a study file");
+    addConfigOptions(command, request->preset, request->configFile, request->overrides);
+    command->add_option("--db", request->study, "study file (created when missing); default study.sqlite in "
+                                                "$XDG_DATA_HOME/optlog (~/.local/share/optlog)");
+    command->add_flag("--jsonl", request->jsonLines, "print one JSON event per line on stdout");
+    command->add_option("--repeats", request->repeats, "train the run this many times over seeds train.seed, +1, ... "
+                                                       "(1 to " + std::to_string(PlannedRun::kMaxRepeats) + "), one group");
+    command->add_option("--memory-budget", extra->budget, "refuse allocations past this size, e.g. 512MiB; "
+                                                         "the run ends as oom (same as --set memory.budget=...)");
+    command->add_flag("--force", request->force, "train even when the memory model predicts the run will not fit "
+                                                 "its budget or the machine's available memory");
+    command->add_option("--from", request->from, "start from a stored run's config, STUDY:RUN (name or id), and "
+                                                 "change fields with --set; the new run links to it");
+    command->add_option("--resume", extra->resume, "continue a cancelled or crashed run, STUDY RUN (name or id), "
+                                                   "from its last checkpoint, with its own config")
+        ->expected(2);
+    CLI::Option *ranks = command->add_option("--ranks", extra->ranks, "train data-parallel over this many engine "
+                                                                      "processes on this machine (same as --set "
+                                                                      "distributed.ranks=N)");
+    command->add_option("--rendezvous", request->rendezvous, "data parallel over machines: HOST:PORT where rank 0 "
+                                                             "serves the rendezvous (with --rank and --world-size)");
+    command->add_option("--rank", request->rank, "this process's rank: 0 trains into the study, 1 and above join "
+                                                 "rank 0 and take its config")
+        ->check(CLI::Range(int64_t(0), int64_t(63)));
+    command->add_option("--world-size", request->worldSize, "the ranks of the run (equal to distributed.ranks)")
+        ->check(CLI::Range(int64_t(2), int64_t(64)));
+
+    return {command, [request, extra, ranks, invocation] {
+                RunRequest &run = *request;
+                if (!extra->resume.empty()) {
+                    if (!run.study.empty())
+                        return refuseBadInput("run", [] {
+                            throw ConfigError("--resume names the study itself (--resume STUDY RUN); leave out --db");
+                        });
+                    run.study = extra->resume.at(0);
+                    run.resume = extra->resume.at(1);
+                }
+                if (run.rank > 0) { // a joining rank takes everything from rank 0
+                    holdStopSignals();
+                    return runCommand(run, invocation.self);
+                }
+                if (ranks->count())
+                    run.overrides.push_back("distributed.ranks=" + std::to_string(extra->ranks));
+                if (run.configFile.empty() && run.preset.empty() && run.from.empty() && run.resume.empty())
+                    run.preset = "default";
+                holdStopSignals();
+                relaunchFor(invocation.argv, [&] { return requestedConfig(run); });
+                if (!extra->budget.empty())
+                    run.overrides.push_back("memory.budget=\"" + extra->budget + "\"");
+                if (run.study.empty())
+                    run.study = studyFilePath("study.sqlite");
+                if (const int refused = refuseBadInput("run", [&] { nameDerivedRun(run); }))
+                    return refused;
+                return runCommand(run, invocation.self);
+            }};
 }
 
 } // namespace optlog

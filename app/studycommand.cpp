@@ -2,6 +2,7 @@
 // `optlog study`: every run of a study plan the study has not completed, each in its own engine
 // process, then the comparison.
 #include "app/commands.h"
+#include "app/cli.h"
 #include "app/launcher.h"
 
 #include "core/analysis/analysis.h"
@@ -63,6 +64,28 @@ int studyCommand(const StudyRequest &request, const std::string &self)
             compare.comparison.baselineOf[run.name] = run.baseline;
     }
     return compareCommand(compare);
+}
+
+Command addStudyCommand(CLI::App &app, const Invocation &invocation)
+{
+    auto request = std::make_shared<StudyRequest>();
+    auto repeats = std::make_shared<int64_t>(1);
+    CLI::App *command = app.add_subcommand("study", "run every run of a study plan (each in its own engine process) "
+                                                    "and print the comparison");
+    command->add_option("plan", request->plan, "built-in study name or study TOML file")->capture_default_str();
+    command->add_option("--db", request->study, "study file; default <plan name>.sqlite in $XDG_DATA_HOME/optlog "
+                                                "(~/.local/share/optlog)");
+    command->add_option("--set", request->overrides, "override a field in every run (repeatable)");
+    CLI::Option *repeatsOption =
+        command->add_option("--repeats", *repeats, "train every run this many times over seeds (1 to "
+                                                       + std::to_string(PlannedRun::kMaxRepeats)
+                                                       + "); default as the plan says");
+    command->add_flag("--force", request->force, "train runs predicted not to fit their budget or the machine");
+    return {command, [request, repeats, repeatsOption, invocation] {
+                if (repeatsOption->count())
+                    request->repeats = *repeats;
+                return studyCommand(*request, invocation.self);
+            }};
 }
 
 } // namespace optlog

@@ -5,6 +5,7 @@
 // back to its generic kernels, the CPU's flags support better ones, the user or system has not
 // set OPENBLAS_CORETYPE, and a GEMM with that core type matches a reference result.
 #include "app/commands.h"
+#include "app/cli.h"
 #include "app/launcher.h"
 
 #include "core/analysis/analysis.h"
@@ -76,13 +77,13 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
                     {"OPTLOG_TUNING", "candidate of optlog tune"}};
                 if (!candidate.coreType.empty())
                     variables.push_back({"OPENBLAS_CORETYPE", candidate.coreType});
-                const int status = runChild(
-                    self,
-                    {"run", "--preset", request.preset, "--db", study, "--set", "train.steps=" + std::to_string(request.steps),
-                     "--set", "train.eval_interval=1000000", "--set", "runtime.speed_probe_every=0", "--set",
-                     "precision.mode=\"" + mode + "\"", "--set", "runtime.threads=" + std::to_string(candidate.threads),
-                     "--set", "name=\"" + name + "\""},
-                    variables, true);
+                PlannedRun run;
+                run.name = name;
+                run.preset = request.preset;
+                run.overrides = {"train.steps=" + std::to_string(request.steps), "train.eval_interval=1000000",
+                                 "runtime.speed_probe_every=0", "precision.mode=\"" + mode + "\"",
+                                 "runtime.threads=" + std::to_string(candidate.threads)};
+                const int status = runChild(self, runArguments(run, study), variables, true);
                 if (status != 0) {
                     std::cerr << "optlog tune: the run with " << candidate.label() << " failed (exit " << status << ")\n";
                     std::filesystem::remove_all(folder);
@@ -111,6 +112,30 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
     std::filesystem::remove_all(folder);
     std::cout << "optlog tune: saved in " << cache << "; `optlog run` uses it from now on\n";
     return kExitOk;
+}
+
+Command addTuneCommand(CLI::App &app, const Invocation &invocation)
+{
+    auto request = std::make_shared<TuneRequest>();
+    auto gemmCheck = std::make_shared<bool>(false);
+    CLI::App *command = app.add_subcommand("tune", "measure the fastest threads, wait policy and BLAS core type per "
+                                                   "precision on this machine, and keep them for optlog run");
+    command->add_option("--preset", request->preset, "model to measure with")->capture_default_str();
+    command->add_option("--modes", request->modes, "precision modes to tune, one per family")
+        ->delimiter(',')
+        ->capture_default_str();
+    command->add_option("--steps", request->steps, "steps per candidate run")
+        ->capture_default_str()
+        ->check(CLI::Range(5, 100000));
+    command->add_option("--rounds", request->rounds, "alternations of all candidates")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100));
+    command->add_flag("--if-needed", request->ifNeeded, "do nothing when every requested family is already tuned here");
+    command->add_flag("--gemm-check", *gemmCheck, "internal: check a GEMM with this process's OpenBLAS core type")
+        ->group(""); // hidden from --help and the manual
+    return {command, [request, gemmCheck, invocation] {
+                return *gemmCheck ? gemmCheckCommand() : tuneCommand(*request, invocation.self);
+            }};
 }
 
 } // namespace optlog

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The commands on a run's weights files: quantize and prune.
 #include "app/commands.h"
+#include "app/cli.h"
 
 #include "core/analysis/analysis.h"
 #include "core/analysis/studytext.h"
@@ -9,9 +10,10 @@
 #include "core/contract/format.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/quantization/quantizationevaluator.h"
-#include "core/engine/model/weightfiles.h"
+#include "core/engine/run/storedweights.h"
 #include "core/store/store.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -56,23 +58,9 @@ int quantizeCommand(const QuantizeRequest &request)
                 QuantizationEvaluator::checkScheme(one.scheme);
             store = openExistingStudy(request.study);
             run = namedRuns(*store, {request.run}).front();
-            const std::string label = "run " + std::to_string(run.id) + " (" + printable(run.name) + ")";
-            if (!run.isFinished() || *run.outcome != Outcome::Completed)
-                throw StoreError(label + " has not completed (" + outcomeName(run.outcome)
-                                 + "), so it has no final weights to quantize"
-                                 + (run.isFinished() ? "; `optlog run --resume` continues a cancelled or crashed run"
-                                                     : ""));
-            std::optional<WeightFile> final;
-            for (const WeightFile &file : store->weightFiles(run.id))
-                if (file.kind == WeightFileKind::Final)
-                    final = file;
-            if (!final)
-                throw StoreError(label + " has no final weights on disk (it ran before optlog kept weights, or was "
-                                         "copied from another study); run it again to quantize it");
-            const std::string path = store->absolutePath(final->path);
-            verifyWeightFile(path, *final);
-            const RunConfig config = loadDerivedConfig(run.configToml, label, {});
-            evaluator = std::make_unique<QuantizationEvaluator>(config, path, uint64_t(run.validationSeed));
+            const QuantizableRun quantizable = quantizableRun(*store, run);
+            evaluator = std::make_unique<QuantizationEvaluator>(quantizable.config, quantizable.weightsPath,
+                                                                uint64_t(run.validationSeed));
             for (const auto &one : requests)
                 evaluator->check(one);
         }))
@@ -105,6 +93,53 @@ int pruneCommand(const std::string &study, const std::vector<std::string> &runs)
         std::cout << "optlog prune: removed " << formatBytes(freed) << " of checkpoints from " << study
                   << "; final weights are kept\n";
     });
+}
+
+Command addQuantizeCommand(CLI::App &app, const Invocation &)
+{
+    auto request = std::make_shared<QuantizeRequest>();
+    auto groups = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"64"});
+    CLI::App *command = app.add_subcommand("quantize", "quantize a completed run's final weights and measure what it "
+                                                       "costs in loss and saves in bytes");
+    command->add_option("study", request->study, "study file")->required();
+    command->add_option("run", request->run, "run name or id")->required();
+    command->add_option("--scheme", request->schemes, "int8 (per output channel), int4 (symmetric absmax), "
+                                                      "int4-asym (min-max, zero point), nf4, mixed (int4, the "
+                                                      "most sensitive tensors int8); a comma-separated list "
+                                                      "quantizes each")
+        ->delimiter(',');
+    command->add_option("--group", *groups, "weights per scale for the 4-bit schemes: a power of two, or a "
+                                            "comma-separated list (32,64,128); default 64")
+        ->delimiter(',');
+    command->add_option("--tensors", request->tensors, "which weight matrices, glob patterns over their names, "
+                                                       "comma-separated (embeddings: token_embedding.weight)")
+        ->capture_default_str();
+    command->add_option("--int8-tensors", request->int8Tensors, "mixed: the most sensitive tensors kept in int8")
+        ->capture_default_str();
+    return {command, [request, groups] {
+                request->groups.clear();
+                for (const std::string &group : *groups) {
+                    char *end = nullptr;
+                    const long long value = std::strtoll(group.c_str(), &end, 10);
+                    if (group.empty() || *end != '\0' || value <= 0)
+                        return refuseBadInput("quantize", [&] {
+                            throw ConfigError("--group '" + group + "' is not a group size; give a power of two "
+                                              "such as 32, 64 or 128");
+                        });
+                    request->groups.push_back(value);
+                }
+                return quantizeCommand(*request);
+            }};
+}
+
+Command addPruneCommand(CLI::App &app, const Invocation &)
+{
+    auto study = std::make_shared<std::string>();
+    auto runs = std::make_shared<std::vector<std::string>>();
+    CLI::App *command = app.add_subcommand("prune", "remove runs' checkpoints (final weights are kept)");
+    command->add_option("study", *study, "study file")->required();
+    command->add_option("runs", *runs, "run names or ids; default every finished run");
+    return {command, [study, runs] { return pruneCommand(*study, *runs); }};
 }
 
 } // namespace optlog

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+#include "app/cli.h"
+
+#include "app/launcher.h"
+
+#include "core/config/presets.h"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace optlog {
+
+void addConfigOptions(CLI::App *command, std::string &preset, std::string &configFile,
+                      std::vector<std::string> &overrides)
+{
+    command->add_option("--config", configFile, "TOML config (sections model, data, train, precision, memory, "
+                                                "runtime)");
+    std::string presets;
+    for (const auto &name : presetNames())
+        presets += (presets.empty() ? "" : ", ") + name;
+    command->add_option("--preset", preset, "built-in preset applied before --config: " + presets)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    command->add_option("--set", overrides, "override a field, e.g. --set train.steps=100 (repeatable)");
+}
+
+CLI::Validator toleranceCheck()
+{
+    return CLI::Validator(
+        [](std::string &text) -> std::string {
+            char *end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0)
+                return "--tolerance " + text + ": must be a finite number of nats per token, 0 or more (such as 0.02)";
+            return "";
+        },
+        "NATS");
+}
+
+void relaunchFor(char **argv, const std::function<RunConfig()> &config)
+{
+    std::string mode;
+    try {
+        mode = config().precision.mode;
+    } catch (const std::exception &) {
+        return;
+    }
+    relaunchWithRuntimeVariables(argv, mode);
+}
+
+} // namespace optlog
