@@ -61,7 +61,8 @@ case "$mode" in
     ;;
   test)
     cd "$build"
-    ctest --output-on-failure --timeout 900
+    # In parallel, one test per core; those that time the machine run alone (tests/CMakeLists.txt).
+    ctest --output-on-failure --timeout 900 -j "$(nproc)"
     ;;
   package)
     (cd "$build" && cpack >/dev/null)
