@@ -148,6 +148,10 @@ private Q_SLOTS:
 
 void tst_Gemm::initTestCase()
 {
+#ifdef OPTLOG_EXPECT_ONEDNN
+    // CMake found oneDNN: a gemm.cpp compiled without it is a build that lost its definition.
+    QVERIFY2(oneDnnGemmBuilt(), "the build found oneDNN, but gemm.cpp was compiled without OPTLOG_HAVE_ONEDNN");
+#endif
     if (!oneDnnGemmBuilt())
         QSKIP("this build has no oneDNN (libdnnl-dev): every product is ATen's");
     at::manual_seed(7);
