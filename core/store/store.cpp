@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/store/store.h"
+#include "core/store/store_p.h"
 
 #include "core/contract/format.h"
 
@@ -25,9 +25,34 @@
 
 namespace optlog {
 
-namespace {
+namespace StorePrivate {
 
-constexpr int kBusyTimeoutMs = 10000;
+std::string hostName()
+{
+    char name[256] = {};
+    gethostname(name, sizeof(name) - 1);
+    return name;
+}
+
+std::string processStartTime(int64_t pid)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(in, line))
+        return {};
+    // Field 2 (comm) may contain spaces; the fields after its closing parenthesis are plain.
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 22 && rest >> field; ++i) {
+    }
+    return field;
+}
+
+} // namespace StorePrivate
+
+using namespace StorePrivate;
+
+namespace {
 
 // Each entry takes the schema from version i to i + 1. Never edit a shipped entry:
 // add a new one, so that every older study file can follow the same path forward.
@@ -205,29 +230,6 @@ const std::vector<const char *> kMigrations = {
     )sql",
 };
 
-std::string hostName()
-{
-    char name[256] = {};
-    gethostname(name, sizeof(name) - 1);
-    return name;
-}
-
-// The kernel's start time of a process (clock ticks since boot), so a recycled pid is not
-// mistaken for the engine that wrote the run. Empty when the process does not exist.
-std::string processStartTime(int64_t pid)
-{
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(in, line))
-        return {};
-    // Field 2 (comm) may contain spaces; the fields after its closing parenthesis are plain.
-    std::istringstream rest(line.substr(line.rfind(')') + 2));
-    std::string field;
-    for (int i = 3; i <= 22 && rest >> field; ++i) {
-    }
-    return field;
-}
-
 bool processAlive(int64_t pid, const std::string &startTime)
 {
     if (pid <= 0)
@@ -236,64 +238,6 @@ bool processAlive(int64_t pid, const std::string &startTime)
         return false;
     const std::string now = processStartTime(pid);
     return now.empty() || startTime.empty() || now == startTime;
-}
-
-// Runs `sql` (an insert, a delete) once per row of one run: `bind` binds a row's columns after the
-// first (the run's id). In the caller's transaction, so a batch is one write.
-template<typename Row, typename Bind>
-void executeEach(SQLite::Database &db, const char *sql, int64_t runId, const std::vector<Row> &rows, Bind bind)
-{
-    SQLite::Statement insert(db, sql);
-    for (const auto &row : rows) {
-        insert.bind(1, runId);
-        bind(insert, row);
-        insert.exec();
-        insert.reset();
-    }
-}
-
-// Appends `rows` of one run in one transaction (a batch is one write); nothing for no rows.
-template<typename Row, typename Bind>
-void appendEach(SQLite::Database &db, const char *sql, int64_t runId, const std::vector<Row> &rows, Bind bind)
-{
-    if (rows.empty())
-        return;
-    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-    executeEach(db, sql, runId, rows, bind);
-    transaction.commit();
-}
-
-void readColumn(const SQLite::Column &column, int64_t &value) { value = column.getInt64(); }
-// SQLite stores a NaN as NULL: read back, it is NaN again (a diverged loss, a skipped step's norm).
-void readColumn(const SQLite::Column &column, double &value)
-{
-    value = column.isNull() ? std::numeric_limits<double>::quiet_NaN() : column.getDouble();
-}
-void readColumn(const SQLite::Column &column, bool &value) { value = column.getInt() != 0; }
-void readColumn(const SQLite::Column &column, std::string &value) { value = column.getString(); }
-
-// A row of the statement's current result: its columns, in order, into the given members.
-template<typename Row, typename... Members>
-Row readColumns(SQLite::Statement &query, Members Row::*...members)
-{
-    Row row;
-    int column = 0;
-    (readColumn(query.getColumn(column++), row.*members), ...);
-    return row;
-}
-
-// The rows `sql` selects for one run (its one parameter), each made by `read` from the columns;
-// a row `read` makes nothing of is left out.
-template<typename Row, typename Read>
-std::vector<Row> selectEach(SQLite::Database &db, const char *sql, int64_t runId, Read read)
-{
-    SQLite::Statement query(db, sql);
-    query.bind(1, runId);
-    std::vector<Row> out;
-    while (query.executeStep())
-        if (std::optional<Row> row = read(query))
-            out.push_back(std::move(*row));
-    return out;
 }
 
 // A read-only connection. SQLite reads a WAL-mode file through its -shm file and creates it when
@@ -346,18 +290,6 @@ std::string utcNow()
 }
 
 namespace {
-
-// Runs one read or write of the study: an SQLite error (a full disk, an I/O error, a file made
-// read-only or damaged meanwhile) becomes a StoreError that names the study and what failed.
-template<typename Operation>
-auto guarded(const std::string &path, const char *what, Operation operation)
-{
-    try {
-        return operation();
-    } catch (const SQLite::Exception &e) {
-        throw StoreError("study '" + path + "': cannot " + what + ": " + e.what());
-    }
-}
 
 // Why a study path cannot be a study file at all (a folder, a device), or empty when it can.
 std::string unusablePath(const std::string &path)
@@ -641,107 +573,6 @@ void Store::setDtypes(int64_t runId, const std::string &dtypesJson)
     });
 }
 
-namespace {
-
-// The insert of each kind of row a run has, shared by the engine's appends and copyRunsFrom.
-constexpr const char *kInsertMetrics =
-    "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, grad_norm, step_seconds, "
-    "tokens_per_second, loss_scale, skipped, machine_gflops, communication_seconds) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-void bindMetrics(SQLite::Statement &insert, const StepMetrics &row)
-{
-    insert.bind(2, row.step);
-    insert.bind(3, row.tokens);
-    insert.bind(4, row.trainLoss);
-    insert.bind(5, row.learningRate);
-    insert.bind(6, row.gradNorm);
-    insert.bind(7, row.stepSeconds);
-    insert.bind(8, row.tokensPerSecond);
-    insert.bind(9, row.lossScale);
-    insert.bind(10, int(row.skipped));
-    if (row.machineGflops > 0)
-        insert.bind(11, row.machineGflops);
-    else
-        insert.bind(11); // NULL: not timed at this step
-    if (row.communicationSeconds)
-        insert.bind(12, *row.communicationSeconds);
-    else
-        insert.bind(12); // NULL: one rank, no collectives
-}
-
-constexpr const char *kInsertValidation =
-    "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss, sequences, sequence_sd) VALUES (?, ?, ?, ?, ?, ?)";
-void bindValidation(SQLite::Statement &insert, const ValidationPoint &row)
-{
-    insert.bind(2, row.step);
-    insert.bind(3, row.tokens);
-    insert.bind(4, row.loss);
-    insert.bind(5, row.sequences);
-    insert.bind(6, row.sequenceSd);
-}
-
-constexpr const char *kInsertMemory =
-    "INSERT INTO memory (run_id, role, source, dtype, bytes, rank) VALUES (?, ?, ?, ?, ?, ?)";
-// The rows of one rank.
-auto bindMemoryOf(int64_t rank)
-{
-    return [rank](SQLite::Statement &insert, const MemoryRow &row) {
-        insert.bind(2, memoryRoleName(row.role));
-        insert.bind(3, memorySourceName(row.source));
-        insert.bind(4, row.dtype);
-        insert.bind(5, row.bytes);
-        insert.bind(6, rank);
-    };
-}
-
-constexpr const char *kInsertRank =
-    "INSERT OR REPLACE INTO ranks (run_id, rank, host, pid, environment, measured_steps, step_seconds, "
-    "communication_seconds, outcome, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-void bindRank(SQLite::Statement &insert, const RankRecord &row)
-{
-    insert.bind(2, row.rank);
-    insert.bind(3, row.host);
-    insert.bind(4, row.pid);
-    insert.bind(5, row.environmentJson);
-    insert.bind(6, row.measuredSteps);
-    insert.bind(7, row.stepSeconds);
-    insert.bind(8, row.communicationSeconds);
-    insert.bind(9, row.outcome);
-    insert.bind(10, row.message);
-}
-
-constexpr const char *kInsertNumerics =
-    "INSERT OR REPLACE INTO numerics (run_id, step, tensor, fp16_underflow, fp16_subnormal, scaled_underflow, "
-    "loss_scale, vanishing_updates, activation_max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-void bindNumerics(SQLite::Statement &insert, const TensorNumerics &row)
-{
-    insert.bind(2, row.step);
-    insert.bind(3, row.tensor);
-    // NaN binds as NULL: not applicable to this tensor
-    insert.bind(4, row.fp16Underflow);
-    insert.bind(5, row.fp16Subnormal);
-    insert.bind(6, row.scaledUnderflow);
-    insert.bind(7, row.lossScale);
-    insert.bind(8, row.vanishingUpdates);
-    insert.bind(9, row.activationMax);
-}
-
-void bindTag(SQLite::Statement &statement, const std::string &tag) { statement.bind(2, tag); }
-
-constexpr const char *kInsertEvent = "INSERT INTO events (run_id, at, kind, message, step) VALUES (?, ?, ?, ?, ?)";
-void bindEvent(SQLite::Statement &insert, const EventRecord &row)
-{
-    insert.bind(2, row.at);
-    insert.bind(3, eventKindName(row.kind));
-    insert.bind(4, row.message);
-    if (row.step >= 0)
-        insert.bind(5, row.step);
-    else
-        insert.bind(5); // NULL: no step in particular
-}
-
-} // namespace
-
 void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
 {
     return guarded(m_path, "store metrics", [&] { appendEach(*m_db, kInsertMetrics, runId, rows, bindMetrics); });
@@ -1015,13 +846,16 @@ std::vector<TensorNumerics> Store::numerics(int64_t runId) const
 
 // ---- Curation ----
 
-namespace {
+namespace StorePrivate {
 
-// "run 3 (fp32)": how messages name a run.
 std::string runLabel(const RunRecord &run)
 {
     return "run " + std::to_string(run.id) + " (" + printable(run.name) + ")";
 }
+
+} // namespace StorePrivate
+
+namespace {
 
 // Why `name` cannot name a run, or empty when it can: a run's name is one line of plain text.
 std::string nameProblem(const std::string &name)
@@ -1075,6 +909,8 @@ int64_t fileBytes(const std::string &path)
     const auto size = std::filesystem::file_size(path, error);
     return error ? 0 : int64_t(size);
 }
+
+void bindTag(SQLite::Statement &statement, const std::string &tag) { statement.bind(2, tag); }
 
 } // namespace
 
