@@ -1,26 +1,11 @@
 // SPDX-License-Identifier: MIT
+// Weights on disk and what was made of them: a run's weights files (final weights, checkpoints),
+// pruning checkpoints, reopening a run to continue from one, and its quantizations.
 #include "core/store/store_p.h"
 
-#include "core/contract/format.h"
-
-#include <SQLiteCpp/SQLiteCpp.h>
-#include <sqlite3.h>
-
-#include <algorithm>
-#include <array>
-#include <cctype>
-#include <cstdlib>
-#include <cstring>
-#include <limits>
-#include <cerrno>
-#include <csignal>
-#include <ctime>
+#include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include <fcntl.h>
-#include <sys/types.h>
 #include <unistd.h>
 
 namespace optlog {
