@@ -3,12 +3,25 @@
 // id or name, and each run's rows.
 #include "core/store/store_p.h"
 
+#include "core/contract/format.h"
+
 #include <algorithm>
 #include <utility>
 
 namespace optlog {
 
 using namespace StorePrivate;
+
+namespace {
+
+// How a refusal that names no run ends: the command that lists them all, archived runs too (a
+// name finds those as well).
+std::string listingHint(const std::string &study)
+{
+    return "`optlog runs " + study + " --all` lists them";
+}
+
+} // namespace
 
 std::vector<RunRecord> Store::runs() const
 {
@@ -187,8 +200,14 @@ RunRecord Store::requireRun(int64_t runId) const
     for (RunRecord &run : runs())
         if (run.id == runId)
             return std::move(run);
-    throw StoreError("study '" + m_path + "' has no run " + std::to_string(runId) + "; `optlog runs " + m_path
-                     + "` lists them");
+    throw StoreError("study '" + m_path + "' has no run " + std::to_string(runId) + "; " + listingHint(m_path));
+}
+
+RunRecord Store::requireRunNamed(const std::string &idOrName) const
+{
+    if (std::optional<RunRecord> run = findRun(idOrName))
+        return std::move(*run);
+    throw StoreError("no run '" + printable(idOrName) + "' in " + m_path + "; " + listingHint(m_path));
 }
 
 } // namespace optlog
