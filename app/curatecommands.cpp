@@ -22,13 +22,8 @@ std::unique_ptr<Store> openExistingStudy(const std::string &path)
 std::vector<RunRecord> namedRuns(const Store &store, const std::vector<std::string> &names)
 {
     std::vector<RunRecord> runs;
-    for (const auto &name : names) {
-        const auto run = store.findRun(name);
-        if (!run)
-            throw StoreError("no run '" + printable(name) + "' in " + store.path() + "; `optlog runs " + store.path()
-                             + " --all` lists them");
-        runs.push_back(*run);
-    }
+    for (const auto &name : names)
+        runs.push_back(store.requireRunNamed(name));
     return runs;
 }
 

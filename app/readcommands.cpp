@@ -59,13 +59,10 @@ int showCommand(const std::string &path, const std::string &runName)
     auto store = openStudy(path, "show");
     if (!store)
         return kExitBadInput;
-    const auto run = store->findRun(runName);
-    if (!run) {
-        std::cerr << "optlog show: no run '" << runName << "' in " << path << "; `optlog runs " << path
-                  << "` lists them\n";
-        return kExitBadInput;
-    }
-    std::cout << formatRunDetail(*store, *run);
+    RunRecord run;
+    if (const int refused = refuseBadInput("show", [&] { run = store->requireRunNamed(runName); }))
+        return refused;
+    std::cout << formatRunDetail(*store, run);
     return kExitOk;
 }
 

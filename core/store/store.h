@@ -189,6 +189,9 @@ public:
     std::optional<RunRecord> findRun(const std::string &idOrName) const;
     // The run, or a StoreError that names the id and how to list the runs.
     RunRecord requireRun(int64_t runId) const;
+    // findRun's run, or a StoreError that names what was asked for and how to list the runs: the
+    // one refusal every command that takes a run's name gives.
+    RunRecord requireRunNamed(const std::string &idOrName) const;
     std::vector<StepMetrics> metrics(int64_t runId) const;
     std::vector<ValidationPoint> validation(int64_t runId) const;
     std::vector<MemoryRow> memory(int64_t runId, int64_t rank = 0) const;

@@ -99,6 +99,20 @@ void tst_Store::roundTrip()
     QCOMPARE(store.findRun("fp32")->id, id);
     QCOMPARE(store.findRun(std::to_string(id))->name, std::string("fp32"));
     QVERIFY(!store.findRun("nope"));
+    QCOMPARE(store.requireRunNamed("fp32").id, id);
+    try {
+        store.requireRunNamed("nope");
+        QFAIL("a missing run was found");
+    } catch (const StoreError &e) {
+        QCOMPARE(std::string(e.what()),
+                 "no run 'nope' in " + path + "; `optlog runs " + path + " --all` lists them");
+    }
+    try {
+        store.requireRunNamed("a\nb");
+        QFAIL("a missing run was found");
+    } catch (const StoreError &e) {
+        QVERIFY2(std::string(e.what()).find("no run 'a\\nb' in") == 0, e.what()); // escaped: the refusal stays one line
+    }
 }
 
 void tst_Store::newStudyIsWalWithCurrentSchema()

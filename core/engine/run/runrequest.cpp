@@ -18,13 +18,10 @@ SourceRun sourceRunOf(const std::string &from)
         throw StoreError("--from " + from + ": write STUDY:RUN, such as study.sqlite:fp32 or study.sqlite:3");
     const std::string study = from.substr(0, colon), name = from.substr(colon + 1);
     const Store store(study, Store::Access::ReadOnly);
-    const auto run = store.findRun(name);
-    if (!run)
-        throw StoreError("--from " + from + ": no run '" + name + "' in " + study + "; `optlog runs " + study
-                         + " --all` lists them");
+    const RunRecord run = store.requireRunNamed(name);
     std::error_code error;
     const std::string absolute = std::filesystem::absolute(study, error).lexically_normal().string();
-    return {{absolute, run->id, run->name}, run->configToml};
+    return {{absolute, run.id, run.name}, run.configToml};
 }
 
 Resumption resumptionOf(const RunRequest &request)
@@ -34,26 +31,23 @@ Resumption resumptionOf(const RunRequest &request)
         throw ConfigError("--resume continues a run with its own config; leave out --preset, --config, --set, "
                           "--memory-budget, --from and --repeats");
     const Store store(request.study); // marks a run whose engine died as crashed first
-    const auto run = store.findRun(request.resume);
-    if (!run)
-        throw StoreError("--resume: no run '" + request.resume + "' in " + request.study + "; `optlog runs "
-                         + request.study + " --all` lists them");
-    const std::string label = "run " + std::to_string(run->id) + " (" + printable(run->name) + ")";
-    if (!run->isFinished())
+    const RunRecord run = store.requireRunNamed(request.resume);
+    const std::string label = "run " + std::to_string(run.id) + " (" + printable(run.name) + ")";
+    if (!run.isFinished())
         throw StoreError("--resume: " + label + " is still running; resume it after it has stopped");
-    if (*run->outcome == Outcome::Completed)
+    if (*run.outcome == Outcome::Completed)
         throw StoreError("--resume: " + label + " completed; to train it longer, `optlog run --from " + request.study
-                         + ":" + std::to_string(run->id) + " --set train.steps=N` starts a longer run from its config");
-    if (*run->outcome == Outcome::Diverged || *run->outcome == Outcome::Oom)
-        throw StoreError("--resume: " + label + " ended " + outcomeName(*run->outcome)
+                         + ":" + std::to_string(run.id) + " --set train.steps=N` starts a longer run from its config");
+    if (*run.outcome == Outcome::Diverged || *run.outcome == Outcome::Oom)
+        throw StoreError("--resume: " + label + " ended " + outcomeName(*run.outcome)
                          + "; resuming it would meet the same end. Change its config and run it again with --from");
-    const std::optional<WeightFile> last = latestCheckpoint(store, run->id);
+    const std::optional<WeightFile> last = latestCheckpoint(store, run.id);
     if (!last)
         throw StoreError("--resume: " + label + " has no checkpoint to resume from (it stopped before writing one: "
                          "set train.checkpoint_interval to write one every so many steps)");
     // A damaged checkpoint, or one that does not fit the stored config, refuses before the run is touched.
-    checkWeightsFitConfig(loadDerivedConfig(run->configToml, label, {}), store.absolutePath(last->path), *last);
-    return {*run, *last};
+    checkWeightsFitConfig(loadDerivedConfig(run.configToml, label, {}), store.absolutePath(last->path), *last);
+    return {run, *last};
 }
 
 namespace {

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+// Curation: a run's note, tags, name and archived flag, deleting runs, copying runs between
+// studies, and compacting the file. Each checks what it is given and names the run it refuses.
+#include "core/store/store_p.h"
+
+#include "core/contract/format.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+namespace optlog {
+
+namespace StorePrivate {
+
+std::string runLabel(const RunRecord &run)
+{
+    return "run " + std::to_string(run.id) + " (" + printable(run.name) + ")";
+}
+
+} // namespace StorePrivate
+
+using namespace StorePrivate;
+
+namespace {
+
+// Why `name` cannot name a run, or empty when it can: a run's name is one line of plain text.
+std::string nameProblem(const std::string &name)
+{
+    if (name.empty())
+        return "a run's name cannot be empty";
+    if (const std::string problem = unprintableCharacter(name); !problem.empty())
+        return "the name \"" + printable(name) + "\" holds " + problem + "; a name is one line of plain text";
+    if (name.size() > kMaxNameBytes)
+        return "the name is " + std::to_string(name.size()) + " bytes long: at most "
+               + std::to_string(kMaxNameBytes) + " bytes";
+    return {};
+}
+
+// Why `note` cannot be stored, or empty when it can: text of lines and tabs, of bounded length.
+std::string noteProblem(const std::string &note)
+{
+    if (note.size() > Store::kMaxNoteBytes)
+        return "the note is " + std::to_string(note.size()) + " bytes long: at most "
+               + std::to_string(Store::kMaxNoteBytes) + " bytes (about a page)";
+    std::string lines = note; // line breaks and tabs are a note's own; other controls are not
+    for (char &c : lines)
+        if (c == '\n' || c == '\t')
+            c = ' ';
+    if (const std::string problem = unprintableCharacter(lines); !problem.empty())
+        return "the note holds " + problem + "; a note is plain text in lines (Markdown is shown as text)";
+    return {};
+}
+
+// Why `tag` cannot be a tag, or empty when it can: one word a filter can name (tag:long).
+std::string tagProblem(const std::string &tag)
+{
+    if (tag.empty())
+        return "a tag cannot be empty";
+    if (const std::string problem = unprintableCharacter(tag); !problem.empty())
+        return "the tag \"" + printable(tag) + "\" holds " + problem;
+    if (tag.find_first_of(" ,") != std::string::npos)
+        return "the tag \"" + tag + "\" holds a " + (tag.find(' ') != std::string::npos ? "space" : "comma")
+               + "; a tag is one word, such as long-context or baseline_v2";
+    if (tag.front() == '+' || tag.front() == '-')
+        return "the tag \"" + tag + "\" starts with " + std::string(1, tag.front()) + ", which `optlog tag` reads as add or remove";
+    if (tag.size() > Store::kMaxTagBytes)
+        return "the tag is " + std::to_string(tag.size()) + " bytes long: at most "
+               + std::to_string(Store::kMaxTagBytes) + " bytes";
+    return {};
+}
+
+int64_t fileBytes(const std::string &path)
+{
+    std::error_code error;
+    const auto size = std::filesystem::file_size(path, error);
+    return error ? 0 : int64_t(size);
+}
+
+void bindTag(SQLite::Statement &statement, const std::string &tag) { statement.bind(2, tag); }
+
+} // namespace
+
+void Store::requireFreeName(const std::string &name) const
+{
+    if (const std::string problem = nameProblem(name); !problem.empty())
+        throw StoreError("study '" + m_path + "': " + problem);
+    for (const RunRecord &run : runs())
+        if (run.name == name)
+            throw StoreError("study '" + m_path + "' already has a run named \"" + printable(name) + "\" ("
+                             + runLabel(run) + "); choose another name");
+}
+
+void Store::setNote(int64_t runId, const std::string &note)
+{
+    const RunRecord run = requireRun(runId);
+    if (const std::string problem = noteProblem(note); !problem.empty())
+        throw StoreError("study '" + m_path + "', " + runLabel(run) + ": " + problem);
+    guarded(m_path, "store the note", [&] {
+        SQLite::Statement update(*m_db, "UPDATE runs SET note = ? WHERE id = ?");
+        if (note.empty())
+            update.bind(1);
+        else
+            update.bind(1, note);
+        update.bind(2, runId);
+        update.exec();
+    });
+}
+
+void Store::changeTags(int64_t runId, const std::vector<std::string> &add, const std::vector<std::string> &remove)
+{
+    const RunRecord run = requireRun(runId);
+    for (const auto &tag : add)
+        if (const std::string problem = tagProblem(tag); !problem.empty())
+            throw StoreError("study '" + m_path + "', " + runLabel(run) + ": " + problem);
+    guarded(m_path, "store the tags", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        executeEach(*m_db, "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?, ?)", runId, add, bindTag);
+        executeEach(*m_db, "DELETE FROM tags WHERE run_id = ? AND tag = ?", runId, remove, bindTag);
+        transaction.commit();
+    });
+}
+
+void Store::renameRun(int64_t runId, const std::string &newName)
+{
+    const RunRecord run = requireRun(runId);
+    if (newName == run.name)
+        return;
+    requireFreeName(newName);
+    guarded(m_path, "rename the run", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement former(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)");
+        former.bind(1, runId);
+        former.bind(2, run.name);
+        former.bind(3, utcNow());
+        former.exec();
+        SQLite::Statement update(*m_db, "UPDATE runs SET name = ? WHERE id = ?");
+        update.bind(1, newName);
+        update.bind(2, runId);
+        update.exec();
+        transaction.commit();
+    });
+}
+
+void Store::setArchived(int64_t runId, bool archived)
+{
+    requireRun(runId);
+    guarded(m_path, "archive the run", [&] {
+        SQLite::Statement update(*m_db, "UPDATE runs SET archived = ? WHERE id = ?");
+        update.bind(1, int(archived));
+        update.bind(2, runId);
+        update.exec();
+    });
+}
+
+void Store::deleteRun(int64_t runId)
+{
+    const RunRecord run = requireRun(runId);
+    const std::vector<WeightFile> files = weightFiles(runId);
+    if (!run.isFinished())
+        throw StoreError("study '" + m_path + "': " + runLabel(run) + " is running (engine process "
+                         + std::to_string(run.pid) + " on " + run.host
+                         + "); cancel it first (Run › Cancel in the workbench, or stop its `optlog run`), then delete it");
+    guarded(m_path, "delete the run", [&] {
+        // Every row of the run goes with it: each table references runs(id) ON DELETE CASCADE.
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement erase(*m_db, "DELETE FROM runs WHERE id = ?");
+        erase.bind(1, runId);
+        erase.exec();
+        transaction.commit();
+    });
+    // Its weights files too, once no row refers to them, and their folder when that leaves it empty.
+    std::error_code ignored;
+    for (const WeightFile &file : files) {
+        const std::filesystem::path path = absolutePath(file.path);
+        std::filesystem::remove(path, ignored);
+        std::filesystem::remove(path.parent_path(), ignored); // only an empty folder goes
+    }
+}
+
+std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<int64_t> &runIds, const std::string &suffix)
+{
+    std::error_code error;
+    if (std::filesystem::equivalent(source.path(), m_path, error))
+        throw StoreError("cannot copy runs of study '" + m_path + "' into itself; choose another destination");
+    std::vector<RunRecord> copies;
+    std::vector<std::string> names;
+    for (const int64_t id : runIds) {
+        RunRecord run = source.requireRun(id);
+        if (!run.isFinished())
+            throw StoreError("study '" + source.path() + "': " + runLabel(run)
+                             + " is still running; copy it when it has finished");
+        const std::string name = run.name + suffix;
+        requireFreeName(name);
+        if (std::find(names.begin(), names.end(), name) != names.end())
+            throw StoreError("study '" + source.path() + "': two of the runs to copy are named \"" + printable(name)
+                             + "\"; copy them one at a time with different --suffix values");
+        names.push_back(name);
+        copies.push_back(std::move(run));
+    }
+    const int64_t seed = studySeed();
+    return guarded(m_path, "copy the runs", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        std::vector<int64_t> ids;
+        for (size_t i = 0; i < copies.size(); ++i) {
+            const RunRecord &run = copies[i];
+            SQLite::Statement insert(
+                *m_db, "INSERT INTO runs (name, config_toml, status, outcome, outcome_step, message, created_at, "
+                       "finished_at, pid, host, environment, dtypes, group_name, note, archived, derived_from_study, "
+                       "derived_from_run, derived_from_name, validation_seed) "
+                       "VALUES (?, ?, 'finished', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            insert.bind(1, names[i]);
+            insert.bind(2, run.configToml);
+            insert.bind(3, outcomeName(*run.outcome));
+            insert.bind(4, run.outcomeStep);
+            insert.bind(5, run.message);
+            insert.bind(6, run.createdAt);
+            insert.bind(7, run.finishedAt);
+            insert.bind(8, run.pid);
+            insert.bind(9, run.host);
+            insert.bind(10, run.environmentJson);
+            insert.bind(11, run.dtypesJson);
+            // A run that is its own group stays its own group under its new name; replicates keep
+            // theirs, marked like their names.
+            if (run.group == run.name)
+                insert.bind(12);
+            else
+                insert.bind(12, run.group + suffix);
+            if (!run.note.empty())
+                insert.bind(13, run.note);
+            insert.bind(14, int(run.archived));
+            if (!run.derivedFrom.empty()) {
+                insert.bind(15, run.derivedFrom.study);
+                insert.bind(16, run.derivedFrom.runId);
+                insert.bind(17, run.derivedFrom.runName);
+            }
+            if (run.validationSeed != seed)
+                insert.bind(18, run.validationSeed);
+            insert.exec();
+            const int64_t id = m_db->getLastInsertRowid();
+            executeEach(*m_db, kInsertMetrics, id, source.metrics(run.id), bindMetrics);
+            executeEach(*m_db, kInsertValidation, id, source.validation(run.id), bindValidation);
+            executeEach(*m_db, kInsertMemory, id, source.memory(run.id), bindMemoryOf(0));
+            const std::vector<RankRecord> ranks = source.ranks(run.id);
+            executeEach(*m_db, kInsertRank, id, ranks, bindRank);
+            for (const RankRecord &rank : ranks)
+                if (rank.rank > 0)
+                    executeEach(*m_db, kInsertMemory, id, source.memory(run.id, rank.rank), bindMemoryOf(rank.rank));
+            executeEach(*m_db, kInsertEvent, id, source.events(run.id), bindEvent);
+            executeEach(*m_db, kInsertNumerics, id, source.numerics(run.id), bindNumerics);
+            executeEach(*m_db, "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags, bindTag);
+            executeEach(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id,
+                       run.formerNames, [&](SQLite::Statement &s, const std::string &name) {
+                           s.bind(2, name);
+                           s.bind(3, run.finishedAt); // the source keeps no date for a name it had
+                       });
+            ids.push_back(id);
+        }
+        transaction.commit();
+        return ids;
+    });
+}
+
+std::vector<int64_t> Store::copyRunsInto(const Store &source, const std::vector<int64_t> &runIds,
+                                         const std::string &destination, const std::string &suffix)
+{
+    const bool isNew = !std::filesystem::exists(destination);
+    auto target = std::make_unique<Store>(destination, Access::ReadWrite);
+    try {
+        if (isNew)
+            target->setStudySeed(source.studySeed());
+        return target->copyRunsFrom(source, runIds, suffix);
+    } catch (const StoreError &) {
+        if (isNew) { // a refused copy leaves no new file behind
+            target.reset();
+            for (const char *side : {"", "-wal", "-shm"})
+                std::filesystem::remove(destination + side);
+        }
+        throw;
+    }
+}
+
+Store::Compaction Store::vacuum()
+{
+    Compaction out;
+    out.bytesBefore = fileBytes(m_path) + fileBytes(m_path + "-wal");
+    guarded(m_path, "compact the file", [&] {
+        m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        m_db->exec("VACUUM");
+        m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    });
+    out.bytesAfter = fileBytes(m_path) + fileBytes(m_path + "-wal");
+    return out;
+}
+
+} // namespace optlog

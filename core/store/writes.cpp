@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// What the engine writes while a run trains: the run itself, its measurements in batches (one
+// transaction each), its events and its outcome.
+#include "core/store/store_p.h"
+
+#include <ctime>
+
+#include <unistd.h>
+
+namespace optlog {
+
+using namespace StorePrivate;
+
+std::string utcNow()
+{
+    std::time_t now = std::time(nullptr);
+    std::tm parts{};
+    gmtime_r(&now, &parts);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &parts);
+    return text;
+}
+
+int64_t Store::createRun(const std::string &name, const std::string &configToml, const std::string &group,
+                         const RunOrigin &origin)
+{
+    return guarded(m_path, "store the new run", [&] {
+        SQLite::Statement insert(*m_db, "INSERT INTO runs (name, config_toml, status, created_at, pid, pid_start, host, "
+                                        "group_name, derived_from_study, derived_from_run, derived_from_name) "
+                                        "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)");
+        const int64_t pid = getpid();
+        insert.bind(1, name);
+        insert.bind(2, configToml);
+        insert.bind(3, utcNow());
+        insert.bind(4, pid);
+        insert.bind(5, processStartTime(pid));
+        insert.bind(6, hostName());
+        if (group.empty())
+            insert.bind(7); // NULL: a group of its own, under its name
+        else
+            insert.bind(7, group);
+        if (!origin.empty()) {
+            insert.bind(8, origin.study);
+            insert.bind(9, origin.runId);
+            insert.bind(10, origin.runName);
+        }
+        insert.exec();
+        return m_db->getLastInsertRowid();
+    });
+}
+
+void Store::setEnvironment(int64_t runId, const std::string &environmentJson)
+{
+    return guarded(m_path, "store the run's environment", [&] {
+        SQLite::Statement update(*m_db, "UPDATE runs SET environment = ? WHERE id = ?");
+        update.bind(1, environmentJson);
+        update.bind(2, runId);
+        update.exec();
+    });
+}
+
+void Store::setDtypes(int64_t runId, const std::string &dtypesJson)
+{
+    return guarded(m_path, "store the run's dtypes", [&] {
+        SQLite::Statement update(*m_db, "UPDATE runs SET dtypes = ? WHERE id = ?");
+        update.bind(1, dtypesJson);
+        update.bind(2, runId);
+        update.exec();
+    });
+}
+
+void Store::appendMetrics(int64_t runId, const std::vector<StepMetrics> &rows)
+{
+    return guarded(m_path, "store metrics", [&] { appendEach(*m_db, kInsertMetrics, runId, rows, bindMetrics); });
+}
+
+void Store::appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows)
+{
+    return guarded(m_path, "store validation losses",
+                   [&] { appendEach(*m_db, kInsertValidation, runId, rows, bindValidation); });
+}
+
+void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows, int64_t rank)
+{
+    return guarded(m_path, "store memory by role", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement clear(*m_db, "DELETE FROM memory WHERE run_id = ? AND rank = ?");
+        clear.bind(1, runId);
+        clear.bind(2, rank);
+        clear.exec();
+        executeEach(*m_db, kInsertMemory, runId, rows, bindMemoryOf(rank));
+        transaction.commit();
+    });
+}
+
+void Store::storeRanks(int64_t runId, const std::vector<RankRecord> &ranks)
+{
+    return guarded(m_path, "store the ranks", [&] { appendEach(*m_db, kInsertRank, runId, ranks, bindRank); });
+}
+
+void Store::addEvent(int64_t runId, EventKind kind, const std::string &message, int64_t step)
+{
+    return guarded(m_path, "store an event", [&] {
+        executeEach(*m_db, kInsertEvent, runId, std::vector<EventRecord>{{utcNow(), kind, message, step}}, bindEvent);
+    });
+}
+
+void Store::appendNumerics(int64_t runId, const std::vector<TensorNumerics> &rows)
+{
+    return guarded(m_path, "store numerics", [&] { appendEach(*m_db, kInsertNumerics, runId, rows, bindNumerics); });
+}
+
+void Store::finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message)
+{
+    return guarded(m_path, "store the run's outcome", [&] {
+        SQLite::Statement update(*m_db, "UPDATE runs SET status = 'finished', outcome = ?, outcome_step = ?, "
+                                        "message = ?, finished_at = ? WHERE id = ?");
+        update.bind(1, outcomeName(outcome));
+        update.bind(2, step);
+        update.bind(3, message);
+        update.bind(4, utcNow());
+        update.bind(5, runId);
+        update.exec();
+    });
+}
+
+} // namespace optlog
