@@ -10,7 +10,7 @@
 #include "ui/curationcontroller.h"
 #include "ui/designerview.h"
 #include "ui/monitorview.h"
-#include "ui/reportwriter.h"
+#include "ui/report/reportwriter.h"
 #include "ui/runqueue.h"
 #include "ui/runsview.h"
 #include "ui/runtablemodel.h"
