@@ -8,7 +8,7 @@
 #include "core/store/store.h"
 
 #ifdef OPTLOG_WITH_QT_REPORTS
-#include "ui/reportwriter.h"
+#include "ui/report/reportwriter.h"
 
 #include <QApplication>
 #endif

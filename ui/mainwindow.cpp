@@ -7,23 +7,16 @@
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
 #include "ui/compareview.h"
+#include "ui/curationcontroller.h"
 #include "ui/designerview.h"
 #include "ui/monitorview.h"
-#include "ui/reportwriter.h"
+#include "ui/report/reportwriter.h"
 #include "ui/runqueue.h"
 #include "ui/runsview.h"
 #include "ui/runtablemodel.h"
 #include "ui/studywatcher.h"
 
 #include <QAction>
-#include <QDialog>
-#include <QDialogButtonBox>
-#include <QInputDialog>
-#include <QLabel>
-#include <QLineEdit>
-#include <QListWidget>
-#include <QVBoxLayout>
-#include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
@@ -34,7 +27,6 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QTableView>
 
 namespace optlog {
 
@@ -52,6 +44,7 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     , m_designer(new DesignerView)
     , m_monitor(new MonitorView)
     , m_compare(new CompareView)
+    , m_curation(new CurationController(m_runs, m_watcher, m_designer, this))
     , m_pages(new QTabWidget)
 {
     setObjectName(QStringLiteral("optlogMainWindow"));
@@ -106,8 +99,9 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
         refreshRows();
         saveFilterState();
     });
-    connect(m_runs, &RunsView::runsDropped, this, &MainWindow::importRuns);
-    connect(m_runs, &RunsView::studyFileDropped, this, &MainWindow::importRunsDialog);
+    connect(m_runs, &RunsView::runsDropped, m_curation, &CurationController::importRuns);
+    connect(m_runs, &RunsView::studyFileDropped, m_curation, &CurationController::importRunsDialog);
+    connect(m_curation, &CurationController::runDerived, this, [this] { showPage(0); });
     connect(m_runs, &RunsView::addPresetsRequested, this, [this] { queuePlan(QStringLiteral("optimization-log")); });
     connect(m_runs, &RunsView::currentRunChanged, this, [this](qint64 runId) {
         if (!m_monitor->isLive())
@@ -154,12 +148,7 @@ void MainWindow::buildMenus()
     file->addAction(tr("&Open study…"), QKeySequence::Open, this, &MainWindow::openStudyDialog);
     m_recent = file->addMenu(tr("Open &recent"));
     file->addSeparator();
-    file->addAction(tr("&Import runs from a study…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Import runs from"), QFileInfo(studyPath()).absolutePath(),
-                                                          tr("optlog studies (*.sqlite);;All files (*)"));
-        if (!path.isEmpty())
-            importRunsDialog(path);
-    });
+    file->addAction(tr("&Import runs from a study…"), m_curation, &CurationController::chooseStudyToImport);
     file->addAction(tr("&Export report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportReport);
     file->addAction(tr("Add the &optimization-log presets"), this, [this] { queuePlan(QStringLiteral("optimization-log")); });
     file->addSeparator();
@@ -179,7 +168,7 @@ void MainWindow::buildMenus()
     run->addSeparator();
     run->addAction(tr("&Compare selected runs"), QKeySequence(Qt::CTRL | Qt::Key_D), this, &MainWindow::compareSelected);
 
-    buildRunActions(menuBar()->addMenu(tr("&Edit")));
+    m_curation->addActionsTo(menuBar()->addMenu(tr("&Edit")));
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Design"), QKeySequence(Qt::CTRL | Qt::Key_1), this, [this] { showPage(0); });
@@ -299,237 +288,6 @@ void MainWindow::restoreFilterState()
     const QVariantMap saved = QSettings().value(filterKey(studyPath())).toMap();
     m_runs->setFilterState({saved.value(QStringLiteral("text")).toString(), saved.value(QStringLiteral("outcome")).toString(),
                             saved.value(QStringLiteral("group")).toString(), saved.value(QStringLiteral("archived")).toBool()});
-}
-
-void MainWindow::buildRunActions(QMenu *menu)
-{
-    m_renameRun = menu->addAction(tr("&Rename run…"), QKeySequence(Qt::Key_F2), this, &MainWindow::renameSelected);
-    m_editNote = menu->addAction(tr("Edit &note…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_N), this,
-                                 &MainWindow::editNoteOfSelected);
-    m_editTags = menu->addAction(tr("Edit &tags…"), QKeySequence(Qt::CTRL | Qt::Key_T), this,
-                                 &MainWindow::editTagsOfSelected);
-    m_archive = menu->addAction(tr("&Archive or bring back"), this, &MainWindow::archiveSelected);
-    m_deleteRuns = menu->addAction(tr("&Delete runs…"), QKeySequence(Qt::SHIFT | Qt::Key_Delete), this,
-                                   &MainWindow::deleteSelected);
-    menu->addSeparator();
-    m_derive = menu->addAction(tr("Run &again with changes…"), this, &MainWindow::deriveFromSelected);
-    m_copyTo = menu->addAction(tr("&Copy runs to another study…"), this, &MainWindow::copySelectedToStudy);
-    // The same actions on the Runs list's context menu.
-    QTableView *table = m_runs->table();
-    table->setContextMenuPolicy(Qt::ActionsContextMenu);
-    for (QAction *action : {m_renameRun, m_editNote, m_editTags, m_archive, m_deleteRuns, m_derive, m_copyTo})
-        table->addAction(action);
-}
-
-bool MainWindow::changeStudy(const QString &what, const std::function<void(Store &)> &change)
-{
-    try {
-        Store store(studyPath().toStdString(), Store::Access::ReadWrite);
-        change(store);
-    } catch (const std::exception &e) {
-        QMessageBox::warning(this, what, tr("%1\n\nNothing was changed.").arg(QString::fromStdString(e.what())));
-        return false;
-    }
-    m_watcher->refresh();
-    return true;
-}
-
-namespace {
-// The run the user acts on: the current row's, else the first selected. Null when none is a run.
-RunSnapshotPtr actedOn(const RunsView *runs, const StudySnapshot &snapshot)
-{
-    if (const RunSnapshotPtr current = snapshot.find(runs->currentRunId()))
-        return current;
-    const QList<qint64> selected = runs->selectedRunIds();
-    return selected.isEmpty() ? nullptr : snapshot.find(selected.first());
-}
-} // namespace
-
-void MainWindow::renameSelected()
-{
-    const RunSnapshotPtr run = actedOn(m_runs, m_watcher->snapshot());
-    if (!run)
-        return;
-    bool ok = false;
-    const QString old = QString::fromStdString(run->run().name);
-    const QString name = QInputDialog::getText(this, tr("Rename run"), tr("New name of run %1 (%2); the old name "
-                                                                          "stays searchable:").arg(run->run().id).arg(old),
-                                               QLineEdit::Normal, old, &ok);
-    if (ok && name != old)
-        changeStudy(tr("Cannot rename the run"), [&](Store &store) { store.renameRun(run->run().id, name.toStdString()); });
-}
-
-void MainWindow::editNoteOfSelected()
-{
-    const RunSnapshotPtr run = actedOn(m_runs, m_watcher->snapshot());
-    if (!run)
-        return;
-    bool ok = false;
-    const QString note = QInputDialog::getMultiLineText(
-        this, tr("Note"), tr("Note on run %1 (%2), shown as text in Runs, Compare and reports; empty removes it:")
-                              .arg(run->run().id).arg(QString::fromStdString(run->run().name)),
-        QString::fromStdString(run->run().note), &ok);
-    if (ok)
-        changeStudy(tr("Cannot store the note"), [&](Store &store) { store.setNote(run->run().id, note.toStdString()); });
-}
-
-void MainWindow::editTagsOfSelected()
-{
-    const RunSnapshotPtr run = actedOn(m_runs, m_watcher->snapshot());
-    if (!run)
-        return;
-    QStringList before;
-    for (const auto &tag : run->run().tags)
-        before << QString::fromStdString(tag);
-    bool ok = false;
-    const QString text = QInputDialog::getText(this, tr("Tags"), tr("Tags of run %1 (%2), separated by spaces:")
-                                                                      .arg(run->run().id)
-                                                                      .arg(QString::fromStdString(run->run().name)),
-                                               QLineEdit::Normal, before.join(QLatin1Char(' ')), &ok);
-    if (!ok)
-        return;
-    const QStringList after = text.split(QLatin1Char(' '), Qt::SkipEmptyParts);
-    std::vector<std::string> add, remove;
-    for (const QString &tag : after)
-        if (!before.contains(tag))
-            add.push_back(tag.toStdString());
-    for (const QString &tag : before)
-        if (!after.contains(tag))
-            remove.push_back(tag.toStdString());
-    changeStudy(tr("Cannot store the tags"), [&](Store &store) { store.changeTags(run->run().id, add, remove); });
-}
-
-void MainWindow::archiveSelected()
-{
-    const QList<qint64> ids = m_runs->selectedRunIds();
-    const StudySnapshot &snapshot = m_watcher->snapshot();
-    changeStudy(tr("Cannot archive"), [&](Store &store) {
-        for (const qint64 id : ids)
-            if (const RunSnapshotPtr run = snapshot.find(id))
-                store.setArchived(id, !run->run().archived); // archived ones come back
-    });
-}
-
-void MainWindow::deleteSelected()
-{
-    const QList<qint64> ids = m_runs->selectedRunIds();
-    if (ids.isEmpty())
-        return;
-    QStringList names;
-    for (const qint64 id : ids)
-        if (const RunSnapshotPtr run = m_watcher->snapshot().find(id))
-            names << QStringLiteral("%1 (%2)").arg(id).arg(QString::fromStdString(run->run().name));
-    const auto answer = QMessageBox::question(
-        this, tr("Delete runs"),
-        tr("Delete run %1 and every row of it (metrics, validation, memory, events)? This cannot be undone; "
-           "Archive hides a run instead.").arg(names.join(QStringLiteral(", "))),
-        QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
-    if (answer != QMessageBox::Yes)
-        return;
-    changeStudy(tr("Cannot delete"), [&](Store &store) {
-        for (const qint64 id : ids)
-            store.requireRun(id); // all still there before the first goes
-        for (const qint64 id : ids)
-            store.deleteRun(id);
-    });
-}
-
-void MainWindow::deriveFromSelected()
-{
-    const RunSnapshotPtr run = actedOn(m_runs, m_watcher->snapshot());
-    if (!run)
-        return;
-    std::vector<RunRecord> existing;
-    for (const auto &r : m_watcher->snapshot().runs)
-        existing.push_back(r->run());
-    const RunRecord &record = run->run();
-    try {
-        m_designer->deriveFrom(QStringLiteral("%1:%2").arg(studyPath()).arg(record.id), record.configToml,
-                               tr("run %1 (%2)").arg(record.id).arg(QString::fromStdString(record.name)),
-                               QString::fromStdString(derivedRunName(record.name, existing)));
-    } catch (const std::exception &e) {
-        QMessageBox::warning(this, tr("Cannot run it again"),
-                             tr("This optlog cannot read the run's stored config: %1").arg(QString::fromStdString(e.what())));
-        return;
-    }
-    showPage(0);
-}
-
-void MainWindow::copySelectedToStudy()
-{
-    const QList<qint64> ids = m_runs->selectedRunIds();
-    if (ids.isEmpty())
-        return;
-    const QString destination = QFileDialog::getSaveFileName(this, tr("Copy runs to study"), QFileInfo(studyPath()).absolutePath(),
-                                                             tr("optlog studies (*.sqlite)"), nullptr,
-                                                             QFileDialog::DontConfirmOverwrite);
-    if (destination.isEmpty())
-        return;
-    try {
-        const Store source(studyPath().toStdString(), Store::Access::ReadOnly);
-        Store::copyRunsInto(source, std::vector<int64_t>(ids.begin(), ids.end()), destination.toStdString());
-    } catch (const std::exception &e) {
-        QMessageBox::warning(this, tr("Cannot copy the runs"), QString::fromStdString(e.what()));
-        return;
-    }
-    statusBar()->showMessage(tr("Copied %n run(s) to %1", nullptr, int(ids.size())).arg(destination), 8000);
-}
-
-bool MainWindow::importRuns(const QString &sourceStudy, const QList<qint64> &runIds)
-{
-    std::vector<int64_t> ids(runIds.begin(), runIds.end());
-    size_t copied = 0;
-    const bool ok = changeStudy(tr("Cannot import the runs"), [&](Store &store) {
-        const Store source(sourceStudy.toStdString(), Store::Access::ReadOnly);
-        copied = store.copyRunsFrom(source, ids).size();
-        if (source.studySeed() != store.studySeed())
-            statusBar()->showMessage(tr("Imported runs were validated on other windows (study seed %1, this study "
-                                        "%2); their verdicts say so").arg(source.studySeed()).arg(store.studySeed()),
-                                     10000);
-    });
-    if (ok && statusBar()->currentMessage().isEmpty())
-        statusBar()->showMessage(tr("Imported %n run(s) from %1", nullptr, int(copied)).arg(sourceStudy), 8000);
-    return ok;
-}
-
-void MainWindow::importRunsDialog(const QString &sourceStudy)
-{
-    std::vector<RunRecord> runs;
-    try {
-        runs = Store(sourceStudy.toStdString(), Store::Access::ReadOnly).runs();
-    } catch (const std::exception &e) {
-        QMessageBox::warning(this, tr("Cannot import runs"), QString::fromStdString(e.what()));
-        return;
-    }
-    QDialog dialog(this);
-    dialog.setWindowTitle(tr("Import runs from %1").arg(QFileInfo(sourceStudy).fileName()));
-    auto *list = new QListWidget;
-    for (const auto &run : runs) {
-        if (!run.isFinished())
-            continue; // a running run is copied when it has finished
-        auto *item = new QListWidgetItem(QStringLiteral("%1  %2  (%3)").arg(run.id).arg(QString::fromStdString(run.name),
-                                                                              QString::fromLatin1(outcomeName(run.outcome))),
-                                         list);
-        item->setData(Qt::UserRole, qint64(run.id));
-        item->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled);
-        item->setCheckState(run.archived ? Qt::Unchecked : Qt::Checked);
-    }
-    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-    auto *layout = new QVBoxLayout(&dialog);
-    layout->addWidget(new QLabel(tr("Runs to copy into this study, with every row; %1 is not changed:")
-                                     .arg(QFileInfo(sourceStudy).fileName())));
-    layout->addWidget(list);
-    layout->addWidget(buttons);
-    if (dialog.exec() != QDialog::Accepted)
-        return;
-    QList<qint64> ids;
-    for (int i = 0; i < list->count(); ++i)
-        if (list->item(i)->checkState() == Qt::Checked)
-            ids << list->item(i)->data(Qt::UserRole).toLongLong();
-    if (!ids.isEmpty())
-        importRuns(sourceStudy, ids);
 }
 
 void MainWindow::updateQueueStatus()

@@ -4,8 +4,6 @@
 #include <QMainWindow>
 #include <QStringList>
 
-#include <functional>
-
 class QAction;
 class QDockWidget;
 class QMenu;
@@ -13,8 +11,8 @@ class QTabWidget;
 
 namespace optlog {
 
-class Store;
 class CompareView;
+class CurationController;
 class DesignerView;
 class MonitorView;
 class RunQueue;
@@ -22,8 +20,8 @@ class RunsView;
 class RunTableModel;
 class StudyWatcher;
 
-// Assembles the views around one open study and wires them to the queue and the study watcher;
-// the views themselves know nothing of each other.
+// Assembles the views around one open study and wires them to the queue, the study watcher and
+// the curation controller; the views themselves know nothing of each other.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
@@ -49,18 +47,8 @@ public:
     DesignerView *designer() const { return m_designer; }
     MonitorView *monitor() const { return m_monitor; }
     CompareView *compareView() const { return m_compare; }
+    CurationController *curation() const { return m_curation; }
     void showPage(int page); // 0 Design, 1 Monitor, 2 Compare
-
-    // Curation of the open study, on the runs selected in the Runs list. Each asks what it needs
-    // (a name, a note, tags, a confirmation) in a dialog; a refusal is shown and changes nothing.
-    QAction *renameAction() const { return m_renameRun; }
-    QAction *noteAction() const { return m_editNote; }
-    QAction *tagsAction() const { return m_editTags; }
-    QAction *archiveAction() const { return m_archive; }
-    QAction *deleteAction() const { return m_deleteRuns; }
-    QAction *deriveAction() const { return m_derive; }
-    // Copies finished runs of another study into the open one; false after saying why.
-    bool importRuns(const QString &sourceStudy, const QList<qint64> &runIds);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -76,17 +64,6 @@ private:
     void openStudyDialog();
     void compareSelected();
     void exportReport();
-    void buildRunActions(QMenu *menu);
-    // Opens the study for writing, applies `change`, refreshes; a StoreError is shown as `what`.
-    bool changeStudy(const QString &what, const std::function<void(Store &)> &change);
-    void renameSelected();
-    void editNoteOfSelected();
-    void editTagsOfSelected();
-    void archiveSelected();
-    void deleteSelected();
-    void deriveFromSelected();
-    void copySelectedToStudy();
-    void importRunsDialog(const QString &sourceStudy);
     void saveFilterState();
     void restoreFilterState();
 
@@ -97,6 +74,7 @@ private:
     DesignerView *m_designer;
     MonitorView *m_monitor;
     CompareView *m_compare;
+    CurationController *m_curation;
     QTabWidget *m_pages;
     QDockWidget *m_runsDock = nullptr;
     // The width fitRunsDock() last gave the dock; -1 once the user or a saved layout chose one.
@@ -105,13 +83,6 @@ private:
     QAction *m_start = nullptr;
     QAction *m_pause = nullptr;
     QAction *m_cancel = nullptr;
-    QAction *m_renameRun = nullptr;
-    QAction *m_editNote = nullptr;
-    QAction *m_editTags = nullptr;
-    QAction *m_archive = nullptr;
-    QAction *m_deleteRuns = nullptr;
-    QAction *m_derive = nullptr;
-    QAction *m_copyTo = nullptr;
 };
 
 } // namespace optlog

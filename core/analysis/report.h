@@ -53,6 +53,8 @@ struct ReportChart
     bool wide = false; // one bar per run and source: takes the page's full width
 };
 
+// The writers, one file each (reportmarkdown.cpp, reporthtml.cpp, reportjson.cpp, reportcsv.cpp);
+// they render the same sections (reportsections_p.h), so every format says the same thing.
 std::string reportMarkdown(const Report &report, const std::vector<ReportChart> &charts);
 // Self-contained when every chart source is a data: URI; no scripts, no network.
 std::string reportHtml(const Report &report, const std::vector<ReportChart> &charts);

@@ -2,7 +2,7 @@
 // Reports from a real small study made by the engine: every format, read back for content.
 #include "core/analysis/report.h"
 #include "core/store/store.h"
-#include "ui/reportwriter.h"
+#include "ui/report/reportwriter.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -5,6 +5,7 @@
 #include "core/config/config.h"
 #include "core/store/store.h"
 #include "ui/compareview.h"
+#include "ui/curationcontroller.h"
 #include "ui/designerview.h"
 #include "ui/mainwindow.h"
 #include "ui/runsview.h"
@@ -120,7 +121,7 @@ private Q_SLOTS:
             input->setTextValue(QStringLiteral("baseline"));
             input->accept();
         });
-        m_window->renameAction()->trigger();
+        m_window->curation()->renameAction()->trigger();
         QTRY_VERIFY(shownNames(m_window->runModel()).contains(QStringLiteral("baseline")));
         const RunRecord run = *Store(m_study.toStdString(), Store::Access::ReadOnly).findRun("baseline");
         QCOMPARE(run.formerNames, std::vector<std::string>{"fp32"});
@@ -136,7 +137,7 @@ private Q_SLOTS:
                 qobject_cast<QMessageBox *>(box)->accept();
             });
         });
-        m_window->renameAction()->trigger();
+        m_window->curation()->renameAction()->trigger();
         QTRY_VERIFY(!refusal.isEmpty());
         QVERIFY2(refusal.contains(QStringLiteral("already has a run named \"pure\"")), qPrintable(refusal));
         QVERIFY(shownNames(m_window->runModel()).contains(QStringLiteral("baseline")));
@@ -151,13 +152,13 @@ private Q_SLOTS:
             question = box->text();
             box->button(QMessageBox::No)->click();
         });
-        m_window->deleteAction()->trigger();
+        m_window->curation()->deleteAction()->trigger();
         QVERIFY2(question.contains(QStringLiteral("cannot be undone")), qPrintable(question));
         QCOMPARE(Store(m_study.toStdString(), Store::Access::ReadOnly).runs().size(), size_t(3)); // No keeps it
 
         select(QStringLiteral("pure"));
         whenDialogShows(this, [](QWidget *dialog) { qobject_cast<QMessageBox *>(dialog)->button(QMessageBox::Yes)->click(); });
-        m_window->deleteAction()->trigger();
+        m_window->curation()->deleteAction()->trigger();
         QTRY_COMPARE(m_window->runModel()->rowCount(), 2);
         QVERIFY(!shownNames(m_window->runModel()).contains(QStringLiteral("pure")));
         const Store store(m_study.toStdString(), Store::Access::ReadOnly);
@@ -174,7 +175,7 @@ private Q_SLOTS:
             input->setTextValue(note);
             input->accept();
         });
-        m_window->noteAction()->trigger();
+        m_window->curation()->noteAction()->trigger();
         QTRY_COMPARE(QString::fromStdString(Store(m_study.toStdString(), Store::Access::ReadOnly).findRun("auto")->note), note);
         QTRY_VERIFY(m_window->runModel()->row(rowOf(m_window->runModel(), QStringLiteral("auto"))).note == note);
         const QModelIndex name = m_window->runModel()->index(rowOf(m_window->runModel(), QStringLiteral("auto")), RunTableModel::Name);
@@ -221,7 +222,7 @@ private Q_SLOTS:
     void runAgainWithChangesFillsTheDesigner()
     {
         select(QStringLiteral("pure"));
-        m_window->deriveAction()->trigger();
+        m_window->curation()->deriveAction()->trigger();
         DesignerView *designer = m_window->designer();
         QCOMPARE(designer->fieldText(QStringLiteral("precision.mode")), QStringLiteral("pure-bf16"));
         QCOMPARE(designer->fieldText(QStringLiteral("train.steps")), QStringLiteral("4"));
@@ -286,7 +287,7 @@ private Q_SLOTS:
             refusal = qobject_cast<QMessageBox *>(box)->text();
             qobject_cast<QMessageBox *>(box)->accept();
         });
-        QVERIFY(!m_window->importRuns(other, {1}));
+        QVERIFY(!m_window->curation()->importRuns(other, {1}));
         QVERIFY2(refusal.contains(QStringLiteral("already has a run named \"gpu run\"")), qPrintable(refusal));
         QCOMPARE(Store(m_study.toStdString(), Store::Access::ReadOnly).runs().size(), size_t(4));
     }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ui/reportwriter.h"
+#include "ui/report/reportwriter.h"
 
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/stackedbarchart.h"

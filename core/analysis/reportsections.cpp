@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+#include "core/analysis/reportsections_p.h"
+
+#include <cmath>
+
+namespace optlog::Internal {
+
+namespace {
+
+std::string bytesOrDash(int64_t bytes)
+{
+    return bytes < 0 ? "-" : formatBytes(bytes);
+}
+
+} // namespace
+
+VerdictCells verdictCells(const Report &report, const ComparisonRow &c, bool isBaseline)
+{
+    VerdictCells cells;
+    cells.run = c.name + (isBaseline ? " (baseline)" : "");
+    cells.seeds = std::to_string(c.seeds);
+    cells.outcome = c.completed == c.seeds ? "completed"
+                                           : formatted("%lld of %lld completed", static_cast<long long>(c.completed),
+                                                       static_cast<long long>(c.seeds));
+    if (c.seeds == 1)
+        for (const auto &r : report.runs)
+            if (r.group == c.name)
+                cells.outcome = r.outcomeText;
+    const bool hasLoss = c.completed > 0 && std::isfinite(c.validationLoss);
+    cells.loss = hasLoss ? formatted("%.4f", c.validationLoss) + (c.seeds > 1 ? formatted(" (sd %.4f)", c.validationSd) : "")
+                               + " @ " + std::to_string(c.matchedTokens) + " tokens"
+                         : "no validation";
+    if (!isBaseline && hasLoss)
+        cells.delta = c.quality.seedNoiseKnown()
+                          ? formatted("%+.4f ± %.4f (Welch 95%%)", c.deltaLoss, c.quality.halfWidth)
+                          : formatted("%+.4f (tolerance ±%g)", c.deltaLoss, report.tolerance);
+    cells.speedup = isBaseline || c.speedup <= 0 ? "" : formatted("%.2fx", c.speedup);
+    if (c.throughput.steps > 0)
+        cells.throughput = c.seeds > 1 ? formatted("%.0f (%.0f-%.0f over seeds)", c.tokensPerSecond.median,
+                                                   c.tokensPerSecond.min, c.tokensPerSecond.max)
+                                       : formatted("%.0f (%.0f-%.0f)", c.throughput.median, c.throughput.p10,
+                                                   c.throughput.p90);
+    else
+        cells.throughput = "-";
+    cells.mfu = c.mfu > 0 ? formatted("%.0f%%", 100 * c.mfu) : "-";
+    cells.peak = c.peakBytes > 0 ? formatBytes(c.peakBytes) : "-";
+    if (c.seeds > 1 && c.peakBytes > 0 && c.peak.max > c.peak.min)
+        cells.peak += " (" + formatBytes(int64_t(c.peak.min)) + "-" + formatBytes(int64_t(c.peak.max)) + ")";
+    if (!isBaseline && c.peakBytes > 0)
+        cells.peak += " " + formatted("%+.0f%%", -100.0 * c.memorySaved);
+    cells.verdict = c.verdict;
+    if (!isBaseline && c.completed == 0)
+        cells.verdict = "did not complete (" + cells.outcome + "); " + c.verdict;
+    if (isBaseline) {
+        cells.verdict = "baseline";
+        if (const std::string unstable = instabilityText(c.instabilities); !unstable.empty())
+            cells.verdict += "; " + unstable;
+        if (!c.machineNote.empty())
+            cells.verdict += "; " + c.machineNote;
+    }
+    return cells;
+}
+
+std::string html(const std::string &text)
+{
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        default: out += c;
+        }
+    }
+    return out;
+}
+
+Table verdictTable(const Report &report)
+{
+    Table t{{"Run", "Seeds", "Outcome", "Val loss at matched tokens", "Δ vs baseline", "Speed-up", "Tokens/s",
+             "MFU", "Peak memory", "Verdict"},
+            {}};
+    for (size_t i = 0; i < report.groups.size(); ++i) {
+        const VerdictCells c = verdictCells(report, report.groups[i], i == 0);
+        t.rows.push_back({c.run, c.seeds, c.outcome, c.loss, c.delta, c.speedup, c.throughput, c.mfu, c.peak, c.verdict});
+    }
+    return t;
+}
+
+Table dtypeTable(const ReportRun &run)
+{
+    Table t{{"State", "Dtype"}, {}};
+    for (const auto &[name, dtype] : run.dtypes)
+        t.rows.push_back({name, dtype});
+    return t;
+}
+
+Table memoryTable(const ReportRun &run)
+{
+    Table t{{"Role", "Dtype", "Predicted", "Measured", "Residual"}, {}};
+    for (const auto &line : run.memoryLines)
+        t.rows.push_back({memoryRoleName(line.role), line.dtype, bytesOrDash(line.predicted), bytesOrDash(line.measured), residualText(line)});
+    return t;
+}
+
+Table rankTable(const ReportRun &run) { return {rankHeader(), rankRows(run.summary)}; }
+
+std::string rankIntro(const ReportRun &run)
+{
+    const auto &config = run.summary.config;
+    return "Data parallel over " + std::to_string(run.summary.ranks.size()) + " ranks"
+           + (config ? ", ZeRO stage " + std::to_string(config->distributed.zeroStage) + " (batch: "
+                           + effectiveBatch(*config) + ")"
+                     : std::string())
+           + "; each rank's memory measured / predicted:";
+}
+
+Table quantizationTable(const ReportRun &run)
+{
+    return {quantizationHeader(), quantizationRows(run.summary.quantizations)};
+}
+
+Table changesTable(const Report &report, const ReportRun &run)
+{
+    Table t{{"Field", report.baseline, run.summary.run.name}, {}};
+    for (const auto &change : run.changes)
+        t.rows.push_back({change.path, change.values.at(0), change.values.at(1)});
+    return t;
+}
+
+std::vector<std::string> stabilityLines(const Report &report)
+{
+    std::vector<std::string> lines;
+    for (const auto &c : report.groups) {
+        const std::string unstable = instabilityText(c.instabilities);
+        std::string line = c.name + ": " + (unstable.empty() ? "no instability recorded" : unstable)
+                           + formatted(" over %lld seed%s", static_cast<long long>(c.seeds), c.seeds == 1 ? "" : "s");
+        if (!c.numerics.empty())
+            line += "; numerics " + c.numerics;
+        lines.push_back(line + ".");
+    }
+    return lines;
+}
+
+std::string throughputLine(const ReportRun &run)
+{
+    const ThroughputSummary &t = run.summary.throughput;
+    if (t.steps == 0)
+        return "No steady-state steps were measured.";
+    std::string line = "Steady-state throughput: " + formatted("%.0f", t.median) + " tokens/s median over "
+                       + std::to_string(t.steps) + " steps after warm-up (p10 " + formatted("%.0f", t.p10) + ", p90 "
+                       + formatted("%.0f", t.p90) + ").";
+    const RunSummary &s = run.summary;
+    if (s.peakGflops > 0)
+        line += " Model FLOPs " + formatted("%.1f", s.flopsPerToken / 1e6) + " M per token: "
+                + formatted("%.1f", s.achievedGflops) + " GFLOP/s achieved, MFU " + formatted("%.0f%%", 100 * s.mfu())
+                + " of the " + formatted("%.1f", s.peakGflops) + " GFLOP/s " + s.peakDtype
+                + " matmul peak measured on this machine.";
+    if (s.machine.probes > 0)
+        line += " Machine-speed index (reference matmul, " + std::to_string(s.machine.probes) + " timings): median "
+                + formatted("%.1f", s.machine.medianGflops) + " GFLOP/s, varied by "
+                + formatted("%.0f%%", 100 * s.machine.variation) + "."
+                + (s.machine.flagged() ? " Flagged: " + s.machine.describe() + "." : "");
+    if (s.untunedSettings)
+        line += " Ran with untuned runtime settings: optlog tune had not measured this machine and precision.";
+    return line;
+}
+
+std::string question(const Report &report)
+{
+    return "Which memory and precision technique to use: " + std::to_string(report.groups.size() - 1)
+           + " technique(s) judged against " + report.baseline + ", each over its seeds: validation loss compared at "
+           + "matched tokens seen (the difference of means with Welch's 95% interval where both sides have two seeds "
+           + "or more; same quality when it lies within ±" + formatted("%g", report.tolerance) + " nats per token), "
+           + "throughput as the median over seeds of each run's steady-state median, peak memory over complete "
+           + "steps after warm-up.";
+}
+
+Table environmentTable(const Report &report)
+{
+    Table t{{"", "value"}, {}};
+    for (const auto &[k, v] : report.environment)
+        t.rows.push_back({k, v});
+    return t;
+}
+
+std::vector<std::string> curationLines(const ReportRun &run)
+{
+    const RunRecord &record = run.summary.run;
+    std::vector<std::string> lines;
+    if (!record.tags.empty())
+        lines.push_back("Tags: " + tagsText(record) + ".");
+    if (!record.formerNames.empty()) {
+        std::string names;
+        for (const auto &name : record.formerNames)
+            names += (names.empty() ? "" : ", ") + name;
+        lines.push_back("Formerly named: " + names + ".");
+    }
+    if (!run.origin.empty())
+        lines.push_back("Config " + run.origin + ".");
+    return lines;
+}
+
+} // namespace optlog::Internal
