@@ -101,7 +101,7 @@ StudyRows studyRows(const QString &path)
     return s;
 }
 
-// The suite's figures, for the README: every case tried, how many ended as documented, how many
+// The suite's figures, for docs/robustness.md: every case tried, how many ended as documented, how many
 // ended by a signal, how many lost what a study held.
 struct Figures
 {
