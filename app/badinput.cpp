@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 #include "app/commands.h"
-
 #include "core/contract/inputerror.h"
 
 #include <iostream>

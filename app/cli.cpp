@@ -2,7 +2,6 @@
 #include "app/cli.h"
 
 #include "app/launcher.h"
-
 #include "core/config/presets.h"
 
 #include <cmath>
@@ -13,8 +12,9 @@ namespace optlog {
 void addConfigOptions(CLI::App *command, std::string &preset, std::string &configFile,
                       std::vector<std::string> &overrides)
 {
-    command->add_option("--config", configFile, "TOML config (sections model, data, train, precision, memory, "
-                                                "runtime)");
+    command->add_option("--config", configFile,
+                        "TOML config (sections model, data, train, precision, memory, "
+                        "runtime)");
     std::string presets;
     for (const auto &name : presetNames())
         presets += (presets.empty() ? "" : ", ") + name;

@@ -2,11 +2,10 @@
 #pragma once
 
 #include "app/cli.h"
-
 #include "core/analysis/studycomparison.h"
 #include "core/config/config.h"
-#include "core/engine/run/runrequest.h"
 #include "core/contract/outcome.h"
+#include "core/engine/run/runrequest.h"
 #include "core/store/store.h"
 
 #include <functional>
@@ -68,7 +67,7 @@ struct EstimateRequest
     std::string configFile;
     std::string preset;
     std::vector<std::string> overrides;
-    int64_t ranks = 8;  // data-parallel ranks for the ZeRO rows
+    int64_t ranks = 8; // data-parallel ranks for the ZeRO rows
     bool json = false;
 };
 int estimateCommand(const EstimateRequest &request);
@@ -85,11 +84,11 @@ int fitCommand(const FitRequest &request);
 struct ReportRequest
 {
     std::string study;
-    std::vector<std::string> runs;  // names or ids; empty = every run
-    std::string baseline;           // name or id; empty = the first run
-    double tolerance = 0.02;        // nats per token
-    std::string format = "html";    // html | pdf | md | csv | json
-    std::string output;             // empty = <study>-report.<format>
+    std::vector<std::string> runs; // names or ids; empty = every run
+    std::string baseline;          // name or id; empty = the first run
+    double tolerance = 0.02;       // nats per token
+    std::string format = "html";   // html | pdf | md | csv | json
+    std::string output;            // empty = <study>-report.<format>
 };
 int reportCommand(const ReportRequest &request, int argc, char **argv);
 
@@ -97,8 +96,8 @@ struct TuneRequest
 {
     std::string preset = "default";
     std::vector<std::string> modes = {"fp32", "autocast-bf16"}; // one per precision family to tune
-    int steps = 15;  // per candidate run
-    int rounds = 2;  // alternations of all candidates
+    int steps = 15;                                             // per candidate run
+    int rounds = 2;                                             // alternations of all candidates
     bool ifNeeded = false; // only when a requested family has no tuning for this machine yet
 };
 int tuneCommand(const TuneRequest &request, const std::string &self);
@@ -108,8 +107,8 @@ int gemmCheckCommand();
 struct RunsRequest
 {
     std::string study;
-    std::string filter;   // RunFilter syntax: "mode:pure-bf16 tag:long"
-    bool all = false;     // archived runs too
+    std::string filter; // RunFilter syntax: "mode:pure-bf16 tag:long"
+    bool all = false;   // archived runs too
 };
 int runsCommand(const RunsRequest &request);
 
@@ -151,10 +150,10 @@ struct QuantizeRequest
 {
     std::string study;
     std::string run;
-    std::vector<std::string> schemes;       // int8, int4, int4-asym, nf4, mixed: each is evaluated
-    std::vector<int64_t> groups = {64};     // weights per scale, for each 4-bit scheme
-    std::string tensors = "blocks.*";       // glob patterns over the 2-D weights' names
-    int64_t int8Tensors = 2;                // mixed: the most sensitive tensors kept in int8
+    std::vector<std::string> schemes;   // int8, int4, int4-asym, nf4, mixed: each is evaluated
+    std::vector<int64_t> groups = {64}; // weights per scale, for each 4-bit scheme
+    std::string tensors = "blocks.*";   // glob patterns over the 2-D weights' names
+    int64_t int8Tensors = 2;            // mixed: the most sensitive tensors kept in int8
 };
 // Quantizes a completed run's final weights with each scheme and group, evaluates each on the
 // study's validation windows, stores every result (all or none) and prints the table.

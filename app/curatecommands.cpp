@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The commands that curate a study: note, tag, rename, archive, delete, copy, vacuum.
-#include "app/commands.h"
 #include "app/cli.h"
-
+#include "app/commands.h"
 #include "core/contract/format.h"
 #include "core/store/store.h"
 
@@ -85,8 +84,8 @@ int archiveCommand(const CurateRequest &request)
         const auto store = openExistingStudy(request.study);
         for (const RunRecord &run : namedRuns(*store, request.runs)) {
             store->setArchived(run.id, !request.undo);
-            std::cout << (request.undo ? "brought back run " : "archived run ") << run.id << " ("
-                      << printable(run.name) << ")\n";
+            std::cout << (request.undo ? "brought back run " : "archived run ") << run.id << " (" << printable(run.name)
+                      << ")\n";
         }
     });
 }
@@ -116,9 +115,9 @@ int vacuumCommand(const std::string &study)
     return refuseBadInput("vacuum", [&] {
         const auto store = openExistingStudy(study);
         const Store::Compaction compaction = store->vacuum();
-        std::cout << study << ": " << formatBytes(compaction.bytesBefore) << " -> " << formatBytes(compaction.bytesAfter)
-                  << ", " << formatBytes(std::max<int64_t>(0, compaction.bytesBefore - compaction.bytesAfter))
-                  << " freed\n";
+        std::cout << study << ": " << formatBytes(compaction.bytesBefore) << " -> "
+                  << formatBytes(compaction.bytesAfter) << ", "
+                  << formatBytes(std::max<int64_t>(0, compaction.bytesBefore - compaction.bytesAfter)) << " freed\n";
     });
 }
 
@@ -144,8 +143,7 @@ int copyCommand(const CopyRequest &request)
 namespace {
 
 // The study and the one run of note, tag and rename.
-CLI::App *addCuration(CLI::App &app, const char *name, const char *description, CurateRequest &request,
-                      std::string &run)
+CLI::App *addCuration(CLI::App &app, const char *name, const char *description, CurateRequest &request, std::string &run)
 {
     CLI::App *command = app.add_subcommand(name, description);
     command->add_option("study", request.study, "study file")->required();

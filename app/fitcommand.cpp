@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `optlog fit`: the largest microbatch that fits a memory budget, then the next levers.
-#include "app/commands.h"
 #include "app/cli.h"
-
+#include "app/commands.h"
 #include "core/config/config.h"
 #include "core/engine/run/fitsearch.h"
 

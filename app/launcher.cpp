@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: MIT
 #include "app/launcher.h"
 
-#include "core/engine/machine/environment.h"
 #include "core/config/tuning.h"
 #include "core/contract/outcome.h"
+#include "core/engine/machine/environment.h"
 
 #include <algorithm>
-#include <stdexcept>
 #include <cerrno>
 #include <csignal>
-#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -64,8 +64,8 @@ void relaunchWithRuntimeVariables(char **argv, const std::string &precisionMode)
         return;
     execv("/proc/self/exe", argv);
     // If the re-exec fails the run still works, only slower; say so rather than stop.
-    std::fprintf(stderr, "optlog: could not re-execute with %s set (%s); running with the defaults\n",
-                 setNames.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "optlog: could not re-execute with %s set (%s); running with the defaults\n", setNames.c_str(),
+                 std::strerror(errno));
 }
 
 std::string selfPath(const char *argv0)
@@ -133,8 +133,10 @@ void LocalRanks::start(const std::string &self, uint16_t port, int64_t worldSize
     // rank R sees GPU R, unless the user chose with CUDA_VISIBLE_DEVICES.
     const bool pickGpu = cuda && !std::getenv("CUDA_VISIBLE_DEVICES");
     for (int64_t rank = 1; rank < worldSize; ++rank) {
-        std::vector<std::string> arguments = {self, "run", "--rendezvous", "127.0.0.1:" + std::to_string(port),
-                                              "--rank", std::to_string(rank), "--world-size", std::to_string(worldSize)};
+        std::vector<std::string> arguments = {self,           "run",
+                                              "--rendezvous", "127.0.0.1:" + std::to_string(port),
+                                              "--rank",       std::to_string(rank),
+                                              "--world-size", std::to_string(worldSize)};
         std::vector<char *> argv;
         for (auto &a : arguments)
             argv.push_back(a.data());

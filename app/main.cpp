@@ -5,7 +5,6 @@
 #include "app/commands.h"
 #include "app/launcher.h"
 #include "app/manpage.h"
-
 #include "core/contract/inputerror.h"
 #include "core/contract/outcome.h"
 #include "core/engine/machine/environment.h"
@@ -94,8 +93,9 @@ int main(int argc, char **argv)
         std::cerr << name << ": " << e.what() << "\n";
         return kExitBadInput;
     } catch (const std::bad_alloc &) {
-        std::cerr << name << ": out of memory (std::bad_alloc) before the run could record it; `optlog estimate` "
-                             "predicts what the config needs\n";
+        std::cerr << name
+                  << ": out of memory (std::bad_alloc) before the run could record it; `optlog estimate` "
+                     "predicts what the config needs\n";
         return kExitFailed;
     } catch (const std::exception &e) {
         std::cerr << name << ": failed: " << e.what() << "\n";

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The commands that read a study or a config: estimate, runs, show, compare, export.
-#include "app/commands.h"
 #include "app/cli.h"
-
+#include "app/commands.h"
 #include "core/analysis/runfilter.h"
 #include "core/analysis/studycomparison.h"
 #include "core/analysis/studytext.h"
@@ -32,8 +31,9 @@ std::unique_ptr<Store> openStudy(const std::string &path, const char *command)
 int estimateCommand(const EstimateRequest &request)
 {
     RunConfig config;
-    if (const int refused =
-            refuseBadInput("estimate", [&] { config = loadRunConfig(request.preset, request.configFile, request.overrides); }))
+    if (const int refused = refuseBadInput("estimate", [&] {
+            config = loadRunConfig(request.preset, request.configFile, request.overrides);
+        }))
         return refused;
     const MemoryEstimate estimate = estimateMemory(config);
     std::cout << (request.json ? formatEstimateJson(config, estimate, request.ranks)
@@ -105,8 +105,10 @@ Command addCompareCommand(CLI::App &app, const Invocation &)
     command->add_option("--baseline", request->comparison.baseline, "baseline run (name or id); default the first run");
     command->add_option("--runs", request->comparison.runs, "runs to compare (names or ids); default all")
         ->delimiter(',');
-    command->add_option("--tolerance", request->comparison.tolerance, "validation-loss difference counted as noise, "
-                                                                     "nats per token")
+    command
+        ->add_option("--tolerance", request->comparison.tolerance,
+                     "validation-loss difference counted as noise, "
+                     "nats per token")
         ->capture_default_str()
         ->check(toleranceCheck());
     return {command, [request] { return compareCommand(*request); }};
@@ -131,9 +133,10 @@ Command addRunsCommand(CLI::App &app, const Invocation &)
     auto request = std::make_shared<RunsRequest>();
     CLI::App *command = app.add_subcommand("runs", "list the runs of a study");
     command->add_option("study", request->study, "study file")->required();
-    command->add_option("--filter", request->filter, "words every listed run matches: text, tag:NAME, name:, note:, "
-                                                     "group:, outcome:, is:archived, a config field "
-                                                     "(mode:pure-bf16); -word leaves out");
+    command->add_option("--filter", request->filter,
+                        "words every listed run matches: text, tag:NAME, name:, note:, "
+                        "group:, outcome:, is:archived, a config field "
+                        "(mode:pure-bf16); -word leaves out");
     command->add_flag("--all", request->all, "list archived runs too");
     return {command, [request] { return runsCommand(*request); }};
 }

@@ -2,8 +2,8 @@
 // `optlog report`: a comparison someone else can check, as HTML, PDF, Markdown, CSV or JSON.
 // HTML, PDF and Markdown draw the workbench's charts, so they need a build with Qt
 // (OPTLOG_BUILD_GUI); CSV and JSON are written by the core alone.
-#include "app/commands.h"
 #include "app/cli.h"
+#include "app/commands.h"
 #include "core/analysis/report.h"
 #include "core/store/store.h"
 
@@ -51,7 +51,7 @@ int reportCommand(const ReportRequest &request, int argc, char **argv)
         return kExitBadInput;
     }
     const std::string output = request.output.empty() ? withSuffix(request.study, "-report." + request.format)
-                                                       : request.output;
+                                                      : request.output;
 #ifdef OPTLOG_WITH_QT_REPORTS
     // Charts are drawn offscreen: no display is needed, and none is opened when there is one.
     if (std::getenv("QT_QPA_PLATFORM") == nullptr)
@@ -67,8 +67,8 @@ int reportCommand(const ReportRequest &request, int argc, char **argv)
     }
     return kExitOk;
 #else
-    (void)argc;
-    (void)argv;
+    (void) argc;
+    (void) argv;
     if (request.format == "csv") {
         const std::string metrics = withSuffix(output, "-metrics.csv");
         if (!writeText(output, reportSummaryCsv(report)) || !writeText(metrics, reportMetricsCsv(report))) {
@@ -86,8 +86,9 @@ int reportCommand(const ReportRequest &request, int argc, char **argv)
         std::cout << output << "\n";
         return kExitOk;
     }
-    std::cerr << "optlog report: --format " << request.format
-              << " draws charts and needs optlog built with Qt (-DOPTLOG_BUILD_GUI=ON); csv and json work in this build\n";
+    std::cerr
+        << "optlog report: --format " << request.format
+        << " draws charts and needs optlog built with Qt (-DOPTLOG_BUILD_GUI=ON); csv and json work in this build\n";
     return kExitBadInput;
 #endif
 }
@@ -100,8 +101,10 @@ Command addReportCommand(CLI::App &app, const Invocation &invocation)
     command->add_option("study", request->study, "study file")->required();
     command->add_option("--runs", request->runs, "runs to report (names or ids); default all")->delimiter(',');
     command->add_option("--baseline", request->baseline, "baseline run (name or id); default the first run");
-    command->add_option("--tolerance", request->tolerance, "validation-loss difference counted as noise, "
-                                                           "nats per token")
+    command
+        ->add_option("--tolerance", request->tolerance,
+                     "validation-loss difference counted as noise, "
+                     "nats per token")
         ->capture_default_str()
         ->check(toleranceCheck());
     command->add_option("--format", request->format, "html, pdf, md, csv or json")

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `optlog run`: one run of the engine, with the process's signals and exit code around it.
-#include "app/commands.h"
-
 #include "app/cli.h"
+#include "app/commands.h"
 #include "app/launcher.h"
-
 #include "core/analysis/analysis.h"
 #include "core/config/cachefile.h"
 #include "core/config/config.h"
@@ -137,7 +135,8 @@ int runCommand(const RunRequest &request, const std::string &self)
     LocalRanks localRanks;
     if (rendezvous) {
         try {
-            auto ranks = std::make_shared<RankGroup>(*rendezvous, std::chrono::seconds(run->config().distributed.timeout));
+            auto ranks = std::make_shared<RankGroup>(*rendezvous,
+                                                     std::chrono::seconds(run->config().distributed.timeout));
             if (request.rendezvous.empty()) {
                 localRanks.start(self, ranks->port(), rendezvous->worldSize, run->config().runtime.device == "cuda");
                 ranks->setLostRankProbe([&localRanks] { return localRanks.lost(); });
@@ -179,27 +178,39 @@ Command addRunCommand(CLI::App &app, const Invocation &invocation)
     auto extra = std::make_shared<Extra>();
     CLI::App *command = app.add_subcommand("run", "train one run into a study file");
     addConfigOptions(command, request->preset, request->configFile, request->overrides);
-    command->add_option("--db", request->study, "study file (created when missing); default study.sqlite in "
-                                                "$XDG_DATA_HOME/optlog (~/.local/share/optlog)");
+    command->add_option("--db", request->study,
+                        "study file (created when missing); default study.sqlite in "
+                        "$XDG_DATA_HOME/optlog (~/.local/share/optlog)");
     command->add_flag("--jsonl", request->jsonLines, "print one JSON event per line on stdout");
-    command->add_option("--repeats", request->repeats, "train the run this many times over seeds train.seed, +1, ... "
-                                                       "(1 to " + std::to_string(PlannedRun::kMaxRepeats) + "), one group");
-    command->add_option("--memory-budget", extra->budget, "refuse allocations past this size, e.g. 512MiB; "
-                                                         "the run ends as oom (same as --set memory.budget=...)");
-    command->add_flag("--force", request->force, "train even when the memory model predicts the run will not fit "
-                                                 "its budget or the machine's available memory");
-    command->add_option("--from", request->from, "start from a stored run's config, STUDY:RUN (name or id), and "
-                                                 "change fields with --set; the new run links to it");
-    command->add_option("--resume", extra->resume, "continue a cancelled or crashed run, STUDY RUN (name or id), "
-                                                   "from its last checkpoint, with its own config")
+    command->add_option("--repeats", request->repeats,
+                        "train the run this many times over seeds train.seed, +1, ... "
+                        "(1 to "
+                            + std::to_string(PlannedRun::kMaxRepeats) + "), one group");
+    command->add_option("--memory-budget", extra->budget,
+                        "refuse allocations past this size, e.g. 512MiB; "
+                        "the run ends as oom (same as --set memory.budget=...)");
+    command->add_flag("--force", request->force,
+                      "train even when the memory model predicts the run will not fit "
+                      "its budget or the machine's available memory");
+    command->add_option("--from", request->from,
+                        "start from a stored run's config, STUDY:RUN (name or id), and "
+                        "change fields with --set; the new run links to it");
+    command
+        ->add_option("--resume", extra->resume,
+                     "continue a cancelled or crashed run, STUDY RUN (name or id), "
+                     "from its last checkpoint, with its own config")
         ->expected(2);
-    CLI::Option *ranks = command->add_option("--ranks", extra->ranks, "train data-parallel over this many engine "
-                                                                      "processes on this machine (same as --set "
-                                                                      "distributed.ranks=N)");
-    command->add_option("--rendezvous", request->rendezvous, "data parallel over machines: HOST:PORT where rank 0 "
-                                                             "serves the rendezvous (with --rank and --world-size)");
-    command->add_option("--rank", request->rank, "this process's rank: 0 trains into the study, 1 and above join "
-                                                 "rank 0 and take its config")
+    CLI::Option *ranks = command->add_option("--ranks", extra->ranks,
+                                             "train data-parallel over this many engine "
+                                             "processes on this machine (same as --set "
+                                             "distributed.ranks=N)");
+    command->add_option("--rendezvous", request->rendezvous,
+                        "data parallel over machines: HOST:PORT where rank 0 "
+                        "serves the rendezvous (with --rank and --world-size)");
+    command
+        ->add_option("--rank", request->rank,
+                     "this process's rank: 0 trains into the study, 1 and above join "
+                     "rank 0 and take its config")
         ->check(CLI::Range(int64_t(0), int64_t(63)));
     command->add_option("--world-size", request->worldSize, "the ranks of the run (equal to distributed.ranks)")
         ->check(CLI::Range(int64_t(2), int64_t(64)));

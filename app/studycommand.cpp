@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 // `optlog study`: every run of a study plan the study has not completed, each in its own engine
 // process, then the comparison.
-#include "app/commands.h"
 #include "app/cli.h"
+#include "app/commands.h"
 #include "app/launcher.h"
-
 #include "core/analysis/analysis.h"
 #include "core/config/cachefile.h"
 #include "core/config/studyplan.h"
@@ -38,7 +37,8 @@ int studyCommand(const StudyRequest &request, const std::string &self)
 
     for (size_t i = 0; i < replicates.size(); ++i) {
         const PlannedRun &run = replicates[i];
-        const bool needed = std::any_of(todo.begin(), todo.end(), [&run](const PlannedRun &t) { return t.name == run.name; });
+        const bool needed = std::any_of(todo.begin(), todo.end(),
+                                        [&run](const PlannedRun &t) { return t.name == run.name; });
         if (!needed) {
             std::cerr << "optlog study: " << run.name << " already completed in " << studyFile << ", kept\n";
             continue;
@@ -73,13 +73,14 @@ Command addStudyCommand(CLI::App &app, const Invocation &invocation)
     CLI::App *command = app.add_subcommand("study", "run every run of a study plan (each in its own engine process) "
                                                     "and print the comparison");
     command->add_option("plan", request->plan, "built-in study name or study TOML file")->capture_default_str();
-    command->add_option("--db", request->study, "study file; default <plan name>.sqlite in $XDG_DATA_HOME/optlog "
-                                                "(~/.local/share/optlog)");
+    command->add_option("--db", request->study,
+                        "study file; default <plan name>.sqlite in $XDG_DATA_HOME/optlog "
+                        "(~/.local/share/optlog)");
     command->add_option("--set", request->overrides, "override a field in every run (repeatable)");
-    CLI::Option *repeatsOption =
-        command->add_option("--repeats", *repeats, "train every run this many times over seeds (1 to "
-                                                       + std::to_string(PlannedRun::kMaxRepeats)
-                                                       + "); default as the plan says");
+    CLI::Option *repeatsOption = command->add_option("--repeats", *repeats,
+                                                     "train every run this many times over seeds (1 to "
+                                                         + std::to_string(PlannedRun::kMaxRepeats)
+                                                         + "); default as the plan says");
     command->add_flag("--force", request->force, "train runs predicted not to fit their budget or the machine");
     return {command, [request, repeats, repeatsOption, invocation] {
                 if (repeatsOption->count())

@@ -4,10 +4,9 @@
 // runs, and caches the winner for the launcher. A core type is tried only when OpenBLAS fell
 // back to its generic kernels, the CPU's flags support better ones, the user or system has not
 // set OPENBLAS_CORETYPE, and a GEMM with that core type matches a reference result.
-#include "app/commands.h"
 #include "app/cli.h"
+#include "app/commands.h"
 #include "app/launcher.h"
-
 #include "core/analysis/analysis.h"
 #include "core/config/tuning.h"
 #include "core/engine/machine/environment.h"
@@ -60,7 +59,8 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
             coreTypes.push_back(better);
     }
 
-    const std::filesystem::path folder = std::filesystem::temp_directory_path() / ("optlog-tune-" + std::to_string(getpid()));
+    const std::filesystem::path folder = std::filesystem::temp_directory_path()
+                                         / ("optlog-tune-" + std::to_string(getpid()));
     std::filesystem::create_directories(folder);
     const std::string study = (folder / "tune.sqlite").string();
     int runNumber = 0;
@@ -71,10 +71,10 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
         for (int round = 0; round < request.rounds; ++round) {
             for (auto &candidate : candidates) {
                 const std::string name = "tune-" + std::to_string(++runNumber);
-                std::vector<std::pair<std::string, std::string>> variables = {
-                    {"OMP_WAIT_POLICY", candidate.waitPolicy},
-                    {"OPTLOG_SET_VARIABLES", "OMP_WAIT_POLICY"}, // the launcher leaves these alone
-                    {"OPTLOG_TUNING", "candidate of optlog tune"}};
+                std::vector<std::pair<std::string, std::string>> variables
+                    = {{"OMP_WAIT_POLICY", candidate.waitPolicy},
+                       {"OPTLOG_SET_VARIABLES", "OMP_WAIT_POLICY"}, // the launcher leaves these alone
+                       {"OPTLOG_TUNING", "candidate of optlog tune"}};
                 if (!candidate.coreType.empty())
                     variables.push_back({"OPENBLAS_CORETYPE", candidate.coreType});
                 PlannedRun run;
@@ -85,7 +85,8 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
                                  "runtime.threads=" + std::to_string(candidate.threads)};
                 const int status = runChild(self, runArguments(run, study), variables, true);
                 if (status != 0) {
-                    std::cerr << "optlog tune: the run with " << candidate.label() << " failed (exit " << status << ")\n";
+                    std::cerr << "optlog tune: the run with " << candidate.label() << " failed (exit " << status
+                              << ")\n";
                     std::filesystem::remove_all(folder);
                     return kExitFailed;
                 }
@@ -93,7 +94,8 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
                 candidate.tokensPerSecond.push_back(summarize(store, *store.findRun(name)).throughput.median);
             }
         }
-        std::printf("%s (%s, %d steps, %d rounds):\n", mode.c_str(), request.preset.c_str(), request.steps, request.rounds);
+        std::printf("%s (%s, %d steps, %d rounds):\n", mode.c_str(), request.preset.c_str(), request.steps,
+                    request.rounds);
         for (const auto &c : candidates) {
             std::printf("  %-32s %9.0f tokens/s median of", c.label().c_str(), c.median());
             for (double t : c.tokensPerSecond)
@@ -106,7 +108,8 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
         const auto untuned = std::find_if(candidates.begin(), candidates.end(),
                                           [cores](const TuneCandidate &c) { return c.isUntunedDefault(cores); });
         std::printf("  best for %s: %s, %.2fx the untuned default (%s)\n", family.c_str(), best.label().c_str(),
-                    settings.untunedTokensPerSecond > 0 ? settings.tokensPerSecond / settings.untunedTokensPerSecond : 0.0,
+                    settings.untunedTokensPerSecond > 0 ? settings.tokensPerSecond / settings.untunedTokensPerSecond
+                                                        : 0.0,
                     untuned != candidates.end() ? untuned->label().c_str() : "none");
     }
     std::filesystem::remove_all(folder);

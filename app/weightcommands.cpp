@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The commands on a run's weights files: quantize and prune.
-#include "app/commands.h"
 #include "app/cli.h"
-
+#include "app/commands.h"
 #include "core/analysis/analysis.h"
 #include "core/analysis/studytext.h"
 #include "core/config/config.h"
@@ -68,13 +67,14 @@ int quantizeCommand(const QuantizeRequest &request)
 
     std::vector<QuantizationResult> results;
     for (const auto &one : requests) {
-        std::cerr << "optlog quantize: " << one.scheme << (one.scheme == "int8" ? "" : " group " + std::to_string(one.groupSize))
-                  << " ...\n";
+        std::cerr << "optlog quantize: " << one.scheme
+                  << (one.scheme == "int8" ? "" : " group " + std::to_string(one.groupSize)) << " ...\n";
         results.push_back(evaluator->evaluate(one));
     }
     for (const auto &result : results) // all evaluated before any is stored
         store->storeQuantization(run.id, result);
-    std::cout << "run " << run.id << " (" << printable(run.name) << "), validation loss computed in FP32 on the study's "
+    std::cout << "run " << run.id << " (" << printable(run.name)
+              << "), validation loss computed in FP32 on the study's "
               << "validation windows:\n"
               << alignedTable(quantizationHeader(), quantizationRows(results), "  ") << "\n"
               << quantizationUntouched() << "\n";
@@ -103,16 +103,22 @@ Command addQuantizeCommand(CLI::App &app, const Invocation &)
                                                        "costs in loss and saves in bytes");
     command->add_option("study", request->study, "study file")->required();
     command->add_option("run", request->run, "run name or id")->required();
-    command->add_option("--scheme", request->schemes, "int8 (per output channel), int4 (symmetric absmax), "
-                                                      "int4-asym (min-max, zero point), nf4, mixed (int4, the "
-                                                      "most sensitive tensors int8); a comma-separated list "
-                                                      "quantizes each")
+    command
+        ->add_option("--scheme", request->schemes,
+                     "int8 (per output channel), int4 (symmetric absmax), "
+                     "int4-asym (min-max, zero point), nf4, mixed (int4, the "
+                     "most sensitive tensors int8); a comma-separated list "
+                     "quantizes each")
         ->delimiter(',');
-    command->add_option("--group", *groups, "weights per scale for the 4-bit schemes: a power of two, or a "
-                                            "comma-separated list (32,64,128); default 64")
+    command
+        ->add_option("--group", *groups,
+                     "weights per scale for the 4-bit schemes: a power of two, or a "
+                     "comma-separated list (32,64,128); default 64")
         ->delimiter(',');
-    command->add_option("--tensors", request->tensors, "which weight matrices, glob patterns over their names, "
-                                                       "comma-separated (embeddings: token_embedding.weight)")
+    command
+        ->add_option("--tensors", request->tensors,
+                     "which weight matrices, glob patterns over their names, "
+                     "comma-separated (embeddings: token_embedding.weight)")
         ->capture_default_str();
     command->add_option("--int8-tensors", request->int8Tensors, "mixed: the most sensitive tensors kept in int8")
         ->capture_default_str();
@@ -123,8 +129,9 @@ Command addQuantizeCommand(CLI::App &app, const Invocation &)
                     const long long value = std::strtoll(group.c_str(), &end, 10);
                     if (group.empty() || *end != '\0' || value <= 0)
                         return refuseBadInput("quantize", [&] {
-                            throw ConfigError("--group '" + group + "' is not a group size; give a power of two "
-                                              "such as 32, 64 or 128");
+                            throw ConfigError("--group '" + group
+                                              + "' is not a group size; give a power of two "
+                                                "such as 32, 64 or 128");
                         });
                     request->groups.push_back(value);
                 }

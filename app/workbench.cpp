@@ -11,7 +11,6 @@
 #include <QByteArray>
 #include <QCommandLineParser>
 #include <QSettings>
-
 #include <algorithm>
 #include <cstdio>
 
@@ -21,7 +20,10 @@ static const QString kStudyHelp = QStringLiteral("study file to open (created wh
 
 namespace {
 
-QString roff(const QString &text) { return QString::fromStdString(optlog::roffText(text.toStdString())); }
+QString roff(const QString &text)
+{
+    return QString::fromStdString(optlog::roffText(text.toStdString()));
+}
 
 // optlog-workbench(1) from the parser's own definitions, for the build (`--man-page DATE`).
 QString manPage(const QString &description, const QList<QCommandLineOption> &options, const QString &date)
@@ -41,9 +43,10 @@ QString manPage(const QString &description, const QList<QCommandLineOption> &opt
     for (const QCommandLineOption &option : options)
         page += QStringLiteral(".TP\n.B ") + written(option) + QStringLiteral("\n") + roff(option.description())
                 + QStringLiteral("\n");
-    page += QStringLiteral(".SH FILES\nThe last studies opened are remembered in the Qt settings of \\fIoptlog\\fR; the "
-                           "first start opens \\fI$XDG_DATA_HOME/optlog/default.sqlite\\fR.\n"
-                           ".SH SEE ALSO\n.BR optlog (1)\n");
+    page += QStringLiteral(
+        ".SH FILES\nThe last studies opened are remembered in the Qt settings of \\fIoptlog\\fR; the "
+        "first start opens \\fI$XDG_DATA_HOME/optlog/default.sqlite\\fR.\n"
+        ".SH SEE ALSO\n.BR optlog (1)\n");
     return page;
 }
 

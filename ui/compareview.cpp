@@ -24,7 +24,6 @@
 #include <QStackedWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -215,8 +214,9 @@ void CompareView::rebuildRunList()
         const RunRecord &record = run->run();
         if (record.archived && checked.value(record.id, Qt::Unchecked) != Qt::Checked)
             continue; // archived: hidden unless already being compared
-        const QString label = QStringLiteral("%1  (%2)").arg(QString::fromStdString(record.name),
-                                                             QString::fromLatin1(outcomeName(record.outcome)));
+        const QString label = QStringLiteral("%1  (%2)")
+                                  .arg(QString::fromStdString(record.name),
+                                       QString::fromLatin1(outcomeName(record.outcome)));
         auto *item = new QListWidgetItem(label, m_runList);
         item->setData(Qt::UserRole, qint64(record.id));
         item->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled | Qt::ItemIsSelectable);
@@ -333,8 +333,9 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
     QStringList numerics;
     for (const auto &r : m_rows)
         if (!r.numerics.empty())
-            numerics << tr("<b>%1</b> %2.").arg(QString::fromStdString(r.name).toHtmlEscaped(),
-                                                 QString::fromStdString(r.numerics).toHtmlEscaped());
+            numerics << tr("<b>%1</b> %2.")
+                            .arg(QString::fromStdString(r.name).toHtmlEscaped(),
+                                 QString::fromStdString(r.numerics).toHtmlEscaped());
     m_numerics->setText(numerics.isEmpty() ? QString()
                                            : tr("<b>16-bit numerics</b>, measured on each group's own tensors:<br>")
                                                  + numerics.join(QStringLiteral("<br>")));
@@ -370,7 +371,7 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
         m_verdicts->setItem(row, 0, cell(QString::fromStdString(r.name) + (i == 0 ? tr(" (baseline)") : QString())));
         m_verdicts->setItem(row, 1, cell(QString::number(r.seeds), right));
         const RunRecord &record = group.replicates.front().run;
-        auto *outcomeItem = cell(r.seeds == 1 ? QString::fromStdString(outcomeText(record))
+        auto *outcomeItem = cell(r.seeds == 1             ? QString::fromStdString(outcomeText(record))
                                  : r.completed == r.seeds ? tr("completed")
                                                           : tr("%1 of %2 completed").arg(r.completed).arg(r.seeds));
         if (r.seeds == 1)
@@ -379,28 +380,41 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
         const bool hasLoss = r.completed > 0 && std::isfinite(r.validationLoss);
         QString loss = hasLoss ? tr("%1 @ %L2").arg(r.validationLoss, 0, 'f', 4).arg(r.matchedTokens) : tr("none");
         if (hasLoss && r.seeds > 1)
-            loss = tr("%1 (sd %2) @ %L3").arg(r.validationLoss, 0, 'f', 4).arg(r.validationSd, 0, 'f', 4).arg(r.matchedTokens);
+            loss = tr("%1 (sd %2) @ %L3")
+                       .arg(r.validationLoss, 0, 'f', 4)
+                       .arg(r.validationSd, 0, 'f', 4)
+                       .arg(r.matchedTokens);
         m_verdicts->setItem(row, 3, cell(loss, right));
         QString delta;
         if (i > 0 && hasLoss)
-            delta = r.quality.seedNoiseKnown()
-                        ? QStringLiteral("%1%2 ± %3").arg(r.deltaLoss >= 0 ? QStringLiteral("+") : QString())
-                              .arg(r.deltaLoss, 0, 'f', 4).arg(r.quality.halfWidth, 0, 'f', 4)
-                        : QStringLiteral("%1%2 (±%3)").arg(r.deltaLoss >= 0 ? QStringLiteral("+") : QString())
-                              .arg(r.deltaLoss, 0, 'f', 4).arg(tolerance);
+            delta = r.quality.seedNoiseKnown() ? QStringLiteral("%1%2 ± %3")
+                                                     .arg(r.deltaLoss >= 0 ? QStringLiteral("+") : QString())
+                                                     .arg(r.deltaLoss, 0, 'f', 4)
+                                                     .arg(r.quality.halfWidth, 0, 'f', 4)
+                                               : QStringLiteral("%1%2 (±%3)")
+                                                     .arg(r.deltaLoss >= 0 ? QStringLiteral("+") : QString())
+                                                     .arg(r.deltaLoss, 0, 'f', 4)
+                                                     .arg(tolerance);
         m_verdicts->setItem(row, 4, cell(delta, right));
-        m_verdicts->setItem(row, 5, cell(i == 0 || r.speedup <= 0 ? QString() : QStringLiteral("%1×").arg(r.speedup, 0, 'f', 2), right));
+        m_verdicts->setItem(row, 5,
+                            cell(i == 0 || r.speedup <= 0 ? QString() : QStringLiteral("%1×").arg(r.speedup, 0, 'f', 2),
+                                 right));
         QString rate;
         if (r.throughput.steps > 0)
-            rate = r.seeds > 1 ? QStringLiteral("%1 (%2–%3)").arg(r.tokensPerSecond.median, 0, 'f', 0)
-                                     .arg(r.tokensPerSecond.min, 0, 'f', 0).arg(r.tokensPerSecond.max, 0, 'f', 0)
-                               : QStringLiteral("%1 (%2–%3)").arg(r.throughput.median, 0, 'f', 0)
-                                     .arg(r.throughput.p10, 0, 'f', 0).arg(r.throughput.p90, 0, 'f', 0);
+            rate = r.seeds > 1 ? QStringLiteral("%1 (%2–%3)")
+                                     .arg(r.tokensPerSecond.median, 0, 'f', 0)
+                                     .arg(r.tokensPerSecond.min, 0, 'f', 0)
+                                     .arg(r.tokensPerSecond.max, 0, 'f', 0)
+                               : QStringLiteral("%1 (%2–%3)")
+                                     .arg(r.throughput.median, 0, 'f', 0)
+                                     .arg(r.throughput.p10, 0, 'f', 0)
+                                     .arg(r.throughput.p90, 0, 'f', 0);
         m_verdicts->setItem(row, 6, cell(rate, right));
         QString peak = r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();
         if (i > 0 && r.peakBytes > 0)
             peak += tr(" (%1)").arg(signedPercent(-r.memorySaved));
-        m_verdicts->setItem(row, 7, cell(r.mfu > 0 ? QStringLiteral("%1%").arg(r.mfu * 100, 0, 'f', 0) : QString(), right));
+        m_verdicts->setItem(row, 7,
+                            cell(r.mfu > 0 ? QStringLiteral("%1%").arg(r.mfu * 100, 0, 'f', 0) : QString(), right));
         m_verdicts->setItem(row, 8, cell(peak, right));
         QString verdict = QString::fromStdString(r.verdict);
         if (i == 0) {
@@ -459,7 +473,7 @@ void CompareView::fillMemory(const std::vector<GroupSummary> &groups)
                     continue;
                 const QString dtype = isState ? QString::fromStdString(shortDtype(line.dtype)) : QString();
                 text << (line.measured >= 0 ? QString::fromStdString(formatBytes(line.measured)) : tr("not measured"))
-                             + (dtype.isEmpty() ? QString() : QStringLiteral(" · ") + dtype);
+                            + (dtype.isEmpty() ? QString() : QStringLiteral(" · ") + dtype);
                 if (line.predicted >= 0) {
                     const QString residual = QString::fromStdString(residualText(line));
                     text << tr("predicted %1").arg(QString::fromStdString(formatBytes(line.predicted)))
@@ -467,7 +481,8 @@ void CompareView::fillMemory(const std::vector<GroupSummary> &groups)
                 }
             }
             // No such state in this run (master weights outside the master modes).
-            m_memory->setItem(row, int(r) + 1, cell(text.isEmpty() ? QStringLiteral("–") : text.join(QLatin1Char('\n')), right));
+            m_memory->setItem(row, int(r) + 1,
+                              cell(text.isEmpty() ? QStringLiteral("–") : text.join(QLatin1Char('\n')), right));
         }
     }
     fitHeightToRows(m_memory); // nine roles at most

@@ -6,7 +6,6 @@
 
 #include <QList>
 #include <QWidget>
-
 #include <memory>
 #include <vector>
 

@@ -36,7 +36,8 @@ RunSnapshotPtr actedOn(const RunsView *runs, const StudySnapshot &snapshot)
 }
 } // namespace
 
-CurationController::CurationController(RunsView *runs, StudyWatcher *watcher, DesignerView *designer, QMainWindow *window)
+CurationController::CurationController(RunsView *runs, StudyWatcher *watcher, DesignerView *designer,
+                                       QMainWindow *window)
     : QObject(window)
     , m_runs(runs)
     , m_watcher(watcher)
@@ -54,7 +55,8 @@ CurationController::CurationController(RunsView *runs, StudyWatcher *watcher, De
                         &CurationController::editNoteOfSelected);
     m_editTags = action(tr("Edit &tags…"), QKeySequence(Qt::CTRL | Qt::Key_T), &CurationController::editTagsOfSelected);
     m_archive = action(tr("&Archive or bring back"), QKeySequence(), &CurationController::archiveSelected);
-    m_delete = action(tr("&Delete runs…"), QKeySequence(Qt::SHIFT | Qt::Key_Delete), &CurationController::deleteSelected);
+    m_delete = action(tr("&Delete runs…"), QKeySequence(Qt::SHIFT | Qt::Key_Delete),
+                      &CurationController::deleteSelected);
     m_derive = action(tr("Run &again with changes…"), QKeySequence(), &CurationController::deriveFromSelected);
     m_copyTo = action(tr("&Copy runs to another study…"), QKeySequence(), &CurationController::copySelectedToStudy);
     // The same actions on the Runs list's context menu.
@@ -95,11 +97,15 @@ void CurationController::renameSelected()
         return;
     bool ok = false;
     const QString old = QString::fromStdString(run->run().name);
-    const QString name = QInputDialog::getText(m_window, tr("Rename run"), tr("New name of run %1 (%2); the old name "
-                                                                              "stays searchable:").arg(run->run().id).arg(old),
+    const QString name = QInputDialog::getText(m_window, tr("Rename run"),
+                                               tr("New name of run %1 (%2); the old name "
+                                                  "stays searchable:")
+                                                   .arg(run->run().id)
+                                                   .arg(old),
                                                QLineEdit::Normal, old, &ok);
     if (ok && name != old)
-        changeStudy(tr("Cannot rename the run"), [&](Store &store) { store.renameRun(run->run().id, name.toStdString()); });
+        changeStudy(tr("Cannot rename the run"),
+                    [&](Store &store) { store.renameRun(run->run().id, name.toStdString()); });
 }
 
 void CurationController::editNoteOfSelected()
@@ -109,11 +115,14 @@ void CurationController::editNoteOfSelected()
         return;
     bool ok = false;
     const QString note = QInputDialog::getMultiLineText(
-        m_window, tr("Note"), tr("Note on run %1 (%2), shown as text in Runs, Compare and reports; empty removes it:")
-                                  .arg(run->run().id).arg(QString::fromStdString(run->run().name)),
+        m_window, tr("Note"),
+        tr("Note on run %1 (%2), shown as text in Runs, Compare and reports; empty removes it:")
+            .arg(run->run().id)
+            .arg(QString::fromStdString(run->run().name)),
         QString::fromStdString(run->run().note), &ok);
     if (ok)
-        changeStudy(tr("Cannot store the note"), [&](Store &store) { store.setNote(run->run().id, note.toStdString()); });
+        changeStudy(tr("Cannot store the note"),
+                    [&](Store &store) { store.setNote(run->run().id, note.toStdString()); });
 }
 
 void CurationController::editTagsOfSelected()
@@ -125,9 +134,10 @@ void CurationController::editTagsOfSelected()
     for (const auto &tag : run->run().tags)
         before << QString::fromStdString(tag);
     bool ok = false;
-    const QString text = QInputDialog::getText(m_window, tr("Tags"), tr("Tags of run %1 (%2), separated by spaces:")
-                                                                          .arg(run->run().id)
-                                                                          .arg(QString::fromStdString(run->run().name)),
+    const QString text = QInputDialog::getText(m_window, tr("Tags"),
+                                               tr("Tags of run %1 (%2), separated by spaces:")
+                                                   .arg(run->run().id)
+                                                   .arg(QString::fromStdString(run->run().name)),
                                                QLineEdit::Normal, before.join(QLatin1Char(' ')), &ok);
     if (!ok)
         return;
@@ -165,7 +175,8 @@ void CurationController::deleteSelected()
     const auto answer = QMessageBox::question(
         m_window, tr("Delete runs"),
         tr("Delete run %1 and every row of it (metrics, validation, memory, events)? This cannot be undone; "
-           "Archive hides a run instead.").arg(names.join(QStringLiteral(", "))),
+           "Archive hides a run instead.")
+            .arg(names.join(QStringLiteral(", "))),
         QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
     if (answer != QMessageBox::Yes)
         return;
@@ -192,7 +203,8 @@ void CurationController::deriveFromSelected()
                                QString::fromStdString(derivedRunName(record.name, existing)));
     } catch (const std::exception &e) {
         QMessageBox::warning(m_window, tr("Cannot run it again"),
-                             tr("This optlog cannot read the run's stored config: %1").arg(QString::fromStdString(e.what())));
+                             tr("This optlog cannot read the run's stored config: %1")
+                                 .arg(QString::fromStdString(e.what())));
         return;
     }
     Q_EMIT runDerived();
@@ -203,7 +215,8 @@ void CurationController::copySelectedToStudy()
     const QList<qint64> ids = m_runs->selectedRunIds();
     if (ids.isEmpty())
         return;
-    const QString destination = QFileDialog::getSaveFileName(m_window, tr("Copy runs to study"), QFileInfo(studyPath()).absolutePath(),
+    const QString destination = QFileDialog::getSaveFileName(m_window, tr("Copy runs to study"),
+                                                             QFileInfo(studyPath()).absolutePath(),
                                                              tr("optlog studies (*.sqlite)"), nullptr,
                                                              QFileDialog::DontConfirmOverwrite);
     if (destination.isEmpty())
@@ -233,7 +246,8 @@ bool CurationController::importRuns(const QString &sourceStudy, const QList<qint
                                                10000);
     });
     if (ok && m_window->statusBar()->currentMessage().isEmpty())
-        m_window->statusBar()->showMessage(tr("Imported %n run(s) from %1", nullptr, int(copied)).arg(sourceStudy), 8000);
+        m_window->statusBar()->showMessage(tr("Imported %n run(s) from %1", nullptr, int(copied)).arg(sourceStudy),
+                                           8000);
     return ok;
 }
 
@@ -252,8 +266,10 @@ void CurationController::importRunsDialog(const QString &sourceStudy)
     for (const auto &run : runs) {
         if (!run.isFinished())
             continue; // a running run is copied when it has finished
-        auto *item = new QListWidgetItem(QStringLiteral("%1  %2  (%3)").arg(run.id).arg(QString::fromStdString(run.name),
-                                                                              QString::fromLatin1(outcomeName(run.outcome))),
+        auto *item = new QListWidgetItem(QStringLiteral("%1  %2  (%3)")
+                                             .arg(run.id)
+                                             .arg(QString::fromStdString(run.name),
+                                                  QString::fromLatin1(outcomeName(run.outcome))),
                                          list);
         item->setData(Qt::UserRole, qint64(run.id));
         item->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled);
@@ -263,8 +279,8 @@ void CurationController::importRunsDialog(const QString &sourceStudy)
     connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
     auto *layout = new QVBoxLayout(&dialog);
-    layout->addWidget(new QLabel(tr("Runs to copy into this study, with every row; %1 is not changed:")
-                                     .arg(QFileInfo(sourceStudy).fileName())));
+    layout->addWidget(new QLabel(
+        tr("Runs to copy into this study, with every row; %1 is not changed:").arg(QFileInfo(sourceStudy).fileName())));
     layout->addWidget(list);
     layout->addWidget(buttons);
     if (dialog.exec() != QDialog::Accepted)
@@ -279,7 +295,8 @@ void CurationController::importRunsDialog(const QString &sourceStudy)
 
 void CurationController::chooseStudyToImport()
 {
-    const QString path = QFileDialog::getOpenFileName(m_window, tr("Import runs from"), QFileInfo(studyPath()).absolutePath(),
+    const QString path = QFileDialog::getOpenFileName(m_window, tr("Import runs from"),
+                                                      QFileInfo(studyPath()).absolutePath(),
                                                       tr("optlog studies (*.sqlite);;All files (*)"));
     if (!path.isEmpty())
         importRunsDialog(path);

@@ -3,9 +3,9 @@
 
 #include "core/analysis/analysis.h"
 #include "core/config/config.h"
-#include "core/memorymodel/memorymodel.h"
 #include "core/config/presets.h"
 #include "core/config/sweep.h"
+#include "core/memorymodel/memorymodel.h"
 #include "ui/tradeoffs.h"
 
 #include <QCheckBox>
@@ -426,6 +426,9 @@ void DesignerView::showPrediction(const PlannedRun &run)
     m_predictionSummary->setText(summary);
 }
 
-QString DesignerView::predictionSummary() const { return m_predictionSummary->text(); }
+QString DesignerView::predictionSummary() const
+{
+    return m_predictionSummary->text();
+}
 
 } // namespace optlog

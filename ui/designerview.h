@@ -40,7 +40,7 @@ public:
     QString fieldText(const QString &path) const;
     QString fieldError(const QString &path) const; // empty when the field is valid
     QString errors() const;                        // every problem, one per line; empty when runnable
-    QString predictionSummary() const; // the line under the predicted memory: peak, batch, tokens per step
+    QString predictionSummary() const;             // the line under the predicted memory: peak, batch, tokens per step
 
     void setSweepAxis(int axis, const QString &path, const QString &values); // axis 0 or 1
     void setRepeats(int seeds); // replicates of each run over seeds, 1 to PlannedRun::kMaxRepeats
@@ -76,7 +76,7 @@ private:
     QLabel *m_originLabel;
     QComboBox *m_preset;
     QLineEdit *m_name;
-    QSpinBox *m_repeats; // replicates of every designed run over seeds
+    QSpinBox *m_repeats;                  // replicates of every designed run over seeds
     QHash<QString, FieldEditor> m_fields; // by dotted path
     QComboBox *m_sweepKey[2];
     QLineEdit *m_sweepValues[2];

@@ -82,18 +82,19 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
         if (event.kind() != EventKind::Step)
             m_watcher->refresh(); // started, validation, finished: the table should know now
     });
-    connect(m_queue, &RunQueue::runFinished, this, [this](const QString &name, const QString &outcome,
-                                                          const QString &message) {
-        statusBar()->showMessage(message.isEmpty() ? tr("%1: %2").arg(name, outcome)
-                                                   : tr("%1: %2 — %3").arg(name, outcome, message),
-                                 10000);
-        m_watcher->refresh();
-        updateQueueStatus();
-    });
+    connect(m_queue, &RunQueue::runFinished, this,
+            [this](const QString &name, const QString &outcome, const QString &message) {
+                statusBar()->showMessage(message.isEmpty() ? tr("%1: %2").arg(name, outcome)
+                                                           : tr("%1: %2 — %3").arg(name, outcome, message),
+                                         10000);
+                m_watcher->refresh();
+                updateQueueStatus();
+            });
     connect(m_designer, &DesignerView::runsRequested, this, [this](const QList<PlannedRun> &runs) {
         for (const auto &run : runs)
             m_queue->enqueue(run);
-        statusBar()->showMessage(tr("Queued %n run(s); Run › Start (Ctrl+R) runs the queue", nullptr, int(runs.size())), 5000);
+        statusBar()->showMessage(tr("Queued %n run(s); Run › Start (Ctrl+R) runs the queue", nullptr, int(runs.size())),
+                                 5000);
     });
     connect(m_runs, &RunsView::filterChanged, this, [this] {
         refreshRows();
@@ -150,15 +151,16 @@ void MainWindow::buildMenus()
     file->addSeparator();
     file->addAction(tr("&Import runs from a study…"), m_curation, &CurationController::chooseStudyToImport);
     file->addAction(tr("&Export report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportReport);
-    file->addAction(tr("Add the &optimization-log presets"), this, [this] { queuePlan(QStringLiteral("optimization-log")); });
+    file->addAction(tr("Add the &optimization-log presets"), this,
+                    [this] { queuePlan(QStringLiteral("optimization-log")); });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     refreshRecentMenu();
 
     QMenu *run = menuBar()->addMenu(tr("&Run"));
     m_start = run->addAction(tr("&Start queue"), QKeySequence(Qt::CTRL | Qt::Key_R), m_queue, &RunQueue::start);
-    m_pause = run->addAction(tr("&Pause queue (the running run finishes)"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R),
-                             m_queue, &RunQueue::pause);
+    m_pause = run->addAction(tr("&Pause queue (the running run finishes)"),
+                             QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), m_queue, &RunQueue::pause);
     m_cancel = run->addAction(tr("&Cancel running run"), QKeySequence(Qt::CTRL | Qt::Key_Period), m_queue,
                               &RunQueue::cancelRunning);
     run->addAction(tr("&Remove selected queued runs"), QKeySequence::Delete, this, [this] {
@@ -276,18 +278,18 @@ void MainWindow::saveFilterState()
     if (studyPath().isEmpty())
         return;
     const RunsView::FilterState state = m_runs->filterState();
-    QSettings().setValue(filterKey(studyPath()),
-                         QVariantMap{{QStringLiteral("text"), state.text},
-                                     {QStringLiteral("outcome"), state.outcome},
-                                     {QStringLiteral("group"), state.group},
-                                     {QStringLiteral("archived"), state.showArchived}});
+    QSettings().setValue(filterKey(studyPath()), QVariantMap{{QStringLiteral("text"), state.text},
+                                                             {QStringLiteral("outcome"), state.outcome},
+                                                             {QStringLiteral("group"), state.group},
+                                                             {QStringLiteral("archived"), state.showArchived}});
 }
 
 void MainWindow::restoreFilterState()
 {
     const QVariantMap saved = QSettings().value(filterKey(studyPath())).toMap();
-    m_runs->setFilterState({saved.value(QStringLiteral("text")).toString(), saved.value(QStringLiteral("outcome")).toString(),
-                            saved.value(QStringLiteral("group")).toString(), saved.value(QStringLiteral("archived")).toBool()});
+    m_runs->setFilterState(
+        {saved.value(QStringLiteral("text")).toString(), saved.value(QStringLiteral("outcome")).toString(),
+         saved.value(QStringLiteral("group")).toString(), saved.value(QStringLiteral("archived")).toBool()});
 }
 
 void MainWindow::updateQueueStatus()
@@ -315,8 +317,8 @@ void MainWindow::refreshRecentMenu()
     m_recent->clear();
     const QStringList recent = QSettings().value(kRecentKey).toStringList();
     for (const QString &path : recent)
-        m_recent->addAction(QFileInfo(path).fileName() + QStringLiteral("  —  ") + QFileInfo(path).absolutePath(),
-                            this, [this, path] { openStudy(path); });
+        m_recent->addAction(QFileInfo(path).fileName() + QStringLiteral("  —  ") + QFileInfo(path).absolutePath(), this,
+                            [this, path] { openStudy(path); });
     m_recent->setEnabled(!recent.isEmpty());
 }
 
@@ -371,8 +373,9 @@ bool MainWindow::exportReportTo(const QString &path)
 
 void MainWindow::exportReport()
 {
-    const QString suggested = QFileInfo(studyPath()).absoluteDir().filePath(QFileInfo(studyPath()).completeBaseName()
-                                                                            + QStringLiteral("-report.html"));
+    const QString suggested = QFileInfo(studyPath())
+                                  .absoluteDir()
+                                  .filePath(QFileInfo(studyPath()).completeBaseName() + QStringLiteral("-report.html"));
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Export report"), suggested,
         tr("HTML, one file (*.html);;PDF (*.pdf);;Markdown with images (*.md);;CSV (*.csv);;JSON (*.json)"));

@@ -8,7 +8,6 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <cmath>
 
@@ -173,7 +172,8 @@ void MonitorView::redraw()
         m_header->setText(tr("<b>No run to monitor.</b> Start the queue (Ctrl+R) or select a run in the runs table."));
     } else {
         const qint64 done = m_lastStep + 1;
-        QString line = tr("<b>%1</b> (run %2)").arg(m_name.isEmpty() ? tr("starting") : m_name.toHtmlEscaped()).arg(m_runId);
+        QString line
+            = tr("<b>%1</b> (run %2)").arg(m_name.isEmpty() ? tr("starting") : m_name.toHtmlEscaped()).arg(m_runId);
         if (m_totalSteps > 0)
             line += tr(" · step %1 of %2").arg(done).arg(m_totalSteps);
         if (!m_tokensPerSecond.isEmpty())
@@ -181,9 +181,11 @@ void MonitorView::redraw()
         if (!m_validationLoss.isEmpty())
             line += tr(" · validation loss %1").arg(m_validationLoss.last().y(), 0, 'f', 4);
         if (m_live && done > 0 && m_totalSteps > done)
-            line += tr(" · about %1 s left").arg(m_elapsedSeconds / double(done) * double(m_totalSteps - done), 0, 'f', 0);
+            line += tr(" · about %1 s left")
+                        .arg(m_elapsedSeconds / double(done) * double(m_totalSteps - done), 0, 'f', 0);
         if (!m_peakMiB.isEmpty())
-            line += tr(" · allocator peak %1").arg(QString::fromStdString(formatBytes(qint64(m_peakMiB.last().y() * kMiB))));
+            line += tr(" · allocator peak %1")
+                        .arg(QString::fromStdString(formatBytes(qint64(m_peakMiB.last().y() * kMiB))));
         line += m_live ? tr(" · <i>live</i>") : QString();
         m_header->setText(line);
     }

@@ -59,9 +59,9 @@ private:
     qint64 m_totalSteps = 0;
     qint64 m_lastStep = -1;
     double m_elapsedSeconds = 0;
-    QVector<QPointF> m_trainLoss;      // (tokens, nats per token)
+    QVector<QPointF> m_trainLoss; // (tokens, nats per token)
     QVector<QPointF> m_validationLoss;
-    QVector<QPointF> m_instabilities;  // on the train loss: spikes, skipped steps, non-finite values
+    QVector<QPointF> m_instabilities; // on the train loss: spikes, skipped steps, non-finite values
     QVector<QPointF> m_tokensPerSecond;
     QVector<QPointF> m_allocatedMiB;
     QVector<QPointF> m_peakMiB;

@@ -204,7 +204,7 @@ void RunQueue::onFinished(int exitCode, QProcess::ExitStatus status)
         return; // FailedToStart and finished can both report one failure
     onStdout();
     QString outcome = status == QProcess::CrashExit ? QString::fromLatin1(outcomeName(Outcome::Crashed))
-                                                   : outcomeOfExit(exitCode);
+                                                    : outcomeOfExit(exitCode);
     QString message = lastLine(m_stderrTail);
     if (status == QProcess::CrashExit && m_process.error() == QProcess::FailedToStart) {
         outcome = QString::fromLatin1(kRefused);

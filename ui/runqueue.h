@@ -24,10 +24,10 @@ struct QueueEntry
     };
     static QString stateName(State state); // "queued", "running", "failed"
 
-    int id = 0;           // unique within this queue
+    int id = 0; // unique within this queue
     PlannedRun run;
     State state = State::Queued;
-    QString message;      // why it failed: the engine's own words
+    QString message; // why it failed: the engine's own words
 };
 
 // Runs the queued runs one at a time, each as an `optlog run` engine process: two runs at once
@@ -53,8 +53,8 @@ public:
     void remove(int entryId); // a queued or failed entry; the running one is cancelled instead
     QList<QueueEntry> entries() const { return m_entries; }
 
-    void start();        // runs entries until the queue is empty or paused
-    void pause();        // the running run finishes; nothing new starts
+    void start(); // runs entries until the queue is empty or paused
+    void pause(); // the running run finishes; nothing new starts
     void cancelRunning();
     bool isActive() const { return m_active; }
     bool isRunning() const { return m_process.state() != QProcess::NotRunning; }

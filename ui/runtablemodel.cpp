@@ -6,12 +6,12 @@
 #include <QApplication>
 #include <QColor>
 #include <QFont>
-#include <QStyle>
 #include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMimeData>
+#include <QStyle>
 
 namespace optlog {
 
@@ -21,8 +21,8 @@ bool RunRow::operator==(const RunRow &o) const
                           || finalValidationLoss == o.finalValidationLoss;
     return key == o.key && runId == o.runId && queueEntryId == o.queueEntryId && name == o.name && state == o.state
            && message == o.message && stepsDone == o.stepsDone && totalSteps == o.totalSteps
-           && etaSeconds == o.etaSeconds && sameLoss && tokensPerSecond == o.tokensPerSecond
-           && peakBytes == o.peakBytes && tags == o.tags && note == o.note && archived == o.archived;
+           && etaSeconds == o.etaSeconds && sameLoss && tokensPerSecond == o.tokensPerSecond && peakBytes == o.peakBytes
+           && tags == o.tags && note == o.note && archived == o.archived;
 }
 
 QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue, const RunFilter &filter)
@@ -193,11 +193,13 @@ QVariant RunTableModel::data(const QModelIndex &index, int role) const
         return {};
     switch (index.column()) {
     case Name: return r.name;
-    case State: return r.message.isEmpty() || r.outcome == Outcome::Completed
-                           ? r.state : r.state + QStringLiteral(": ") + r.message;
+    case State:
+        return r.message.isEmpty() || r.outcome == Outcome::Completed ? r.state
+                                                                      : r.state + QStringLiteral(": ") + r.message;
     case Progress: return r.totalSteps > 0 ? QStringLiteral("%1 / %2").arg(r.stepsDone).arg(r.totalSteps) : QString();
     case Eta: return r.runId > 0 && !r.outcome ? durationText(r.etaSeconds) : QString();
-    case ValidationLoss: return qIsNaN(r.finalValidationLoss) ? QString() : QString::number(r.finalValidationLoss, 'f', 4);
+    case ValidationLoss:
+        return qIsNaN(r.finalValidationLoss) ? QString() : QString::number(r.finalValidationLoss, 'f', 4);
     case TokensPerSecond: return r.tokensPerSecond > 0 ? QString::number(r.tokensPerSecond, 'f', 0) : QString();
     case PeakMemory: return r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();
     case Tags: return r.archived ? (r.tags.isEmpty() ? tr("archived") : r.tags + tr(" · archived")) : r.tags;

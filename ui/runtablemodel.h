@@ -6,8 +6,8 @@
 #include "ui/studysnapshot.h"
 
 #include <QAbstractTableModel>
-#include <QMimeData>
 #include <QList>
+#include <QMimeData>
 #include <QString>
 
 namespace optlog {
@@ -15,13 +15,13 @@ namespace optlog {
 // One line of the runs table: a run of the study, or a queued run the engine has not created yet.
 struct RunRow
 {
-    QString key;              // "run:<id>" or "queued:<entry id>": stable while the row lives
-    qint64 runId = 0;         // 0 for queued rows
-    int queueEntryId = 0;     // 0 for study rows
+    QString key;          // "run:<id>" or "queued:<entry id>": stable while the row lives
+    qint64 runId = 0;     // 0 for queued rows
+    int queueEntryId = 0; // 0 for study rows
     QString name;
     std::optional<Outcome> outcome;              // study rows: empty while running
     std::optional<QueueEntry::State> queueState; // queue rows
-    QString state;            // in words: the outcome, "running", or the queue entry's state
+    QString state;                               // in words: the outcome, "running", or the queue entry's state
     QString message;
     qint64 stepsDone = 0;
     qint64 totalSteps = 0;
@@ -29,7 +29,7 @@ struct RunRow
     double finalValidationLoss = qQNaN();
     double tokensPerSecond = 0; // steady-state median
     qint64 peakBytes = 0;
-    QString tags;             // "long, server"
+    QString tags; // "long, server"
     QString note;
     bool archived = false;
 

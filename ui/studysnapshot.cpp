@@ -62,8 +62,7 @@ StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t,
         for (const auto &record : store.runs()) {
             const auto cached = finishedCache.find(record.id);
             // A finished run's rows do not change, but `optlog quantize` may add to it later.
-            const bool reusable = cached != finishedCache.end() && cached->second->isFinished()
-                                  && record.isFinished()
+            const bool reusable = cached != finishedCache.end() && cached->second->isFinished() && record.isFinished()
                                   && cached->second->run().lastQuantization == record.lastQuantization;
             if (!reusable) {
                 snapshot.runs.push_back(readRun(store, record));

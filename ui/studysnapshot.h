@@ -15,10 +15,10 @@ namespace optlog {
 // Everything the workbench shows about one run, read from the study file in one go.
 struct RunSnapshot
 {
-    RunSummary summary;                // the record, config, throughput, validation, memory by role
-    std::vector<StepMetrics> metrics;  // every step: the full data, downsampled only for display
-    int64_t totalSteps = 0;            // from the run's config
-    double etaSeconds = -1;            // running runs: remaining steps at the mean step time so far
+    RunSummary summary;               // the record, config, throughput, validation, memory by role
+    std::vector<StepMetrics> metrics; // every step: the full data, downsampled only for display
+    int64_t totalSteps = 0;           // from the run's config
+    double etaSeconds = -1;           // running runs: remaining steps at the mean step time so far
 
     const RunRecord &run() const { return summary.run; }
     bool isFinished() const { return summary.run.isFinished(); }

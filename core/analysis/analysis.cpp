@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/analysis.h"
-#include "core/analysis/studytext.h"
 
+#include "core/analysis/studytext.h"
 #include "core/config/config.h"
 #include "core/contract/dtype.h"
 #include "core/contract/format.h"
@@ -12,9 +12,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iterator>
 #include <limits>
 #include <sstream>
@@ -90,7 +90,8 @@ MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmu
     std::vector<double> sorted = index;
     std::sort(sorted.begin(), sorted.end());
     speed.medianGflops = quantileOfSorted(sorted, 0.5);
-    speed.variation = 1 - quantileOfSorted(sorted, 0.1) / quantileOfSorted(sorted, 0.9); // one odd timing is not a trend
+    speed.variation = 1
+                      - quantileOfSorted(sorted, 0.1) / quantileOfSorted(sorted, 0.9); // one odd timing is not a trend
     const size_t third = std::max<size_t>(1, index.size() / 3);
     std::vector<double> first(index.begin(), index.begin() + long(third));
     std::vector<double> last(index.end() - long(third), index.end());
@@ -164,7 +165,8 @@ std::string changesFromOrigin(const Store &store, const RunRecord &run)
         std::string changes;
         for (const auto &field : compareConfigs({before, after}))
             if (field.differs && field.path != "name" && field.path != "group")
-                changes += (changes.empty() ? "" : ", ") + field.path + " " + field.values[0] + " -> " + field.values[1];
+                changes += (changes.empty() ? "" : ", ") + field.path + " " + field.values[0] + " -> "
+                           + field.values[1];
         return changes.empty() ? "unchanged" : "changed: " + changes;
     } catch (const std::exception &) {
         return ""; // a config this optlog cannot read: the link alone
@@ -255,20 +257,19 @@ std::vector<std::vector<std::string>> rankRows(const RunSummary &summary)
     std::vector<std::vector<std::string>> rows;
     for (const RankRecord &rank : ranks) {
         const bool timed = rank.measuredSteps > 0 && rank.stepSeconds > 0;
-        std::vector<std::string> row = {
-            std::to_string(rank.rank), printable(rank.host), rank.outcome,
-            timed ? formatted("%.1f ms", 1000.0 * rank.stepSeconds / double(rank.measuredSteps)) : "-",
-            timed ? formatted("%.0f%%", 100.0 * rank.communicationSeconds / rank.stepSeconds) : "-"};
+        std::vector<std::string> row
+            = {std::to_string(rank.rank), printable(rank.host), rank.outcome,
+               timed ? formatted("%.1f ms", 1000.0 * rank.stepSeconds / double(rank.measuredSteps)) : "-",
+               timed ? formatted("%.0f%%", 100.0 * rank.communicationSeconds / rank.stepSeconds) : "-"};
         const auto &rows0 = memory[rank.rank];
         for (MemoryRole role : kRankRoles) {
             int64_t measured = -1, predicted = -1;
             for (const MemoryRow &m : rows0)
                 if (m.role == role)
                     (m.source == MemorySource::Measured ? measured : predicted) = m.bytes;
-            row.push_back(measured < 0 && predicted < 0
-                              ? "-"
-                              : (measured >= 0 ? formatBytes(measured) : "-") + " / "
-                                    + (predicted >= 0 ? formatBytes(predicted) : "-"));
+            row.push_back(measured < 0 && predicted < 0 ? "-"
+                                                        : (measured >= 0 ? formatBytes(measured) : "-") + " / "
+                                                              + (predicted >= 0 ? formatBytes(predicted) : "-"));
         }
         rows.push_back(row);
     }
@@ -324,8 +325,8 @@ std::string quantizationLabel(const QuantizationResult &r)
 
 std::vector<std::string> quantizationHeader()
 {
-    return {"Weights", "Bits per weight", "Weight bytes", "Inference bill", "Val loss", "Δ val loss", "KL (nats)",
-            "Top-1 agreement", "Most sensitive tensor"};
+    return {"Weights",    "Bits per weight", "Weight bytes",    "Inference bill",       "Val loss",
+            "Δ val loss", "KL (nats)",       "Top-1 agreement", "Most sensitive tensor"};
 }
 
 std::vector<std::vector<std::string>> quantizationRows(const std::vector<QuantizationResult> &results)
@@ -341,8 +342,8 @@ std::vector<std::vector<std::string>> quantizationRows(const std::vector<Quantiz
             ownBytes = first.totalWeights * dtypeBytes(dtype);
     rows.push_back({first.floatDtype + " (the run's own)",
                     ownBytes ? formatted("%.2f", 8.0 * double(ownBytes) / double(first.totalWeights)) : "-",
-                    ownBytes ? formatBytes(ownBytes) : "-", "-", formatted("%.4f", first.baseLoss), "0", "0",
-                    "100.0%", "-"});
+                    ownBytes ? formatBytes(ownBytes) : "-", "-", formatted("%.4f", first.baseLoss), "0", "0", "100.0%",
+                    "-"});
     for (const auto &r : results)
         rows.push_back({quantizationLabel(r), formatted("%.2f", r.bitsPerWeight()), formatBytes(r.weightBytes()),
                         formatBytes(r.inferenceBytes()), formatted("%.4f", r.loss), formatted("%+.5f", r.lossDelta()),
@@ -439,7 +440,8 @@ std::string residualText(const RoleMemory &line)
     if (line.predicted <= 0 || line.measured < 0)
         return "";
     char text[32];
-    std::snprintf(text, sizeof(text), "%+.1f%%", 100.0 * double(line.measured - line.predicted) / double(line.predicted));
+    std::snprintf(text, sizeof(text), "%+.1f%%",
+                  100.0 * double(line.measured - line.predicted) / double(line.predicted));
     return text;
 }
 
@@ -448,9 +450,8 @@ std::string formatMemoryByRole(const std::vector<RunSummary> &runs)
     // Communication buffers only where a run trained over ranks.
     std::vector<MemoryRole> roles;
     for (MemoryRole role : kPeakParts)
-        if (role != MemoryRole::CommunicationBuffers || std::any_of(runs.begin(), runs.end(), [](const RunSummary &r) {
-                return !r.ranks.empty();
-            }))
+        if (role != MemoryRole::CommunicationBuffers
+            || std::any_of(runs.begin(), runs.end(), [](const RunSummary &r) { return !r.ranks.empty(); }))
             roles.push_back(role);
     std::ostringstream out;
     char cell[64];

@@ -37,13 +37,13 @@ double validationAt(const std::vector<ValidationPoint> &points, int64_t tokens);
 struct MachineSpeed
 {
     static constexpr double kTolerance = 0.15; // variation above this flags the run
-    int64_t probes = 0;             // timings after warm-up
-    double medianGflops = 0;        // the run's reference
-    double variation = 0;           // 1 - p10 / p90 of the timings
-    double slowdown = 0;            // 1 - (median of the last third) / (median of the first third); < 0: sped up
-    double normalisedMedian = 0;    // steady tokens/s, each step scaled by reference / index at that step
+    int64_t probes = 0;                        // timings after warm-up
+    double medianGflops = 0;                   // the run's reference
+    double variation = 0;                      // 1 - p10 / p90 of the timings
+    double slowdown = 0;         // 1 - (median of the last third) / (median of the first third); < 0: sped up
+    double normalisedMedian = 0; // steady tokens/s, each step scaled by reference / index at that step
     bool flagged() const { return probes >= 2 && variation > kTolerance; }
-    std::string describe() const;   // "" unless flagged: what happened, in words
+    std::string describe() const; // "" unless flagged: what happened, in words
 };
 MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmupSteps);
 
@@ -84,21 +84,21 @@ struct RunSummary
     int64_t warmupSteps = 1;
     ThroughputSummary throughput;
     std::vector<ValidationPoint> validation;
-    int64_t peakBytes = 0;    // counting allocator, complete steps after warm-up
-    int64_t peakRssBytes = 0; // process high-water mark
+    int64_t peakBytes = 0;         // counting allocator, complete steps after warm-up
+    int64_t peakRssBytes = 0;      // process high-water mark
     std::vector<MemoryRow> memory; // every role, measured and predicted
     MachineSpeed machine;
-    double flopsPerToken = 0;  // model FLOPs per token
-    double achievedGflops = 0; // flopsPerToken x steady tokens/s
-    double peakGflops = 0;     // the matmul peak measured on this machine for the run's compute dtype; 0 = unknown
-    std::string peakDtype;     // float32 | bfloat16 | float16
+    double flopsPerToken = 0;     // model FLOPs per token
+    double achievedGflops = 0;    // flopsPerToken x steady tokens/s
+    double peakGflops = 0;        // the matmul peak measured on this machine for the run's compute dtype; 0 = unknown
+    std::string peakDtype;        // float32 | bfloat16 | float16
     bool untunedSettings = false; // ran without `optlog tune`'s settings for its machine and precision
-    std::map<EventKind, int64_t> instabilities; // loss spikes, skipped steps, ...: how many of each
-    std::vector<int64_t> instabilitySteps;      // the step of each
-    std::vector<TensorNumerics> numerics;       // the numerics diagnostics, by step
-    std::vector<WeightFile> weightFiles;        // final weights and checkpoints on disk
-    std::vector<QuantizationResult> quantizations; // of its final weights, oldest first
-    std::vector<RankRecord> ranks;                 // data parallel: every rank, rank 0 first; else none
+    std::map<EventKind, int64_t> instabilities;           // loss spikes, skipped steps, ...: how many of each
+    std::vector<int64_t> instabilitySteps;                // the step of each
+    std::vector<TensorNumerics> numerics;                 // the numerics diagnostics, by step
+    std::vector<WeightFile> weightFiles;                  // final weights and checkpoints on disk
+    std::vector<QuantizationResult> quantizations;        // of its final weights, oldest first
+    std::vector<RankRecord> ranks;                        // data parallel: every rank, rank 0 first; else none
     std::map<int64_t, std::vector<MemoryRow>> rankMemory; // data parallel: each rank's memory by role
     double mfu() const { return peakGflops > 0 ? achievedGflops / peakGflops : 0; }
 };

@@ -78,8 +78,8 @@ std::string validationDifference(const RunSummary &run, const RunSummary &baseli
     if (!run.config || !baseline.config)
         return out;
     for (const auto &field : compareConfigs({*run.config, *baseline.config})) {
-        const bool decidesValidation = std::find(std::begin(kValidationFields), std::end(kValidationFields),
-                                                 field.path) != std::end(kValidationFields);
+        const bool decidesValidation = std::find(std::begin(kValidationFields), std::end(kValidationFields), field.path)
+                                       != std::end(kValidationFields);
         if (decidesValidation && field.differs)
             out += (out.empty() ? "" : ", ") + field.path + " " + field.values[0] + " vs " + field.values[1];
     }
@@ -116,7 +116,10 @@ std::string QualityVerdict::text() const
     const std::string seedCount = formatted("%lld vs %lld seeds", static_cast<long long>(seeds),
                                             static_cast<long long>(baselineSeeds));
     if (!seedNoiseKnown()) {
-        const char *word = kind == Kind::Same ? "same" : kind == Kind::Worse ? "worse" : kind == Kind::Better ? "better" : "";
+        const char *word = kind == Kind::Same     ? "same"
+                           : kind == Kind::Worse  ? "worse"
+                           : kind == Kind::Better ? "better"
+                                                  : "";
         if (kind == Kind::NotComparable)
             return "quality not comparable (no common validation tokens)";
         return formatted("%s quality by the %.3f tolerance (%s nats; %s: seed noise unknown)", word, tolerance,
@@ -155,7 +158,7 @@ QualityVerdict judgeQuality(const std::vector<double> &losses, const std::vector
     v.halfWidth = d.halfWidth;
     const double size = std::fabs(d.difference);
     if (!v.seedNoiseKnown()) {
-        v.kind = size <= tolerance ? QualityVerdict::Kind::Same
+        v.kind = size <= tolerance  ? QualityVerdict::Kind::Same
                  : d.difference > 0 ? QualityVerdict::Kind::Worse
                                     : QualityVerdict::Kind::Better;
         return v;
@@ -350,7 +353,8 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
         row.verdict = quality + ", " + speedText(row, medianReplicate(baselineRuns).throughput, baselineRate) + ", "
                       + memoryText(row, int64_t(baselinePeak));
         if (row.completed < row.seeds)
-            row.verdict += formatted("; %lld of %lld seeds did not complete", static_cast<long long>(row.seeds - row.completed),
+            row.verdict += formatted("; %lld of %lld seeds did not complete",
+                                     static_cast<long long>(row.seeds - row.completed),
                                      static_cast<long long>(row.seeds));
         if (const std::string unstable = instabilityText(row.instabilities); !unstable.empty())
             row.verdict += "; " + unstable;
@@ -372,8 +376,7 @@ std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector
     return compare(GroupSummary{baseline.run.name, {baseline}}, groups, tolerance);
 }
 
-std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
-                             double tolerance)
+std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName, double tolerance)
 {
     std::ostringstream out;
     out << formatted("%-26s %5s %-10s %10s %16s %8s %20s %8s %5s %11s  %s\n", "run", "seeds", "outcome", "tokens",
@@ -394,9 +397,9 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
                 verdict += "; " + r.machineNote;
         }
         out << formatted("%-26s %5lld %-10s %10lld %16s %+8.4f %20s %7.2fx %5s %11s  %s\n", printable(r.name).c_str(),
-                         static_cast<long long>(r.seeds), outcomeName(r.outcome), static_cast<long long>(r.matchedTokens),
-                         loss.c_str(), r.deltaLoss, rate.c_str(), r.speedup, mfu.c_str(),
-                         formatBytes(r.peakBytes).c_str(), verdict.c_str());
+                         static_cast<long long>(r.seeds), outcomeName(r.outcome),
+                         static_cast<long long>(r.matchedTokens), loss.c_str(), r.deltaLoss, rate.c_str(), r.speedup,
+                         mfu.c_str(), formatBytes(r.peakBytes).c_str(), verdict.c_str());
     }
     out << formatted("Validation loss (nats/token) at the most tokens every compared run reached, the mean over seeds "
                      "with its standard deviation; delta against %s with Welch's 95%% interval where both sides have "
@@ -415,7 +418,8 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
            "allocator, CUDA's caching allocator) over complete steps after warm-up, optimizer step included; for a run "
            "over data-parallel ranks, rank 0's (its tokens/s count every rank's).\n";
     out << "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
-           "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA), once per rank over data-parallel ranks.\n";
+           "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA), once per rank over data-parallel "
+           "ranks.\n";
     for (const auto &r : rows)
         if (!r.numerics.empty())
             out << "Numerics of " << r.name << ", " << r.numerics << ".\n";

@@ -17,11 +17,11 @@ struct QualityVerdict
 {
     enum class Kind { Same, Worse, Better, CantTell, NotComparable };
     Kind kind = Kind::NotComparable;
-    double difference = 0;  // mean minus the baseline's mean, nats per token
-    double halfWidth = 0;   // of Welch's 95% interval; NaN with one seed on a side
+    double difference = 0; // mean minus the baseline's mean, nats per token
+    double halfWidth = 0;  // of Welch's 95% interval; NaN with one seed on a side
     int64_t seeds = 0;
     int64_t baselineSeeds = 0;
-    double tolerance = 0;   // nats per token counted as no difference
+    double tolerance = 0; // nats per token counted as no difference
     // CantTell: the half-width that would decide, and about how many seeds per side reach it
     // (kSeedLimit: no feasible number).
     double decidingHalfWidth = 0;
@@ -51,7 +51,7 @@ Spread spreadOf(std::vector<double> values);
 // The replicates of one run over seeds: what a verdict compares.
 struct GroupSummary
 {
-    std::string name;                  // the runs' group (a run alone is a group of one)
+    std::string name;                   // the runs' group (a run alone is a group of one)
     std::vector<RunSummary> replicates; // the newest run of each name, in the study's order
     int64_t seeds() const { return int64_t(replicates.size()); }
 };
@@ -78,30 +78,28 @@ struct ComparisonRow
     double validationSd = 0;        // over seeds; 0 with one
     double samplingError = 0;       // the validation set's own standard error per run; NaN unknown
     QualityVerdict quality;
-    double deltaLoss = 0;           // quality.difference
-    ThroughputSummary throughput;   // steady tokens/s of the median replicate
-    Spread tokensPerSecond;         // steady medians over replicates
-    double speedup = 0;             // median tokens/s over the baseline's
-    int64_t peakBytes = 0;          // median over replicates
-    Spread peak;                    // bytes
-    double memorySaved = 0;         // 1 - peak / baseline peak
-    double mfu = 0;                 // of the median replicate; 0 = unknown
+    double deltaLoss = 0;                       // quality.difference
+    ThroughputSummary throughput;               // steady tokens/s of the median replicate
+    Spread tokensPerSecond;                     // steady medians over replicates
+    double speedup = 0;                         // median tokens/s over the baseline's
+    int64_t peakBytes = 0;                      // median over replicates
+    Spread peak;                                // bytes
+    double memorySaved = 0;                     // 1 - peak / baseline peak
+    double mfu = 0;                             // of the median replicate; 0 = unknown
     std::map<EventKind, int64_t> instabilities; // summed over replicates
-    std::string numerics;           // numericsText of the replicate with the most FP16 underflow
-    std::string machineNote;        // the machine changed under a replicate; usually empty
+    std::string numerics;                       // numericsText of the replicate with the most FP16 underflow
+    std::string machineNote;                    // the machine changed under a replicate; usually empty
     // The config fields that make the group's validation loss a different measurement from the
     // baseline's ("model.context_length 512 vs 128"); empty when both validate alike.
     std::string validationDifference;
-    std::string verdict;            // quality, speed, memory and stability in words a person can act on
+    std::string verdict; // quality, speed, memory and stability in words a person can act on
 };
 
 // Each group against `baseline` at matched tokens; `tolerance` in nats per token.
 std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vector<GroupSummary> &groups,
                                    double tolerance);
 // The same for runs alone (each a group of one).
-std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector<RunSummary> &runs,
-                                   double tolerance);
-std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
-                             double tolerance);
+std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector<RunSummary> &runs, double tolerance);
+std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName, double tolerance);
 
 } // namespace optlog

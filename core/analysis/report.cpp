@@ -24,15 +24,23 @@ std::vector<std::pair<std::string, std::string>> environmentRows(const std::vect
                                                                  const std::string &createdAt)
 {
     // (label, JSON key path) of what reproduction needs.
-    const std::vector<std::pair<std::string, std::vector<std::string>>> facts = {
-        {"optlog", {"optlog_version"}},        {"optlog commit", {"optlog_git"}},
-        {"LibTorch", {"libtorch_version"}},    {"BLAS", {"blas"}},
-        {"BLAS core type", {"blas_core"}},     {"FP32 products", {"gemm"}},
-        {"intra-op threads", {"intra_op_threads"}},
-        {"BLAS threads", {"blas_threads"}},    {"device", {"device"}},
-        {"CPU", {"cpu_model"}},                {"logical CPUs", {"logical_cpus"}},
-        {"CPU flags", {"cpu_flags"}},          {"compiler", {"compiler"}},
-        {"set by optlog", {"variables_set_by_optlog"}}, {"runtime settings", {"tuning"}}};
+    const std::vector<std::pair<std::string, std::vector<std::string>>> facts = {{"optlog", {"optlog_version"}},
+                                                                                 {"optlog commit", {"optlog_git"}},
+                                                                                 {"LibTorch", {"libtorch_version"}},
+                                                                                 {"BLAS", {"blas"}},
+                                                                                 {"BLAS core type", {"blas_core"}},
+                                                                                 {"FP32 products", {"gemm"}},
+                                                                                 {"intra-op threads",
+                                                                                  {"intra_op_threads"}},
+                                                                                 {"BLAS threads", {"blas_threads"}},
+                                                                                 {"device", {"device"}},
+                                                                                 {"CPU", {"cpu_model"}},
+                                                                                 {"logical CPUs", {"logical_cpus"}},
+                                                                                 {"CPU flags", {"cpu_flags"}},
+                                                                                 {"compiler", {"compiler"}},
+                                                                                 {"set by optlog",
+                                                                                  {"variables_set_by_optlog"}},
+                                                                                 {"runtime settings", {"tuning"}}};
     std::vector<std::pair<std::string, std::string>> rows;
     for (const auto &[label, keys] : facts) {
         std::map<std::string, std::vector<std::string>> byValue;

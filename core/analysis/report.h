@@ -15,13 +15,13 @@ namespace optlog {
 struct ReportRun
 {
     RunSummary summary;
-    std::string group;                                     // the replicates it belongs to
-    std::string outcomeText;                               // "diverged at step 12: loss is NaN", ...
-    std::vector<FieldComparison> changes;                  // fields that differ from the baseline: {baseline, this}
+    std::string group;                                       // the replicates it belongs to
+    std::string outcomeText;                                 // "diverged at step 12: loss is NaN", ...
+    std::vector<FieldComparison> changes;                    // fields that differ from the baseline: {baseline, this}
     std::vector<std::pair<std::string, std::string>> dtypes; // weights, gradients, master weights, moments, compute
-    std::vector<RoleMemory> memoryLines;                   // the summary's memory rows, by role
+    std::vector<RoleMemory> memoryLines;                     // the summary's memory rows, by role
     std::vector<StepMetrics> metrics;
-    std::string origin;                                    // "derived from run 3 (fp32) of this study", or ""
+    std::string origin; // "derived from run 3 (fp32) of this study", or ""
 };
 
 // A comparison someone else can check: the question and verdicts first, then charts, per-run

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // reportSummaryCsv() and reportMetricsCsv(): the report as two tables for a spreadsheet.
 #include "core/analysis/report.h"
-
 #include "core/analysis/reportsections_p.h"
 
 #include <algorithm>
@@ -58,18 +57,19 @@ std::string groupQuantizations(const Report &report, const std::string &group)
 std::string reportSummaryCsv(const Report &report)
 {
     std::ostringstream out;
-    out << "run,baseline,seeds,completed,outcome,matched_tokens,validation_loss,validation_sd,delta_loss,delta_half_width_95,"
+    out << "run,baseline,seeds,completed,outcome,matched_tokens,validation_loss,validation_sd,delta_loss,delta_half_"
+           "width_95,"
            "tolerance,tokens_per_second_median,tokens_per_second_min,tokens_per_second_max,speedup,mfu,peak_bytes,"
            "memory_saved,verdict,tags,notes,quantizations\n";
     for (size_t i = 0; i < report.groups.size(); ++i) {
         const ComparisonRow &c = report.groups[i];
         out << csvField(c.name) << "," << (i == 0 ? "true" : "false") << "," << c.seeds << "," << c.completed << ","
-            << csvField(verdictCells(report, c, i == 0).outcome) << "," << c.matchedTokens << "," << c.validationLoss << "," << c.validationSd << "," << c.deltaLoss << ","
-            << c.quality.halfWidth << "," << report.tolerance << "," << c.tokensPerSecond.median << ","
-            << c.tokensPerSecond.min << "," << c.tokensPerSecond.max << "," << c.speedup << "," << c.mfu << ","
-            << c.peakBytes << "," << c.memorySaved << "," << csvField(i == 0 ? "baseline" : c.verdict) << ","
-            << csvField(groupTags(report, c.name)) << "," << csvField(groupNotes(report, c.name)) << ","
-            << csvField(groupQuantizations(report, c.name)) << "\n";
+            << csvField(verdictCells(report, c, i == 0).outcome) << "," << c.matchedTokens << "," << c.validationLoss
+            << "," << c.validationSd << "," << c.deltaLoss << "," << c.quality.halfWidth << "," << report.tolerance
+            << "," << c.tokensPerSecond.median << "," << c.tokensPerSecond.min << "," << c.tokensPerSecond.max << ","
+            << c.speedup << "," << c.mfu << "," << c.peakBytes << "," << c.memorySaved << ","
+            << csvField(i == 0 ? "baseline" : c.verdict) << "," << csvField(groupTags(report, c.name)) << ","
+            << csvField(groupNotes(report, c.name)) << "," << csvField(groupQuantizations(report, c.name)) << "\n";
     }
     return out.str();
 }

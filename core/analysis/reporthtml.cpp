@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // reportHtml(): the report as one HTML page for a browser or Qt's PDF writer.
 #include "core/analysis/report.h"
-
 #include "core/analysis/reportsections_p.h"
 
 #include <sstream>
@@ -52,8 +51,8 @@ std::string reportHtml(const Report &report, const std::vector<ReportChart> &cha
     if (!charts.empty()) {
         out << "<h2>Charts</h2>\n<div class=\"charts\">\n";
         for (const auto &chart : charts)
-            out << "<img" << (chart.wide ? " class=\"wide\"" : "") << " src=\"" << html(chart.source) << "\" alt=\"" << html(chart.title) << "\" title=\""
-                << html(chart.title) << "\">\n";
+            out << "<img" << (chart.wide ? " class=\"wide\"" : "") << " src=\"" << html(chart.source) << "\" alt=\""
+                << html(chart.title) << "\" title=\"" << html(chart.title) << "\">\n";
         out << "</div>\n";
     }
     out << "<h2>Runs</h2>\n";
@@ -77,8 +76,8 @@ std::string reportHtml(const Report &report, const std::vector<ReportChart> &cha
         if (!run.summary.ranks.empty())
             out << "<p>" << html(rankIntro(run)) << "</p>\n" << htmlTable(rankTable(run));
         if (!run.summary.quantizations.empty())
-            out << "<p>" << html(kQuantizationIntro) << "</p>\n" << htmlTable(quantizationTable(run)) << "<p>"
-                << html(quantizationUntouched()) << "</p>\n";
+            out << "<p>" << html(kQuantizationIntro) << "</p>\n"
+                << htmlTable(quantizationTable(run)) << "<p>" << html(quantizationUntouched()) << "</p>\n";
     }
     out << "<h2>Environment</h2>\n" << htmlTable(environmentTable(report));
     out << "<p>Written by optlog " << html(report.optlogVersion) << " on " << html(report.createdAt) << ".</p>\n";

@@ -17,27 +17,31 @@ std::string reportJson(const Report &report)
         nlohmann::json instabilities = nlohmann::json::object();
         for (const auto &[kind, count] : c.instabilities)
             instabilities[eventKindName(kind)] = count;
-        groups.push_back({{"name", c.name},
-                          {"baseline", i == 0},
-                          {"seeds", c.seeds},
-                          {"completed", c.completed},
-                          {"outcome", outcomeName(c.outcome)},
-                          {"matched_tokens", c.matchedTokens},
-                          {"validation_loss", {{"mean", finite(c.validationLoss)}, {"sd_over_seeds", c.validationSd},
-                                               {"sampling_error", finite(c.samplingError)}}},
-                          {"delta_loss", {{"difference", finite(c.deltaLoss)},
-                                          {"half_width_95", finite(c.quality.halfWidth)},
-                                          {"interval", c.quality.seedNoiseKnown() ? "welch" : "none: one seed on a side"}}},
-                          {"tolerance", report.tolerance},
-                          {"speedup", c.speedup},
-                          {"tokens_per_second", {{"median", c.tokensPerSecond.median}, {"min", c.tokensPerSecond.min},
-                                                 {"max", c.tokensPerSecond.max}}},
-                          {"mfu", c.mfu},
-                          {"peak_bytes", {{"median", c.peakBytes}, {"min", int64_t(c.peak.min)}, {"max", int64_t(c.peak.max)}}},
-                          {"memory_saved", c.memorySaved},
-                          {"instabilities", instabilities},
-                          {"numerics", c.numerics},
-                          {"verdict", i == 0 ? std::string("baseline") : c.verdict}});
+        groups.push_back(
+            {{"name", c.name},
+             {"baseline", i == 0},
+             {"seeds", c.seeds},
+             {"completed", c.completed},
+             {"outcome", outcomeName(c.outcome)},
+             {"matched_tokens", c.matchedTokens},
+             {"validation_loss",
+              {{"mean", finite(c.validationLoss)},
+               {"sd_over_seeds", c.validationSd},
+               {"sampling_error", finite(c.samplingError)}}},
+             {"delta_loss",
+              {{"difference", finite(c.deltaLoss)},
+               {"half_width_95", finite(c.quality.halfWidth)},
+               {"interval", c.quality.seedNoiseKnown() ? "welch" : "none: one seed on a side"}}},
+             {"tolerance", report.tolerance},
+             {"speedup", c.speedup},
+             {"tokens_per_second",
+              {{"median", c.tokensPerSecond.median}, {"min", c.tokensPerSecond.min}, {"max", c.tokensPerSecond.max}}},
+             {"mfu", c.mfu},
+             {"peak_bytes", {{"median", c.peakBytes}, {"min", int64_t(c.peak.min)}, {"max", int64_t(c.peak.max)}}},
+             {"memory_saved", c.memorySaved},
+             {"instabilities", instabilities},
+             {"numerics", c.numerics},
+             {"verdict", i == 0 ? std::string("baseline") : c.verdict}});
     }
     nlohmann::json runs = nlohmann::json::array();
     for (const auto &r : report.runs) {
@@ -49,18 +53,25 @@ std::string reportJson(const Report &report)
             dtypes[name] = dtype;
         nlohmann::json memory = nlohmann::json::array();
         for (const auto &line : r.memoryLines)
-            memory.push_back({{"role", memoryRoleName(line.role)}, {"dtype", line.dtype}, {"predicted_bytes", line.predicted},
+            memory.push_back({{"role", memoryRoleName(line.role)},
+                              {"dtype", line.dtype},
+                              {"predicted_bytes", line.predicted},
                               {"measured_bytes", line.measured}});
         nlohmann::json metrics = nlohmann::json::array();
         for (const auto &m : r.metrics) {
-            metrics.push_back({{"step", m.step}, {"tokens", m.tokens}, {"train_loss", m.trainLoss},
-                               {"tokens_per_second", m.tokensPerSecond}, {"step_seconds", m.stepSeconds}});
+            metrics.push_back({{"step", m.step},
+                               {"tokens", m.tokens},
+                               {"train_loss", m.trainLoss},
+                               {"tokens_per_second", m.tokensPerSecond},
+                               {"step_seconds", m.stepSeconds}});
             if (m.communicationSeconds)
                 metrics.back()["communication_seconds"] = *m.communicationSeconds;
         }
         nlohmann::json validation = nlohmann::json::array();
         for (const auto &v : r.summary.validation)
-            validation.push_back({{"step", v.step}, {"tokens", v.tokens}, {"loss", v.loss},
+            validation.push_back({{"step", v.step},
+                                  {"tokens", v.tokens},
+                                  {"loss", v.loss},
                                   {"sampling_error", finite(v.samplingError())}});
         const RunSummary &s = r.summary;
         nlohmann::json quantizations = nlohmann::json::array();
@@ -75,12 +86,16 @@ std::string reportJson(const Report &report)
                                      {"bits_per_weight", q.bitsPerWeight()},
                                      {"quantized_weights", q.quantizedWeights},
                                      {"total_weights", q.totalWeights},
-                                     {"bytes", {{"codes", q.codeBytes}, {"scales", q.scaleBytes},
-                                                {"zero_points", q.zeroPointBytes}, {"floating_point", q.floatBytes},
-                                                {"floating_point_dtype", q.floatDtype}, {"weights", q.weightBytes()},
-                                                {"dequantization_workspace", q.workspaceBytes},
-                                                {"activations", q.activationBytes},
-                                                {"inference_bill", q.inferenceBytes()}}},
+                                     {"bytes",
+                                      {{"codes", q.codeBytes},
+                                       {"scales", q.scaleBytes},
+                                       {"zero_points", q.zeroPointBytes},
+                                       {"floating_point", q.floatBytes},
+                                       {"floating_point_dtype", q.floatDtype},
+                                       {"weights", q.weightBytes()},
+                                       {"dequantization_workspace", q.workspaceBytes},
+                                       {"activations", q.activationBytes},
+                                       {"inference_bill", q.inferenceBytes()}}},
                                      {"validation_loss", finite(q.loss)},
                                      {"unquantized_validation_loss", finite(q.baseLoss)},
                                      {"delta_loss", finite(q.lossDelta())},
@@ -94,11 +109,18 @@ std::string reportJson(const Report &report)
             const auto found = s.rankMemory.find(rank.rank);
             if (found != s.rankMemory.end())
                 for (const MemoryRow &row : found->second)
-                    memoryOfRank.push_back({{"role", memoryRoleName(row.role)}, {"source", memorySourceName(row.source)},
-                                            {"dtype", row.dtype}, {"bytes", row.bytes}});
-            ranks.push_back({{"rank", rank.rank}, {"host", rank.host}, {"pid", rank.pid}, {"outcome", rank.outcome},
-                             {"message", rank.message}, {"measured_steps", rank.measuredSteps},
-                             {"step_seconds", rank.stepSeconds}, {"communication_seconds", rank.communicationSeconds},
+                    memoryOfRank.push_back({{"role", memoryRoleName(row.role)},
+                                            {"source", memorySourceName(row.source)},
+                                            {"dtype", row.dtype},
+                                            {"bytes", row.bytes}});
+            ranks.push_back({{"rank", rank.rank},
+                             {"host", rank.host},
+                             {"pid", rank.pid},
+                             {"outcome", rank.outcome},
+                             {"message", rank.message},
+                             {"measured_steps", rank.measuredSteps},
+                             {"step_seconds", rank.stepSeconds},
+                             {"communication_seconds", rank.communicationSeconds},
                              {"memory", memoryOfRank}});
         }
         runs.push_back({{"name", s.run.name},
@@ -109,15 +131,19 @@ std::string reportJson(const Report &report)
                         {"derived_from", r.origin},
                         {"outcome", outcomeName(s.run.outcome)},
                         {"outcome_text", r.outcomeText},
-                        {"tokens_per_second", {{"median", s.throughput.median}, {"p10", s.throughput.p10},
-                                               {"p90", s.throughput.p90}, {"steps", s.throughput.steps}}},
+                        {"tokens_per_second",
+                         {{"median", s.throughput.median},
+                          {"p10", s.throughput.p10},
+                          {"p90", s.throughput.p90},
+                          {"steps", s.throughput.steps}}},
                         {"mfu", s.mfu()},
                         {"achieved_gflops", s.achievedGflops},
                         {"matmul_peak_gflops", s.peakGflops},
-                        {"machine_index", {{"median_gflops", s.machine.medianGflops},
-                                           {"variation", s.machine.variation},
-                                           {"flagged", s.machine.flagged()},
-                                           {"normalised_tokens_per_second", s.machine.normalisedMedian}}},
+                        {"machine_index",
+                         {{"median_gflops", s.machine.medianGflops},
+                          {"variation", s.machine.variation},
+                          {"flagged", s.machine.flagged()},
+                          {"normalised_tokens_per_second", s.machine.normalisedMedian}}},
                         {"peak_bytes", s.peakBytes},
                         {"batch", s.config ? effectiveBatch(*s.config) : ""},
                         {"ranks", ranks},
@@ -132,9 +158,13 @@ std::string reportJson(const Report &report)
     nlohmann::json environment = nlohmann::json::object();
     for (const auto &[k, v] : report.environment)
         environment[k] = v;
-    return nlohmann::json{{"study", report.study},     {"baseline", report.baseline},
-                          {"tolerance", report.tolerance}, {"created_at", report.createdAt},
-                          {"optlog", report.optlogVersion}, {"groups", groups}, {"runs", runs},
+    return nlohmann::json{{"study", report.study},
+                          {"baseline", report.baseline},
+                          {"tolerance", report.tolerance},
+                          {"created_at", report.createdAt},
+                          {"optlog", report.optlogVersion},
+                          {"groups", groups},
+                          {"runs", runs},
                           {"environment", environment}}
         .dump(2);
 }

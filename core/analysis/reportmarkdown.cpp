@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // reportMarkdown(): the report as Markdown, its charts as images beside it.
 #include "core/analysis/report.h"
-
 #include "core/analysis/reportsections_p.h"
 
 #include <algorithm>
@@ -19,7 +18,8 @@ namespace {
 std::string markdownText(const std::string &text)
 {
     std::string out = html(text);
-    std::replace_if(out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    std::replace_if(
+        out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     return out;
 }
 
@@ -76,7 +76,8 @@ std::string reportMarkdown(const Report &report, const std::vector<ReportChart> 
     out << "## Runs\n\n";
     for (size_t i = 0; i < report.runs.size(); ++i) {
         const ReportRun &run = report.runs[i];
-        out << "### " << markdownText(run.summary.run.name) << (run.group == report.baseline ? " (baseline)" : "") << "\n\n";
+        out << "### " << markdownText(run.summary.run.name) << (run.group == report.baseline ? " (baseline)" : "")
+            << "\n\n";
         out << "Outcome: " << markdownText(run.outcomeText) << ". " << markdownText(throughputLine(run)) << "\n\n";
         for (const auto &line : curationLines(run))
             out << markdownText(line) << "\n\n";
@@ -84,14 +85,16 @@ std::string reportMarkdown(const Report &report, const std::vector<ReportChart> 
             out << markdownNote(run.summary.run.note);
         if (i > 0)
             out << (run.changes.empty() ? "Same config as the baseline.\n\n"
-                                        : "Config that differs from the baseline:\n\n" + markdownTable(changesTable(report, run)) + "\n");
+                                        : "Config that differs from the baseline:\n\n"
+                                              + markdownTable(changesTable(report, run)) + "\n");
         if (!run.dtypes.empty())
             out << "Dtypes, read from the run's tensors:\n\n" << markdownTable(dtypeTable(run)) << "\n";
         out << "Memory by role (residual = measured against predicted):\n\n" << markdownTable(memoryTable(run)) << "\n";
         if (!run.summary.ranks.empty())
             out << markdownText(rankIntro(run)) << "\n\n" << markdownTable(rankTable(run)) << "\n";
         if (!run.summary.quantizations.empty())
-            out << markdownText(kQuantizationIntro) << "\n\n" << markdownTable(quantizationTable(run)) << "\n"
+            out << markdownText(kQuantizationIntro) << "\n\n"
+                << markdownTable(quantizationTable(run)) << "\n"
                 << markdownText(quantizationUntouched()) << "\n\n";
     }
     out << "## Environment\n\n" << markdownTable(environmentTable(report)) << "\n";

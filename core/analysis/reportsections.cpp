@@ -27,8 +27,9 @@ VerdictCells verdictCells(const Report &report, const ComparisonRow &c, bool isB
             if (r.group == c.name)
                 cells.outcome = r.outcomeText;
     const bool hasLoss = c.completed > 0 && std::isfinite(c.validationLoss);
-    cells.loss = hasLoss ? formatted("%.4f", c.validationLoss) + (c.seeds > 1 ? formatted(" (sd %.4f)", c.validationSd) : "")
-                               + " @ " + std::to_string(c.matchedTokens) + " tokens"
+    cells.loss = hasLoss ? formatted("%.4f", c.validationLoss)
+                               + (c.seeds > 1 ? formatted(" (sd %.4f)", c.validationSd) : "") + " @ "
+                               + std::to_string(c.matchedTokens) + " tokens"
                          : "no validation";
     if (!isBaseline && hasLoss)
         cells.delta = c.quality.seedNoiseKnown()
@@ -36,10 +37,10 @@ VerdictCells verdictCells(const Report &report, const ComparisonRow &c, bool isB
                           : formatted("%+.4f (tolerance ±%g)", c.deltaLoss, report.tolerance);
     cells.speedup = isBaseline || c.speedup <= 0 ? "" : formatted("%.2fx", c.speedup);
     if (c.throughput.steps > 0)
-        cells.throughput = c.seeds > 1 ? formatted("%.0f (%.0f-%.0f over seeds)", c.tokensPerSecond.median,
-                                                   c.tokensPerSecond.min, c.tokensPerSecond.max)
-                                       : formatted("%.0f (%.0f-%.0f)", c.throughput.median, c.throughput.p10,
-                                                   c.throughput.p90);
+        cells.throughput = c.seeds > 1
+                               ? formatted("%.0f (%.0f-%.0f over seeds)", c.tokensPerSecond.median,
+                                           c.tokensPerSecond.min, c.tokensPerSecond.max)
+                               : formatted("%.0f (%.0f-%.0f)", c.throughput.median, c.throughput.p10, c.throughput.p90);
     else
         cells.throughput = "-";
     cells.mfu = c.mfu > 0 ? formatted("%.0f%%", 100 * c.mfu) : "-";
@@ -78,12 +79,13 @@ std::string html(const std::string &text)
 
 Table verdictTable(const Report &report)
 {
-    Table t{{"Run", "Seeds", "Outcome", "Val loss at matched tokens", "Δ vs baseline", "Speed-up", "Tokens/s",
-             "MFU", "Peak memory", "Verdict"},
+    Table t{{"Run", "Seeds", "Outcome", "Val loss at matched tokens", "Δ vs baseline", "Speed-up", "Tokens/s", "MFU",
+             "Peak memory", "Verdict"},
             {}};
     for (size_t i = 0; i < report.groups.size(); ++i) {
         const VerdictCells c = verdictCells(report, report.groups[i], i == 0);
-        t.rows.push_back({c.run, c.seeds, c.outcome, c.loss, c.delta, c.speedup, c.throughput, c.mfu, c.peak, c.verdict});
+        t.rows.push_back(
+            {c.run, c.seeds, c.outcome, c.loss, c.delta, c.speedup, c.throughput, c.mfu, c.peak, c.verdict});
     }
     return t;
 }
@@ -100,18 +102,22 @@ Table memoryTable(const ReportRun &run)
 {
     Table t{{"Role", "Dtype", "Predicted", "Measured", "Residual"}, {}};
     for (const auto &line : run.memoryLines)
-        t.rows.push_back({memoryRoleName(line.role), line.dtype, bytesOrDash(line.predicted), bytesOrDash(line.measured), residualText(line)});
+        t.rows.push_back({memoryRoleName(line.role), line.dtype, bytesOrDash(line.predicted),
+                          bytesOrDash(line.measured), residualText(line)});
     return t;
 }
 
-Table rankTable(const ReportRun &run) { return {rankHeader(), rankRows(run.summary)}; }
+Table rankTable(const ReportRun &run)
+{
+    return {rankHeader(), rankRows(run.summary)};
+}
 
 std::string rankIntro(const ReportRun &run)
 {
     const auto &config = run.summary.config;
     return "Data parallel over " + std::to_string(run.summary.ranks.size()) + " ranks"
-           + (config ? ", ZeRO stage " + std::to_string(config->distributed.zeroStage) + " (batch: "
-                           + effectiveBatch(*config) + ")"
+           + (config ? ", ZeRO stage " + std::to_string(config->distributed.zeroStage)
+                           + " (batch: " + effectiveBatch(*config) + ")"
                      : std::string())
            + "; each rank's memory measured / predicted:";
 }
@@ -153,10 +159,10 @@ std::string throughputLine(const ReportRun &run)
                        + formatted("%.0f", t.p90) + ").";
     const RunSummary &s = run.summary;
     if (s.peakGflops > 0)
-        line += " Model FLOPs " + formatted("%.1f", s.flopsPerToken / 1e6) + " M per token: "
-                + formatted("%.1f", s.achievedGflops) + " GFLOP/s achieved, MFU " + formatted("%.0f%%", 100 * s.mfu())
-                + " of the " + formatted("%.1f", s.peakGflops) + " GFLOP/s " + s.peakDtype
-                + " matmul peak measured on this machine.";
+        line += " Model FLOPs " + formatted("%.1f", s.flopsPerToken / 1e6)
+                + " M per token: " + formatted("%.1f", s.achievedGflops) + " GFLOP/s achieved, MFU "
+                + formatted("%.0f%%", 100 * s.mfu()) + " of the " + formatted("%.1f", s.peakGflops) + " GFLOP/s "
+                + s.peakDtype + " matmul peak measured on this machine.";
     if (s.machine.probes > 0)
         line += " Machine-speed index (reference matmul, " + std::to_string(s.machine.probes) + " timings): median "
                 + formatted("%.1f", s.machine.medianGflops) + " GFLOP/s, varied by "

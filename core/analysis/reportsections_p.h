@@ -38,9 +38,9 @@ Table quantizationTable(const ReportRun &run);
 Table changesTable(const Report &report, const ReportRun &run);
 Table environmentTable(const Report &report);
 
-inline constexpr const char *kQuantizationIntro =
-    "Post-training quantization of the final weights (`optlog quantize`), evaluated in FP32 on the study's "
-    "validation windows:";
+inline constexpr const char *kQuantizationIntro
+    = "Post-training quantization of the final weights (`optlog quantize`), evaluated in FP32 on the study's "
+      "validation windows:";
 
 // Per group: the instabilities its runs recorded, and what FP16 and BF16 would do to its tensors.
 std::vector<std::string> stabilityLines(const Report &report);

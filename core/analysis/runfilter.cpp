@@ -45,8 +45,9 @@ std::vector<std::string> words(const std::string &text)
         }
     }
     if (quoted)
-        throw ConfigError("filter", "filter: a quote is not closed in '" + text + "'; write \"two words\" with a "
-                                    "quote at each end");
+        throw ConfigError("filter", "filter: a quote is not closed in '" + text
+                                        + "'; write \"two words\" with a "
+                                          "quote at each end");
     if (started)
         out.push_back(word);
     return out;
@@ -116,14 +117,17 @@ RunFilter RunFilter::parse(const std::string &text)
         else if (key == "outcome") {
             term.kind = Kind::Outcome;
             if (term.value != "running" && !outcomeNamed(term.value))
-                throw ConfigError("filter", "filter: '" + word + "': no such outcome; the outcomes are running, "
-                                            "completed, diverged, failed, cancelled, oom and crashed");
+                throw ConfigError("filter", "filter: '" + word
+                                                + "': no such outcome; the outcomes are running, "
+                                                  "completed, diverged, failed, cancelled, oom and crashed");
         } else {
             term.kind = Kind::Field;
             term.fields = fieldsNamed(key);
             if (term.fields.empty())
-                throw ConfigError("filter", "filter: '" + word + "': '" + key + "' is not a key a filter knows; the keys "
-                                            "are " + kKeys);
+                throw ConfigError("filter", "filter: '" + word + "': '" + key
+                                                + "' is not a key a filter knows; the keys "
+                                                  "are "
+                                                + kKeys);
         }
         filter.m_terms.push_back(term);
     }
@@ -143,23 +147,16 @@ bool RunFilter::matchesTerm(const Term &term, const RunRecord &run, const RunCon
     };
     using Kind = Term::Kind;
     switch (term.kind) {
-    case Kind::Tag:
-        return anyOf(run.tags, [&](const std::string &tag) { return lower(tag) == value; });
+    case Kind::Tag: return anyOf(run.tags, [&](const std::string &tag) { return lower(tag) == value; });
     case Kind::Name:
         return contains(run.name, value)
                || anyOf(run.formerNames, [&](const std::string &name) { return contains(name, value); });
-    case Kind::Note:
-        return contains(run.note, value);
-    case Kind::Group:
-        return lower(run.group) == value;
-    case Kind::Outcome:
-        return outcomeName(run.outcome) == value;
-    case Kind::Archived:
-        return run.archived;
-    case Kind::Field:
-        return config && anyOf(term.fields, fieldMatches);
-    case Kind::Anywhere:
-        break;
+    case Kind::Note: return contains(run.note, value);
+    case Kind::Group: return lower(run.group) == value;
+    case Kind::Outcome: return outcomeName(run.outcome) == value;
+    case Kind::Archived: return run.archived;
+    case Kind::Field: return config && anyOf(term.fields, fieldMatches);
+    case Kind::Anywhere: break;
     }
     if (contains(run.name, value) || contains(run.note, value) || contains(run.group, value)
         || anyOf(run.formerNames, [&](const std::string &name) { return contains(name, value); })

@@ -19,8 +19,8 @@ double betaContinuedFraction(double a, double b, double x)
     double h = d;
     for (int m = 1; m <= 300; ++m) {
         const double m2 = 2.0 * m;
-        for (const double coefficient : {m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
-                                         -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))}) {
+        for (const double coefficient :
+             {m * (b - m) * x / ((a + m2 - 1) * (a + m2)), -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))}) {
             d = 1 + coefficient * d;
             d = 1 / (std::fabs(d) < tiny ? tiny : d);
             c = 1 + coefficient / c;
@@ -111,12 +111,12 @@ MeanDifference welchInterval(const SampleStats &a, const SampleStats &b, double 
     return out;
 }
 
-int64_t seedsForHalfWidth(const SampleStats &a, const SampleStats &b, double halfWidth, double confidence,
-                          int64_t limit)
+int64_t seedsForHalfWidth(const SampleStats &a, const SampleStats &b, double halfWidth, double confidence, int64_t limit)
 {
     const double pooledSd = std::sqrt((a.sd * a.sd + b.sd * b.sd) / 2);
     for (int64_t n = std::max<int64_t>({2, a.n, b.n}); n < limit; ++n) {
-        const double width = studentTQuantile(0.5 + confidence / 2, double(2 * n - 2)) * pooledSd * std::sqrt(2.0 / double(n));
+        const double width = studentTQuantile(0.5 + confidence / 2, double(2 * n - 2)) * pooledSd
+                             * std::sqrt(2.0 / double(n));
         if (width <= halfWidth)
             return n;
     }

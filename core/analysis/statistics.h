@@ -34,7 +34,7 @@ MeanDifference welchInterval(const SampleStats &a, const SampleStats &b, double 
 // Seeds per side (at least `n` now on the larger side) that would bring Welch's half-width to
 // `halfWidth`, if both sides kept their standard deviations: pooled sd, equal sample sizes.
 // Returns `limit` when even that many would not.
-int64_t seedsForHalfWidth(const SampleStats &a, const SampleStats &b, double halfWidth,
-                          double confidence = 0.95, int64_t limit = 1000);
+int64_t seedsForHalfWidth(const SampleStats &a, const SampleStats &b, double halfWidth, double confidence = 0.95,
+                          int64_t limit = 1000);
 
 } // namespace optlog

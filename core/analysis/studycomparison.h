@@ -15,8 +15,8 @@ struct ComparisonRequest
 {
     // Groups (a run's replicates over seeds), run names or ids; empty: every group of the study.
     std::vector<std::string> runs;
-    std::string baseline;           // a group, run name or id; empty: the first compared group
-    double tolerance = 0.02;        // nats per token counted as noise
+    std::string baseline;                          // a group, run name or id; empty: the first compared group
+    double tolerance = 0.02;                       // nats per token counted as noise
     std::map<std::string, std::string> baselineOf; // group -> its own baseline group (a study plan's)
 };
 

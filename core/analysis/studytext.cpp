@@ -40,11 +40,12 @@ std::string formatRunList(const Store &store, const RunFilter &filter)
         const RunSummary s = summarize(run, metrics, store.validation(run.id), store.memory(run.id));
         const long long steps = metrics.empty() ? 0 : static_cast<long long>(metrics.back().step + 1);
         const long long tokens = metrics.empty() ? 0 : static_cast<long long>(metrics.back().tokens);
-        const std::string tags = printable(tagsText(run)) + (run.archived ? (run.tags.empty() ? "" : " ") + std::string("[archived]") : "");
+        const std::string tags = printable(tagsText(run))
+                                 + (run.archived ? (run.tags.empty() ? "" : " ") + std::string("[archived]") : "");
         out += formatted("%4lld  %-26s %-22s %7lld %10lld %9s %10.0f %11s  %s\n", static_cast<long long>(run.id),
-                printable(run.name).c_str(), outcomeText(run).c_str(), steps, tokens,
-                s.validation.empty() ? "-" : std::to_string(s.validation.back().loss).substr(0, 6).c_str(),
-                s.throughput.median, s.peakBytes ? formatBytes(s.peakBytes).c_str() : "-", tags.c_str());
+                         printable(run.name).c_str(), outcomeText(run).c_str(), steps, tokens,
+                         s.validation.empty() ? "-" : std::to_string(s.validation.back().loss).substr(0, 6).c_str(),
+                         s.throughput.median, s.peakBytes ? formatBytes(s.peakBytes).c_str() : "-", tags.c_str());
     }
     if (shown < runs)
         out += formatted("(%zu of %zu runs shown%s)\n", shown, runs,
@@ -83,11 +84,12 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
 {
     const RunSummary s = summarize(store, run);
     std::string out;
-    out += formatted("run %lld: %s (group %s)\noutcome: %s%s\ncreated: %s  finished: %s  pid %lld on %s\nparameters: %lld\n",
-            static_cast<long long>(run.id), printable(run.name).c_str(), printable(run.group).c_str(),
-            outcomeText(run).c_str(), run.message.empty() ? "" : (" (" + printable(run.message) + ")").c_str(), run.createdAt.c_str(),
-            run.finishedAt.c_str(), static_cast<long long>(run.pid), run.host.c_str(),
-            static_cast<long long>(s.parameters));
+    out += formatted(
+        "run %lld: %s (group %s)\noutcome: %s%s\ncreated: %s  finished: %s  pid %lld on %s\nparameters: %lld\n",
+        static_cast<long long>(run.id), printable(run.name).c_str(), printable(run.group).c_str(),
+        outcomeText(run).c_str(), run.message.empty() ? "" : (" (" + printable(run.message) + ")").c_str(),
+        run.createdAt.c_str(), run.finishedAt.c_str(), static_cast<long long>(run.pid), run.host.c_str(),
+        static_cast<long long>(s.parameters));
     if (!run.tags.empty())
         out += "tags: " + printable(tagsText(run)) + "\n";
     if (run.archived)
@@ -104,13 +106,14 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
             out += "  " + printable(line) + "\n";
     }
     out += formatted("steady-state throughput: %.0f tokens/s (p10 %.0f, p90 %.0f, over %lld steps after warm-up)\n",
-            s.throughput.median, s.throughput.p10, s.throughput.p90, static_cast<long long>(s.throughput.steps));
+                     s.throughput.median, s.throughput.p10, s.throughput.p90,
+                     static_cast<long long>(s.throughput.steps));
     if (!s.validation.empty()) {
         const ValidationPoint &last = s.validation.back();
         out += formatted("validation loss: %.4f at %lld tokens", last.loss, static_cast<long long>(last.tokens));
         if (!std::isnan(last.samplingError()))
-            out += formatted(" (the validation set's own standard error ±%.4f over %lld sequences)", last.samplingError(),
-                             static_cast<long long>(last.sequences));
+            out += formatted(" (the validation set's own standard error ±%.4f over %lld sequences)",
+                             last.samplingError(), static_cast<long long>(last.sequences));
         out += "\n";
     }
     if (const std::string unstable = instabilityText(s.instabilities); !unstable.empty())
@@ -131,13 +134,13 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
     for (const RoleMemory &line : memoryByRole(s.memory)) {
         const bool both = line.predicted >= 0 && line.measured >= 0;
         out += formatted("  %-22s %-10s %12s %12s %12s\n", memoryRoleName(line.role), line.dtype.c_str(),
-                line.predicted >= 0 ? formatBytes(line.predicted).c_str() : "-",
-                line.measured >= 0 ? formatBytes(line.measured).c_str() : "-",
-                both ? formatBytes(line.measured - line.predicted).c_str() : "-");
+                         line.predicted >= 0 ? formatBytes(line.predicted).c_str() : "-",
+                         line.measured >= 0 ? formatBytes(line.measured).c_str() : "-",
+                         both ? formatBytes(line.measured - line.predicted).c_str() : "-");
     }
     if (!s.ranks.empty())
-        out += "\nranks (data parallel" + (s.config ? ", ZeRO stage " + std::to_string(s.config->distributed.zeroStage)
-                                                    : std::string())
+        out += "\nranks (data parallel"
+               + (s.config ? ", ZeRO stage " + std::to_string(s.config->distributed.zeroStage) : std::string())
                + "; memory measured / predicted):\n" + alignedTable(rankHeader(), rankRows(s), "  ");
     if (!s.weightFiles.empty()) {
         int64_t bytes = 0;
@@ -200,47 +203,67 @@ std::string studyJson(const Store &store)
                             {"config_toml", run.configToml}};
         r["environment"] = run.environmentJson.empty() ? nlohmann::json() : environmentOf(run);
         for (const auto &m : store.metrics(run.id)) {
-            r["metrics"].push_back({{"step", m.step}, {"tokens", m.tokens}, {"train_loss", m.trainLoss},
-                                    {"learning_rate", m.learningRate}, {"grad_norm", m.gradNorm},
-                                    {"step_seconds", m.stepSeconds}, {"tokens_per_second", m.tokensPerSecond}});
+            r["metrics"].push_back({{"step", m.step},
+                                    {"tokens", m.tokens},
+                                    {"train_loss", m.trainLoss},
+                                    {"learning_rate", m.learningRate},
+                                    {"grad_norm", m.gradNorm},
+                                    {"step_seconds", m.stepSeconds},
+                                    {"tokens_per_second", m.tokensPerSecond}});
             if (m.communicationSeconds) // data parallel: rank 0's seconds in collectives, within the step's
                 r["metrics"].back()["communication_seconds"] = *m.communicationSeconds;
         }
         for (const RankRecord &rank : store.ranks(run.id)) {
             nlohmann::json memory = nlohmann::json::array();
             for (const auto &m : store.memory(run.id, rank.rank))
-                memory.push_back({{"role", memoryRoleName(m.role)}, {"dtype", m.dtype}, {"bytes", m.bytes},
+                memory.push_back({{"role", memoryRoleName(m.role)},
+                                  {"dtype", m.dtype},
+                                  {"bytes", m.bytes},
                                   {"source", memorySourceName(m.source)}});
-            r["ranks"].push_back({{"rank", rank.rank}, {"host", rank.host}, {"pid", rank.pid},
-                                  {"outcome", rank.outcome}, {"message", rank.message},
-                                  {"measured_steps", rank.measuredSteps}, {"step_seconds", rank.stepSeconds},
-                                  {"communication_seconds", rank.communicationSeconds},
-                                  {"environment", nlohmann::json::parse(rank.environmentJson.empty() ? "null"
-                                                                                                     : rank.environmentJson,
-                                                                        nullptr, false)},
-                                  {"memory", memory}});
+            r["ranks"].push_back(
+                {{"rank", rank.rank},
+                 {"host", rank.host},
+                 {"pid", rank.pid},
+                 {"outcome", rank.outcome},
+                 {"message", rank.message},
+                 {"measured_steps", rank.measuredSteps},
+                 {"step_seconds", rank.stepSeconds},
+                 {"communication_seconds", rank.communicationSeconds},
+                 {"environment",
+                  nlohmann::json::parse(rank.environmentJson.empty() ? "null" : rank.environmentJson, nullptr, false)},
+                 {"memory", memory}});
         }
         for (const auto &v : store.validation(run.id))
-            r["validation"].push_back({{"step", v.step}, {"tokens", v.tokens}, {"loss", v.loss},
-                                       {"sequences", v.sequences}, {"sequence_sd", v.sequenceSd}});
+            r["validation"].push_back({{"step", v.step},
+                                       {"tokens", v.tokens},
+                                       {"loss", v.loss},
+                                       {"sequences", v.sequences},
+                                       {"sequence_sd", v.sequenceSd}});
         for (const auto &m : store.memory(run.id))
-            r["memory"].push_back({{"role", memoryRoleName(m.role)}, {"dtype", m.dtype}, {"bytes", m.bytes},
+            r["memory"].push_back({{"role", memoryRoleName(m.role)},
+                                   {"dtype", m.dtype},
+                                   {"bytes", m.bytes},
                                    {"source", memorySourceName(m.source)}});
         for (const auto &e : store.events(run.id))
-            r["events"].push_back({{"at", e.at}, {"kind", eventKindName(e.kind)}, {"message", e.message},
+            r["events"].push_back({{"at", e.at},
+                                   {"kind", eventKindName(e.kind)},
+                                   {"message", e.message},
                                    {"step", e.step >= 0 ? nlohmann::json(e.step) : nlohmann::json(nullptr)}});
         // NaN (not applicable to the tensor) as null.
         const auto value = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
         for (const auto &n : store.numerics(run.id))
-            r["numerics"].push_back({{"step", n.step}, {"tensor", n.tensor}, {"fp16_underflow", value(n.fp16Underflow)},
+            r["numerics"].push_back({{"step", n.step},
+                                     {"tensor", n.tensor},
+                                     {"fp16_underflow", value(n.fp16Underflow)},
                                      {"fp16_subnormal", value(n.fp16Subnormal)},
-                                     {"scaled_underflow", value(n.scaledUnderflow)}, {"loss_scale", value(n.lossScale)},
+                                     {"scaled_underflow", value(n.scaledUnderflow)},
+                                     {"loss_scale", value(n.lossScale)},
                                      {"vanishing_updates", value(n.vanishingUpdates)},
                                      {"activation_max", value(n.activationMax)}});
         runs.push_back(r);
     }
-    return nlohmann::json{{"study", store.path()}, {"schema_version", store.schemaVersion()}, {"runs", runs}}.dump(
-               2, ' ', false, nlohmann::json::error_handler_t::replace)
+    return nlohmann::json{{"study", store.path()}, {"schema_version", store.schemaVersion()}, {"runs", runs}}
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
            + "\n";
 }
 

@@ -21,8 +21,8 @@ std::string studyFilePath(const std::string &name)
 {
     const char *xdg = std::getenv("XDG_DATA_HOME");
     const char *home = std::getenv("HOME");
-    const std::string folder =
-        (xdg && *xdg ? xdg : std::string(home && *home ? home : "/tmp") + "/.local/share") + "/optlog";
+    const std::string folder = (xdg && *xdg ? xdg : std::string(home && *home ? home : "/tmp") + "/.local/share")
+                               + "/optlog";
     std::error_code error;
     std::filesystem::create_directories(folder, error); // when it cannot, opening the study says why
     return folder + "/" + name;

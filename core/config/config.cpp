@@ -6,28 +6,69 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cmath>
-#include <type_traits>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <algorithm>
 #include <sstream>
+#include <type_traits>
 
 namespace optlog {
 
 namespace {
 
 // Where each section of the TOML lives in a RunConfig; top-level keys are in the RunConfig itself.
-template<typename Section> struct SectionOf;
-template<> struct SectionOf<ModelConfig> { static constexpr const char *name = "model"; static constexpr auto member = &RunConfig::model; };
-template<> struct SectionOf<DataConfig> { static constexpr const char *name = "data"; static constexpr auto member = &RunConfig::data; };
-template<> struct SectionOf<TrainConfig> { static constexpr const char *name = "train"; static constexpr auto member = &RunConfig::train; };
-template<> struct SectionOf<PrecisionConfig> { static constexpr const char *name = "precision"; static constexpr auto member = &RunConfig::precision; };
-template<> struct SectionOf<MemoryConfig> { static constexpr const char *name = "memory"; static constexpr auto member = &RunConfig::memory; };
-template<> struct SectionOf<RuntimeConfig> { static constexpr const char *name = "runtime"; static constexpr auto member = &RunConfig::runtime; };
-template<> struct SectionOf<DiagnosticsConfig> { static constexpr const char *name = "diagnostics"; static constexpr auto member = &RunConfig::diagnostics; };
-template<> struct SectionOf<DistributedConfig> { static constexpr const char *name = "distributed"; static constexpr auto member = &RunConfig::distributed; };
+template<typename Section>
+struct SectionOf;
+template<>
+struct SectionOf<ModelConfig>
+{
+    static constexpr const char *name = "model";
+    static constexpr auto member = &RunConfig::model;
+};
+template<>
+struct SectionOf<DataConfig>
+{
+    static constexpr const char *name = "data";
+    static constexpr auto member = &RunConfig::data;
+};
+template<>
+struct SectionOf<TrainConfig>
+{
+    static constexpr const char *name = "train";
+    static constexpr auto member = &RunConfig::train;
+};
+template<>
+struct SectionOf<PrecisionConfig>
+{
+    static constexpr const char *name = "precision";
+    static constexpr auto member = &RunConfig::precision;
+};
+template<>
+struct SectionOf<MemoryConfig>
+{
+    static constexpr const char *name = "memory";
+    static constexpr auto member = &RunConfig::memory;
+};
+template<>
+struct SectionOf<RuntimeConfig>
+{
+    static constexpr const char *name = "runtime";
+    static constexpr auto member = &RunConfig::runtime;
+};
+template<>
+struct SectionOf<DiagnosticsConfig>
+{
+    static constexpr const char *name = "diagnostics";
+    static constexpr auto member = &RunConfig::diagnostics;
+};
+template<>
+struct SectionOf<DistributedConfig>
+{
+    static constexpr const char *name = "distributed";
+    static constexpr auto member = &RunConfig::distributed;
+};
 
 // The numbers a field accepts: from `minimum` to `maximum` inclusive (below it when
 // `exclusiveMaximum`); a maximum of 0 means none.
@@ -151,7 +192,8 @@ void assign(const ConfigField &field, RunConfig &config, const toml::node &node)
             } else if constexpr (std::is_same_v<T, bool>) {
                 auto v = node.value_exact<bool>();
                 if (!v)
-                    throw ConfigError(field.path(), "config: " + field.path() + " = " + shown + ": expected true or false");
+                    throw ConfigError(field.path(),
+                                      "config: " + field.path() + " = " + shown + ": expected true or false");
                 *target = *v;
             } else {
                 auto v = node.value_exact<std::string>();
@@ -160,7 +202,7 @@ void assign(const ConfigField &field, RunConfig &config, const toml::node &node)
                 if (!field.choices.empty()
                     && std::find(field.choices.begin(), field.choices.end(), *v) == field.choices.end())
                     throw ConfigError(field.path(), "config: " + field.path() + " = " + shown + ": must be one of "
-                                      + joined(field.choices));
+                                                        + joined(field.choices));
                 *target = *v;
             }
         },
@@ -207,8 +249,8 @@ void applyTable(RunConfig &config, const toml::table &table, const std::string &
             const std::string innerKey(rawInnerKey.str());
             const ConfigField *field = findField(key, innerKey);
             if (!field)
-                throw ConfigError("config (" + origin + "): unknown key '" + key + "." + innerKey
-                                  + "'; known keys in [" + key + "]: " + joined(keysOf(key)));
+                throw ConfigError("config (" + origin + "): unknown key '" + key + "." + innerKey + "'; known keys in ["
+                                  + key + "]: " + joined(keysOf(key)));
             assign(*field, config, innerNode);
         }
     }
@@ -299,7 +341,8 @@ const std::vector<ConfigField> &configFields()
               "optimizer steps between those measurements (outside the step's time and its peak)", {1, 1000000}),
         field(&DistributedConfig::ranks, "ranks",
               "engine processes training data-parallel, each on its own microbatch: the step's batch is ranks x "
-              "microbatch x accumulation sequences", {1, 64}),
+              "microbatch x accumulation sequences",
+              {1, 64}),
         field(&DistributedConfig::zeroStage, "zero_stage",
               "ZeRO: 0 none; 1 shards AdamW's moments (and master weights) over the ranks; 2 also the gradients",
               {0, 2}),
@@ -384,9 +427,14 @@ void applyOverride(RunConfig &config, const std::string &assignment)
 
 int64_t parseBytes(const std::string &text, const std::string &what)
 {
-    static const std::vector<std::pair<std::string, double>> units = {
-        {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024},
-        {"KB", 1e3},     {"MB", 1e6},           {"GB", 1e9},                  {"B", 1}, {"", 1}};
+    static const std::vector<std::pair<std::string, double>> units = {{"KiB", 1024.0},
+                                                                      {"MiB", 1024.0 * 1024},
+                                                                      {"GiB", 1024.0 * 1024 * 1024},
+                                                                      {"KB", 1e3},
+                                                                      {"MB", 1e6},
+                                                                      {"GB", 1e9},
+                                                                      {"B", 1},
+                                                                      {"", 1}};
     size_t used = 0;
     double number = 0;
     try {
@@ -403,7 +451,8 @@ int64_t parseBytes(const std::string &text, const std::string &what)
         // A budget that converts to no bytes, or to none that fit, would silently mean "no budget".
         const double bytes = number * factor;
         if (!std::isfinite(bytes) || bytes >= 9.2e18)
-            throw ConfigError(what, "config: " + what + " = \"" + text + "\": not a finite size below 8 EiB; " + expected);
+            throw ConfigError(what,
+                              "config: " + what + " = \"" + text + "\": not a finite size below 8 EiB; " + expected);
         if (bytes < 1)
             throw ConfigError(what, "config: " + what + " = \"" + text + "\": less than one byte; " + expected);
         return int64_t(bytes);
@@ -415,18 +464,20 @@ const PrecisionMode &precisionModeNamed(const std::string &name)
 {
     const PrecisionMode *mode = findPrecisionMode(name);
     if (!mode)
-        throw ConfigError("precision.mode", "config: precision.mode = \"" + name + "\": must be one of " + joined(precisionModeNames()));
+        throw ConfigError("precision.mode",
+                          "config: precision.mode = \"" + name + "\": must be one of " + joined(precisionModeNames()));
     return *mode;
 }
 
 void requirePrecisionOnDevice(const PrecisionMode &mode, const std::string &device)
 {
     if (mode.cudaOnly && device != "cuda")
-        throw ConfigError("precision.mode", "config: precision.mode = \"" + mode.name
-                          + "\" needs a CUDA device, and runtime.device = \"" + device
-                          + "\": LibTorch 1.13 has no FP16 autocast and no FP16 matmul on the CPU. Set "
-                            "runtime.device = \"cuda\" on a GPU, or use \"autocast-bf16\" or \"master-bf16\" "
-                            "(BF16 has FP32's exponent range and needs no loss scaler).");
+        throw ConfigError("precision.mode",
+                          "config: precision.mode = \"" + mode.name + "\" needs a CUDA device, and runtime.device = \""
+                              + device
+                              + "\": LibTorch 1.13 has no FP16 autocast and no FP16 matmul on the CPU. Set "
+                                "runtime.device = \"cuda\" on a GPU, or use \"autocast-bf16\" or \"master-bf16\" "
+                                "(BF16 has FP32's exponent range and needs no loss scaler).");
 }
 
 // A name is shown in tables, reports and the window's lists: one line, in reading order, of
@@ -450,35 +501,41 @@ void validate(const RunConfig &c)
         parseBytes(c.memory.budget, "memory.budget");
     requirePrecisionOnDevice(precisionModeOf(c), c.runtime.device);
     if (!c.memory.budget.empty() && c.runtime.device != "cpu")
-        throw ConfigError("memory.budget", "config: memory.budget = \"" + c.memory.budget + "\" with runtime.device = \""
-                          + c.runtime.device + "\": the budget rehearses a device's limit on the CPU's allocator; "
-                          "on a GPU its own memory is the limit. Leave memory.budget empty, or set runtime.device = \"cpu\"");
+        throw ConfigError(
+            "memory.budget",
+            "config: memory.budget = \"" + c.memory.budget + "\" with runtime.device = \"" + c.runtime.device
+                + "\": the budget rehearses a device's limit on the CPU's allocator; "
+                  "on a GPU its own memory is the limit. Leave memory.budget empty, or set runtime.device = \"cpu\"");
     if (c.model.width % c.model.heads != 0)
         throw ConfigError("model.width", "config: model.width = " + std::to_string(c.model.width)
-                          + ": must be divisible by model.heads = " + std::to_string(c.model.heads));
+                                             + ": must be divisible by model.heads = " + std::to_string(c.model.heads));
     if (c.train.minLearningRate > c.train.learningRate)
-        throw ConfigError("train.min_learning_rate", "config: train.min_learning_rate = " + formatNumber(c.train.minLearningRate)
-                          + ": must not exceed train.learning_rate = " + formatNumber(c.train.learningRate));
+        throw ConfigError("train.min_learning_rate",
+                          "config: train.min_learning_rate = " + formatNumber(c.train.minLearningRate)
+                              + ": must not exceed train.learning_rate = " + formatNumber(c.train.learningRate));
     if (c.memory.warmupSteps >= c.train.steps)
         throw ConfigError("memory.warmup_steps", "config: memory.warmup_steps = " + std::to_string(c.memory.warmupSteps)
-                          + ": must be below train.steps = " + std::to_string(c.train.steps)
-                          + " so that at least one complete step is measured");
+                                                     + ": must be below train.steps = " + std::to_string(c.train.steps)
+                                                     + " so that at least one complete step is measured");
     const bool needsPath = c.data.corpus == "text" || c.data.corpus == "tokens";
     if (needsPath && c.data.path.empty())
-        throw ConfigError("data.path", "config: data.path is empty: data.corpus = \"" + c.data.corpus
-                          + "\" needs a path (a UTF-8 text file, or a folder with train.bin and val.bin)");
+        throw ConfigError("data.path",
+                          "config: data.path is empty: data.corpus = \"" + c.data.corpus
+                              + "\" needs a path (a UTF-8 text file, or a folder with train.bin and val.bin)");
     if (c.distributed.zeroStage > 0 && c.distributed.ranks < 2)
-        throw ConfigError("distributed.zero_stage", "config: distributed.zero_stage = "
-                          + std::to_string(c.distributed.zeroStage) + " shards over ranks, but distributed.ranks = 1: "
-                          "set distributed.ranks to 2 or more, or distributed.zero_stage = 0");
+        throw ConfigError("distributed.zero_stage",
+                          "config: distributed.zero_stage = " + std::to_string(c.distributed.zeroStage)
+                              + " shards over ranks, but distributed.ranks = 1: "
+                                "set distributed.ranks to 2 or more, or distributed.zero_stage = 0");
     if (c.distributed.ranks > 1 && c.train.checkpointInterval > 0)
-        throw ConfigError("train.checkpoint_interval", "config: train.checkpoint_interval = "
-                          + std::to_string(c.train.checkpointInterval) + " with distributed.ranks = "
-                          + std::to_string(c.distributed.ranks) + ": a run over several ranks cannot be resumed yet "
-                          "(its optimizer state and random streams are spread over the ranks); set it to 0");
+        throw ConfigError("train.checkpoint_interval",
+                          "config: train.checkpoint_interval = " + std::to_string(c.train.checkpointInterval)
+                              + " with distributed.ranks = " + std::to_string(c.distributed.ranks)
+                              + ": a run over several ranks cannot be resumed yet "
+                                "(its optimizer state and random streams are spread over the ranks); set it to 0");
     if (c.data.corpus != "tokens" && c.model.vocabSize < 256)
         throw ConfigError("model.vocab_size", "config: model.vocab_size = " + std::to_string(c.model.vocabSize)
-                          + ": byte-level text needs at least 256");
+                                                  + ": byte-level text needs at least 256");
 }
 
 std::string toToml(const RunConfig &config)

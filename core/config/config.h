@@ -25,10 +25,10 @@ struct ModelConfig
 
 struct DataConfig
 {
-    std::string corpus = "fortunes";  // fortunes | generated | text | tokens
-    std::string path;                 // text: a UTF-8 file; tokens: a folder with train.bin and val.bin
-    double validationFraction = 0.1;  // share of a text corpus held out for validation (its tail)
-    int64_t evalSequences = 32;       // sequences in the fixed validation set
+    std::string corpus = "fortunes"; // fortunes | generated | text | tokens
+    std::string path;                // text: a UTF-8 file; tokens: a folder with train.bin and val.bin
+    double validationFraction = 0.1; // share of a text corpus held out for validation (its tail)
+    int64_t evalSequences = 32;      // sequences in the fixed validation set
 };
 
 struct TrainConfig
@@ -44,8 +44,8 @@ struct TrainConfig
     double beta1 = 0.9;
     double beta2 = 0.95;
     double eps = 1e-8;
-    double gradClip = 1.0;         // max global gradient norm; 0 turns clipping off
-    int64_t evalInterval = 50;     // optimizer steps between validations (and always at the end)
+    double gradClip = 1.0;          // max global gradient norm; 0 turns clipping off
+    int64_t evalInterval = 50;      // optimizer steps between validations (and always at the end)
     int64_t checkpointInterval = 0; // optimizer steps between checkpoints to resume from; 0: none
 };
 
@@ -56,17 +56,17 @@ struct PrecisionConfig
 
 struct MemoryConfig
 {
-    int64_t warmupSteps = 3;     // steps excluded from the peak and from steady-state throughput
-    int64_t checkpointEvery = 0; // activation checkpointing: 0 none, 1 every block, k every k-th block
+    int64_t warmupSteps = 3;         // steps excluded from the peak and from steady-state throughput
+    int64_t checkpointEvery = 0;     // activation checkpointing: 0 none, 1 every block, k every k-th block
     std::string attention = "naive"; // naive | chunked | sdpa (LibTorch 2.x)
-    int64_t attentionChunk = 64; // queries per chunk when attention = chunked
-    std::string budget;          // allocator budget to rehearse, e.g. "512MiB"; empty = none
+    int64_t attentionChunk = 64;     // queries per chunk when attention = chunked
+    std::string budget;              // allocator budget to rehearse, e.g. "512MiB"; empty = none
 };
 
 struct RuntimeConfig
 {
-    int64_t threads = 0;     // intra-op threads; 0 = the measured default for this machine
-    int64_t blasThreads = 0; // BLAS threads; 0 = same as threads
+    int64_t threads = 0;          // intra-op threads; 0 = the measured default for this machine
+    int64_t blasThreads = 0;      // BLAS threads; 0 = same as threads
     int64_t speedProbeEvery = 25; // optimizer steps between timings of the reference kernel; 0 = never
     std::string device = "cpu";   // cpu | cuda (the first visible GPU; CUDA_VISIBLE_DEVICES picks another)
     std::string gemm = "auto";    // auto | onednn | aten: the library of FP32 CPU matrix products
@@ -75,26 +75,26 @@ struct RuntimeConfig
 // Data-parallel training over ranks (engine processes) on torch.distributed's c10d with Gloo.
 struct DistributedConfig
 {
-    int64_t ranks = 1;        // engine processes that train the run together; each a microbatch per step
-    int64_t zeroStage = 0;    // 0 plain data parallel; 1 shards AdamW's moments and master weights; 2 also gradients
-    int64_t bucketMib = 25;   // gradients are reduced (and ZeRO's weights gathered) in buckets of this size
-    int64_t timeout = 60;     // seconds a rank waits for the others before the run fails
+    int64_t ranks = 1;      // engine processes that train the run together; each a microbatch per step
+    int64_t zeroStage = 0;  // 0 plain data parallel; 1 shards AdamW's moments and master weights; 2 also gradients
+    int64_t bucketMib = 25; // gradients are reduced (and ZeRO's weights gathered) in buckets of this size
+    int64_t timeout = 60;   // seconds a rank waits for the others before the run fails
 };
 
 // What the engine watches beside training: instability, and what 16-bit formats would do.
 struct DiagnosticsConfig
 {
-    double lossSpikeFactor = 1.5;    // a train loss this many times its running median is a spike
-    double gradNormSpikeFactor = 5;  // likewise for the gradient norm
-    int64_t spikeWindow = 25;        // optimizer steps the running medians are taken over
-    bool numerics = true;            // measure FP16 underflow, BF16 vanishing updates, activation range
-    int64_t numericsEvery = 25;      // optimizer steps between those measurements
+    double lossSpikeFactor = 1.5;   // a train loss this many times its running median is a spike
+    double gradNormSpikeFactor = 5; // likewise for the gradient norm
+    int64_t spikeWindow = 25;       // optimizer steps the running medians are taken over
+    bool numerics = true;           // measure FP16 underflow, BF16 vanishing updates, activation range
+    int64_t numericsEvery = 25;     // optimizer steps between those measurements
 };
 
 struct RunConfig
 {
-    std::string name;   // run name shown in tables; empty = derived from preset and overrides
-    std::string group;  // the replicates of one run over seeds share it; empty = the run's name
+    std::string name;  // run name shown in tables; empty = derived from preset and overrides
+    std::string group; // the replicates of one run over seeds share it; empty = the run's name
     ModelConfig model;
     DataConfig data;
     TrainConfig train;
@@ -118,12 +118,12 @@ struct ConfigField
     using Ref = std::variant<int64_t *, double *, bool *, std::string *>;
     std::string section; // "" for top-level keys
     std::string key;
-    std::string help;                       // one line, with the unit
+    std::string help; // one line, with the unit
     std::function<Ref(RunConfig &)> ref;
-    double minimum = 0;                     // numbers: inclusive lower bound
-    double maximum = 0;                     // numbers: inclusive upper bound; 0 = none
+    double minimum = 0; // numbers: inclusive lower bound
+    double maximum = 0; // numbers: inclusive upper bound; 0 = none
     bool exclusiveMaximum = false;
-    std::vector<std::string> choices;       // strings: allowed values; empty = any
+    std::vector<std::string> choices; // strings: allowed values; empty = any
 
     std::string path() const { return section.empty() ? key : section + "." + key; }
 };
@@ -149,7 +149,10 @@ void validate(const RunConfig &config);
 // The precision table's row of a mode name; throws ConfigError naming precision.mode and the known
 // modes when the table has none.
 const PrecisionMode &precisionModeNamed(const std::string &name);
-inline const PrecisionMode &precisionModeOf(const RunConfig &config) { return precisionModeNamed(config.precision.mode); }
+inline const PrecisionMode &precisionModeOf(const RunConfig &config)
+{
+    return precisionModeNamed(config.precision.mode);
+}
 
 // The FP16 modes run on CUDA only (LibTorch 1.13 has no FP16 autocast and no FP16 matmul on the
 // CPU): on another device, throws ConfigError with the reason and the BF16 alternative.
@@ -177,8 +180,7 @@ struct FieldComparison
 std::vector<FieldComparison> compareConfigs(const std::vector<RunConfig> &configs);
 
 // Builds the config of `optlog run`: defaults, then the preset, then the file, then overrides.
-RunConfig loadRunConfig(const std::string &preset, const std::string &file,
-                        const std::vector<std::string> &overrides);
+RunConfig loadRunConfig(const std::string &preset, const std::string &file, const std::vector<std::string> &overrides);
 // The config of a run made from a stored one (`optlog run --from`): the stored TOML, in a group of
 // its own, then overrides. `origin` names the stored run in messages.
 RunConfig loadDerivedConfig(const std::string &storedToml, const std::string &origin,

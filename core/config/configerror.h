@@ -15,13 +15,11 @@ class ConfigError : public InputError
 public:
     explicit ConfigError(const std::string &message)
         : InputError(message)
-    {
-    }
+    { }
     ConfigError(std::string field, const std::string &message)
         : InputError(message)
         , m_field(std::move(field))
-    {
-    }
+    { }
 
     // The dotted path of the field the message is about ("train.steps"); for a rule between
     // fields, the first it names. Empty when no one field is wrong (a file that is not TOML, an

@@ -80,9 +80,21 @@ const std::map<std::string, std::string> &studyTexts()
 
 } // namespace
 
-std::vector<std::string> presetNames() { return namesOf(presetTexts()); }
-std::string presetText(const std::string &name) { return lookup(presetTexts(), name, "preset"); }
-std::vector<std::string> studyNames() { return namesOf(studyTexts()); }
-std::string studyText(const std::string &name) { return lookup(studyTexts(), name, "study"); }
+std::vector<std::string> presetNames()
+{
+    return namesOf(presetTexts());
+}
+std::string presetText(const std::string &name)
+{
+    return lookup(presetTexts(), name, "preset");
+}
+std::vector<std::string> studyNames()
+{
+    return namesOf(studyTexts());
+}
+std::string studyText(const std::string &name)
+{
+    return lookup(studyTexts(), name, "study");
+}
 
 } // namespace optlog

@@ -17,9 +17,9 @@ struct PlannedRun
     std::string preset;
     std::string configFile; // a TOML config applied after the preset; empty = none
     std::vector<std::string> overrides;
-    std::string baseline; // compared against this run instead of the study's baseline; empty = the study's
-    int64_t repeats = 1;         // replicates over seeds: 1 to kMaxRepeats
-    std::vector<int64_t> seeds;  // their train.seed values; empty = repeats seeds from the config's own
+    std::string baseline;       // compared against this run instead of the study's baseline; empty = the study's
+    int64_t repeats = 1;        // replicates over seeds: 1 to kMaxRepeats
+    std::vector<int64_t> seeds; // their train.seed values; empty = repeats seeds from the config's own
     // Made from a stored run ("run again with changes"): `optlog run --from`'s STUDY:RUN and that
     // run's config, which the overrides then change (instead of a preset and a file).
     std::string from;
@@ -43,8 +43,8 @@ std::vector<PlannedRun> replicatesOf(const PlannedRun &run);
 struct StudyPlan
 {
     std::string name;
-    std::string baseline;     // run name the others are compared against
-    double tolerance = 0.02;  // nats per token: validation-loss difference counted as noise
+    std::string baseline;    // run name the others are compared against
+    double tolerance = 0.02; // nats per token: validation-loss difference counted as noise
     std::vector<PlannedRun> runs;
 };
 

@@ -31,8 +31,8 @@ std::vector<std::string> splitSweepValues(const std::string &commaSeparated)
     std::string::size_type start = 0;
     while (start <= commaSeparated.size()) {
         const auto comma = commaSeparated.find(',', start);
-        const std::string value =
-            trimmed(commaSeparated.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        const std::string value = trimmed(
+            commaSeparated.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
         if (!value.empty())
             values.push_back(value);
         if (comma == std::string::npos)

@@ -12,10 +12,10 @@ namespace optlog {
 // a technique does, and the best choice differs between FP32 (OpenBLAS) and BF16 (oneDNN).
 struct TunedSettings
 {
-    int threads = 0;               // intra-op and BLAS threads
-    std::string waitPolicy;        // OMP_WAIT_POLICY: PASSIVE | ACTIVE
-    std::string coreType;          // OPENBLAS_CORETYPE to set; empty = leave OpenBLAS's own choice
-    double tokensPerSecond = 0;    // measured with these settings
+    int threads = 0;                   // intra-op and BLAS threads
+    std::string waitPolicy;            // OMP_WAIT_POLICY: PASSIVE | ACTIVE
+    std::string coreType;              // OPENBLAS_CORETYPE to set; empty = leave OpenBLAS's own choice
+    double tokensPerSecond = 0;        // measured with these settings
     double untunedTokensPerSecond = 0; // measured with optlog's defaults, in the same alternation
 };
 
@@ -29,12 +29,12 @@ inline constexpr const char *kUntunedWaitPolicy = "PASSIVE";
 struct TuneCandidate
 {
     int threads = 1;
-    std::string waitPolicy;  // PASSIVE | ACTIVE
-    std::string coreType;    // empty: OpenBLAS's own choice
+    std::string waitPolicy; // PASSIVE | ACTIVE
+    std::string coreType;   // empty: OpenBLAS's own choice
     std::vector<double> tokensPerSecond;
 
-    std::string label() const; // "2 threads, PASSIVE, Haswell"
-    double median() const;     // 0 before any round
+    std::string label() const;              // "2 threads, PASSIVE, Haswell"
+    double median() const;                  // 0 before any round
     bool isUntunedDefault(int cores) const; // what `optlog run` does without a tuning
 };
 

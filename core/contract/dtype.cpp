@@ -28,9 +28,18 @@ const DtypeFacts &factsOf(Dtype dtype)
 
 } // namespace
 
-const char *dtypeName(Dtype dtype) { return factsOf(dtype).name; }
-const char *shortDtypeName(Dtype dtype) { return factsOf(dtype).shortName; }
-int dtypeBytes(Dtype dtype) { return factsOf(dtype).bytes; }
+const char *dtypeName(Dtype dtype)
+{
+    return factsOf(dtype).name;
+}
+const char *shortDtypeName(Dtype dtype)
+{
+    return factsOf(dtype).shortName;
+}
+int dtypeBytes(Dtype dtype)
+{
+    return factsOf(dtype).bytes;
+}
 
 std::string shortDtype(const std::string &name)
 {

@@ -81,8 +81,7 @@ class Fields
 public:
     explicit Fields(const nlohmann::json &object)
         : m_object(object)
-    {
-    }
+    { }
 
     bool has(const char *key) const { return m_object.contains(key); }
 
@@ -217,8 +216,9 @@ RunFinished readFinished(const Fields &f)
     const std::string name = f.text(kOutcome);
     const std::optional<Outcome> outcome = outcomeNamed(name);
     if (!outcome)
-        throw FormatError("'outcome' is '" + name + "', which is not an outcome (completed, diverged, failed, "
-                          "cancelled, oom, crashed)");
+        throw FormatError("'outcome' is '" + name
+                          + "', which is not an outcome (completed, diverged, failed, "
+                            "cancelled, oom, crashed)");
     return {*outcome, f.integer(kStep), f.text(kMessage)};
 }
 

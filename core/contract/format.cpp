@@ -68,14 +68,20 @@ Utf8Character decodeUtf8(const std::string &text, size_t at)
     return {codePoint, length};
 }
 
-bool isControl(int32_t c) { return c < 0x20 || (c >= 0x7F && c <= 0x9F); }
+bool isControl(int32_t c)
+{
+    return c < 0x20 || (c >= 0x7F && c <= 0x9F);
+}
 
 bool isBidiControl(int32_t c)
 {
     return c == 0x061C || c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
 }
 
-std::string codePointText(int32_t c) { return formatted("U+%04X", static_cast<unsigned>(c)); }
+std::string codePointText(int32_t c)
+{
+    return formatted("U+%04X", static_cast<unsigned>(c));
+}
 
 } // namespace
 

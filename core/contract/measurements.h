@@ -16,12 +16,12 @@ namespace optlog {
 
 struct StepMetrics
 {
-    int64_t step = 0;         // optimizer step, from 0
-    int64_t tokens = 0;       // tokens seen after this step
-    double trainLoss = 0;     // mean over the step's microbatches, nats per token
+    int64_t step = 0;     // optimizer step, from 0
+    int64_t tokens = 0;   // tokens seen after this step
+    double trainLoss = 0; // mean over the step's microbatches, nats per token
     double learningRate = 0;
-    double gradNorm = 0;      // global norm before clipping
-    double stepSeconds = 0;   // wall time of the whole step, optimizer included
+    double gradNorm = 0;    // global norm before clipping
+    double stepSeconds = 0; // wall time of the whole step, optimizer included
     double tokensPerSecond = 0;
     double lossScale = 0;     // the loss scaler's scale after the step; 0 without a scaler
     bool skipped = false;     // the scaler found an inf or NaN gradient and skipped the step
@@ -73,7 +73,7 @@ struct TensorNumerics
 struct MemoryRow
 {
     MemoryRole role = MemoryRole::Peak;
-    std::string dtype;  // float32, bfloat16, ...; "mixed" or "" where a role holds several
+    std::string dtype; // float32, bfloat16, ...; "mixed" or "" where a role holds several
     int64_t bytes = 0;
     MemorySource source = MemorySource::Measured;
 };
@@ -85,8 +85,8 @@ enum class WeightFileKind { Final, Checkpoint };
 struct WeightFile
 {
     WeightFileKind kind = WeightFileKind::Final;
-    int64_t step = -1;     // the last optimizer step the file holds
-    std::string path;      // relative to the study's folder
+    int64_t step = -1; // the last optimizer step the file holds
+    std::string path;  // relative to the study's folder
     int64_t bytes = 0;
     std::string sha256;    // of the whole file, lower-case hex
     std::string writtenAt; // ISO 8601, UTC
@@ -109,23 +109,23 @@ struct TensorSensitivity
 // windows. Every byte is counted from the packed tensors themselves.
 struct QuantizationResult
 {
-    std::string scheme;        // int8 | int4 | int4-asym | nf4 | mixed
-    int64_t groupSize = 0;     // weights per scale; 0: one scale per output channel (int8)
-    std::string tensors;       // the pattern of the tensors it quantized
-    std::string int8Tensors;   // mixed: the tensors kept in int8 (comma-separated)
+    std::string scheme;           // int8 | int4 | int4-asym | nf4 | mixed
+    int64_t groupSize = 0;        // weights per scale; 0: one scale per output channel (int8)
+    std::string tensors;          // the pattern of the tensors it quantized
+    std::string int8Tensors;      // mixed: the tensors kept in int8 (comma-separated)
     int64_t quantizedWeights = 0; // elements quantized
     int64_t totalWeights = 0;     // every parameter's elements
     int64_t codeBytes = 0;        // the packed codes (two 4-bit codes per byte)
     int64_t scaleBytes = 0;
     int64_t zeroPointBytes = 0;
-    int64_t floatBytes = 0;       // what stays in floating point: embeddings unless quantized, LayerNorm, biases
-    std::string floatDtype;       // of those
-    int64_t workspaceBytes = 0;   // measured: dequantizing the largest quantized tensor
-    int64_t activationBytes = 0;  // measured: one inference forward over a validation batch
-    double baseLoss = 0;          // validation loss of the unquantized weights
-    double loss = 0;              // validation loss of the quantized weights
-    double kl = 0;                // mean KL(unquantized || quantized) of the next-token distribution, nats
-    double top1Agreement = 0;     // share of positions whose most likely token is unchanged
+    int64_t floatBytes = 0;      // what stays in floating point: embeddings unless quantized, LayerNorm, biases
+    std::string floatDtype;      // of those
+    int64_t workspaceBytes = 0;  // measured: dequantizing the largest quantized tensor
+    int64_t activationBytes = 0; // measured: one inference forward over a validation batch
+    double baseLoss = 0;         // validation loss of the unquantized weights
+    double loss = 0;             // validation loss of the quantized weights
+    double kl = 0;               // mean KL(unquantized || quantized) of the next-token distribution, nats
+    double top1Agreement = 0;    // share of positions whose most likely token is unchanged
     std::vector<TensorSensitivity> sensitivity; // largest loss delta first
     std::string createdAt;
 

@@ -30,9 +30,18 @@ bool isPeakPart(MemoryRole role)
     return std::find(std::begin(kPeakParts), std::end(kPeakParts), role) != std::end(kPeakParts);
 }
 
-const char *memoryRoleName(MemoryRole role) { return nameIn(kRoleNames, role); }
-const char *memoryRoleLabel(MemoryRole role) { return labelIn(kRoleNames, role); }
-std::optional<MemoryRole> memoryRoleNamed(const std::string &name) { return valueNamed(kRoleNames, name); }
+const char *memoryRoleName(MemoryRole role)
+{
+    return nameIn(kRoleNames, role);
+}
+const char *memoryRoleLabel(MemoryRole role)
+{
+    return labelIn(kRoleNames, role);
+}
+std::optional<MemoryRole> memoryRoleNamed(const std::string &name)
+{
+    return valueNamed(kRoleNames, name);
+}
 
 const char *memorySourceName(MemorySource source)
 {

@@ -14,20 +14,20 @@ enum class MemoryRole {
     MasterWeights,
     OptimizerState,
     CommunicationBuffers, // data parallel: the flat FP32 buckets gradients are reduced (and weights gathered) in
-    SavedActivations, // what autograd keeps from one microbatch's forward pass
-    Temporaries,      // the rest of a step's peak: input batches, backward's transients
-    Peak,             // the allocator's high-water mark over complete steps after warm-up
-    PeakReserved,     // CUDA: what the caching allocator held from the driver
-    PeakRss,          // the process's high-water mark: libraries and buffers outside the allocator too
+    SavedActivations,     // what autograd keeps from one microbatch's forward pass
+    Temporaries,          // the rest of a step's peak: input batches, backward's transients
+    Peak,                 // the allocator's high-water mark over complete steps after warm-up
+    PeakReserved,         // CUDA: what the caching allocator held from the driver
+    PeakRss,              // the process's high-water mark: libraries and buffers outside the allocator too
 };
-inline constexpr MemoryRole kMemoryRoles[] = {
-    MemoryRole::Parameters,       MemoryRole::Gradients,   MemoryRole::MasterWeights,
-    MemoryRole::OptimizerState,   MemoryRole::CommunicationBuffers, MemoryRole::SavedActivations,
-    MemoryRole::Temporaries,      MemoryRole::Peak,        MemoryRole::PeakReserved,
-    MemoryRole::PeakRss};
+inline constexpr MemoryRole kMemoryRoles[] = {MemoryRole::Parameters,           MemoryRole::Gradients,
+                                              MemoryRole::MasterWeights,        MemoryRole::OptimizerState,
+                                              MemoryRole::CommunicationBuffers, MemoryRole::SavedActivations,
+                                              MemoryRole::Temporaries,          MemoryRole::Peak,
+                                              MemoryRole::PeakReserved,         MemoryRole::PeakRss};
 // The roles a peak is the sum of: the first seven.
-inline constexpr MemoryRole kPeakParts[] = {MemoryRole::Parameters,       MemoryRole::Gradients,
-                                            MemoryRole::MasterWeights,    MemoryRole::OptimizerState,
+inline constexpr MemoryRole kPeakParts[] = {MemoryRole::Parameters,           MemoryRole::Gradients,
+                                            MemoryRole::MasterWeights,        MemoryRole::OptimizerState,
                                             MemoryRole::CommunicationBuffers, MemoryRole::SavedActivations,
                                             MemoryRole::Temporaries};
 bool isPeakPart(MemoryRole role);

@@ -15,9 +15,9 @@ struct OutcomeFacts
 };
 
 constexpr OutcomeFacts kOutcomes[] = {
-    {Outcome::Completed, "completed", kExitOk},   {Outcome::Diverged, "diverged", kExitDiverged},
-    {Outcome::Failed, "failed", kExitFailed},     {Outcome::Cancelled, "cancelled", kExitCancelled},
-    {Outcome::Oom, "oom", kExitOutOfBudget},      {Outcome::Crashed, "crashed", kExitFailed},
+    {Outcome::Completed, "completed", kExitOk}, {Outcome::Diverged, "diverged", kExitDiverged},
+    {Outcome::Failed, "failed", kExitFailed},   {Outcome::Cancelled, "cancelled", kExitCancelled},
+    {Outcome::Oom, "oom", kExitOutOfBudget},    {Outcome::Crashed, "crashed", kExitFailed},
 };
 
 struct ExitCodeMeaning
@@ -27,12 +27,8 @@ struct ExitCodeMeaning
 };
 
 constexpr ExitCodeMeaning kExitCodes[] = {
-    {kExitOk, "completed"},
-    {kExitFailed, "failed"},
-    {kExitBadInput, "bad input (nothing written)"},
-    {kExitDiverged, "diverged"},
-    {kExitCancelled, "cancelled"},
-    {kExitOutOfBudget, "out of memory budget"},
+    {kExitOk, "completed"},      {kExitFailed, "failed"},       {kExitBadInput, "bad input (nothing written)"},
+    {kExitDiverged, "diverged"}, {kExitCancelled, "cancelled"}, {kExitOutOfBudget, "out of memory budget"},
 };
 
 const OutcomeFacts &factsOf(Outcome outcome)
@@ -42,7 +38,10 @@ const OutcomeFacts &factsOf(Outcome outcome)
 
 } // namespace
 
-const char *outcomeName(Outcome outcome) { return factsOf(outcome).name; }
+const char *outcomeName(Outcome outcome)
+{
+    return factsOf(outcome).name;
+}
 
 const char *outcomeName(const std::optional<Outcome> &outcome)
 {
@@ -55,7 +54,10 @@ std::optional<Outcome> outcomeNamed(const std::string &name)
     return facts ? std::optional(facts->outcome) : std::nullopt;
 }
 
-ExitCode exitCodeFor(Outcome outcome) { return factsOf(outcome).exitCode; }
+ExitCode exitCodeFor(Outcome outcome)
+{
+    return factsOf(outcome).exitCode;
+}
 
 std::optional<Outcome> outcomeForExitCode(int code)
 {

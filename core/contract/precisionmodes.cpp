@@ -56,8 +56,14 @@ std::string bytesText(const PrecisionMode &mode)
 
 } // namespace
 
-const char *precisionStateKey(PrecisionState state) { return factsOf(state).key; }
-const char *precisionStateLabel(PrecisionState state) { return factsOf(state).label; }
+const char *precisionStateKey(PrecisionState state)
+{
+    return factsOf(state).key;
+}
+const char *precisionStateLabel(PrecisionState state)
+{
+    return factsOf(state).label;
+}
 
 std::optional<Dtype> PrecisionMode::dtypeOf(PrecisionState state) const
 {
@@ -115,7 +121,9 @@ std::string precisionTableMarkdown()
         for (PrecisionState state : kPrecisionStates) {
             const std::optional<Dtype> dtype = mode.dtypeOf(state);
             out << " "
-                << (state == PrecisionState::Compute ? computeText(mode) : dtype ? shortDtypeName(*dtype) : "none")
+                << (state == PrecisionState::Compute ? computeText(mode)
+                    : dtype                          ? shortDtypeName(*dtype)
+                                                     : "none")
                 << " |";
         }
         out << " " << bytesText(mode) << " | " << (mode.cudaOnly ? "CUDA only: refused on the CPU" : "CPU, CUDA")

@@ -14,8 +14,8 @@ namespace optlog {
 // dtypes a run stores as read from its tensors.
 enum class PrecisionState { Weights, Gradients, MasterWeights, OptimizerState, Compute };
 inline constexpr PrecisionState kPrecisionStates[] = {PrecisionState::Weights, PrecisionState::Gradients,
-                                                      PrecisionState::MasterWeights,
-                                                      PrecisionState::OptimizerState, PrecisionState::Compute};
+                                                      PrecisionState::MasterWeights, PrecisionState::OptimizerState,
+                                                      PrecisionState::Compute};
 const char *precisionStateKey(PrecisionState state);   // "master_weights"
 const char *precisionStateLabel(PrecisionState state); // "master weights", "Adam m, v"
 

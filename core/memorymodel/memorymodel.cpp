@@ -23,8 +23,7 @@ struct Dtypes
         , residual(dtypeBytes(mode.weights))
         , pointwise(dtypeBytes(mode.compute))
         , autocast(mode.autocast)
-    {
-    }
+    { }
     double matmul;    // activations that matmul-class ops save (their inputs), in the compute dtype
     double residual;  // the residual stream, LayerNorm inputs: autocast leaves them in the weights' dtype
     double pointwise; // GELU and softmax inputs and outputs: they run on the matmuls' outputs
@@ -111,27 +110,26 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
         attention = 3 * BTC * d.matmul + chunks * kGeneratorState;
     } else {
         // (The causal mask is added in place, which saves nothing: masked_fill kept a T x T mask.)
-        attention = 3 * BTC * d.matmul           // Q, K^T and V, copied to contiguous for the batched matmuls
+        attention = 3 * BTC * d.matmul             // Q, K^T and V, copied to contiguous for the batched matmuls
                     + B * H * T * T * d.pointwise; // softmax output: the quadratic term
         if (dropout)
             attention += 2 * B * H * T * T * d.pointwise; // the mask, and the dropped weights the second bmm keeps
     }
     // What the MLP half of a block keeps; it is freed first in backward.
-    double mlp = 2 * B * T * kStats              // LayerNorm 2's mean and 1/std
-                 + BTC * d.residual              // residual after attention: LayerNorm 2's input
-                 + BTC * d.matmul                // LayerNorm 2 output, the MLP's input
-                 + 4 * BTC * d.pointwise         // MLP hidden before GELU
-                 + 4 * BTC * d.matmul            // GELU output, the projection's input
-                 + BTC * d.residual;             // block output: the next LayerNorm's input
-    double attentionHalf = 2 * B * T * kStats    // LayerNorm 1's mean and 1/std
-                           + BTC * d.matmul      // LayerNorm 1 output, the QKV matmul's input
-                           + attention
-                           + BTC * d.matmul;     // attention output, reshaped for the projection
+    double mlp = 2 * B * T * kStats                      // LayerNorm 2's mean and 1/std
+                 + BTC * d.residual                      // residual after attention: LayerNorm 2's input
+                 + BTC * d.matmul                        // LayerNorm 2 output, the MLP's input
+                 + 4 * BTC * d.pointwise                 // MLP hidden before GELU
+                 + 4 * BTC * d.matmul                    // GELU output, the projection's input
+                 + BTC * d.residual;                     // block output: the next LayerNorm's input
+    double attentionHalf = 2 * B * T * kStats            // LayerNorm 1's mean and 1/std
+                           + BTC * d.matmul              // LayerNorm 1 output, the QKV matmul's input
+                           + attention + BTC * d.matmul; // attention output, reshaped for the projection
     if (dropout) {
         // LibTorch 1.13's CPU dropout multiplies by a mask in its input's dtype; the product
         // keeps only the mask, as nothing needs the input's gradient through the mask.
-        mlp += BTC * d.matmul;                   // residual dropout after the MLP's projection
-        attentionHalf += BTC * d.matmul;         // and after attention's
+        mlp += BTC * d.matmul;           // residual dropout after the MLP's projection
+        attentionHalf += BTC * d.matmul; // and after attention's
     }
     // Autocast keeps the 16-bit copies of the block's matmul weights made during its forward.
     const double blockWeightCasts = d.autocast ? 12 * C * C * 2 : 0;
@@ -142,14 +140,14 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
         return config.memory.checkpointEvery > 0 && i % config.memory.checkpointEvery == 0;
     };
 
-    const double head = 2 * B * T * kStats        // final LayerNorm statistics
-                        + BTC * d.matmul          // final LayerNorm output, the head's input
-                        + B * T * V * 4           // log-softmax output: the loss is taken in FP32
+    const double head = 2 * B * T * kStats // final LayerNorm statistics
+                        + BTC * d.matmul   // final LayerNorm output, the head's input
+                        + B * T * V * 4    // log-softmax output: the loss is taken in FP32
                         + (d.autocast ? V * C * (m.tiedHead ? 1 : 2) * 2 : 0); // head weight cast
-    double saved = head + T * 8                   // position indices
-                   + BTC * d.residual;            // embedding sum: block 0's input
+    double saved = head + T * 8                                                // position indices
+                   + BTC * d.residual;                                         // embedding sum: block 0's input
     if (dropout)
-        saved += BTC * d.residual;                // embedding dropout's mask
+        saved += BTC * d.residual; // embedding dropout's mask
     for (int64_t i = 0; i < m.layers; ++i)
         saved += isCheckpointed(i) ? checkpointedBlock : block;
     e.roles.push_back({MemoryRole::SavedActivations, "mixed", 0, int64_t(saved),
@@ -158,7 +156,7 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
     // Temporaries: walk backward from the loss, freeing each part's saved tensors as its
     // gradient is done, and take the highest point of (still saved + transient) over the
     // saved total at the end of the forward.
-    const double gradientBuffers = 2 * BTC * 4;   // gradients of the residual stream in flight
+    const double gradientBuffers = 2 * BTC * 4; // gradients of the residual stream in flight
     // Attention backward, relative to what is still saved when it starts (the MLP half, the
     // projection input and the V copy are gone by then). Naive: the gradients of the softmax
     // weights and of the scores exist at once. Chunked: the chunks' backward runs last chunk first;
@@ -295,8 +293,8 @@ std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estima
                       formatBytes(r.bytes).c_str(), r.note.c_str());
         out << line;
     }
-    std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", "peak", "", "", formatBytes(estimate.peakBytes).c_str(),
-                  "the counting allocator's peak over a complete step");
+    std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", "peak", "", "",
+                  formatBytes(estimate.peakBytes).c_str(), "the counting allocator's peak over a complete step");
     out << line;
     out << "\nCross-check, Korthikanti et al. (16-bit activations with dropout masks): "
         << formatBytes(korthikantiActivationBytes(config.model, config.train.microbatch)) << " of activations\n";
@@ -317,10 +315,15 @@ std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estima
 
 std::string formatEstimateJson(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks)
 {
-    nlohmann::json out = {{"name", config.name}, {"precision", config.precision.mode}, {"peak_bytes", estimate.peakBytes}};
+    nlohmann::json out = {{"name", config.name},
+                          {"precision", config.precision.mode},
+                          {"peak_bytes", estimate.peakBytes}};
     for (const auto &r : estimate.roles)
-        out["roles"].push_back({{"role", memoryRoleName(r.role)}, {"dtype", r.dtype},
-                                {"bytes_per_element", r.bytesPerElement}, {"bytes", r.bytes}, {"note", r.note}});
+        out["roles"].push_back({{"role", memoryRoleName(r.role)},
+                                {"dtype", r.dtype},
+                                {"bytes_per_element", r.bytesPerElement},
+                                {"bytes", r.bytes},
+                                {"note", r.note}});
     for (const auto &z : zeroSharding(config, ranks))
         out["zero"].push_back({{"stage", z.stage}, {"ranks", z.ranks}, {"bytes_per_rank", z.bytesPerRank}});
     for (const auto &q : quantizedWeightRows(config.model))

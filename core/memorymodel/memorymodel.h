@@ -18,7 +18,7 @@ struct RoleEstimate
     std::string dtype;
     double bytesPerElement = 0; // 0 where a role mixes dtypes
     int64_t bytes = 0;
-    std::string note;           // what the figure counts, in a few words
+    std::string note; // what the figure counts, in a few words
 };
 
 struct MemoryEstimate

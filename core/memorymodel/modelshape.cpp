@@ -16,13 +16,13 @@ std::vector<int64_t> parameterSizes(const ModelConfig &m)
     const int64_t C = m.width;
     std::vector<int64_t> sizes = {m.vocabSize * C, m.contextLength * C}; // token and position embeddings
     for (int64_t block = 0; block < m.layers; ++block)
-        sizes.insert(sizes.end(), {C, C,                 // ln1
-                                   3 * C * C, 3 * C,     // attention.qkv
-                                   C * C, C,             // attention.proj
-                                   C, C,                 // ln2
-                                   4 * C * C, 4 * C,     // mlp.fc
-                                   4 * C * C, C});       // mlp.proj
-    sizes.insert(sizes.end(), {C, C}); // final LayerNorm
+        sizes.insert(sizes.end(), {C, C,             // ln1
+                                   3 * C * C, 3 * C, // attention.qkv
+                                   C * C, C,         // attention.proj
+                                   C, C,             // ln2
+                                   4 * C * C, 4 * C, // mlp.fc
+                                   4 * C * C, C});   // mlp.proj
+    sizes.insert(sizes.end(), {C, C});               // final LayerNorm
     if (!m.tiedHead)
         sizes.push_back(m.vocabSize * C);
     return sizes;
@@ -36,8 +36,7 @@ std::vector<MemoryRow> predictedModelState(const RunConfig &config)
         return MemoryRow{role, dtypeName(dtype), perParameter * dtypeBytes(dtype) * n, MemorySource::Predicted};
     };
     std::vector<MemoryRow> rows = {
-        row(MemoryRole::Parameters, mode.weights, 1),
-        row(MemoryRole::Gradients, mode.gradients, 1),
+        row(MemoryRole::Parameters, mode.weights, 1), row(MemoryRole::Gradients, mode.gradients, 1),
         row(MemoryRole::OptimizerState, mode.optimizerState, 2), // AdamW's m and v
     };
     if (mode.masterWeights)

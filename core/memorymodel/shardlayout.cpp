@@ -66,6 +66,9 @@ int64_t ShardLayout::largestBucket() const
     return largest;
 }
 
-int64_t ShardLayout::largestPart() const { return largestBucket() / ranks; }
+int64_t ShardLayout::largestPart() const
+{
+    return largestBucket() / ranks;
+}
 
 } // namespace optlog

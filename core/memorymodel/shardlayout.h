@@ -18,14 +18,14 @@ struct ShardLayout
     struct Bucket
     {
         int64_t firstParameter = 0, endParameter = 0; // [first, end) in the model's order
-        int64_t elements = 0;                          // the parameters' elements
-        int64_t paddedElements = 0;                    // a multiple of the ranks
+        int64_t elements = 0;                         // the parameters' elements
+        int64_t paddedElements = 0;                   // a multiple of the ranks
     };
     // One parameter's elements that lie in one rank's part of its bucket.
     struct Piece
     {
         int64_t parameter = 0;
-        int64_t offset = 0;       // into the parameter, flattened
+        int64_t offset = 0; // into the parameter, flattened
         int64_t length = 0;
         int64_t bucket = 0;
         int64_t bucketOffset = 0; // into the bucket

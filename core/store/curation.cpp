@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Curation: a run's note, tags, name and archived flag, deleting runs, copying runs between
 // studies, and compacting the file. Each checks what it is given and names the run it refuses.
-#include "core/store/store_p.h"
-
 #include "core/contract/format.h"
+#include "core/store/store_p.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -32,8 +31,8 @@ std::string nameProblem(const std::string &name)
     if (const std::string problem = unprintableCharacter(name); !problem.empty())
         return "the name \"" + printable(name) + "\" holds " + problem + "; a name is one line of plain text";
     if (name.size() > kMaxNameBytes)
-        return "the name is " + std::to_string(name.size()) + " bytes long: at most "
-               + std::to_string(kMaxNameBytes) + " bytes";
+        return "the name is " + std::to_string(name.size()) + " bytes long: at most " + std::to_string(kMaxNameBytes)
+               + " bytes";
     return {};
 }
 
@@ -63,7 +62,8 @@ std::string tagProblem(const std::string &tag)
         return "the tag \"" + tag + "\" holds a " + (tag.find(' ') != std::string::npos ? "space" : "comma")
                + "; a tag is one word, such as long-context or baseline_v2";
     if (tag.front() == '+' || tag.front() == '-')
-        return "the tag \"" + tag + "\" starts with " + std::string(1, tag.front()) + ", which `optlog tag` reads as add or remove";
+        return "the tag \"" + tag + "\" starts with " + std::string(1, tag.front())
+               + ", which `optlog tag` reads as add or remove";
     if (tag.size() > Store::kMaxTagBytes)
         return "the tag is " + std::to_string(tag.size()) + " bytes long: at most "
                + std::to_string(Store::kMaxTagBytes) + " bytes";
@@ -77,7 +77,10 @@ int64_t fileBytes(const std::string &path)
     return error ? 0 : int64_t(size);
 }
 
-void bindTag(SQLite::Statement &statement, const std::string &tag) { statement.bind(2, tag); }
+void bindTag(SQLite::Statement &statement, const std::string &tag)
+{
+    statement.bind(2, tag);
+}
 
 } // namespace
 
@@ -158,9 +161,10 @@ void Store::deleteRun(int64_t runId)
     const RunRecord run = requireRun(runId);
     const std::vector<WeightFile> files = weightFiles(runId);
     if (!run.isFinished())
-        throw StoreError("study '" + m_path + "': " + runLabel(run) + " is running (engine process "
-                         + std::to_string(run.pid) + " on " + run.host
-                         + "); cancel it first (Run › Cancel in the workbench, or stop its `optlog run`), then delete it");
+        throw StoreError(
+            "study '" + m_path + "': " + runLabel(run) + " is running (engine process " + std::to_string(run.pid)
+            + " on " + run.host
+            + "); cancel it first (Run › Cancel in the workbench, or stop its `optlog run`), then delete it");
     guarded(m_path, "delete the run", [&] {
         // Every row of the run goes with it: each table references runs(id) ON DELETE CASCADE.
         SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
@@ -178,7 +182,8 @@ void Store::deleteRun(int64_t runId)
     }
 }
 
-std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<int64_t> &runIds, const std::string &suffix)
+std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<int64_t> &runIds,
+                                         const std::string &suffix)
 {
     std::error_code error;
     if (std::filesystem::equivalent(source.path(), m_path, error))
@@ -204,8 +209,9 @@ std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<
         std::vector<int64_t> ids;
         for (size_t i = 0; i < copies.size(); ++i) {
             const RunRecord &run = copies[i];
-            SQLite::Statement insert(
-                *m_db, "INSERT INTO runs (name, config_toml, status, outcome, outcome_step, message, created_at, "
+            SQLite::Statement
+                insert(*m_db,
+                       "INSERT INTO runs (name, config_toml, status, outcome, outcome_step, message, created_at, "
                        "finished_at, pid, host, environment, dtypes, group_name, note, archived, derived_from_study, "
                        "derived_from_run, derived_from_name, validation_seed) "
                        "VALUES (?, ?, 'finished', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -250,10 +256,10 @@ std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<
             executeEach(*m_db, kInsertNumerics, id, source.numerics(run.id), bindNumerics);
             executeEach(*m_db, "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags, bindTag);
             executeEach(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id,
-                       run.formerNames, [&](SQLite::Statement &s, const std::string &name) {
-                           s.bind(2, name);
-                           s.bind(3, run.finishedAt); // the source keeps no date for a name it had
-                       });
+                        run.formerNames, [&](SQLite::Statement &s, const std::string &name) {
+                            s.bind(2, name);
+                            s.bind(3, run.finishedAt); // the source keeps no date for a name it had
+                        });
             ids.push_back(id);
         }
         transaction.commit();

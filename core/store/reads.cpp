@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 // What the CLI and the GUI read: the runs (a run whose engine is gone reads as crashed), a run by
 // id or name, and each run's rows.
-#include "core/store/store_p.h"
-
 #include "core/contract/format.h"
+#include "core/store/store_p.h"
 
 #include <algorithm>
 #include <utility>
@@ -27,12 +26,13 @@ std::vector<RunRecord> Store::runs() const
 {
     const int64_t seed = studySeed();
     return guarded(m_path, "read its runs", [&] {
-        SQLite::Statement query(*m_db, "SELECT id, name, config_toml, coalesce(outcome_step, -1), coalesce(message, ''), "
-                                       "created_at, coalesce(finished_at, ''), coalesce(pid, 0), coalesce(host, ''), "
-                                       "coalesce(environment, ''), coalesce(dtypes, ''), coalesce(group_name, name), "
-                                       "coalesce(note, ''), archived, status, coalesce(outcome, ''), "
-                                       "coalesce(derived_from_study, ''), coalesce(derived_from_run, 0), "
-                                       "coalesce(derived_from_name, ''), coalesce(validation_seed, ?) FROM runs ORDER BY id");
+        SQLite::Statement query(*m_db,
+                                "SELECT id, name, config_toml, coalesce(outcome_step, -1), coalesce(message, ''), "
+                                "created_at, coalesce(finished_at, ''), coalesce(pid, 0), coalesce(host, ''), "
+                                "coalesce(environment, ''), coalesce(dtypes, ''), coalesce(group_name, name), "
+                                "coalesce(note, ''), archived, status, coalesce(outcome, ''), "
+                                "coalesce(derived_from_study, ''), coalesce(derived_from_run, 0), "
+                                "coalesce(derived_from_name, ''), coalesce(validation_seed, ?) FROM runs ORDER BY id");
         query.bind(1, seed);
         std::vector<RunRecord> out;
         while (query.executeStep()) {
@@ -119,9 +119,10 @@ std::vector<ValidationPoint> Store::validation(int64_t runId) const
 {
     return guarded(m_path, "read validation losses", [&] {
         return selectEach<ValidationPoint>(
-            *m_db, "SELECT step, tokens, loss, coalesce(sequences, 0), coalesce(sequence_sd, 0) FROM validation "
-            "WHERE run_id = ? ORDER BY step", runId,
-            [](SQLite::Statement &query) {
+            *m_db,
+            "SELECT step, tokens, loss, coalesce(sequences, 0), coalesce(sequence_sd, 0) FROM validation "
+            "WHERE run_id = ? ORDER BY step",
+            runId, [](SQLite::Statement &query) {
                 return std::optional(readColumns(query, &ValidationPoint::step, &ValidationPoint::tokens,
                                                  &ValidationPoint::loss, &ValidationPoint::sequences,
                                                  &ValidationPoint::sequenceSd));
@@ -133,8 +134,9 @@ std::vector<RankRecord> Store::ranks(int64_t runId) const
 {
     return guarded(m_path, "read the ranks", [&] {
         return selectEach<RankRecord>(
-            *m_db, "SELECT rank, host, coalesce(pid, 0), coalesce(environment, ''), measured_steps, step_seconds, "
-                   "communication_seconds, outcome, message FROM ranks WHERE run_id = ? ORDER BY rank",
+            *m_db,
+            "SELECT rank, host, coalesce(pid, 0), coalesce(environment, ''), measured_steps, step_seconds, "
+            "communication_seconds, outcome, message FROM ranks WHERE run_id = ? ORDER BY rank",
             runId, [](SQLite::Statement &query) {
                 return std::optional(readColumns(query, &RankRecord::rank, &RankRecord::host, &RankRecord::pid,
                                                  &RankRecord::environmentJson, &RankRecord::measuredSteps,
@@ -148,9 +150,9 @@ std::vector<MemoryRow> Store::memory(int64_t runId, int64_t rank) const
 {
     return guarded(m_path, "read memory by role", [&] {
         std::vector<MemoryRow> out = selectEach<MemoryRow>(
-            *m_db, ("SELECT role, dtype, bytes, source FROM memory WHERE run_id = ? AND rank = "
-                    + std::to_string(rank)).c_str(), runId,
-            [](SQLite::Statement &query) -> std::optional<MemoryRow> {
+            *m_db,
+            ("SELECT role, dtype, bytes, source FROM memory WHERE run_id = ? AND rank = " + std::to_string(rank)).c_str(),
+            runId, [](SQLite::Statement &query) -> std::optional<MemoryRow> {
                 const auto role = memoryRoleNamed(query.getColumn(0).getString());
                 const auto source = memorySourceNamed(query.getColumn(3).getString());
                 if (!role || !source)

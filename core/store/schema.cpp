@@ -199,7 +199,10 @@ void Store::createAtVersion(const std::string &path, int version)
     db.exec("PRAGMA user_version = " + std::to_string(version));
 }
 
-int Store::schemaVersion() const { return m_db->execAndGet("PRAGMA user_version").getInt(); }
+int Store::schemaVersion() const
+{
+    return m_db->execAndGet("PRAGMA user_version").getInt();
+}
 
 void Store::migrate()
 {

@@ -29,7 +29,7 @@ public:
 // Where a run's config came from when it was made from another run ("run again with changes").
 struct RunOrigin
 {
-    std::string study;  // the source run's study file, absolute; empty: the run was designed afresh
+    std::string study; // the source run's study file, absolute; empty: the run was designed afresh
     int64_t runId = 0;
     std::string runName; // its name when the run was made
 
@@ -40,23 +40,23 @@ struct RunRecord
 {
     int64_t id = 0;
     std::string name;
-    std::string configToml;      // the full resolved config, every field
-    std::string group;           // the replicates of one run over seeds share it; else the run's name
+    std::string configToml;         // the full resolved config, every field
+    std::string group;              // the replicates of one run over seeds share it; else the run's name
     std::optional<Outcome> outcome; // empty while running
-    int64_t outcomeStep = -1;    // the step the outcome happened at (diverged, cancelled, ...)
-    std::string message;         // why it failed, diverged, crashed
-    std::string createdAt;       // ISO 8601, UTC
+    int64_t outcomeStep = -1;       // the step the outcome happened at (diverged, cancelled, ...)
+    std::string message;            // why it failed, diverged, crashed
+    std::string createdAt;          // ISO 8601, UTC
     std::string finishedAt;
-    int64_t pid = 0;             // engine process
+    int64_t pid = 0; // engine process
     std::string host;
-    std::string environmentJson; // library versions, threads, CPU (engine's EnvironmentInfo)
-    std::string dtypesJson;      // {"weights": "bfloat16", ...}, read from the run's tensors
-    std::string note;            // the user's free text (Markdown, shown as text)
+    std::string environmentJson;          // library versions, threads, CPU (engine's EnvironmentInfo)
+    std::string dtypesJson;               // {"weights": "bfloat16", ...}, read from the run's tensors
+    std::string note;                     // the user's free text (Markdown, shown as text)
     std::vector<std::string> tags;        // sorted
     std::vector<std::string> formerNames; // oldest first: what rename replaced, still searchable
-    bool archived = false;       // hidden from lists and charts, not deleted
+    bool archived = false;                // hidden from lists and charts, not deleted
     RunOrigin derivedFrom;
-    int64_t validationSeed = 0;  // seeds the windows it was validated on: the study's, unless copied in
+    int64_t validationSeed = 0;   // seeds the windows it was validated on: the study's, unless copied in
     int64_t lastQuantization = 0; // the id of its newest quantization (each is a new row); 0: none
 
     bool isFinished() const { return outcome.has_value(); }
@@ -171,8 +171,8 @@ public:
     // weights move together); the study holds each file's path, bytes, SHA-256 and step.
     std::string weightsFolder(int64_t runId) const;
     std::string absolutePath(const std::string &relative) const; // a path the study holds, from here
-    void addWeightFile(int64_t runId, const WeightFile &file); // replaces one of the same kind and step
-    std::vector<WeightFile> weightFiles(int64_t runId) const;   // the final weights first, then by step
+    void addWeightFile(int64_t runId, const WeightFile &file);   // replaces one of the same kind and step
+    std::vector<WeightFile> weightFiles(int64_t runId) const;    // the final weights first, then by step
     // Removes the run's checkpoints, rows and files, keeping its final weights: the bytes freed.
     int64_t pruneCheckpoints(int64_t runId);
     // Makes a run that ended without completing "running" again under this process, to continue it

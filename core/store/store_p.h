@@ -62,14 +62,23 @@ void appendEach(SQLite::Database &db, const char *sql, int64_t runId, const std:
     transaction.commit();
 }
 
-inline void readColumn(const SQLite::Column &column, int64_t &value) { value = column.getInt64(); }
+inline void readColumn(const SQLite::Column &column, int64_t &value)
+{
+    value = column.getInt64();
+}
 // SQLite stores a NaN as NULL: read back, it is NaN again (a diverged loss, a skipped step's norm).
 inline void readColumn(const SQLite::Column &column, double &value)
 {
     value = column.isNull() ? std::numeric_limits<double>::quiet_NaN() : column.getDouble();
 }
-inline void readColumn(const SQLite::Column &column, bool &value) { value = column.getInt() != 0; }
-inline void readColumn(const SQLite::Column &column, std::string &value) { value = column.getString(); }
+inline void readColumn(const SQLite::Column &column, bool &value)
+{
+    value = column.getInt() != 0;
+}
+inline void readColumn(const SQLite::Column &column, std::string &value)
+{
+    value = column.getString();
+}
 
 // A row of the statement's current result: its columns, in order, into the given members.
 template<typename Row, typename... Members>
@@ -96,10 +105,10 @@ std::vector<Row> selectEach(SQLite::Database &db, const char *sql, int64_t runId
 }
 
 // The insert of each kind of row a run has, shared by the engine's appends and copyRunsFrom.
-constexpr const char *kInsertMetrics =
-    "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, grad_norm, step_seconds, "
-    "tokens_per_second, loss_scale, skipped, machine_gflops, communication_seconds) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+constexpr const char *kInsertMetrics
+    = "INSERT OR REPLACE INTO metrics (run_id, step, tokens, train_loss, learning_rate, grad_norm, step_seconds, "
+      "tokens_per_second, loss_scale, skipped, machine_gflops, communication_seconds) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 inline void bindMetrics(SQLite::Statement &insert, const StepMetrics &row)
 {
     insert.bind(2, row.step);
@@ -121,8 +130,8 @@ inline void bindMetrics(SQLite::Statement &insert, const StepMetrics &row)
         insert.bind(12); // NULL: one rank, no collectives
 }
 
-constexpr const char *kInsertValidation =
-    "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss, sequences, sequence_sd) VALUES (?, ?, ?, ?, ?, ?)";
+constexpr const char *kInsertValidation = "INSERT OR REPLACE INTO validation (run_id, step, tokens, loss, sequences, "
+                                          "sequence_sd) VALUES (?, ?, ?, ?, ?, ?)";
 inline void bindValidation(SQLite::Statement &insert, const ValidationPoint &row)
 {
     insert.bind(2, row.step);
@@ -132,8 +141,8 @@ inline void bindValidation(SQLite::Statement &insert, const ValidationPoint &row
     insert.bind(6, row.sequenceSd);
 }
 
-constexpr const char *kInsertMemory =
-    "INSERT INTO memory (run_id, role, source, dtype, bytes, rank) VALUES (?, ?, ?, ?, ?, ?)";
+constexpr const char *kInsertMemory
+    = "INSERT INTO memory (run_id, role, source, dtype, bytes, rank) VALUES (?, ?, ?, ?, ?, ?)";
 // The rows of one rank.
 inline auto bindMemoryOf(int64_t rank)
 {
@@ -146,9 +155,9 @@ inline auto bindMemoryOf(int64_t rank)
     };
 }
 
-constexpr const char *kInsertRank =
-    "INSERT OR REPLACE INTO ranks (run_id, rank, host, pid, environment, measured_steps, step_seconds, "
-    "communication_seconds, outcome, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+constexpr const char *kInsertRank
+    = "INSERT OR REPLACE INTO ranks (run_id, rank, host, pid, environment, measured_steps, step_seconds, "
+      "communication_seconds, outcome, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 inline void bindRank(SQLite::Statement &insert, const RankRecord &row)
 {
     insert.bind(2, row.rank);
@@ -162,9 +171,9 @@ inline void bindRank(SQLite::Statement &insert, const RankRecord &row)
     insert.bind(10, row.message);
 }
 
-constexpr const char *kInsertNumerics =
-    "INSERT OR REPLACE INTO numerics (run_id, step, tensor, fp16_underflow, fp16_subnormal, scaled_underflow, "
-    "loss_scale, vanishing_updates, activation_max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+constexpr const char *kInsertNumerics
+    = "INSERT OR REPLACE INTO numerics (run_id, step, tensor, fp16_underflow, fp16_subnormal, scaled_underflow, "
+      "loss_scale, vanishing_updates, activation_max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
 inline void bindNumerics(SQLite::Statement &insert, const TensorNumerics &row)
 {
     insert.bind(2, row.step);

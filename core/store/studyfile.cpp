@@ -2,9 +2,8 @@
 // The study file itself: opening it (every check before a write, so that a refused file is left as
 // it was), its study seed, the disk reserved for a run's last rows, and the runs whose engine
 // process is gone.
-#include "core/store/store_p.h"
-
 #include "core/contract/format.h"
+#include "core/store/store_p.h"
 
 #include <sqlite3.h>
 
@@ -107,11 +106,12 @@ std::string unusablePath(const std::string &path)
     std::error_code error;
     const fs::file_status status = fs::status(path, error);
     if (fs::is_directory(status))
-        return "study '" + path + "' is a folder; give a file name, such as '" + (fs::path(path) / "study.sqlite").string()
-               + "'";
+        return "study '" + path + "' is a folder; give a file name, such as '"
+               + (fs::path(path) / "study.sqlite").string() + "'";
     if (fs::exists(status) && !fs::is_regular_file(status))
-        return "study '" + path + "' is not a regular file (a device, a pipe or a socket); give a file name, such as "
-                                  "'study.sqlite'";
+        return "study '" + path
+               + "' is not a regular file (a device, a pipe or a socket); give a file name, such as "
+                 "'study.sqlite'";
     if (!fs::exists(status)) {
         const fs::path folder = fs::path(path).parent_path();
         if (!folder.empty() && !fs::is_directory(folder, error))
@@ -192,8 +192,9 @@ void Store::open(Access mode, bool isNew)
         if (!hasOptlogHeader(path, &applicationId, &userVersion, &tables))
             throw StoreError("'" + path + "' is not an optlog study: it is not an SQLite database");
         if (applicationId != kApplicationId && !(applicationId == 0 && tables == 0))
-            throw StoreError("'" + path + "' is not an optlog study: it is an SQLite database of another "
-                             "application; choose a new file name for the study");
+            throw StoreError("'" + path
+                             + "' is not an optlog study: it is an SQLite database of another "
+                               "application; choose a new file name for the study");
         if (userVersion > kSchemaVersion)
             throw StoreError("study '" + path + "' has schema version " + std::to_string(userVersion)
                              + ", newer than this optlog knows (" + std::to_string(kSchemaVersion)
@@ -285,8 +286,9 @@ int64_t Store::studySeed() const
 void Store::setStudySeed(int64_t seed)
 {
     if (!runs().empty())
-        throw StoreError("study '" + m_path + "' has runs: its seed decides the windows they were validated on and "
-                         "cannot change");
+        throw StoreError("study '" + m_path
+                         + "' has runs: its seed decides the windows they were validated on and "
+                           "cannot change");
     if (seed < 0)
         throw StoreError("a study seed is 0 or more, not " + std::to_string(seed));
     guarded(m_path, "store its seed", [&] {

@@ -124,10 +124,11 @@ void Store::storeQuantization(int64_t runId, const QuantizationResult &result)
         erase.bind(4, result.tensors);
         erase.exec();
         SQLite::Statement insert(
-            *m_db, "INSERT INTO quantizations (run_id, scheme, group_size, tensors, int8_tensors, quantized_weights, "
-                   "total_weights, code_bytes, scale_bytes, zero_point_bytes, float_bytes, float_dtype, workspace_bytes, "
-                   "activation_bytes, base_loss, loss, kl, top1_agreement, created_at) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            *m_db,
+            "INSERT INTO quantizations (run_id, scheme, group_size, tensors, int8_tensors, quantized_weights, "
+            "total_weights, code_bytes, scale_bytes, zero_point_bytes, float_bytes, float_dtype, workspace_bytes, "
+            "activation_bytes, base_loss, loss, kl, top1_agreement, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         int column = 1;
         insert.bind(column++, runId);
         insert.bind(column++, result.scheme);
@@ -166,10 +167,11 @@ void Store::storeQuantization(int64_t runId, const QuantizationResult &result)
 std::vector<QuantizationResult> Store::quantizations(int64_t runId) const
 {
     return guarded(m_path, "read the run's quantizations", [&] {
-        SQLite::Statement query(
-            *m_db, "SELECT id, scheme, group_size, tensors, int8_tensors, quantized_weights, total_weights, code_bytes, "
-                   "scale_bytes, zero_point_bytes, float_bytes, float_dtype, workspace_bytes, activation_bytes, "
-                   "base_loss, loss, kl, top1_agreement, created_at FROM quantizations WHERE run_id = ? ORDER BY id");
+        SQLite::Statement
+            query(*m_db,
+                  "SELECT id, scheme, group_size, tensors, int8_tensors, quantized_weights, total_weights, code_bytes, "
+                  "scale_bytes, zero_point_bytes, float_bytes, float_dtype, workspace_bytes, activation_bytes, "
+                  "base_loss, loss, kl, top1_agreement, created_at FROM quantizations WHERE run_id = ? ORDER BY id");
         query.bind(1, runId);
         SQLite::Statement tensors(*m_db, "SELECT tensor, loss_delta FROM quantization_sensitivity "
                                          "WHERE quantization_id = ? ORDER BY loss_delta DESC, tensor");

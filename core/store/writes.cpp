@@ -25,9 +25,10 @@ int64_t Store::createRun(const std::string &name, const std::string &configToml,
                          const RunOrigin &origin)
 {
     return guarded(m_path, "store the new run", [&] {
-        SQLite::Statement insert(*m_db, "INSERT INTO runs (name, config_toml, status, created_at, pid, pid_start, host, "
-                                        "group_name, derived_from_study, derived_from_run, derived_from_name) "
-                                        "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)");
+        SQLite::Statement insert(*m_db,
+                                 "INSERT INTO runs (name, config_toml, status, created_at, pid, pid_start, host, "
+                                 "group_name, derived_from_study, derived_from_run, derived_from_name) "
+                                 "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)");
         const int64_t pid = getpid();
         insert.bind(1, name);
         insert.bind(2, configToml);

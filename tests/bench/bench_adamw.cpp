@@ -58,7 +58,7 @@ int main(int argc, char **argv)
             }
             return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / steps;
         };
-        std::printf("%s: %lld parameters, %d threads, clipping at %g\n", preset.c_str(), (long long)elements,
+        std::printf("%s: %lld parameters, %d threads, clipping at %g\n", preset.c_str(), (long long) elements,
                     at::get_num_threads(), config.train.gradClip);
         std::printf("round  libtorch-ms  one-pass-ms  one-pass-ms  libtorch-ms  ratio\n");
         std::vector<double> ratios;

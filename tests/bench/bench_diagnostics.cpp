@@ -8,10 +8,10 @@
 // Target: on / off <= 1.05 at every 25 steps.
 //   build/tests/bench/bench_diagnostics [ROUNDS] [STEPS] [EVERY] [PRESET]
 #include "core/config/config.h"
-#include "core/engine/memory/countingallocator.h"
-#include "core/engine/machine/environment.h"
-#include "core/engine/run/studyrecorder.h"
 #include "core/engine/data/textdata.h"
+#include "core/engine/machine/environment.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/run/studyrecorder.h"
 #include "core/engine/train/trainer.h"
 #include "core/store/store.h"
 
@@ -33,13 +33,15 @@ namespace {
 // One side, in this process: prints the training loop's wall seconds.
 int child(bool numerics, int steps, int every, const std::string &preset)
 {
-    RunConfig config = loadRunConfig(preset, "", {"data.corpus=\"generated\"", "train.steps=" + std::to_string(steps),
-                                                   "diagnostics.numerics_every=" + std::to_string(every)});
+    RunConfig config = loadRunConfig(preset, "",
+                                     {"data.corpus=\"generated\"", "train.steps=" + std::to_string(steps),
+                                      "diagnostics.numerics_every=" + std::to_string(every)});
     config.diagnostics.numerics = numerics;
     keepTensorMemoryInHeap();
     applyThreadSettings(config.runtime);
     CountingAllocator::install();
-    const std::string study = std::filesystem::temp_directory_path() / ("bench-diagnostics-" + std::to_string(getpid()) + ".sqlite");
+    const std::string study = std::filesystem::temp_directory_path()
+                              / ("bench-diagnostics-" + std::to_string(getpid()) + ".sqlite");
     int status = 0;
     {
         Store store(study);

@@ -8,8 +8,8 @@
 // column is a reference, at times far slower than ATen alone (a training run uses one library).
 //   build/tests/bench/bench_gemm [PRESET] [ROUNDS] [SETTING=VALUE...]
 #include "core/config/config.h"
-#include "core/engine/machine/environment.h"
 #include "core/engine/kernels/gemm.h"
+#include "core/engine/machine/environment.h"
 #include "tests/common/arguments.h"
 
 #include <ATen/ATen.h>

@@ -10,18 +10,18 @@
 // Targets: instrumented / bare <= 1.02 at the default preset, <= 1.05 at the smoke preset.
 //   build/tests/bench/bench_overhead [ROUNDS] [STEPS] [PRESET]
 #include "core/config/config.h"
-#include "core/engine/memory/countingallocator.h"
+#include "core/engine/data/textdata.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/machine/environment.h"
+#include "core/engine/memory/countingallocator.h"
 #include "core/engine/run/studyrecorder.h"
-#include "core/engine/data/textdata.h"
 #include "core/engine/train/trainer.h"
-#include "tests/common/arguments.h"
 #include "core/store/store.h"
+#include "tests/common/arguments.h"
 
 #include <algorithm>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -40,7 +40,9 @@ namespace {
 class StepClock : public TrainingObserver
 {
 public:
-    explicit StepClock(TrainingObserver &next) : m_next(next) {}
+    explicit StepClock(TrainingObserver &next)
+        : m_next(next)
+    { }
     void step(const StepMetrics &m) override
     {
         m_next.step(m);
@@ -60,20 +62,24 @@ private:
 // report of the last warm-up step to the report of the last step.
 int child(bool instrumented, int steps, const std::string &preset)
 {
-    RunConfig config = loadRunConfig(preset, "", {"data.corpus=\"generated\"", "train.steps=" + std::to_string(steps),
-                                                   "train.eval_interval=1000000"});
+    RunConfig config = loadRunConfig(preset, "",
+                                     {"data.corpus=\"generated\"", "train.steps=" + std::to_string(steps),
+                                      "train.eval_interval=1000000"});
     if (!instrumented)
         config.runtime.speedProbeEvery = 0;
     keepTensorMemoryInHeap();
     applyThreadSettings(config.runtime);
     if (instrumented)
         CountingAllocator::install();
-    const std::string study = std::filesystem::temp_directory_path() / ("bench-overhead-" + std::to_string(getpid()) + ".sqlite");
+    const std::string study = std::filesystem::temp_directory_path()
+                              / ("bench-overhead-" + std::to_string(getpid()) + ".sqlite");
     Store store(study);
     const int64_t runId = store.createRun("bench", toToml(config));
     StudyRecorder::Options options; // as `optlog run --json-lines` records (core/engine/run/enginerun.cpp)
     options.jsonLines = true;
-    options.allocatorBytes = [memory = DeviceMemory(c10::Device(c10::DeviceType::CPU))] { return memory.inUseAndPeakBytes(); };
+    options.allocatorBytes = [memory = DeviceMemory(c10::Device(c10::DeviceType::CPU))] {
+        return memory.inUseAndPeakBytes();
+    };
     options.diagnostics = config.diagnostics;
     StudyRecorder recorder(store, runId, config.train.steps, options);
     TrainingObserver nobody;
@@ -127,8 +133,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const std::string preset = argc > 3 ? argv[3] : "default";
-    std::printf("%-6s %12s %14s %14s %12s %8s\n", "round", "bare s/step", "instrumented", "instrumented",
-                "bare", "ratio");
+    std::printf("%-6s %12s %14s %14s %12s %8s\n", "round", "bare s/step", "instrumented", "instrumented", "bare",
+                "ratio");
     std::vector<double> ratios;
     for (int r = 1; r <= rounds; ++r) {
         double times[4];

@@ -12,8 +12,8 @@
 // and input shapes (recording the shapes costs a little more profiling time).
 //   build/tests/bench/bench_profile [PRESET] [PRECISION] [STEPS] [ops]
 #include "core/config/config.h"
-#include "core/engine/memory/countingallocator.h"
 #include "core/engine/machine/environment.h"
+#include "core/engine/memory/countingallocator.h"
 #include "core/engine/train/trainer.h"
 #include "tests/common/arguments.h"
 
@@ -21,8 +21,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -39,17 +39,18 @@ namespace {
 std::string kindOf(const std::string &name)
 {
     static const std::vector<std::pair<std::string, std::vector<std::string>>> kinds = {
-        {"GEMM (matmul, linear)", {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
-                                   "optlog::gemm"}},
-        {"attention softmax and mask", {"aten::softmax", "aten::_softmax", "aten::_softmax_backward_data",
-                                        "aten::masked_fill", "aten::masked_fill_", "aten::triu"}},
+        {"GEMM (matmul, linear)",
+         {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear", "optlog::gemm"}},
+        {"attention softmax and mask",
+         {"aten::softmax", "aten::_softmax", "aten::_softmax_backward_data", "aten::masked_fill", "aten::masked_fill_",
+          "aten::triu"}},
         {"LayerNorm", {"aten::layer_norm", "aten::native_layer_norm", "aten::native_layer_norm_backward"}},
         {"GELU", {"aten::gelu", "aten::gelu_backward"}},
-        {"cross-entropy", {"aten::cross_entropy_loss", "aten::log_softmax", "aten::_log_softmax",
-                           "aten::_log_softmax_backward_data", "aten::nll_loss", "aten::nll_loss_nd",
-                           "aten::nll_loss_forward", "aten::nll_loss_backward"}},
-        {"copies and casts (autocast's among them)", {"aten::to", "aten::_to_copy", "aten::copy_", "aten::contiguous",
-                                                       "aten::clone"}},
+        {"cross-entropy",
+         {"aten::cross_entropy_loss", "aten::log_softmax", "aten::_log_softmax", "aten::_log_softmax_backward_data",
+          "aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss_forward", "aten::nll_loss_backward"}},
+        {"copies and casts (autocast's among them)",
+         {"aten::to", "aten::_to_copy", "aten::copy_", "aten::contiguous", "aten::clone"}},
         {"optimizer step (AdamW, clipping)", {"optlog::optimizer_step"}},
         {"batch draw", {"optlog::data"}},
     };
@@ -113,8 +114,7 @@ public:
         : m_first(firstProfiled)
         , m_last(lastStep)
         , m_shapes(shapes)
-    {
-    }
+    { }
     void step(const StepMetrics &m) override
     {
         if (m.step == m_first - 1) {

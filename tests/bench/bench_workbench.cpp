@@ -17,7 +17,6 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTimer>
-
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -105,7 +104,8 @@ int main(int argc, char **argv)
         all << run->run().id;
     window.compareView()->setSelectedRuns(all);
     window.showPage(2);
-    std::printf("compare view, %d runs: %.1f ms to fill\n", kFinishedRuns, window.compareView()->lastUpdateMilliseconds());
+    std::printf("compare view, %d runs: %.1f ms to fill\n", kFinishedRuns,
+                window.compareView()->lastUpdateMilliseconds());
 
     // The stall probe: a 5 ms timer; any gap beyond that is time the event loop was blocked.
     std::vector<double> gaps;
@@ -148,8 +148,9 @@ int main(int argc, char **argv)
     wait(1500);
 
     std::printf("engine events received: %d in %d s (%.0f per second)\n", events, seconds, events / double(seconds));
-    std::printf("event-loop stall: longest %.1f ms, p99 %.1f ms, median %.1f ms over %zu ticks (target: longest < 50 ms)\n",
-                percentile(gaps, 1.0), percentile(gaps, 0.99), percentile(gaps, 0.5), gaps.size());
+    std::printf(
+        "event-loop stall: longest %.1f ms, p99 %.1f ms, median %.1f ms over %zu ticks (target: longest < 50 ms)\n",
+        percentile(gaps, 1.0), percentile(gaps, 0.99), percentile(gaps, 0.5), gaps.size());
     std::printf("monitor redraws: %zu, median %.1f ms, longest %.1f ms\n", redraws.size(), percentile(redraws, 0.5),
                 percentile(redraws, 1.0));
     return 0;

@@ -21,8 +21,7 @@ class ConfigFuzzer
 public:
     explicit ConfigFuzzer(uint64_t seed)
         : m_random(seed)
-    {
-    }
+    { }
 
     // "section.key=value", mostly well formed.
     std::string assignment()
@@ -48,8 +47,9 @@ public:
                 else if constexpr (std::is_same_v<T, int64_t>)
                     text = std::to_string(int64_t(field.minimum) + int64_t(pick(4)));
                 else
-                    text = std::to_string(field.minimum + (field.maximum > field.minimum ? field.maximum - field.minimum : 1.0)
-                                                              * double(pick(100)) / 1000.0);
+                    text = std::to_string(field.minimum
+                                          + (field.maximum > field.minimum ? field.maximum - field.minimum : 1.0)
+                                                * double(pick(100)) / 1000.0);
             },
             field.ref(probe));
         return field.path() + "=" + text;
@@ -75,7 +75,10 @@ private:
     uint64_t pick(uint64_t n) { return m_random() % n; }
     bool chance(uint64_t oneIn) { return pick(oneIn) == 0; }
     template<typename T>
-    const T &oneOf(const std::vector<T> &items) { return items[size_t(pick(items.size()))]; }
+    const T &oneOf(const std::vector<T> &items)
+    {
+        return items[size_t(pick(items.size()))];
+    }
 
     const ConfigField &anyField() { return oneOf(configFields()); }
 
@@ -83,23 +86,69 @@ private:
     {
         const std::string path = anyField().path();
         switch (pick(12)) {
-        case 0: return path + "s";               // a near miss
-        case 1: return "nosuch." + path;         // an unknown section
-        case 2: return "";                       // no key at all
+        case 0: return path + "s";       // a near miss
+        case 1: return "nosuch." + path; // an unknown section
+        case 2: return "";               // no key at all
         default: return path;
         }
     }
 
     std::string value()
     {
-        static const std::vector<std::string> values = {
-            "0", "1", "-1", "2", "7", "64", "65536", "2147483648", "9223372036854775807", "-9223372036854775808",
-            "99999999999999999999", "0.0", "-0.0", "1e-300", "1e308", "inf", "-inf", "nan", "0.5", "3e-4", "true",
-            "false", "\"\"", "\"fp32\"", "\"autocast-bf16\"", "\"master-bf16\"", "\"autocast-fp16\"", "\"cpu\"",
-            "\"cuda\"", "\"naive\"", "\"chunked\"", "\"sdpa\"", "\"generated\"", "\"text\"", "\"tokens\"",
-            "\"fortunes\"", "\"64MiB\"", "\"infGiB\"", "\"0.5B\"", "\"/dev/zero\"", "\"/proc/self/mem\"",
-            "\"../../etc/passwd\"", "\"a\\nb\"", "\"\\u202E\"", "\"\\u0000\"", "\"\\u0007bell\"", "'literal'",
-            "[1, 2]", "{a = 1}", "1979-05-27", "\"" + std::string(300, 'x') + "\"", "0x10", "1_000", "+5"};
+        static const std::vector<std::string> values = {"0",
+                                                        "1",
+                                                        "-1",
+                                                        "2",
+                                                        "7",
+                                                        "64",
+                                                        "65536",
+                                                        "2147483648",
+                                                        "9223372036854775807",
+                                                        "-9223372036854775808",
+                                                        "99999999999999999999",
+                                                        "0.0",
+                                                        "-0.0",
+                                                        "1e-300",
+                                                        "1e308",
+                                                        "inf",
+                                                        "-inf",
+                                                        "nan",
+                                                        "0.5",
+                                                        "3e-4",
+                                                        "true",
+                                                        "false",
+                                                        "\"\"",
+                                                        "\"fp32\"",
+                                                        "\"autocast-bf16\"",
+                                                        "\"master-bf16\"",
+                                                        "\"autocast-fp16\"",
+                                                        "\"cpu\"",
+                                                        "\"cuda\"",
+                                                        "\"naive\"",
+                                                        "\"chunked\"",
+                                                        "\"sdpa\"",
+                                                        "\"generated\"",
+                                                        "\"text\"",
+                                                        "\"tokens\"",
+                                                        "\"fortunes\"",
+                                                        "\"64MiB\"",
+                                                        "\"infGiB\"",
+                                                        "\"0.5B\"",
+                                                        "\"/dev/zero\"",
+                                                        "\"/proc/self/mem\"",
+                                                        "\"../../etc/passwd\"",
+                                                        "\"a\\nb\"",
+                                                        "\"\\u202E\"",
+                                                        "\"\\u0000\"",
+                                                        "\"\\u0007bell\"",
+                                                        "'literal'",
+                                                        "[1, 2]",
+                                                        "{a = 1}",
+                                                        "1979-05-27",
+                                                        "\"" + std::string(300, 'x') + "\"",
+                                                        "0x10",
+                                                        "1_000",
+                                                        "+5"};
         return oneOf(values);
     }
 

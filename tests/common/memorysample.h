@@ -44,23 +44,24 @@ struct MemoryCase
                       static_cast<long long>(width), static_cast<long long>(layers), static_cast<long long>(heads),
                       mode.c_str(), static_cast<long long>(checkpointEvery), attention.c_str(),
                       attention == "chunked" ? ("/" + std::to_string(attentionChunk)).c_str() : "", dropout,
-                      static_cast<long long>(accumulation), static_cast<long long>(threads),
-                      tiedHead ? "" : " untied");
+                      static_cast<long long>(accumulation), static_cast<long long>(threads), tiedHead ? "" : " untied");
         return text;
     }
 
     // Four steps, the first two of warm-up, on the generated corpus.
     RunConfig config() const
     {
-        return loadRunConfig(
-            "smoke", "",
-            {"data.corpus=generated", "train.steps=4", "train.eval_interval=100", "memory.warmup_steps=2",
-             "train.microbatch=" + std::to_string(microbatch), "train.accumulation=" + std::to_string(accumulation),
-             "model.context_length=" + std::to_string(context), "model.width=" + std::to_string(width),
-             "model.layers=" + std::to_string(layers), "model.heads=" + std::to_string(heads),
-             "model.dropout=" + std::to_string(dropout), std::string("model.tied_head=") + (tiedHead ? "true" : "false"),
-             "precision.mode=" + mode, "memory.checkpoint_every=" + std::to_string(checkpointEvery),
-             "memory.attention=" + attention, "memory.attention_chunk=" + std::to_string(attentionChunk)});
+        return loadRunConfig("smoke", "",
+                             {"data.corpus=generated", "train.steps=4", "train.eval_interval=100",
+                              "memory.warmup_steps=2", "train.microbatch=" + std::to_string(microbatch),
+                              "train.accumulation=" + std::to_string(accumulation),
+                              "model.context_length=" + std::to_string(context), "model.width=" + std::to_string(width),
+                              "model.layers=" + std::to_string(layers), "model.heads=" + std::to_string(heads),
+                              "model.dropout=" + std::to_string(dropout),
+                              std::string("model.tied_head=") + (tiedHead ? "true" : "false"), "precision.mode=" + mode,
+                              "memory.checkpoint_every=" + std::to_string(checkpointEvery),
+                              "memory.attention=" + attention,
+                              "memory.attention_chunk=" + std::to_string(attentionChunk)});
     }
 };
 
@@ -118,8 +119,7 @@ inline std::vector<MemoryCase> sampleMemoryCases(uint64_t seed, int count, const
 inline std::map<std::string, int64_t> measureMemoryRoles(const MemoryCase &c)
 {
     class Quiet : public TrainingObserver
-    {
-    };
+    { };
     const RunConfig config = c.config();
     at::set_num_threads(int(c.threads));
     Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);

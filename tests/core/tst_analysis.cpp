@@ -3,15 +3,13 @@
 #include "core/analysis/report.h"
 #include "core/analysis/studycomparison.h"
 #include "core/analysis/studytext.h"
-#include "core/config/studyplan.h"
 #include "core/config/config.h"
+#include "core/config/studyplan.h"
 #include "core/memorymodel/modelshape.h"
 #include "core/store/store.h"
 
 #include <QTemporaryDir>
-
 #include <QtTest>
-
 #include <cmath>
 #include <map>
 
@@ -107,13 +105,14 @@ void tst_Analysis::verdictsInWords_data()
     // One seed a side: judged by the tolerance alone, and said so.
     const QString noise = "1 vs 1 seeds: seed noise unknown";
     QTest::newRow("same") << 3.01 << 1010.0 << qint64(1000)
-                          << "same quality by the 0.020 tolerance (Δ +0.010 nats; " + noise + "), same speed, same memory";
+                          << "same quality by the 0.020 tolerance (Δ +0.010 nats; " + noise
+                                 + "), same speed, same memory";
     QTest::newRow("faster, smaller") << 3.0 << 1500.0 << qint64(600)
                                      << "same quality by the 0.020 tolerance (Δ +0.000 nats; " + noise
                                             + "), 1.50x faster, saves 40% memory";
-    QTest::newRow("slower, worse, bigger") << 3.2 << 800.0 << qint64(1200)
-                                           << "worse quality by the 0.020 tolerance (Δ +0.200 nats; " + noise
-                                                  + "), 20% slower, uses 20% more memory";
+    QTest::newRow("slower, worse, bigger")
+        << 3.2 << 800.0 << qint64(1200)
+        << "worse quality by the 0.020 tolerance (Δ +0.200 nats; " + noise + "), 20% slower, uses 20% more memory";
     QTest::newRow("better") << 2.9 << 1000.0 << qint64(1000)
                             << "better quality by the 0.020 tolerance (Δ -0.100 nats; " + noise
                                    + "), same speed, same memory";
@@ -140,9 +139,9 @@ void tst_Analysis::aDifferentValidationIsNamedInTheVerdict()
     bf16.config = loadRunConfig("default", "", {"precision.mode=autocast-bf16", "train.microbatch=4"});
     const auto rows = compare(base, {longer, bf16}, 0.02);
     const QString worse = "worse quality by the 0.020 tolerance (Δ +0.200 nats; 1 vs 1 seeds: seed noise unknown)";
-    QCOMPARE(QString::fromStdString(rows[0].verdict),
-             worse + " (validated differently: model.context_length 512 vs 128, "
-                     "data.eval_sequences 8 vs 32), same speed, same memory");
+    QCOMPARE(QString::fromStdString(rows[0].verdict), worse
+                                                          + " (validated differently: model.context_length 512 vs 128, "
+                                                            "data.eval_sequences 8 vs 32), same speed, same memory");
     // A technique's own fields do not change what validation measures.
     QCOMPARE(QString::fromStdString(rows[1].verdict), worse + ", same speed, same memory");
     // Without a readable config there is nothing to name.
@@ -154,12 +153,14 @@ void tst_Analysis::memoryByRoleNamesEachStatesDtype()
 {
     RunSummary plain = summary("fp32", 1000, 3 << 20, {});
     plain.memory = {{MemoryRole::Parameters, "float32", 1 << 20, MemorySource::Measured},
-                    {MemoryRole::Parameters, "float32", 1 << 20, MemorySource::Predicted}, // predictions stay out of this table
+                    {MemoryRole::Parameters, "float32", 1 << 20,
+                     MemorySource::Predicted}, // predictions stay out of this table
                     {MemoryRole::Gradients, "float32", 1 << 20, MemorySource::Measured},
                     {MemoryRole::OptimizerState, "float32", 2 << 20, MemorySource::Measured},
                     {MemoryRole::Peak, "mixed", 3 << 20, MemorySource::Measured}};
     RunSummary master = summary("master-bf16", 1000, 4 << 20, {});
-    master.memory = {{MemoryRole::Parameters, "bfloat16", 1 << 19, MemorySource::Measured}, {MemoryRole::MasterWeights, "float32", 1 << 20, MemorySource::Measured},
+    master.memory = {{MemoryRole::Parameters, "bfloat16", 1 << 19, MemorySource::Measured},
+                     {MemoryRole::MasterWeights, "float32", 1 << 20, MemorySource::Measured},
                      {MemoryRole::SavedActivations, "mixed", 3 << 19, MemorySource::Measured}};
     const QStringList lines = QString::fromStdString(formatMemoryByRole({plain, master})).split(QLatin1Char('\n'));
     QVERIFY(lines.size() >= 3);
@@ -246,8 +247,9 @@ void tst_Analysis::mfuIsAgainstTheMeasuredPeakOfTheComputeDtype()
         std::string dtype;
         double mfu;
     };
-    const std::map<std::string, Expected> expected = {
-        {"fp32", {"float32", 0.528}}, {"autocast-bf16", {"bfloat16", 0.264}}, {"master-fp16", {"float16", 0.132}}};
+    const std::map<std::string, Expected> expected = {{"fp32", {"float32", 0.528}},
+                                                      {"autocast-bf16", {"bfloat16", 0.264}},
+                                                      {"master-fp16", {"float16", 0.132}}};
     for (const auto &[mode, want] : expected) {
         RunConfig config;
         config.precision.mode = mode;
@@ -275,8 +277,7 @@ void tst_Analysis::mfuIsAgainstTheMeasuredPeakOfTheComputeDtype()
     const int64_t id = store.createRun("ranks", toToml(config));
     store.setEnvironment(id, R"({"matmul_peak": {"float32_gflops": 200.0}})");
     std::vector<StepMetrics> steps(10);
-    for (int64_t s = 0; s < 10; ++s)
-    {
+    for (int64_t s = 0; s < 10; ++s) {
         steps[s].step = s;
         steps[s].tokens = (s + 1) * 4000;
         steps[s].tokensPerSecond = 40000;
@@ -294,10 +295,14 @@ void tst_Analysis::outcomeTextSaysHowARunEnded_data()
     QTest::addColumn<int>("step");
     QTest::addColumn<QString>("shortText");
     QTest::addColumn<QString>("withMessage");
-    QTest::newRow("running") << "" << -1 << "running" << "running";
-    QTest::newRow("completed") << "completed" << 99 << "completed" << "completed";
-    QTest::newRow("oom") << "oom" << 6 << "oom at step 6" << "oom at step 6: the reason";
-    QTest::newRow("crashed before a step") << "crashed" << -1 << "crashed" << "crashed: the reason";
+    QTest::newRow("running") << "" << -1 << "running"
+                             << "running";
+    QTest::newRow("completed") << "completed" << 99 << "completed"
+                               << "completed";
+    QTest::newRow("oom") << "oom" << 6 << "oom at step 6"
+                         << "oom at step 6: the reason";
+    QTest::newRow("crashed before a step") << "crashed" << -1 << "crashed"
+                                           << "crashed: the reason";
 }
 
 void tst_Analysis::outcomeTextSaysHowARunEnded()

@@ -4,7 +4,6 @@
 #include "core/analysis/statistics.h"
 
 #include <QtTest>
-
 #include <cmath>
 #include <random>
 
@@ -72,7 +71,7 @@ void tst_Comparison::studentQuantilesMatchTheTables()
     QVERIFY(std::fabs(studentTQuantile(0.995, 3) - 5.840909) < 1e-5);
     QVERIFY(std::fabs(studentTQuantile(0.975, 1e7) - 1.959964) < 1e-5); // the normal's
     QVERIFY(std::fabs(studentTQuantile(0.025, 4) + 2.776445) < 1e-5);   // symmetric
-    const double between = studentTQuantile(0.975, 2.5);                   // Welch's dof are not integers
+    const double between = studentTQuantile(0.975, 2.5);                // Welch's dof are not integers
     QVERIFY(between < 4.302653 && between > 3.182446);
     QVERIFY(std::isnan(studentTQuantile(1.0, 4)));
     QVERIFY(std::isnan(studentTQuantile(0.5, 0)));
@@ -126,9 +125,9 @@ void tst_Comparison::verdictClasses_data()
     QTest::newRow("better") << std::vector<double>{2.459, 2.463, 2.455} << base
                             << "better quality (Δ -0.041 ± 0.009 nats, 3 vs 3 seeds)";
     // Significantly worse, but by less than the tolerance: still the same quality.
-    QTest::newRow("worse within tolerance") << std::vector<double>{2.5100, 2.5101, 2.5099}
-                                            << std::vector<double>{2.5000, 2.5001, 2.4999}
-                                            << "same quality (Δ +0.010 ± 0.000 nats, 3 vs 3 seeds)";
+    QTest::newRow("worse within tolerance")
+        << std::vector<double>{2.5100, 2.5101, 2.5099} << std::vector<double>{2.5000, 2.5001, 2.4999}
+        << "same quality (Δ +0.010 ± 0.000 nats, 3 vs 3 seeds)";
 }
 
 void tst_Comparison::verdictClasses()
@@ -148,12 +147,15 @@ void tst_Comparison::cantTellSaysHowManySeedsWouldDecide()
     // Within the tolerance: "same" needs a half-width of 0.02 - 0.015.
     QVERIFY(std::fabs(v.decidingHalfWidth - 0.005) < 1e-12);
     // At the seeds it names, the interval (same spreads) is that narrow; one fewer is not.
-    const auto width = [](int64_t n) { return studentTQuantile(0.975, double(2 * n - 2)) * 0.02 * std::sqrt(2.0 / double(n)); };
+    const auto width = [](int64_t n) {
+        return studentTQuantile(0.975, double(2 * n - 2)) * 0.02 * std::sqrt(2.0 / double(n));
+    };
     QVERIFY(width(v.seedsPerSide) <= 0.005);
     QVERIFY(width(v.seedsPerSide - 1) > 0.005);
-    QCOMPARE(QString::fromStdString(v.text()),
-             QString("can't tell yet: Δ +0.015 ± 0.045 nats, 3 vs 3 seeds; add seeds (about %1 more each to resolve ±0.005)")
-                 .arg(v.seedsPerSide - 3));
+    QCOMPARE(
+        QString::fromStdString(v.text()),
+        QString("can't tell yet: Δ +0.015 ± 0.045 nats, 3 vs 3 seeds; add seeds (about %1 more each to resolve ±0.005)")
+            .arg(v.seedsPerSide - 3));
     // Beyond the tolerance but within the noise: showing the difference needs a half-width below it.
     const QualityVerdict beyond = judgeQuality({2.53, 2.55, 2.51}, base, 0.02);
     QCOMPARE(beyond.kind, QualityVerdict::Kind::CantTell);
@@ -229,8 +231,8 @@ void tst_Comparison::instabilitiesAreCountedInWords()
     QCOMPARE(QString::fromStdString(instabilityText({})), QString());
     QCOMPARE(QString::fromStdString(instabilityText({{EventKind::LossSpike, 1}, {EventKind::NonFinite, 0}})),
              QString("unstable: 1 loss spike"));
-    QCOMPARE(QString::fromStdString(instabilityText({{EventKind::GradNormSpike, 2}, {EventKind::NonFinite, 1},
-                                                     {EventKind::Warning, 4}})),
+    QCOMPARE(QString::fromStdString(
+                 instabilityText({{EventKind::GradNormSpike, 2}, {EventKind::NonFinite, 1}, {EventKind::Warning, 4}})),
              QString("unstable: 2 gradient-norm spikes, 1 non-finite value"));
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
-#include "core/memorymodel/modelshape.h"
 #include "core/config/presets.h"
 #include "core/config/studyplan.h"
+#include "core/memorymodel/modelshape.h"
 #include "tests/common/configfuzzer.h"
 #include "tests/common/files.h"
 #include "tests/common/generateddocs.h"
@@ -57,11 +57,13 @@ void tst_Config::fuzzedConfigTextIsAcceptedOrRefusedWithConfigError()
         const std::vector<std::string> overrides = {fuzzer.assignment(), fuzzer.assignment()};
         attempt([&] { loadRunConfig("smoke", "", overrides); }, overrides[0] + " | " + overrides[1]);
         const std::string document = fuzzer.document();
-        attempt([&] {
-            RunConfig config;
-            applyTomlText(config, document, "fuzz");
-            validate(config);
-        }, document);
+        attempt(
+            [&] {
+                RunConfig config;
+                applyTomlText(config, document, "fuzz");
+                validate(config);
+            },
+            document);
     }
     qInfo("fuzzed config text: %d accepted, %d refused with a ConfigError, 0 other outcomes", accepted, refused);
     QVERIFY(accepted > 100 && refused > 100); // both paths were exercised
@@ -104,11 +106,16 @@ void tst_Config::badRepeatsAndSeedsNameTheirField_data()
     QTest::addColumn<QList<int>>("seeds");
     QTest::addColumn<QString>("field");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("no repeats") << 0 << QList<int>{} << "repeats" << "must be from 1 to 100";
-    QTest::newRow("too many") << 101 << QList<int>{} << "repeats" << "must be from 1 to 100";
-    QTest::newRow("a seed twice") << 1 << QList<int>{1, 2, 1} << "seeds" << "1 appears twice";
-    QTest::newRow("seeds against repeats") << 3 << QList<int>{1, 2} << "seeds" << "2 seeds, but repeats = 3";
-    QTest::newRow("negative seed") << 1 << QList<int>{-1, 2} << "seeds" << "is negative";
+    QTest::newRow("no repeats") << 0 << QList<int>{} << "repeats"
+                                << "must be from 1 to 100";
+    QTest::newRow("too many") << 101 << QList<int>{} << "repeats"
+                              << "must be from 1 to 100";
+    QTest::newRow("a seed twice") << 1 << QList<int>{1, 2, 1} << "seeds"
+                                  << "1 appears twice";
+    QTest::newRow("seeds against repeats") << 3 << QList<int>{1, 2} << "seeds"
+                                           << "2 seeds, but repeats = 3";
+    QTest::newRow("negative seed") << 1 << QList<int>{-1, 2} << "seeds"
+                                   << "is negative";
 }
 
 void tst_Config::badRepeatsAndSeedsNameTheirField()
@@ -141,10 +148,11 @@ void tst_Config::aStudyPlanRepeatsItsRuns()
     const StudyPlan loaded = loadStudyPlan(plan.toStdString());
     QCOMPARE(loaded.runs[0].repeats, int64_t(3));
     QCOMPARE(loaded.runs[1].seeds, std::vector<int64_t>({4, 9}));
-    for (const QByteArray &bad : {QByteArray("repeats = \"three\""), QByteArray("seeds = [1, \"x\"]"),
-                                  QByteArray("repeats = 0")}) {
-        const QString file = testing::writtenFile(
-            dir, "bad.toml", "name = \"p\"\n[[run]]\nname = \"a\"\npreset = \"smoke\"\n" + bad + "\n");
+    for (const QByteArray &bad :
+         {QByteArray("repeats = \"three\""), QByteArray("seeds = [1, \"x\"]"), QByteArray("repeats = 0")}) {
+        const QString file = testing::writtenFile(dir, "bad.toml",
+                                                  "name = \"p\"\n[[run]]\nname = \"a\"\npreset = \"smoke\"\n" + bad
+                                                      + "\n");
         QVERIFY_EXCEPTION_THROWN(loadStudyPlan(file.toStdString()), ConfigError);
     }
 }
@@ -157,9 +165,19 @@ void tst_Config::aPlannedRunIsOneEngineCommandLine()
     run.preset = "smoke";
     run.configFile = "mine.toml";
     run.overrides = {"train.steps=6", "precision.mode=\"autocast-bf16\""};
-    const std::vector<std::string> expected = {"run", "--db", "s.sqlite", "--preset", "smoke", "--config", "mine.toml",
-                                               "--set", "train.steps=6", "--set", "precision.mode=\"autocast-bf16\"",
-                                               "--set", fieldAssignment(*findConfigField("name"), run.name)};
+    const std::vector<std::string> expected = {"run",
+                                               "--db",
+                                               "s.sqlite",
+                                               "--preset",
+                                               "smoke",
+                                               "--config",
+                                               "mine.toml",
+                                               "--set",
+                                               "train.steps=6",
+                                               "--set",
+                                               "precision.mode=\"autocast-bf16\"",
+                                               "--set",
+                                               fieldAssignment(*findConfigField("name"), run.name)};
     QCOMPARE(runArguments(run, "s.sqlite"), expected);
     // The name reads back as it was, quotes and all.
     QCOMPARE(loadRunConfig("smoke", "", {expected.back()}).name, run.name);
@@ -185,47 +203,74 @@ void tst_Config::badConfigIsRefusedWithItsReason_data()
     QTest::addColumn<QString>("toml");
     QTest::addColumn<QString>("expected");
     QTest::addColumn<QString>("field"); // the field the error names as data; empty: no one field
-    QTest::newRow("unknown key") << "[model]\nwidht = 64\n" << "unknown key 'model.widht'; known keys in [model]" << "";
-    QTest::newRow("unknown section") << "[modle]\nwidth = 64\n" << "unknown key 'modle'" << "";
-    QTest::newRow("section not a table") << "model = 3\n" << "'model' must be a table" << "";
-    QTest::newRow("string for integer") << "[train]\nsteps = \"ten\"\n" << "train.steps = \"ten\": expected an integer"
+    QTest::newRow("unknown key") << "[model]\nwidht = 64\n"
+                                 << "unknown key 'model.widht'; known keys in [model]"
+                                 << "";
+    QTest::newRow("unknown section") << "[modle]\nwidth = 64\n"
+                                     << "unknown key 'modle'"
+                                     << "";
+    QTest::newRow("section not a table") << "model = 3\n"
+                                         << "'model' must be a table"
+                                         << "";
+    QTest::newRow("string for integer") << "[train]\nsteps = \"ten\"\n"
+                                        << "train.steps = \"ten\": expected an integer"
                                         << "train.steps";
-    QTest::newRow("float for integer") << "[train]\nmicrobatch = 2.5\n" << "train.microbatch = 2.5: expected an integer"
+    QTest::newRow("float for integer") << "[train]\nmicrobatch = 2.5\n"
+                                       << "train.microbatch = 2.5: expected an integer"
                                        << "train.microbatch";
-    QTest::newRow("zero microbatch") << "[train]\nmicrobatch = 0\n" << "train.microbatch = 0: must be from 1 to"
+    QTest::newRow("zero microbatch") << "[train]\nmicrobatch = 0\n"
+                                     << "train.microbatch = 0: must be from 1 to"
                                      << "train.microbatch";
-    QTest::newRow("negative lr") << "[train]\nlearning_rate = -1.0\n" << "train.learning_rate = -1.0: must be from 1e-12 to 10"
+    QTest::newRow("negative lr") << "[train]\nlearning_rate = -1.0\n"
+                                 << "train.learning_rate = -1.0: must be from 1e-12 to 10"
                                  << "train.learning_rate";
-    QTest::newRow("dropout one") << "[model]\ndropout = 1.0\n" << "model.dropout = 1.0: must be from 0 to below 1"
+    QTest::newRow("dropout one") << "[model]\ndropout = 1.0\n"
+                                 << "model.dropout = 1.0: must be from 0 to below 1"
                                  << "model.dropout";
-    QTest::newRow("bool as string") << "[model]\ntied_head = \"yes\"\n" << "model.tied_head = \"yes\": expected true or false"
+    QTest::newRow("bool as string") << "[model]\ntied_head = \"yes\"\n"
+                                    << "model.tied_head = \"yes\": expected true or false"
                                     << "model.tied_head";
-    QTest::newRow("unknown precision") << "[precision]\nmode = \"fp8\"\n" << "precision.mode = \"fp8\": must be one of fp32"
+    QTest::newRow("unknown precision") << "[precision]\nmode = \"fp8\"\n"
+                                       << "precision.mode = \"fp8\": must be one of fp32"
                                        << "precision.mode";
-    QTest::newRow("fp16 on the cpu") << "[precision]\nmode = \"master-fp16\"\n" << "needs a CUDA device"
+    QTest::newRow("fp16 on the cpu") << "[precision]\nmode = \"master-fp16\"\n"
+                                     << "needs a CUDA device"
                                      << "precision.mode";
-    QTest::newRow("unknown corpus") << "[data]\ncorpus = \"wiki\"\n" << "data.corpus = \"wiki\": must be one of fortunes"
+    QTest::newRow("unknown corpus") << "[data]\ncorpus = \"wiki\"\n"
+                                    << "data.corpus = \"wiki\": must be one of fortunes"
                                     << "data.corpus";
-    QTest::newRow("bad size") << "[memory]\nbudget = \"lots\"\n" << "memory.budget = \"lots\": expected a positive size"
+    QTest::newRow("bad size") << "[memory]\nbudget = \"lots\"\n"
+                              << "memory.budget = \"lots\": expected a positive size"
                               << "memory.budget";
     QTest::newRow("heads do not divide") << "[model]\nwidth = 100\nheads = 3\n"
-                                         << "model.width = 100: must be divisible by model.heads = 3" << "model.width";
+                                         << "model.width = 100: must be divisible by model.heads = 3"
+                                         << "model.width";
     QTest::newRow("min lr above lr") << "[train]\nlearning_rate = 1e-3\nmin_learning_rate = 1e-2\n"
                                      << "train.min_learning_rate = 0.01: must not exceed train.learning_rate"
                                      << "train.min_learning_rate";
     QTest::newRow("warm-up covers run") << "[train]\nsteps = 3\n[memory]\nwarmup_steps = 3\n"
-                                        << "memory.warmup_steps = 3: must be below train.steps = 3" << "memory.warmup_steps";
-    QTest::newRow("text corpus without path") << "[data]\ncorpus = \"text\"\n" << "data.path is empty" << "data.path";
-    QTest::newRow("small vocabulary") << "[model]\nvocab_size = 100\n" << "byte-level text needs at least 256"
+                                        << "memory.warmup_steps = 3: must be below train.steps = 3"
+                                        << "memory.warmup_steps";
+    QTest::newRow("text corpus without path") << "[data]\ncorpus = \"text\"\n"
+                                              << "data.path is empty"
+                                              << "data.path";
+    QTest::newRow("small vocabulary") << "[model]\nvocab_size = 100\n"
+                                      << "byte-level text needs at least 256"
                                       << "model.vocab_size";
-    QTest::newRow("not toml") << "[model\nwidth = 1\n" << "not valid TOML at line 1" << "";
-    QTest::newRow("line break in a name") << "name = \"a\\nb\"\n" << "name = \"a\\nb\": holds a line break (U+000A) at byte 1"
+    QTest::newRow("not toml") << "[model\nwidth = 1\n"
+                              << "not valid TOML at line 1"
+                              << "";
+    QTest::newRow("line break in a name") << "name = \"a\\nb\"\n"
+                                          << "name = \"a\\nb\": holds a line break (U+000A) at byte 1"
                                           << "name";
-    QTest::newRow("right-to-left override in a name")
-        << "name = \"run\\u202Egnp.exe\"\n" << "holds a bidirectional text control (U+202E) at byte 3" << "name";
+    QTest::newRow("right-to-left override in a name") << "name = \"run\\u202Egnp.exe\"\n"
+                                                      << "holds a bidirectional text control (U+202E) at byte 3"
+                                                      << "name";
     QTest::newRow("escape sequence in a group") << "group = \"\\u001b[31mred\"\n"
-                                                << "group = \"\\u001B[31mred\": holds a control character (U+001B)" << "group";
-    QTest::newRow("name too long") << "name = \"" + QString(201, 'x') + "\"\n" << "name is 201 bytes long: at most 200"
+                                                << "group = \"\\u001B[31mred\": holds a control character (U+001B)"
+                                                << "group";
+    QTest::newRow("name too long") << "name = \"" + QString(201, 'x') + "\"\n"
+                                   << "name is 201 bytes long: at most 200"
                                    << "name";
 }
 
@@ -249,10 +294,14 @@ void tst_Config::badOverrideIsRefused_data()
 {
     QTest::addColumn<QString>("assignment");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("no equals") << "train.steps" << "expected key=value";
-    QTest::newRow("unknown key") << "train.stpes=3" << "--set train.stpes: unknown key";
-    QTest::newRow("wrong type") << "train.steps=many" << "train.steps = \"many\": expected an integer";
-    QTest::newRow("out of range") << "model.layers=0" << "model.layers = 0: must be from 1";
+    QTest::newRow("no equals") << "train.steps"
+                               << "expected key=value";
+    QTest::newRow("unknown key") << "train.stpes=3"
+                                 << "--set train.stpes: unknown key";
+    QTest::newRow("wrong type") << "train.steps=many"
+                                << "train.steps = \"many\": expected an integer";
+    QTest::newRow("out of range") << "model.layers=0"
+                                  << "model.layers = 0: must be from 1";
 }
 
 void tst_Config::badOverrideIsRefused()
@@ -274,9 +323,9 @@ void tst_Config::layersApplyInOrder()
     const QString file = testing::writtenFile(dir, "run.toml", "[train]\nsteps = 17\nmicrobatch = 2\n");
     // preset, then file, then overrides
     RunConfig c = loadRunConfig("smoke", file.toStdString(), {"train.microbatch=3"});
-    QCOMPARE(c.model.width, int64_t(32));      // from the preset
-    QCOMPARE(c.train.steps, int64_t(17));      // the file over the preset
-    QCOMPARE(c.train.microbatch, int64_t(3));  // the override over the file
+    QCOMPARE(c.model.width, int64_t(32));     // from the preset
+    QCOMPARE(c.train.steps, int64_t(17));     // the file over the preset
+    QCOMPARE(c.train.microbatch, int64_t(3)); // the override over the file
     QCOMPARE(c.name, std::string("smoke"));
 }
 

@@ -6,11 +6,10 @@
 #include "core/config/configerror.h"
 #include "core/store/store.h"
 
-#include <QCryptographicHash>
-#include <QtTest>
-
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <QCryptographicHash>
+#include <QtTest>
 #include <cmath>
 
 using namespace optlog;
@@ -74,8 +73,10 @@ int64_t addFullRun(Store &store, const std::string &name, const std::string &mod
     store.setEnvironment(id, R"({"threads":2})");
     store.setDtypes(id, R"({"weights":"float32"})");
     // Trained over two ranks: rank 1's memory and both ranks' records.
-    store.replaceMemory(id, {{MemoryRole::OptimizerState, "float32", 4100, MemorySource::Measured},
-                             {MemoryRole::CommunicationBuffers, "float32", 2048, MemorySource::Measured}}, 1);
+    store.replaceMemory(id,
+                        {{MemoryRole::OptimizerState, "float32", 4100, MemorySource::Measured},
+                         {MemoryRole::CommunicationBuffers, "float32", 2048, MemorySource::Measured}},
+                        1);
     store.storeRanks(id, {{0, "here", 11, R"({"threads":1})", 18, 1.8, 0.25, "completed", ""},
                           {1, "there", 12, R"({"threads":1})", 18, 1.9, 0.3 + lossOffset, "completed", ""}});
     store.finishRun(id, Outcome::Completed, 19, "");
@@ -101,7 +102,10 @@ std::vector<std::string> runTables(const std::string &path)
     return tables;
 }
 
-bool sameNumber(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+bool sameNumber(double a, double b)
+{
+    return (std::isnan(a) && std::isnan(b)) || a == b;
+}
 
 } // namespace
 
@@ -252,7 +256,9 @@ void tst_Curation::deleteLeavesNoOrphanRows()
         // A quantization's sensitivity rows go with it (they hang on the quantization, not the run).
         SQLite::Database db(path, SQLite::OPEN_READONLY);
         QCOMPARE(db.execAndGet("SELECT count(*) FROM quantization_sensitivity WHERE quantization_id NOT IN "
-                               "(SELECT id FROM quantizations)").getInt(), 0);
+                               "(SELECT id FROM quantizations)")
+                     .getInt(),
+                 0);
         QCOMPARE(db.execAndGet("SELECT count(*) FROM quantization_sensitivity").getInt(), 1);
     }
     for (const std::string &table : tables) {
@@ -291,7 +297,8 @@ void tst_Curation::copyReproducesTheRunsSummaryExactly()
         source.setNote(id, "from the server");
         source.changeTags(id, {"server"}, {});
         source.renameRun(id, "bf16 on the server");
-        SQLite::Database(sourcePath, SQLite::OPEN_READWRITE).exec("UPDATE meta SET value = '77' WHERE key = 'study_seed'");
+        SQLite::Database(sourcePath, SQLite::OPEN_READWRITE)
+            .exec("UPDATE meta SET value = '77' WHERE key = 'study_seed'");
         source.releaseSpace();
     }
     const QByteArray sourceBefore = sha256(sourcePath);
@@ -365,7 +372,8 @@ void tst_Curation::copyRefusesClashesAndRunningRunsAndItself()
     addFullRun(dest, "fp32", "fp32", 0);
     dest.releaseSpace();
     const QByteArray before = sha256(destPath);
-    const auto refused = [&](const Store &from, std::vector<int64_t> ids, const std::string &suffix, const QString &why) {
+    const auto refused = [&](const Store &from, std::vector<int64_t> ids, const std::string &suffix,
+                             const QString &why) {
         try {
             dest.copyRunsFrom(from, ids, suffix);
             return QString("not refused");
@@ -434,23 +442,40 @@ void tst_Curation::filterMatches_data()
 {
     QTest::addColumn<QString>("filter");
     QTest::addColumn<QString>("expected"); // names of the runs it keeps, in order
-    QTest::newRow("empty keeps all but archived") << "" << "fp32,pure,long";
-    QTest::newRow("mode by its last name") << "mode:pure-bf16" << "pure";
-    QTest::newRow("mode by its path") << "precision.mode:pure-bf16" << "pure";
-    QTest::newRow("part of a mode") << "mode:bf16" << "pure,long";
-    QTest::newRow("a tag") << "tag:long" << "long";
-    QTest::newRow("tag case") << "TAG:Long" << "long";
-    QTest::newRow("mode and tag") << "mode:pure-bf16 tag:long" << "";
-    QTest::newRow("not a tag") << "-tag:long" << "fp32,pure";
-    QTest::newRow("a number equals") << "steps:300" << "fp32";
-    QTest::newRow("a number is not a part") << "steps:30" << "";
-    QTest::newRow("a word in the note") << "spike" << "long";
-    QTest::newRow("note key") << "note:\"loss spike\"" << "long";
-    QTest::newRow("a config value anywhere") << "autocast" << "long";
-    QTest::newRow("outcome") << "outcome:oom" << "pure";
-    QTest::newRow("group") << "group:fp32" << "fp32";
-    QTest::newRow("archived only") << "is:archived" << "hidden";
-    QTest::newRow("archived by mode") << "is:archived mode:fp32" << "hidden";
+    QTest::newRow("empty keeps all but archived") << ""
+                                                  << "fp32,pure,long";
+    QTest::newRow("mode by its last name") << "mode:pure-bf16"
+                                           << "pure";
+    QTest::newRow("mode by its path") << "precision.mode:pure-bf16"
+                                      << "pure";
+    QTest::newRow("part of a mode") << "mode:bf16"
+                                    << "pure,long";
+    QTest::newRow("a tag") << "tag:long"
+                           << "long";
+    QTest::newRow("tag case") << "TAG:Long"
+                              << "long";
+    QTest::newRow("mode and tag") << "mode:pure-bf16 tag:long"
+                                  << "";
+    QTest::newRow("not a tag") << "-tag:long"
+                               << "fp32,pure";
+    QTest::newRow("a number equals") << "steps:300"
+                                     << "fp32";
+    QTest::newRow("a number is not a part") << "steps:30"
+                                            << "";
+    QTest::newRow("a word in the note") << "spike"
+                                        << "long";
+    QTest::newRow("note key") << "note:\"loss spike\""
+                              << "long";
+    QTest::newRow("a config value anywhere") << "autocast"
+                                             << "long";
+    QTest::newRow("outcome") << "outcome:oom"
+                             << "pure";
+    QTest::newRow("group") << "group:fp32"
+                           << "fp32";
+    QTest::newRow("archived only") << "is:archived"
+                                   << "hidden";
+    QTest::newRow("archived by mode") << "is:archived mode:fp32"
+                                      << "hidden";
 }
 
 void tst_Curation::filterMatches()
@@ -482,10 +507,14 @@ void tst_Curation::filterRefusesWhatItCannotRead_data()
 {
     QTest::addColumn<QString>("filter");
     QTest::addColumn<QString>("message");
-    QTest::newRow("unknown key") << "colour:red" << "'colour' is not a key a filter knows";
-    QTest::newRow("unknown outcome") << "outcome:done" << "no such outcome";
-    QTest::newRow("unknown is") << "is:open" << "is:archived";
-    QTest::newRow("open quote") << "note:\"loss" << "not closed";
+    QTest::newRow("unknown key") << "colour:red"
+                                 << "'colour' is not a key a filter knows";
+    QTest::newRow("unknown outcome") << "outcome:done"
+                                     << "no such outcome";
+    QTest::newRow("unknown is") << "is:open"
+                                << "is:archived";
+    QTest::newRow("open quote") << "note:\"loss"
+                                << "not closed";
 }
 
 void tst_Curation::filterRefusesWhatItCannotRead()

@@ -80,16 +80,26 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("field");
-        QTest::newRow("plain") << "fp32 seed 1" << "fp32 seed 1";
-        QTest::newRow("comma") << "a,b" << "\"a,b\"";
-        QTest::newRow("quote") << "say \"hi\"" << "\"say \"\"hi\"\"\"";
-        QTest::newRow("line break") << "two\nlines" << "\"two\nlines\"";
-        QTest::newRow("formula") << "=HYPERLINK(\"x\")" << "\"'=HYPERLINK(\"\"x\"\")\"";
-        QTest::newRow("plus") << "+1" << "'+1";
-        QTest::newRow("minus") << "-2+3" << "'-2+3";
-        QTest::newRow("at") << "@SUM(A1)" << "'@SUM(A1)";
-        QTest::newRow("tab") << "\tx" << "'\tx";
-        QTest::newRow("empty") << "" << "";
+        QTest::newRow("plain") << "fp32 seed 1"
+                               << "fp32 seed 1";
+        QTest::newRow("comma") << "a,b"
+                               << "\"a,b\"";
+        QTest::newRow("quote") << "say \"hi\""
+                               << "\"say \"\"hi\"\"\"";
+        QTest::newRow("line break") << "two\nlines"
+                                    << "\"two\nlines\"";
+        QTest::newRow("formula") << "=HYPERLINK(\"x\")"
+                                 << "\"'=HYPERLINK(\"\"x\"\")\"";
+        QTest::newRow("plus") << "+1"
+                              << "'+1";
+        QTest::newRow("minus") << "-2+3"
+                               << "'-2+3";
+        QTest::newRow("at") << "@SUM(A1)"
+                            << "'@SUM(A1)";
+        QTest::newRow("tab") << "\tx"
+                             << "'\tx";
+        QTest::newRow("empty") << ""
+                               << "";
     }
 
     void csvFieldsAreQuotedAndNeverFormulas()

@@ -3,7 +3,6 @@
 #include "core/contract/engineevents.h"
 
 #include <QtTest>
-
 #include <cmath>
 
 using namespace optlog;
@@ -24,18 +23,24 @@ QString describe(const EngineEvent &event)
     if (const auto *e = std::get_if<StepDone>(&event.body)) {
         const StepMetrics &m = e->metrics;
         text += QStringLiteral(" step %1 tokens %2 loss %3 lr %4 norm %5 seconds %6 rate %7 scale %8 skipped %9")
-                    .arg(m.step).arg(m.tokens).arg(number(m.trainLoss), number(m.learningRate), number(m.gradNorm),
-                                                   number(m.stepSeconds), number(m.tokensPerSecond),
-                                                   number(m.lossScale), QString::number(m.skipped));
+                    .arg(m.step)
+                    .arg(m.tokens)
+                    .arg(number(m.trainLoss), number(m.learningRate), number(m.gradNorm), number(m.stepSeconds),
+                         number(m.tokensPerSecond), number(m.lossScale), QString::number(m.skipped));
         text += QStringLiteral(" gflops %1 allocated %2 peak %3")
                     .arg(number(m.machineGflops))
                     .arg(e->allocatedBytes ? QString::number(*e->allocatedBytes) : QStringLiteral("-"))
                     .arg(e->peakBytes ? QString::number(*e->peakBytes) : QStringLiteral("-"));
     }
     if (const auto *e = std::get_if<Validated>(&event.body))
-        text += QStringLiteral(" step %1 tokens %2 loss %3").arg(e->point.step).arg(e->point.tokens).arg(number(e->point.loss));
+        text += QStringLiteral(" step %1 tokens %2 loss %3")
+                    .arg(e->point.step)
+                    .arg(e->point.tokens)
+                    .arg(number(e->point.loss));
     if (const auto *e = std::get_if<RunFinished>(&event.body))
-        text += QStringLiteral(" %1 at %2 [%3]").arg(QString(outcomeName(e->outcome))).arg(e->step)
+        text += QStringLiteral(" %1 at %2 [%3]")
+                    .arg(QString(outcomeName(e->outcome)))
+                    .arg(e->step)
                     .arg(QString::fromStdString(e->message));
     if (const auto *e = std::get_if<LogMessage>(&event.body))
         text += QStringLiteral(" [%1]").arg(QString::fromStdString(e->message));
@@ -43,10 +48,10 @@ QString describe(const EngineEvent &event)
 }
 
 // A step line as `optlog run --jsonl` writes it.
-const char kStepLine[] =
-    R"({"allocated_bytes":1048576,"event":"step","grad_norm":0.5,"loss_scale":0.0,"lr":0.001,)"
-    R"("machine_gflops":150.5,"peak_bytes":2097152,"run":7,"skipped":false,"step":4,"step_seconds":0.1,)"
-    R"("tokens":1280,"tokens_per_second":12800.0,"train_loss":5.25})";
+const char kStepLine[]
+    = R"({"allocated_bytes":1048576,"event":"step","grad_norm":0.5,"loss_scale":0.0,"lr":0.001,)"
+      R"("machine_gflops":150.5,"peak_bytes":2097152,"run":7,"skipped":false,"step":4,"step_seconds":0.1,)"
+      R"("tokens":1280,"tokens_per_second":12800.0,"train_loss":5.25})";
 
 } // namespace
 
@@ -75,8 +80,10 @@ private Q_SLOTS:
                                     << "validation run 7: step 49 tokens 12800 loss 2.5";
         QTest::newRow("finished") << R"({"event":"finished","message":"out of memory budget","outcome":"oom","run":7,"step":6})"
                                   << "finished run 7: oom at 6 [out of memory budget]";
-        QTest::newRow("note") << R"({"event":"note","message":"hello","run":1})" << "note run 1: [hello]";
-        QTest::newRow("warning") << R"({"event":"warning","message":"warm-up","run":1})" << "warning run 1: [warm-up]";
+        QTest::newRow("note") << R"({"event":"note","message":"hello","run":1})"
+                              << "note run 1: [hello]";
+        QTest::newRow("warning") << R"({"event":"warning","message":"warm-up","run":1})"
+                                 << "warning run 1: [warm-up]";
         // Not a raw string: moc's lexer reads backslashes in raw strings as escapes.
         QTest::newRow("oom") << "{\"event\":\"oom\",\"message\":\"{\\\"phase\\\":\\\"forward\\\"}\",\"run\":1}"
                              << "oom run 1: [{\"phase\":\"forward\"}]";
@@ -108,28 +115,29 @@ private Q_SLOTS:
         QTest::newRow("number") << QByteArray("42") << "not a JSON object";
         QTest::newRow("no kind") << QByteArray(R"({"run":1})") << "'event' is missing";
         QTest::newRow("kind not a string") << QByteArray(R"({"event":5,"run":1})") << "'event' must be a string";
-        QTest::newRow("unknown kind") << QByteArray(R"({"event":"teleport","run":1})") << "unknown event kind 'teleport'";
+        QTest::newRow("unknown kind") << QByteArray(R"({"event":"teleport","run":1})")
+                                      << "unknown event kind 'teleport'";
         QTest::newRow("no run") << QByteArray(R"({"event":"note","message":"m"})") << "'run' is missing";
         QTest::newRow("run a string") << QByteArray(R"({"event":"note","message":"m","run":"one"})")
                                       << "'run' must be a 64-bit integer";
         QTest::newRow("run past int64") << QByteArray(R"({"event":"note","message":"m","run":18446744073709551615})")
                                         << "'run' must be a 64-bit integer";
         QTest::newRow("no steps") << QByteArray(R"({"event":"started","run":1})") << "'steps' is missing";
-        QTest::newRow("fractional steps") << QByteArray(R"({"event":"started","run":1,"steps":2.5})")
-                                          << "'steps' must be a 64-bit integer";
-        QTest::newRow("loss a string")
-            << QByteArray(R"({"event":"step","grad_norm":1,"loss_scale":0,"lr":1,"run":1,"skipped":false,"step":0,)"
-                          R"("step_seconds":1,"tokens":1,"tokens_per_second":1,"train_loss":"high"})")
-            << "'train_loss' must be a number or null";
+        QTest::newRow("fractional steps")
+            << QByteArray(R"({"event":"started","run":1,"steps":2.5})") << "'steps' must be a 64-bit integer";
+        QTest::newRow("loss a string") << QByteArray(
+            R"({"event":"step","grad_norm":1,"loss_scale":0,"lr":1,"run":1,"skipped":false,"step":0,)"
+            R"("step_seconds":1,"tokens":1,"tokens_per_second":1,"train_loss":"high"})")
+                                       << "'train_loss' must be a number or null";
         QTest::newRow("skipped a number")
             << QByteArray(R"({"event":"step","grad_norm":1,"loss_scale":0,"lr":1,"run":1,"skipped":1,"step":0,)"
                           R"("step_seconds":1,"tokens":1,"tokens_per_second":1,"train_loss":1})")
             << "'skipped' must be true or false";
-        QTest::newRow("step without tokens") << QByteArray(R"({"event":"validation","run":1,"step":0,"val_loss":1})")
-                                             << "'tokens' is missing";
-        QTest::newRow("unknown outcome")
-            << QByteArray(R"({"event":"finished","message":"","outcome":"exploded","run":1,"step":0})")
-            << "'outcome' is 'exploded'";
+        QTest::newRow("step without tokens")
+            << QByteArray(R"({"event":"validation","run":1,"step":0,"val_loss":1})") << "'tokens' is missing";
+        QTest::newRow("unknown outcome") << QByteArray(
+            R"({"event":"finished","message":"","outcome":"exploded","run":1,"step":0})")
+                                         << "'outcome' is 'exploded'";
         QTest::newRow("message null") << QByteArray(R"({"event":"warning","message":null,"run":1})")
                                       << "'message' must be a string";
         QTest::newRow("deeply nested") << QByteArray(100000, '[') + QByteArray(100000, ']') << "not a JSON object";
@@ -165,7 +173,7 @@ private Q_SLOTS:
         const std::string line = toJsonLine({2, StepDone{m, std::nullopt, std::nullopt}});
         QVERIFY2(line.find(R"("event":"step")") != std::string::npos, line.c_str());
         QVERIFY2(line.find(R"("train_loss":null)") != std::string::npos, line.c_str()); // JSON has no NaN
-        QVERIFY2(line.find("allocated_bytes") == std::string::npos, line.c_str());     // absent, not 0
+        QVERIFY2(line.find("allocated_bytes") == std::string::npos, line.c_str());      // absent, not 0
         QVERIFY(line.find('\n') == std::string::npos);
         // A message that is not UTF-8 (a file name) is written with a replacement, never thrown on.
         const std::string started = toJsonLine({2, RunStarted{10, "data: caf\xe9.txt"}});

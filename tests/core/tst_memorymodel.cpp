@@ -4,10 +4,9 @@
 #include "core/memorymodel/modelshape.h"
 #include "core/memorymodel/shardlayout.h"
 
+#include <QtTest>
 #include <numeric>
 #include <random>
-
-#include <QtTest>
 
 using namespace optlog;
 
@@ -16,8 +15,8 @@ namespace {
 RunConfig tiny(const std::vector<std::string> &overrides = {})
 {
     // B = 1, T = 2, C = 4, H = 1, V = 256, L = 1: small enough to count by hand.
-    std::vector<std::string> all = {"model.context_length=2", "model.width=4", "model.heads=1", "model.layers=1",
-                                    "train.microbatch=1", "train.steps=10"};
+    std::vector<std::string> all = {"model.context_length=2", "model.width=4",      "model.heads=1",
+                                    "model.layers=1",         "train.microbatch=1", "train.steps=10"};
     all.insert(all.end(), overrides.begin(), overrides.end());
     return loadRunConfig("", "", all);
 }
@@ -94,10 +93,10 @@ void tst_MemoryModel::savedActivationsOfATinyModelByHand()
 void tst_MemoryModel::checkpointingKeepsOnlyBlockOutputs()
 {
     const RunConfig plain = tiny({"model.layers=4", "model.context_length=64", "model.width=64"});
-    const RunConfig every = tiny({"model.layers=4", "model.context_length=64", "model.width=64",
-                                  "memory.checkpoint_every=1"});
-    const RunConfig second = tiny({"model.layers=4", "model.context_length=64", "model.width=64",
-                                   "memory.checkpoint_every=2"});
+    const RunConfig every = tiny(
+        {"model.layers=4", "model.context_length=64", "model.width=64", "memory.checkpoint_every=1"});
+    const RunConfig second = tiny(
+        {"model.layers=4", "model.context_length=64", "model.width=64", "memory.checkpoint_every=2"});
     const int64_t a = role(estimateMemory(plain), "saved_activations");
     const int64_t b = role(estimateMemory(every), "saved_activations");
     const int64_t c = role(estimateMemory(second), "saved_activations");
@@ -123,8 +122,8 @@ void tst_MemoryModel::chunkedAttentionDropsTheQuadraticTerm()
 void tst_MemoryModel::autocastHalvesMatmulActivationsButKeepsWeightCasts()
 {
     const RunConfig fp32 = tiny({"model.context_length=128", "model.width=64", "train.microbatch=8"});
-    const RunConfig bf16 = tiny({"model.context_length=128", "model.width=64", "train.microbatch=8",
-                                 "precision.mode=autocast-bf16"});
+    const RunConfig bf16 = tiny(
+        {"model.context_length=128", "model.width=64", "train.microbatch=8", "precision.mode=autocast-bf16"});
     const int64_t a = role(estimateMemory(fp32), "saved_activations");
     const int64_t b = role(estimateMemory(bf16), "saved_activations");
     QVERIFY(b < a);
@@ -166,8 +165,8 @@ void tst_MemoryModel::quantizedWeightRows()
     const int64_t n = parameterCount(c.model);
     const auto rows = optlog::quantizedWeightRows(c.model, 128);
     QCOMPARE(rows.size(), size_t(2));
-    QVERIFY(rows[0].bytes >= n && rows[0].bytes < n + 1024);           // one byte a weight
-    QCOMPARE(rows[1].bytes, n / 2 + 2 * ((n + 127) / 128));            // half a byte, and a scale per group
+    QVERIFY(rows[0].bytes >= n && rows[0].bytes < n + 1024); // one byte a weight
+    QCOMPARE(rows[1].bytes, n / 2 + 2 * ((n + 127) / 128));  // half a byte, and a scale per group
     QVERIFY(QString::fromStdString(rows[1].note).contains("estimate"));
 }
 

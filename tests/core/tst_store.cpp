@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/store/store.h"
 
-#include <QtTest>
-
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <QtTest>
 #include <atomic>
 #include <thread>
 
@@ -71,7 +70,8 @@ void tst_Store::roundTrip()
         store.setEnvironment(id, R"({"libtorch_version":"1.13.0"})");
         store.appendMetrics(id, someMetrics(0, 10));
         store.appendValidation(id, {{4, 1280, 4.5}, {9, 2560, 4.0}});
-        store.replaceMemory(id, {{MemoryRole::Parameters, "float32", 4000, MemorySource::Predicted}, {MemoryRole::Parameters, "float32", 4000, MemorySource::Measured},
+        store.replaceMemory(id, {{MemoryRole::Parameters, "float32", 4000, MemorySource::Predicted},
+                                 {MemoryRole::Parameters, "float32", 4000, MemorySource::Measured},
                                  {MemoryRole::Peak, "mixed", 9000, MemorySource::Measured}});
         store.addEvent(id, EventKind::Started, "data: test");
         store.finishRun(id, Outcome::Completed, 9, "");
@@ -104,8 +104,7 @@ void tst_Store::roundTrip()
         store.requireRunNamed("nope");
         QFAIL("a missing run was found");
     } catch (const StoreError &e) {
-        QCOMPARE(std::string(e.what()),
-                 "no run 'nope' in " + path + "; `optlog runs " + path + " --all` lists them");
+        QCOMPARE(std::string(e.what()), "no run 'nope' in " + path + "; `optlog runs " + path + " --all` lists them");
     }
     try {
         store.requireRunNamed("a\nb");
@@ -151,7 +150,7 @@ void tst_Store::migratesFromVersionOne()
     QCOMPARE(store.metrics(1).front().trainLoss, 5.5);
     store.replaceMemory(1, {{MemoryRole::Peak, "mixed", 1, MemorySource::Measured}}); // the version-2 table exists
     store.setEnvironment(1, "{}");
-    store.setDtypes(1, R"({"weights":"float32"})");                 // and version 3's columns
+    store.setDtypes(1, R"({"weights":"float32"})"); // and version 3's columns
     QCOMPARE(store.memory(1).size(), size_t(1));
     QCOMPARE(store.metrics(1).front().lossScale, 0.0);
     QCOMPARE(store.metrics(1).front().machineGflops, 0.0); // version 4's column, NULL for old rows
@@ -176,7 +175,9 @@ void tst_Store::refusesNewerSchemaWithoutTouchingIt()
         Store store(path.toStdString());
         QFAIL("a newer schema was accepted");
     } catch (const StoreError &e) {
-        QVERIFY2(QString(e.what()).contains(QString("schema version 99, newer than this optlog knows (%1)").arg(Store::kSchemaVersion)), e.what());
+        QVERIFY2(QString(e.what()).contains(
+                     QString("schema version 99, newer than this optlog knows (%1)").arg(Store::kSchemaVersion)),
+                 e.what());
     }
     QCOMPARE(fileBytes(path), before);
     QVERIFY(!QFile::exists(path + "-wal"));
@@ -283,9 +284,11 @@ void tst_Store::memoryComesBackInTheRolesOrder()
     std::vector<std::pair<std::string, std::string>> read;
     for (const auto &row : store.memory(id))
         read.push_back({memoryRoleName(row.role), memorySourceName(row.source)});
-    const std::vector<std::pair<std::string, std::string>> expected = {
-        {"parameters", "predicted"}, {"parameters", "measured"}, {"peak", "predicted"}, {"peak", "measured"},
-        {"peak_rss", "measured"}};
+    const std::vector<std::pair<std::string, std::string>> expected = {{"parameters", "predicted"},
+                                                                       {"parameters", "measured"},
+                                                                       {"peak", "predicted"},
+                                                                       {"peak", "measured"},
+                                                                       {"peak_rss", "measured"}};
     QVERIFY(read == expected);
 }
 

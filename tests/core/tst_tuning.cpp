@@ -16,12 +16,18 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("mode");
         QTest::addColumn<QString>("family");
-        QTest::newRow("fp32") << "fp32" << "fp32";
-        QTest::newRow("autocast-bf16") << "autocast-bf16" << "bf16";
-        QTest::newRow("master-bf16") << "master-bf16" << "bf16";
-        QTest::newRow("pure-bf16") << "pure-bf16" << "bf16";
-        QTest::newRow("autocast-fp16") << "autocast-fp16" << "fp16";
-        QTest::newRow("master-fp16") << "master-fp16" << "fp16";
+        QTest::newRow("fp32") << "fp32"
+                              << "fp32";
+        QTest::newRow("autocast-bf16") << "autocast-bf16"
+                                       << "bf16";
+        QTest::newRow("master-bf16") << "master-bf16"
+                                     << "bf16";
+        QTest::newRow("pure-bf16") << "pure-bf16"
+                                   << "bf16";
+        QTest::newRow("autocast-fp16") << "autocast-fp16"
+                                       << "fp16";
+        QTest::newRow("master-fp16") << "master-fp16"
+                                     << "fp16";
     }
     void familiesShareKernels()
     {
@@ -56,7 +62,8 @@ private Q_SLOTS:
         const QString file = dir.filePath("tuning.json");
         QFile out(file);
         QVERIFY(out.open(QIODevice::WriteOnly));
-        out.write(R"({"m": {"fp32": {"threads": 0, "wait_policy": "PASSIVE"}, "bf16": {"threads": 2, "wait_policy": "SOMETIMES"}}})");
+        out.write(
+            R"({"m": {"fp32": {"threads": 0, "wait_policy": "PASSIVE"}, "bf16": {"threads": 2, "wait_policy": "SOMETIMES"}}})");
         out.close();
         QVERIFY(!readTuning(file.toStdString(), "m", "fp32"));
         QVERIFY(!readTuning(file.toStdString(), "m", "bf16"));
@@ -72,7 +79,9 @@ private Q_SLOTS:
     {
         const std::vector<TuneCandidate> two = tuneCandidates(2, {"", "Haswell"});
         QCOMPARE(two.size(), size_t(2 * 2 * 2));
-        QCOMPARE(int(std::count_if(two.begin(), two.end(), [](const TuneCandidate &c) { return c.isUntunedDefault(2); })), 1);
+        QCOMPARE(int(std::count_if(two.begin(), two.end(),
+                                   [](const TuneCandidate &c) { return c.isUntunedDefault(2); })),
+                 1);
         QCOMPARE(tuneCandidates(1, {""}).size(), size_t(2)); // one core: one thread count
         QCOMPARE(QString::fromStdString(two.back().label()), QStringLiteral("1 thread, ACTIVE, Haswell"));
     }
@@ -99,11 +108,21 @@ private Q_SLOTS:
         QTest::addColumn<QString>("chosen");
         QTest::addColumn<QString>("flags");
         QTest::addColumn<QString>("better");
-        QTest::newRow("generic on AVX-512") << "Prescott" << "sse4_2 avx avx2 avx512f avx512bw" << "SkylakeX";
-        QTest::newRow("generic on AVX2") << "Core2" << "sse4_2 avx avx2 fma" << "Haswell";
-        QTest::newRow("generic, old CPU") << "Katmai" << "sse4_2" << "";
-        QTest::newRow("already specific") << "Haswell" << "avx2 avx512f avx512bw" << "";
-        QTest::newRow("not OpenBLAS") << "" << "avx2" << "";
+        QTest::newRow("generic on AVX-512") << "Prescott"
+                                            << "sse4_2 avx avx2 avx512f avx512bw"
+                                            << "SkylakeX";
+        QTest::newRow("generic on AVX2") << "Core2"
+                                         << "sse4_2 avx avx2 fma"
+                                         << "Haswell";
+        QTest::newRow("generic, old CPU") << "Katmai"
+                                          << "sse4_2"
+                                          << "";
+        QTest::newRow("already specific") << "Haswell"
+                                          << "avx2 avx512f avx512bw"
+                                          << "";
+        QTest::newRow("not OpenBLAS") << ""
+                                      << "avx2"
+                                      << "";
     }
     void aBetterCoreTypeOnlyForGenericKernels()
     {

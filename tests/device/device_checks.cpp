@@ -6,11 +6,11 @@
 //
 //   device_checks --device cpu|cuda [--only NAME]
 #include "core/config/config.h"
-#include "core/engine/memory/countingallocator.h"
+#include "core/engine/data/textdata.h"
 #include "core/engine/machine/device.h"
+#include "core/engine/memory/countingallocator.h"
 #include "core/engine/model/gpt.h"
 #include "core/engine/precision/precision.h"
-#include "core/engine/data/textdata.h"
 #include "core/engine/train/trainer.h"
 #include "tests/common/gradientcheck.h"
 
@@ -113,14 +113,15 @@ void eachModeTrains(Checks &checks, const std::string &deviceName)
         std::string dtypes;
         for (const auto &d : actual)
             dtypes += (dtypes.empty() ? "" : " ") + d;
-        std::string detail = outcomeName(outcome.outcome) + std::string(", validation ") + format("%.3f -> %.3f", before, after) + ", dtypes "
-                             + dtypes + format(", peak %.2f MiB", double(bytes["peak"]) / 1048576.0);
+        std::string detail = outcomeName(outcome.outcome) + std::string(", validation ")
+                             + format("%.3f -> %.3f", before, after) + ", dtypes " + dtypes
+                             + format(", peak %.2f MiB", double(bytes["peak"]) / 1048576.0);
         if (deviceName == "cuda")
             detail += format(", reserved %.2f MiB", double(bytes["peak_reserved"]) / 1048576.0);
         if (precisionPlan(mode).lossScaling && !observer.steps.empty())
             detail += format(", last loss scale %g", observer.steps.back().lossScale);
-        checks.expect(outcome.outcome == Outcome::Completed && after < before - 1.0 && actual == expected && bytes["peak"] > 0
-                          && scaled && reservedOk,
+        checks.expect(outcome.outcome == Outcome::Completed && after < before - 1.0 && actual == expected
+                          && bytes["peak"] > 0 && scaled && reservedOk,
                       name, detail);
     }
 }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
-#include "core/memorymodel/memorymodel.h"
-#include "core/memorymodel/modelshape.h"
-#include "core/store/store.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/run/studyrecorder.h"
 #include "core/engine/train/trainer.h"
+#include "core/memorymodel/memorymodel.h"
+#include "core/memorymodel/modelshape.h"
+#include "core/store/store.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -16,7 +16,10 @@ using namespace optlog;
 
 namespace {
 
-RunConfig smoke() { return loadRunConfig("smoke", "", {"data.corpus=generated", "train.steps=12"}); }
+RunConfig smoke()
+{
+    return loadRunConfig("smoke", "", {"data.corpus=generated", "train.steps=12"});
+}
 
 class Quiet : public TrainingObserver
 {
@@ -32,8 +35,7 @@ public:
     SqueezeAfter(StudyRecorder &recorder, int64_t step)
         : m_recorder(recorder)
         , m_step(step)
-    {
-    }
+    { }
     void step(const StepMetrics &m) override
     {
         m_recorder.step(m);
@@ -41,7 +43,10 @@ public:
             CountingAllocator::instance().setBudget(CountingAllocator::instance().currentBytes() + 1024);
     }
     void validated(const ValidationPoint &p) override { m_recorder.validated(p); }
-    void event(EventKind kind, const std::string &message, int64_t step) override { m_recorder.event(kind, message, step); }
+    void event(EventKind kind, const std::string &message, int64_t step) override
+    {
+        m_recorder.event(kind, message, step);
+    }
     void numerics(const std::vector<TensorNumerics> &rows) override { m_recorder.numerics(rows); }
     std::atomic<bool> stop{false};
 
@@ -94,13 +99,13 @@ void tst_Budget::allocatorRefusesPastTheBudget()
 void tst_Budget::firstAdamStepCanBreakABudgetTheBackwardFits()
 {
     // Short sequences and a wide model: few activations, many parameters.
-    const RunConfig config = loadRunConfig("smoke", "", {"data.corpus=generated", "train.steps=12",
-                                                         "model.context_length=8", "model.width=64",
-                                                         "train.microbatch=1"});
+    const RunConfig config = loadRunConfig("smoke", "",
+                                           {"data.corpus=generated", "train.steps=12", "model.context_length=8",
+                                            "model.width=64", "train.microbatch=1"});
     const MemoryEstimate estimate = estimateMemory(config);
     const int64_t adam = estimate.find(MemoryRole::OptimizerState)->bytes;
-    const int64_t backwardPeak = estimate.peakBytes - adam;             // step 0 has no moments yet
-    const int64_t optimizerNeeds = 16 * parameterCount(config.model);  // weights, gradients, m and v
+    const int64_t backwardPeak = estimate.peakBytes - adam;           // step 0 has no moments yet
+    const int64_t optimizerNeeds = 16 * parameterCount(config.model); // weights, gradients, m and v
     QVERIFY(backwardPeak < optimizerNeeds);
     auto &allocator = CountingAllocator::instance();
     Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);

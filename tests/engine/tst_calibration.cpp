@@ -3,8 +3,8 @@
 // the check that the BLAS computes right.
 #include "core/config/config.h"
 #include "core/engine/machine/calibration.h"
-#include "core/engine/memory/countingallocator.h"
 #include "core/engine/machine/environment.h"
+#include "core/engine/memory/countingallocator.h"
 #include "tests/common/files.h"
 
 #include <QTemporaryDir>
@@ -24,7 +24,7 @@ private Q_SLOTS:
         RunConfig config = loadRunConfig("smoke", "", {});
         const MatmulPeak first = matmulPeak(config, 1, cache, 0.02);
         QVERIFY(!first.fromCache);
-        QVERIFY(first.float32Gflops > 0.1);  // a real measurement, not a placeholder
+        QVERIFY(first.float32Gflops > 0.1); // a real measurement, not a placeholder
         QVERIFY(first.bfloat16Gflops > 0.1);
         QCOMPARE(first.shapes, std::string("square 1024, 2048"));
         const MatmulPeak second = matmulPeak(config, 1, cache, 0.02);
@@ -60,7 +60,8 @@ private Q_SLOTS:
         allocator.resetPeak();
         const int64_t peak = allocator.peakBytes();
         allocator.setBudget(allocator.currentBytes() + 1024); // its 48 MiB of matrices would break it
-        const MatmulPeak measured = matmulPeak(loadRunConfig("smoke", "", {}), 1, dir.filePath("p.json").toStdString(), 0.02);
+        const MatmulPeak measured = matmulPeak(loadRunConfig("smoke", "", {}), 1, dir.filePath("p.json").toStdString(),
+                                               0.02);
         allocator.setBudget(0);
         QVERIFY(measured.float32Gflops > 0.1);
         QVERIFY(!allocator.refusal());

@@ -104,7 +104,7 @@ void tst_CountingAllocator::uncountedScopeLeavesNoTrace()
     at::Tensor kept;
     {
         const CountingAllocator::Uncounted uncounted;
-        allocator.setBudget(before + 1); // would refuse any counted allocation
+        allocator.setBudget(before + 1);         // would refuse any counted allocation
         kept = at::empty({1 << 20}, at::kFloat); // 4 MiB, outlives the scope
         allocator.setBudget(0);
     }

@@ -24,7 +24,8 @@ RunConfig smoke(const std::vector<std::string> &overrides = {})
 
 bool hasRow(const std::vector<MemoryRow> &rows, MemoryRole role, MemorySource source)
 {
-    return std::any_of(rows.begin(), rows.end(), [&](const MemoryRow &r) { return r.role == role && r.source == source; });
+    return std::any_of(rows.begin(), rows.end(),
+                       [&](const MemoryRow &r) { return r.role == role && r.source == source; });
 }
 
 } // namespace
@@ -71,7 +72,8 @@ private Q_SLOTS:
         PlannedRun planned;
         planned.name = "smoke";
         planned.preset = "smoke";
-        planned.overrides = {"data.corpus=generated", "train.steps=12", "train.eval_interval=12", "runtime.threads=1",
+        planned.overrides = {"data.corpus=generated",     "train.steps=12",
+                             "train.eval_interval=12",    "runtime.threads=1",
                              "diagnostics.numerics=true", "diagnostics.numerics_every=6"};
         planned.repeats = 2;
         std::vector<double> firstLosses, validationLosses;
@@ -114,7 +116,8 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QString study = dir.filePath("study.sqlite");
-        QVERIFY_EXCEPTION_THROWN(EngineRun(smoke({"data.corpus=text", "data.path=\"" + dir.filePath("none.txt").toStdString() + "\""})),
+        QVERIFY_EXCEPTION_THROWN(EngineRun(smoke({"data.corpus=text",
+                                                  "data.path=\"" + dir.filePath("none.txt").toStdString() + "\""})),
                                  DataError);
         RunConfig fp16 = smoke();
         fp16.precision.mode = "master-fp16"; // changed after the config's own rules ran
@@ -145,7 +148,8 @@ private Q_SLOTS:
         const Store store(path, Store::Access::ReadOnly);
         bool refusal = false;
         for (const auto &e : store.events(result.runId))
-            refusal = refusal || (e.kind == EventKind::Oom && e.message.find(R"("budget_bytes":614400)") != std::string::npos);
+            refusal = refusal
+                      || (e.kind == EventKind::Oom && e.message.find(R"("budget_bytes":614400)") != std::string::npos);
         QVERIFY(refusal);
         QCOMPARE(std::string(outcomeName(store.runs().front().outcome)), std::string("oom"));
     }

@@ -31,7 +31,9 @@ private Q_SLOTS:
         const RunConfig config = smoke();
         const int64_t budget = 2 << 20;
         QString printed;
-        const FitResult result = FitSearch(config, budget).run([&](const std::string &l) { printed += QString::fromStdString(l); });
+        const FitResult result = FitSearch(config, budget).run([&](const std::string &l) {
+            printed += QString::fromStdString(l);
+        });
         QCOMPARE(result.effectiveBatch, int64_t(16));
         QCOMPARE(result.limitBytes, int64_t(double(budget) * 0.9));
         QVERIFY(result.chosenMicrobatch > 0);

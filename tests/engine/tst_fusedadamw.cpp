@@ -2,9 +2,9 @@
 // The one-pass AdamW against LibTorch's: weights and moments step for step, the tensors it leaves
 // to LibTorch, saved state read by either, and fifty steps of a model's losses.
 #include "core/config/config.h"
+#include "core/engine/data/textdata.h"
 #include "core/engine/kernels/fusedadamw.h"
 #include "core/engine/model/gpt.h"
-#include "core/engine/data/textdata.h"
 #include "core/engine/train/trainer.h"
 
 #include <ATen/ATen.h>
@@ -13,7 +13,6 @@
 #include <torch/serialize/output-archive.h>
 
 #include <QtTest>
-
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -117,7 +116,8 @@ void tst_FusedAdamW::stepsAsLibTorchDoes()
             const QString where = QString("tensor %1 of %2 elements, step %3").arg(i).arg(reference[i].numel()).arg(step);
             QVERIFY2(relativeError(fused[i], reference[i]) < 1e-6, qPrintable(where + ": weights differ"));
             QVERIFY2(relativeError(f.exp_avg(), r.exp_avg()) < 1e-6, qPrintable(where + ": first moments differ"));
-            QVERIFY2(relativeError(f.exp_avg_sq(), r.exp_avg_sq()) < 1e-6, qPrintable(where + ": second moments differ"));
+            QVERIFY2(relativeError(f.exp_avg_sq(), r.exp_avg_sq()) < 1e-6,
+                     qPrintable(where + ": second moments differ"));
             if (bitwiseExpected()) {
                 QVERIFY2(at::equal(fused[i], reference[i]), qPrintable(where + ": weights not bitwise LibTorch's"));
                 QVERIFY2(at::equal(f.exp_avg(), r.exp_avg()) && at::equal(f.exp_avg_sq(), r.exp_avg_sq()),
@@ -202,7 +202,8 @@ void tst_FusedAdamW::modelLossesAgreeOverFiftySteps()
         for (const auto &p : model->parameters())
             (p.dim() >= 2 ? decayed : plain).push_back(p);
         const double lr = config.train.learningRate;
-        auto optimizer = fusedStep ? adamw<FusedAdamW>(decayed, plain, lr) : adamw<torch::optim::AdamW>(decayed, plain, lr);
+        auto optimizer = fusedStep ? adamw<FusedAdamW>(decayed, plain, lr)
+                                   : adamw<torch::optim::AdamW>(decayed, plain, lr);
         BatchSampler sampler(data.train, config.model.contextLength, 17);
         for (int64_t step = 0; step < 50; ++step) {
             const Batch batch = sampler.next(config.train.microbatch);

@@ -3,9 +3,9 @@
 // products over the strided views attention gives them, the cases oneDNN leaves to ATen, and a
 // training run's losses whichever library computes its products.
 #include "core/config/config.h"
-#include "core/engine/memory/countingallocator.h"
-#include "core/engine/kernels/gemm.h"
 #include "core/engine/data/textdata.h"
+#include "core/engine/kernels/gemm.h"
+#include "core/engine/memory/countingallocator.h"
 #include "core/engine/train/trainer.h"
 
 #include <ATen/ATen.h>
@@ -13,7 +13,6 @@
 #include <torch/autograd.h>
 
 #include <QtTest>
-
 #include <atomic>
 #include <cmath>
 #include <tuple>
@@ -53,9 +52,8 @@ void compareLibraries(const std::vector<at::Tensor> &leaves,
         QCOMPARE(results[1][i].sizes(), results[0][i].sizes());
         const double error = relativeError(results[1][i], results[0][i]);
         if (!(error < 1e-5))
-            QFAIL(qPrintable(QString("result %1 (0 = value, then each input's gradient): relative error %2")
-                                 .arg(i)
-                                 .arg(error)));
+            QFAIL(qPrintable(
+                QString("result %1 (0 = value, then each input's gradient): relative error %2").arg(i).arg(error)));
     }
 }
 
@@ -89,8 +87,8 @@ bool compareWidenedBf16(const std::vector<at::Tensor> &leaves,
     const auto run = [&](GemmLibrary library, at::Tensor &g) {
         at::autocast::set_cpu_enabled(autocast);
         at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-        std::vector<at::Tensor> results =
-            valueAndGradients(leaves, [&](const std::vector<at::Tensor> &in) { return f(in, library); }, g);
+        std::vector<at::Tensor> results = valueAndGradients(
+            leaves, [&](const std::vector<at::Tensor> &in) { return f(in, library); }, g);
         at::autocast::set_cpu_enabled(false);
         at::autocast::clear_cache();
         return results;
@@ -191,7 +189,7 @@ void tst_Gemm::stridedBatchedProductsMatchATen()
         const auto parts = in[0].view({B, T, 3, H, D}).unbind(2);
         const at::Tensor q = parts[0].transpose(1, 2), k = parts[1].transpose(1, 2), v = parts[2].transpose(1, 2);
         const at::Tensor scores = gemmMatmul(q, k.transpose(-2, -1), library, 1 / std::sqrt(double(D))); // (B, H, T, T)
-        return gemmMatmul(at::softmax(scores, -1), v, library);                                        // (B, H, T, D)
+        return gemmMatmul(at::softmax(scores, -1), v, library);                                          // (B, H, T, D)
     });
     // alpha is applied, by either library (the comparison above would not see both ignore it).
     const at::Tensor a = at::randn({2, 7, 5}), b = at::randn({2, 5, 3});
@@ -225,8 +223,8 @@ void tst_Gemm::productsOverRowsFourKiBApartMatchATen()
     auto &counter = CountingAllocator::instance();
     struct Backward
     {
-        int64_t padded = 0;    // products that ran padded
-        int64_t beyond = 0;    // bytes at backward's highest point beyond the gradients handed on
+        int64_t padded = 0; // products that ran padded
+        int64_t beyond = 0; // bytes at backward's highest point beyond the gradients handed on
     };
     const auto backward = [&counter](int64_t rows, int64_t inputs, int64_t outputs, bool inputGradient,
                                      bool bias = true) {
@@ -237,8 +235,8 @@ void tst_Gemm::productsOverRowsFourKiBApartMatchATen()
         const int64_t before = counter.currentBytes(), padded = paddedProductCount();
         counter.resetPeak();
         y.backward(g);
-        const int64_t handedOn =
-            (w.numel() + (bias ? b.numel() : 0) + (inputGradient ? x.numel() : 0)) * int64_t(sizeof(float));
+        const int64_t handedOn = (w.numel() + (bias ? b.numel() : 0) + (inputGradient ? x.numel() : 0))
+                                 * int64_t(sizeof(float));
         return Backward{paddedProductCount() - padded, counter.peakBytes() - before - handedOn};
     };
     const auto padded = [&](int64_t rows, int64_t inputs, int64_t outputs, bool inputGradient) {
@@ -295,8 +293,8 @@ void tst_Gemm::widenedBf16ProductsMatchAReference()
     // Summation orders differ: bitwise LibTorch's results would mean the widened path was not used.
     for (const auto &[rows, inputs, outputs] : {std::tuple{300, 200, 260}, std::tuple{5, 7, 3}}) {
         const bool large = rows > 128;
-        const bool linearDiffers =
-            compareWidenedBf16({leaf({rows, inputs}), leaf({outputs, inputs}), leaf({outputs})}, linear, autocast);
+        const bool linearDiffers = compareWidenedBf16({leaf({rows, inputs}), leaf({outputs, inputs}), leaf({outputs})},
+                                                      linear, autocast);
         QVERIFY(linearDiffers || !large);
         const bool headDiffers = compareWidenedBf16({leaf({2, rows, inputs}), leaf({outputs, inputs})}, head, autocast);
         QVERIFY(headDiffers || !large);
@@ -324,8 +322,7 @@ void tst_Gemm::casesOneDnnDoesNotTakeGoToATen()
         QCOMPARE(y.scalar_type(), at::kBFloat16);
     }
     // 16-bit weights; broadcast batch dimensions.
-    QCOMPARE(gemmLinear(x.to(at::kBFloat16), w.to(at::kBFloat16), b.to(at::kBFloat16), GemmLibrary::OneDnn)
-                 .scalar_type(),
+    QCOMPARE(gemmLinear(x.to(at::kBFloat16), w.to(at::kBFloat16), b.to(at::kBFloat16), GemmLibrary::OneDnn).scalar_type(),
              at::kBFloat16);
     const at::Tensor a = at::randn({2, 3, 4}), shared = at::randn({4, 5});
     QVERIFY(at::allclose(gemmMatmul(a, shared, GemmLibrary::OneDnn), at::matmul(a, shared)));
@@ -351,11 +348,11 @@ void tst_Gemm::trainingLossesAgreeWhicheverLibrary()
     for (const std::string attention : {"naive", "chunked"}) {
         std::vector<double> losses[2];
         for (const std::string gemm : {"aten", "onednn"}) {
-            const RunConfig config = loadRunConfig(
-                "smoke", "",
-                {"data.corpus=\"generated\"", "train.steps=50", "train.eval_interval=1000000", "model.dropout=0.1",
-                 "memory.attention=\"" + attention + "\"", "memory.attention_chunk=8", "runtime.gemm=\"" + gemm + "\"",
-                 "runtime.speed_probe_every=0"});
+            const RunConfig config = loadRunConfig("smoke", "",
+                                                   {"data.corpus=\"generated\"", "train.steps=50",
+                                                    "train.eval_interval=1000000", "model.dropout=0.1",
+                                                    "memory.attention=\"" + attention + "\"", "memory.attention_chunk=8",
+                                                    "runtime.gemm=\"" + gemm + "\"", "runtime.speed_probe_every=0"});
             Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1);
             struct Collect : TrainingObserver
             {
@@ -371,8 +368,8 @@ void tst_Gemm::trainingLossesAgreeWhicheverLibrary()
         double worst = 0;
         for (size_t i = 0; i < losses[0].size(); ++i)
             worst = std::max(worst, std::abs(losses[0][i] - losses[1][i]));
-        QVERIFY2(worst < 1e-5, qPrintable(QString::fromStdString(attention) + ": losses differ by up to "
-                                          + QString::number(worst)));
+        QVERIFY2(worst < 1e-5,
+                 qPrintable(QString::fromStdString(attention) + ": losses differ by up to " + QString::number(worst)));
         // Different summation orders round differently: bitwise equal losses would mean that
         // oneDNN computed nothing.
         QVERIFY2(worst > 0, "the two libraries gave bitwise the same losses: oneDNN was not used");

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
-#include "core/memorymodel/modelshape.h"
 #include "core/engine/model/gpt.h"
 #include "core/engine/train/trainer.h"
+#include "core/memorymodel/modelshape.h"
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>

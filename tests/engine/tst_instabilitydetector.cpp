@@ -2,7 +2,6 @@
 #include "core/engine/train/instabilitydetector.h"
 
 #include <QtTest>
-
 #include <cmath>
 
 using namespace optlog;
@@ -74,7 +73,7 @@ void tst_InstabilityDetector::noSpikeBeforeTheWindowIsFull()
     std::vector<StepMetrics> series;
     for (int64_t s = 0; s < 9; ++s)
         series.push_back(metrics(s, 1.0));
-    series.push_back(metrics(9, 100.0)); // nine values behind it: the window of ten is not full
+    series.push_back(metrics(9, 100.0));  // nine values behind it: the window of ten is not full
     series.push_back(metrics(10, 100.0)); // now it is, but its median is still 1
     QCOMPARE(detected(detector, series), (Found{{EventKind::LossSpike, 10}}));
 }
@@ -107,7 +106,9 @@ void tst_InstabilityDetector::skippedStepsAndNonFiniteValues()
     InstabilityDetector detector(diagnostics(3, 5, 3));
     const double nan = std::nan(""), inf = INFINITY;
     const std::vector<StepMetrics> series = {
-        metrics(0, 2.0), metrics(1, 2.0), metrics(2, 2.0),
+        metrics(0, 2.0),
+        metrics(1, 2.0),
+        metrics(2, 2.0),
         metrics(3, 2.0, nan, true), // the scaler skipped it: one skipped step, not a non-finite value
         metrics(4, 2.0, inf),       // no scaler: the optimizer skipped a non-finite gradient
         metrics(5, nan, nan),       // a non-finite loss and gradient

@@ -4,8 +4,8 @@
 // the predicted peak, saved activations and temporaries each within 10% of the measured. Bytes
 // are deterministic on a given CPU, so a miss is the model's, not noise; which kernels LibTorch
 // picks depends on the CPU (below).
-#include "core/engine/memory/countingallocator.h"
 #include "core/engine/kernels/gemm.h"
+#include "core/engine/memory/countingallocator.h"
 #include "core/memorymodel/memorymodel.h"
 #include "tests/common/memorysample.h"
 
@@ -54,7 +54,7 @@ namespace {
 double temporariesOverAllowed(const MemoryCase &config)
 {
     const bool bf16KernelsAsFitted = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")
-        && __builtin_cpu_supports("avx512dq");
+                                     && __builtin_cpu_supports("avx512dq");
     if (config.mode == "fp32" || bf16KernelsAsFitted)
         return 0.10;
     // optlog's widened products (20.8% over at most, B5 T256 C128 L3 H8 autocast-bf16 with

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
-#include "core/memorymodel/modelshape.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/precision/precision.h"
 #include "core/engine/precision/torchcompat.h"
 #include "core/engine/train/trainer.h"
+#include "core/memorymodel/modelshape.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -58,10 +58,30 @@ void tst_Precision::eachModeTrainsWithItsDtypes_data()
     QTest::addColumn<QString>("master");
     QTest::addColumn<QString>("moments");
     QTest::addColumn<QString>("compute");
-    QTest::newRow("fp32") << "fp32" << "float32" << "float32" << "none" << "float32" << "float32";
-    QTest::newRow("autocast-bf16") << "autocast-bf16" << "float32" << "float32" << "none" << "float32" << "bfloat16";
-    QTest::newRow("master-bf16") << "master-bf16" << "bfloat16" << "bfloat16" << "float32" << "float32" << "bfloat16";
-    QTest::newRow("pure-bf16") << "pure-bf16" << "bfloat16" << "bfloat16" << "none" << "bfloat16" << "bfloat16";
+    QTest::newRow("fp32") << "fp32"
+                          << "float32"
+                          << "float32"
+                          << "none"
+                          << "float32"
+                          << "float32";
+    QTest::newRow("autocast-bf16") << "autocast-bf16"
+                                   << "float32"
+                                   << "float32"
+                                   << "none"
+                                   << "float32"
+                                   << "bfloat16";
+    QTest::newRow("master-bf16") << "master-bf16"
+                                 << "bfloat16"
+                                 << "bfloat16"
+                                 << "float32"
+                                 << "float32"
+                                 << "bfloat16";
+    QTest::newRow("pure-bf16") << "pure-bf16"
+                               << "bfloat16"
+                               << "bfloat16"
+                               << "none"
+                               << "bfloat16"
+                               << "bfloat16";
 }
 
 void tst_Precision::eachModeTrainsWithItsDtypes()
@@ -218,7 +238,7 @@ void tst_Precision::clippingSeesUnscaledGradients()
     w.mutable_grad() = at::tensor({3.0f, 4.0f}) * 1024.0;
     const std::optional<double> norm = unscaleAndClip({w}, &scaler, 1.0);
     QVERIFY(norm);
-    QVERIFY(std::fabs(*norm - 5.0) < 1e-4); // the norm of the unscaled gradient, not 5120
+    QVERIFY(std::fabs(*norm - 5.0) < 1e-4);                          // the norm of the unscaled gradient, not 5120
     QVERIFY(std::fabs(w.grad().norm().item<double>() - 1.0) < 1e-4); // clipped to the threshold
     QVERIFY(std::fabs(w.grad()[0].item<double>() - 0.6) < 1e-4);
 }

@@ -11,7 +11,6 @@
 #include "core/store/store.h"
 
 #include <QtTest>
-
 #include <csignal>
 
 #include <sys/wait.h>
@@ -52,7 +51,10 @@ std::string refusal(Call call)
     return {};
 }
 
-bool mentions(const std::string &message, const std::string &part) { return message.find(part) != std::string::npos; }
+bool mentions(const std::string &message, const std::string &part)
+{
+    return message.find(part) != std::string::npos;
+}
 
 } // namespace
 
@@ -237,15 +239,15 @@ private Q_SLOTS:
             kill(getpid(), SIGTERM); // held: neither the stop flag nor the default action yet
             usleep(50 * 1000);
             if (!stopRequested().load())
-                (void)!write(progress[1], "held ", 5);
+                (void) !write(progress[1], "held ", 5);
             watchStopSignals();
             for (int i = 0; i < 500 && !stopRequested().load(); ++i)
                 usleep(10 * 1000);
             if (stopRequested().load())
-                (void)!write(progress[1], "taken ", 6);
+                (void) !write(progress[1], "taken ", 6);
             kill(getpid(), SIGTERM); // the second: the default action, the end of the process
             usleep(2000 * 1000);
-            (void)!write(progress[1], "alive", 5);
+            (void) !write(progress[1], "alive", 5);
             _exit(0);
         }
         close(progress[1]);

@@ -103,8 +103,9 @@ void tst_TextData::badDataIsRefused()
 
     writeFile(dir.filePath("train.bin"), tokenBytes(std::vector<uint16_t>(50, 300)));
     writeFile(dir.filePath("val.bin"), tokenBytes(std::vector<uint16_t>(50, 1)));
-    QVERIFY2(refusal(tokens, 256, 8).contains("holds id 300 at position 0, not below model.vocab_size = 256; set "
-                                              "model.vocab_size to at least 301"),
+    QVERIFY2(refusal(tokens, 256, 8)
+                 .contains("holds id 300 at position 0, not below model.vocab_size = 256; set "
+                           "model.vocab_size to at least 301"),
              qPrintable(refusal(tokens, 256, 8)));
 
     writeFile(dir.filePath("train.bin"), QByteArray(51, 'x'));
@@ -127,7 +128,8 @@ void tst_TextData::badDataIsRefused()
     // A file that opens but cannot be read is refused with the system's reason, never taken for
     // empty text or all-zero tokens (/proc/self/mem opens, and reading its address 0 fails).
     text.path = "/proc/self/mem";
-    QVERIFY2(refusal(text, 256, 8).contains("cannot read '/proc/self/mem' after 0 bytes"), qPrintable(refusal(text, 256, 8)));
+    QVERIFY2(refusal(text, 256, 8).contains("cannot read '/proc/self/mem' after 0 bytes"),
+             qPrintable(refusal(text, 256, 8)));
     // A directory where a token file should be: refused, not an exception from the file system.
     QVERIFY(QDir(dir.path()).mkpath("folder/train.bin"));
     writeFile(dir.filePath("folder/val.bin"), tokenBytes(std::vector<uint16_t>(50, 1)));

@@ -15,7 +15,6 @@
 #include <QJsonObject>
 #include <QRegularExpression>
 #include <QtTest>
-
 #include <csignal>
 
 #include <unistd.h>
@@ -190,8 +189,8 @@ void tst_Hostile::initTestCase()
 {
     QVERIFY(m_dir.isValid());
     m_reference = m_dir.filePath("reference.sqlite");
-    const Result made = runOptlog(QStringList{"run", "--db", m_reference, "--set", "train.steps=6", "--set",
-                                              "train.eval_interval=3"} + kSmoke);
+    const Result made = runOptlog(
+        QStringList{"run", "--db", m_reference, "--set", "train.steps=6", "--set", "train.eval_interval=3"} + kSmoke);
     QVERIFY2(made.exitCode == 0, qPrintable(made.err));
 
     // Hostile inputs, made once; every case checks that none of them changes.
@@ -292,7 +291,8 @@ void tst_Hostile::hostileInputIsRefusedAndChangesNothing_data()
     QTest::newRow("heads do not divide width") << set("model.width=65") << 2 << "divisible by model.heads";
     QTest::newRow("line break in the name") << set("name=\"a\\nb\"") << 2 << "name = .*holds a line break";
     QTest::newRow("rtl override in the name") << set("name=\"x\\u202Etxt.exe\"") << 2 << "bidirectional text control";
-    QTest::newRow("escape sequence in the name") << set("name=\"\\u001b[2J\"") << 2 << "control character \\(U\\+001B\\)";
+    QTest::newRow("escape sequence in the name")
+        << set("name=\"\\u001b[2J\"") << 2 << "control character \\(U\\+001B\\)";
     QTest::newRow("name of 201 bytes") << set("name=\"" + QString(201, 'n') + "\"") << 2 << "at most 200 bytes";
     QTest::newRow("budget infGiB") << run({"--memory-budget", "infGiB"}) << 2 << "memory.budget";
     QTest::newRow("budget nanMiB") << run({"--memory-budget", "nanMiB"}) << 2 << "memory.budget";
@@ -303,32 +303,38 @@ void tst_Hostile::hostileInputIsRefusedAndChangesNothing_data()
     QTest::newRow("repeats 101") << run({"--repeats", "101"}) << 2 << "repeats";
     QTest::newRow("unknown preset") << QStringList{"run", "--db", "{study}", "--preset", "huge"} << 2 << "huge";
     QTest::newRow("warm-up longer than the run") << set("train.steps=2") << 2 << "memory.warmup_steps";
-    QTest::newRow("compare tolerance nan") << QStringList{"compare", "{study}", "--tolerance", "nan"} << 2 << "--tolerance nan";
-    QTest::newRow("compare tolerance -1") << QStringList{"compare", "{study}", "--tolerance", "-1"} << 2 << "--tolerance";
-    QTest::newRow("report tolerance inf") << QStringList{"report", "{study}", "--format", "json", "--tolerance", "inf"} << 2
-                                          << "--tolerance inf";
+    QTest::newRow("compare tolerance nan")
+        << QStringList{"compare", "{study}", "--tolerance", "nan"} << 2 << "--tolerance nan";
+    QTest::newRow("compare tolerance -1")
+        << QStringList{"compare", "{study}", "--tolerance", "-1"} << 2 << "--tolerance";
+    QTest::newRow("report tolerance inf")
+        << QStringList{"report", "{study}", "--format", "json", "--tolerance", "inf"} << 2 << "--tolerance inf";
     QTest::newRow("report format exe") << QStringList{"report", "{study}", "--format", "exe"} << 2 << "exe";
     QTest::newRow("export format xml") << QStringList{"export", "{study}", "--format", "xml"} << 2 << "xml";
     QTest::newRow("show a run that is not there") << QStringList{"show", "{study}", "nosuch"} << 2 << "no run 'nosuch'";
-    QTest::newRow("compare a baseline that is not there") << QStringList{"compare", "{study}", "--baseline", "nosuch"} << 2
-                                                          << "nosuch";
-    QTest::newRow("report a run that is not there") << QStringList{"report", "{study}", "--format", "json", "--runs", "x"}
-                                                    << 2 << "'x'";
+    QTest::newRow("compare a baseline that is not there")
+        << QStringList{"compare", "{study}", "--baseline", "nosuch"} << 2 << "nosuch";
+    QTest::newRow("report a run that is not there")
+        << QStringList{"report", "{study}", "--format", "json", "--runs", "x"} << 2 << "'x'";
 
     // Config files.
     QTest::newRow("config missing") << run({"--config", "{fixture}/missing.toml"}) << 2 << "missing.toml";
-    QTest::newRow("config is a folder") << run({"--config", "{fixture}/config-folder.toml"}) << 2 << "config-folder.toml";
+    QTest::newRow("config is a folder") << run({"--config", "{fixture}/config-folder.toml"}) << 2
+                                        << "config-folder.toml";
     QTest::newRow("config is binary") << run({"--config", "{fixture}/not-toml.toml"}) << 2 << "not valid TOML";
     QTest::newRow("config unknown section") << run({"--config", "{fixture}/unknown-section.toml"}) << 2 << "nosuch";
-    QTest::newRow("config wrong type") << run({"--config", "{fixture}/wrong-type.toml"}) << 2 << "model.width = \"wide\"";
+    QTest::newRow("config wrong type") << run({"--config", "{fixture}/wrong-type.toml"}) << 2
+                                       << "model.width = \"wide\"";
     QTest::newRow("config duplicate key") << run({"--config", "{fixture}/duplicate-key.toml"}) << 2 << "not valid TOML";
-    QTest::newRow("config NUL in a name") << run({"--config", "{fixture}/nul-in-name.toml"}) << 2 << "control character";
-    QTest::newRow("config line break in a name") << run({"--config", "{fixture}/newline-in-name.toml"}) << 2 << "line break";
+    QTest::newRow("config NUL in a name")
+        << run({"--config", "{fixture}/nul-in-name.toml"}) << 2 << "control character";
+    QTest::newRow("config line break in a name")
+        << run({"--config", "{fixture}/newline-in-name.toml"}) << 2 << "line break";
     QTest::newRow("config 1 MiB name") << run({"--config", "{fixture}/long-line.toml"}) << 2 << "at most 200 bytes";
     QTest::newRow("config 5000 nested keys") << run({"--config", "{fixture}/deep.toml"}) << 2 << "config";
     QTest::newRow("config in UTF-16") << run({"--config", "{fixture}/utf16.toml"}) << 2 << "not valid TOML";
-    QTest::newRow("config array for a section") << run({"--config", "{fixture}/array-for-table.toml"}) << 2
-                                                << "'model' must be a table";
+    QTest::newRow("config array for a section")
+        << run({"--config", "{fixture}/array-for-table.toml"}) << 2 << "'model' must be a table";
 
     // Data.
     QTest::newRow("text corpus missing") << data("text", "{fixture}/missing.txt") << 2 << "missing.txt";
@@ -336,11 +342,11 @@ void tst_Hostile::hostileInputIsRefusedAndChangesNothing_data()
     QTest::newRow("text corpus empty") << data("text", "{fixture}/empty.txt") << 2 << "is empty";
     QTest::newRow("text corpus shorter than a context") << data("text", "{fixture}/short.txt") << 2 << "training";
     QTest::newRow("text corpus is a device") << data("text", "/dev/zero") << 2 << "/dev/zero";
-    QTest::newRow("tokens train.bin is a folder") << data("tokens", "{fixture}/tokens-train-is-folder") << 2
-                                                  << "train.bin' is not a regular file";
+    QTest::newRow("tokens train.bin is a folder")
+        << data("tokens", "{fixture}/tokens-train-is-folder") << 2 << "train.bin' is not a regular file";
     QTest::newRow("tokens val.bin missing") << data("tokens", "{fixture}/tokens-no-validation") << 2 << "val.bin";
-    QTest::newRow("tokens id above the vocabulary") << data("tokens", "{fixture}/tokens-id-too-large") << 2
-                                                    << "holds id 60000";
+    QTest::newRow("tokens id above the vocabulary")
+        << data("tokens", "{fixture}/tokens-id-too-large") << 2 << "holds id 60000";
     QTest::newRow("tokens odd size") << data("tokens", "{fixture}/tokens-odd-size") << 2 << "odd size";
     QTest::newRow("tokens shorter than a context") << data("tokens", "{fixture}/tokens-too-short") << 2 << "training";
     QTest::newRow("tokens dangling link") << data("tokens", "{fixture}/tokens-dangling-link") << 2 << "train.bin";
@@ -358,29 +364,32 @@ void tst_Hostile::hostileInputIsRefusedAndChangesNothing_data()
     QTest::newRow("db truncated") << db("{fixture}/truncated.sqlite") << 2 << "malformed";
     QTest::newRow("db damaged") << db("{fixture}/damaged.sqlite") << 2 << "malformed";
     QTest::newRow("db with a hand-edited seed") << db("{fixture}/hand-edited-seed.sqlite") << 2 << "study_seed 'abc'";
-    QTest::newRow("runs of a missing study") << QStringList{"runs", "{fixture}/missing.sqlite"} << 2 << "does not exist";
-    QTest::newRow("runs of another application") << QStringList{"runs", "{fixture}/other-app.sqlite"} << 2
-                                                 << "another application";
+    QTest::newRow("runs of a missing study")
+        << QStringList{"runs", "{fixture}/missing.sqlite"} << 2 << "does not exist";
+    QTest::newRow("runs of another application")
+        << QStringList{"runs", "{fixture}/other-app.sqlite"} << 2 << "another application";
     QTest::newRow("show a damaged study") << QStringList{"show", "{fixture}/damaged.sqlite", "1"} << 2 << "malformed";
-    QTest::newRow("compare a truncated study") << QStringList{"compare", "{fixture}/truncated.sqlite"} << 2 << "malformed";
-    QTest::newRow("report random bytes") << QStringList{"report", "{fixture}/garbage.bin", "--format", "json", "-o",
-                                                        "{study}.json"} << 2 << "not an SQLite database";
-    QTest::newRow("export a study from the future") << QStringList{"export", "{fixture}/future.sqlite"} << 2
-                                                    << "schema version 99";
+    QTest::newRow("compare a truncated study")
+        << QStringList{"compare", "{fixture}/truncated.sqlite"} << 2 << "malformed";
+    QTest::newRow("report random bytes") << QStringList{"report", "{fixture}/garbage.bin", "--format", "json",
+                                                        "-o",     "{study}.json"}
+                                         << 2 << "not an SQLite database";
+    QTest::newRow("export a study from the future")
+        << QStringList{"export", "{fixture}/future.sqlite"} << 2 << "schema version 99";
     QTest::newRow("study plan not TOML") << QStringList{"study", "{fixture}/plan-not-toml.toml", "--db", "{study}"} << 2
                                          << "plan-not-toml.toml";
-    QTest::newRow("study plan without runs") << QStringList{"study", "{fixture}/plan-no-runs.toml", "--db", "{study}"} << 2
-                                             << "run";
-    QTest::newRow("study plan unknown key") << QStringList{"study", "{fixture}/plan-unknown-key.toml", "--db", "{study}"}
-                                            << 2 << "colour";
-    QTest::newRow("study plan nan tolerance") << QStringList{"study", "{fixture}/plan-nan-tolerance.toml", "--db", "{study}"}
-                                              << 2 << "tolerance";
-    QTest::newRow("study plan zero repeats") << QStringList{"study", "{fixture}/plan-zero-repeats.toml", "--db", "{study}"}
-                                             << 2 << "repeats";
+    QTest::newRow("study plan without runs")
+        << QStringList{"study", "{fixture}/plan-no-runs.toml", "--db", "{study}"} << 2 << "run";
+    QTest::newRow("study plan unknown key")
+        << QStringList{"study", "{fixture}/plan-unknown-key.toml", "--db", "{study}"} << 2 << "colour";
+    QTest::newRow("study plan nan tolerance")
+        << QStringList{"study", "{fixture}/plan-nan-tolerance.toml", "--db", "{study}"} << 2 << "tolerance";
+    QTest::newRow("study plan zero repeats")
+        << QStringList{"study", "{fixture}/plan-zero-repeats.toml", "--db", "{study}"} << 2 << "repeats";
 
     // Runs that cannot fit: refused before anything is written or measured.
-    QTest::newRow("predicted above the budget") << run({"--memory-budget", "64KiB"}) << 2
-                                                << "predicted to need .* above memory.budget = \"64KiB\"";
+    QTest::newRow("predicted above the budget")
+        << run({"--memory-budget", "64KiB"}) << 2 << "predicted to need .* above memory.budget = \"64KiB\"";
     QTest::newRow("microbatch of a million") << set("train.microbatch=1000000") << 2 << "available";
     QTest::newRow("context of 65536") << set("model.context_length=65536") << 2 << "available";
     QTest::newRow("width of 65536") << set("model.width=65536") << 2 << "available";
@@ -406,7 +415,9 @@ void tst_Hostile::hostileInputIsRefusedAndChangesNothing()
     QMap<QString, QByteArray> inputsAfter = folderState(m_dir.filePath("fixture"));
     const bool reads = QStringList{"runs", "show", "compare", "report", "export"}.contains(arguments.value(0));
     for (const QString &name : inputsAfter.keys())
-        if (reads && !inputs.contains(name) && (name.endsWith("-shm") || (name.endsWith("-wal") && QFileInfo(m_dir.filePath("fixture/" + name)).size() == 0)))
+        if (reads && !inputs.contains(name)
+            && (name.endsWith("-shm")
+                || (name.endsWith("-wal") && QFileInfo(m_dir.filePath("fixture/" + name)).size() == 0)))
             inputsAfter.remove(name);
     const bool inputsUnchanged = inputsAfter == inputs;
     const bool said = QRegularExpression(message).match(r.err).hasMatch();
@@ -435,8 +446,8 @@ void tst_Hostile::unwritableStudyIsReadButNotWritten()
                                               | QFile::ExeOther));
     const QByteArray hash = sha256(study);
     const auto asNobody = [](const QStringList &arguments) {
-        return runProgram("setpriv", QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", OPTLOG_BINARY}
-                                         + arguments);
+        return runProgram("setpriv",
+                          QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", OPTLOG_BINARY} + arguments);
     };
     const Result runs = asNobody({"runs", study});
     const QString reports = m_dir.filePath("reports");
@@ -485,8 +496,9 @@ void tst_Hostile::killAtAnyPointKeepsEveryCommittedRow()
     for (const int steps : {1, 5, 20, 60}) {
         const QString study = studyCopy("kill-" + QString::number(steps));
         QProcess engine;
-        engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study, "--set", "train.steps=100000", "--set",
-                                                "train.eval_interval=7"} + kSmoke);
+        engine.start(OPTLOG_BINARY,
+                     QStringList{"run", "--db", study, "--set", "train.steps=100000", "--set", "train.eval_interval=7"}
+                         + kSmoke);
         QElapsedTimer timer;
         timer.start();
         qint64 seen = 0;
@@ -532,7 +544,8 @@ void tst_Hostile::terminateCancelsInEveryPhase()
     environment.insert("XDG_CACHE_HOME", cache.path());
     engine.setProcessEnvironment(environment);
     engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study, "--jsonl", "--set", "train.steps=100000", "--set",
-                                            "train.eval_interval=10", "--set", "data.eval_sequences=2000"} + kSmoke);
+                                            "train.eval_interval=10", "--set", "data.eval_sequences=2000"}
+                                    + kSmoke);
     QVERIFY(engine.waitForStarted());
     QElapsedTimer timer;
     timer.start();
@@ -554,7 +567,8 @@ void tst_Hostile::terminateCancelsInEveryPhase()
     const bool cancelled = engine.exitStatus() == QProcess::NormalExit && engine.exitCode() == 4;
     const StudyRows after = studyRows(study);
     record(cancelled, engine.exitStatus() != QProcess::NormalExit, after.integrity != "ok");
-    QVERIFY2(cancelled, qPrintable(QString("exit %1: %2").arg(engine.exitCode()).arg(QString(engine.readAllStandardError()))));
+    QVERIFY2(cancelled,
+             qPrintable(QString("exit %1: %2").arg(engine.exitCode()).arg(QString(engine.readAllStandardError()))));
     const Store store(study.toStdString(), Store::Access::ReadOnly);
     if (phase == "start-up") {
         QCOMPARE(store.runs().size(), size_t(1)); // no run was created
@@ -574,10 +588,11 @@ void tst_Hostile::fullDiskEndsTheRunFailedWithItsCause()
         QSKIP("needs root and unshare(1) to mount a small file system");
     const QString folder = m_dir.filePath("full-disk");
     QDir().mkpath(folder);
-    const QString script = QString("mount -t tmpfs -o size=200k tmpfs '%1' && cd '%1' && '%2' run --db study.sqlite --jsonl "
-                                   "--set train.steps=5000 --set train.eval_interval=50 %3; code=$?; "
-                                   "'%2' runs study.sqlite; exit $code")
-                               .arg(folder, OPTLOG_BINARY, kSmoke.join(' '));
+    const QString script
+        = QString("mount -t tmpfs -o size=200k tmpfs '%1' && cd '%1' && '%2' run --db study.sqlite --jsonl "
+                  "--set train.steps=5000 --set train.eval_interval=50 %3; code=$?; "
+                  "'%2' runs study.sqlite; exit $code")
+              .arg(folder, OPTLOG_BINARY, kSmoke.join(' '));
     QProcess shell;
     shell.start("unshare", {"--mount", "--propagation", "private", "sh", "-c", script});
     QVERIFY(shell.waitForFinished(180000));
@@ -589,7 +604,8 @@ void tst_Hostile::fullDiskEndsTheRunFailedWithItsCause()
     record(failed && out.contains("database or disk is full"), shell.exitStatus() != QProcess::NormalExit, false);
     QVERIFY2(failed, qPrintable(err));
     // The cause is in the finished event, and stored: `optlog runs` shows the run failed, not crashed.
-    QVERIFY2(out.contains("\"event\":\"finished\"") && out.contains("database or disk is full"), qPrintable(out.right(800)));
+    QVERIFY2(out.contains("\"event\":\"finished\"") && out.contains("database or disk is full"),
+             qPrintable(out.right(800)));
     QVERIFY2(QRegularExpression("\\n +1 +smoke +failed at step").match(out).hasMatch(), qPrintable(out.right(800)));
     QVERIFY2(err.contains("the study stopped taking the run's rows"), qPrintable(err));
 }
@@ -636,9 +652,18 @@ void tst_Hostile::fuzzedConfigsNeverCrashOrChangeARefusedStudy()
         }
         // Hostile assignments in some cases, plausible ones in others, so that some configs run.
         for (int k = 0; k < 1 + i % 3; ++k)
-            arguments << "--set" << QString::fromStdString(i % 3 == 1 ? fuzzer.assignment() : fuzzer.plausibleAssignment());
-        arguments << "--set" << "train.steps=4" << "--set" << "memory.warmup_steps=1" << "--set" << "runtime.threads=1"
-                  << "--set" << "train.eval_interval=2" << "--memory-budget" << "96MiB";
+            arguments << "--set"
+                      << QString::fromStdString(i % 3 == 1 ? fuzzer.assignment() : fuzzer.plausibleAssignment());
+        arguments << "--set"
+                  << "train.steps=4"
+                  << "--set"
+                  << "memory.warmup_steps=1"
+                  << "--set"
+                  << "runtime.threads=1"
+                  << "--set"
+                  << "train.eval_interval=2"
+                  << "--memory-budget"
+                  << "96MiB";
         const StudyRows before = studyRows(study);
         const QByteArray hash = sha256(study);
         const Result r = runOptlog(arguments, 180000);
@@ -659,8 +684,12 @@ void tst_Hostile::fuzzedConfigsNeverCrashOrChangeARefusedStudy()
 
 void tst_Hostile::cleanupTestCase()
 {
-    const QString figures = QString("fault and fuzz suite: %1 cases tried, %2 handled as documented, %3 crashes, %4 with data lost")
-                                .arg(g_figures.tried).arg(g_figures.handled).arg(g_figures.crashes).arg(g_figures.dataLost);
+    const QString figures
+        = QString("fault and fuzz suite: %1 cases tried, %2 handled as documented, %3 crashes, %4 with data lost")
+              .arg(g_figures.tried)
+              .arg(g_figures.handled)
+              .arg(g_figures.crashes)
+              .arg(g_figures.dataLost);
     qInfo("%s", qPrintable(figures));
     QFile out(QDir(QCoreApplication::applicationDirPath()).filePath("fault-figures.txt"));
     if (out.open(QIODevice::WriteOnly))

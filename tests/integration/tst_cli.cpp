@@ -6,12 +6,11 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <QCryptographicHash>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
-#include <QCryptographicHash>
 #include <QtTest>
-
 #include <csignal>
 #include <filesystem>
 
@@ -137,11 +136,12 @@ void tst_Cli::badInputExitsTwoAndWritesNothing_data()
     QTest::newRow("context") << QStringList{"--set", "model.context_length=9000000"}
                              << "model.context_length = 9000000: must be from 1 to 65536";
     QTest::newRow("no repeats") << QStringList{"--repeats", "0"} << "repeats = 0 for smoke: must be from 1 to 100";
-    QTest::newRow("too many repeats") << QStringList{"--repeats", "101"} << "repeats = 101 for smoke: must be from 1 to 100";
-    QTest::newRow("repeats of a bad run") << QStringList{"--repeats", "2", "--set", "train.steps=0"}
-                                          << "train.steps = 0: must be at least 1";
-    QTest::newRow("diagnostics interval") << QStringList{"--set", "diagnostics.numerics_every=0"}
-                                          << "diagnostics.numerics_every = 0: must be from 1";
+    QTest::newRow("too many repeats") << QStringList{"--repeats", "101"}
+                                      << "repeats = 101 for smoke: must be from 1 to 100";
+    QTest::newRow("repeats of a bad run")
+        << QStringList{"--repeats", "2", "--set", "train.steps=0"} << "train.steps = 0: must be at least 1";
+    QTest::newRow("diagnostics interval")
+        << QStringList{"--set", "diagnostics.numerics_every=0"} << "diagnostics.numerics_every = 0: must be from 1";
     QTest::newRow("infinite budget") << QStringList{"--memory-budget", "infGiB"}
                                      << "memory.budget = \"infGiB\": not a finite size below 8 EiB";
     QTest::newRow("budget below a byte") << QStringList{"--memory-budget", "0.5B"}
@@ -245,11 +245,12 @@ void tst_Cli::studyRunsEachRunOnceAndCompares()
     const QString plan = m_dir.filePath("plan.toml");
     QFile f(plan);
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("name = \"mini\"\nbaseline = \"whole\"\n"
-            "[[run]]\nname = \"whole\"\npreset = \"smoke\"\noverrides = [\"data.corpus=generated\", \"train.steps=12\"]\n"
-            "[[run]]\nname = \"accumulated\"\npreset = \"smoke\"\nbaseline = \"whole\"\n"
-            "overrides = [\"data.corpus=generated\", \"train.steps=12\", \"train.microbatch=2\", "
-            "\"train.accumulation=2\"]\n");
+    f.write(
+        "name = \"mini\"\nbaseline = \"whole\"\n"
+        "[[run]]\nname = \"whole\"\npreset = \"smoke\"\noverrides = [\"data.corpus=generated\", \"train.steps=12\"]\n"
+        "[[run]]\nname = \"accumulated\"\npreset = \"smoke\"\nbaseline = \"whole\"\n"
+        "overrides = [\"data.corpus=generated\", \"train.steps=12\", \"train.microbatch=2\", "
+        "\"train.accumulation=2\"]\n");
     f.close();
     const QString study = m_dir.filePath("mini.sqlite");
     const Result first = runOptlog({"study", plan, "--db", study});
@@ -258,8 +259,9 @@ void tst_Cli::studyRunsEachRunOnceAndCompares()
     QVERIFY(first.out.contains("accumulated"));
     // Accumulation reproduces the whole batch's gradients, so the validation losses are equal to
     // the last digit shown (the products' rounding, which depends on their row count, gives the sign).
-    QVERIFY2(QRegularExpression("\\naccumulated +1 completed +1536 +([0-9.]+) +[-+]0\\.0000 .*same quality by the 0\\.020 "
-                                "tolerance \\(Δ [-+]0\\.000 nats")
+    QVERIFY2(QRegularExpression(
+                 "\\naccumulated +1 completed +1536 +([0-9.]+) +[-+]0\\.0000 .*same quality by the 0\\.020 "
+                 "tolerance \\(Δ [-+]0\\.000 nats")
                  .match(first.out)
                  .hasMatch(),
              qPrintable(first.out));
@@ -329,7 +331,8 @@ void tst_Cli::manualPageListsWhatEachCommandAccepts()
     const QString manual = QString::fromUtf8(page.readAll());
     QVERIFY(manual.startsWith(".TH OPTLOG 1 "));
     const QRegularExpression option("(--[a-z][a-z-]+)");
-    for (const QString command : {"run", "study", "compare", "estimate", "fit", "runs", "show", "export", "report", "tune"}) {
+    for (const QString command :
+         {"run", "study", "compare", "estimate", "fit", "runs", "show", "export", "report", "tune"}) {
         QVERIFY2(manual.contains(".SS " + command + "\n"), qPrintable(command));
         const Result help = runOptlog({command, "--help"});
         QCOMPARE(help.exitCode, 0);
@@ -390,11 +393,14 @@ void tst_Cli::aToleranceIsAFiniteNumberOfNats()
 {
     const QString study = m_dir.filePath("tolerance.sqlite");
     QCOMPARE(runOptlog({"run", "--preset", "smoke", "--db", study, "--set", "train.steps=6"}).exitCode, 0);
-    for (const QString &bad : {QStringLiteral("nan"), QStringLiteral("-1"), QStringLiteral("inf"), QStringLiteral("x")}) {
+    for (const QString &bad :
+         {QStringLiteral("nan"), QStringLiteral("-1"), QStringLiteral("inf"), QStringLiteral("x")}) {
         for (const QString &command : {QStringLiteral("compare"), QStringLiteral("report")}) {
             QStringList arguments = {command, study, "--tolerance", bad};
             if (command == QStringLiteral("report"))
-                arguments << "--format" << "csv" << "-o" << m_dir.filePath("tolerance.csv");
+                arguments << "--format"
+                          << "csv"
+                          << "-o" << m_dir.filePath("tolerance.csv");
             const Result r = runOptlog(arguments);
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains("must be a finite number of nats per token"), qPrintable(r.err));
@@ -417,7 +423,7 @@ void tst_Cli::exportWritesCsvAndJson()
 {
     const QString study = m_dir.filePath("export.sqlite");
     QCOMPARE(runOptlog(QStringList{"run", "--db", study, "--set", "train.steps=10", "--set", "train.eval_interval=5"}
-                    + kSmoke)
+                       + kSmoke)
                  .exitCode,
              0);
     const QString csv = m_dir.filePath("metrics.csv");
@@ -457,8 +463,8 @@ void tst_Cli::overBudgetRunEndsAsOom()
     // Predicted not to fit: refused before anything is written, with both numbers.
     const Result refused = runOptlog(QStringList{"run", "--db", study, "--memory-budget", "600KiB"} + kSmoke);
     QCOMPARE(refused.exitCode, 2);
-    QVERIFY2(refused.err.contains("predicted to need 1.5 MiB") && refused.err.contains("memory.budget = \"600KiB\" (600.0 KiB)")
-                 && refused.err.contains("--force"),
+    QVERIFY2(refused.err.contains("predicted to need 1.5 MiB")
+                 && refused.err.contains("memory.budget = \"600KiB\" (600.0 KiB)") && refused.err.contains("--force"),
              qPrintable(refused.err));
     QVERIFY(!QFile::exists(study));
     // Forced, it trains until the budget refuses an allocation.
@@ -481,8 +487,8 @@ void tst_Cli::overBudgetRunEndsAsOom()
 void tst_Cli::fitsProposalRunsUnderTheSameBudget()
 {
     const QStringList base = {"--preset", "smoke", "--set", "data.corpus=generated", "--set", "train.microbatch=16"};
-    const Result tooBig = runOptlog(QStringList{"run", "--db", m_dir.filePath("fit-before.sqlite"), "--memory-budget",
-                                                "2MiB", "--force"} + base);
+    const Result tooBig = runOptlog(
+        QStringList{"run", "--db", m_dir.filePath("fit-before.sqlite"), "--memory-budget", "2MiB", "--force"} + base);
     QCOMPARE(tooBig.exitCode, 5); // microbatch 16 does not fit 2 MiB
 
     const Result fit = runOptlog(QStringList{"fit", "--memory-budget", "2MiB"} + base);
@@ -491,8 +497,9 @@ void tst_Cli::fitsProposalRunsUnderTheSameBudget()
             && fit.out.contains("smaller model"));
     const QString proposal = fit.out.section("proposal: ", 1).trimmed();
     QVERIFY2(proposal.contains("train.accumulation="), qPrintable(fit.out));
-    const Result run = runOptlog(QStringList{"run", "--db", m_dir.filePath("fit-after.sqlite"), "--memory-budget", "2MiB"}
-                                 + base + proposal.split(' '));
+    const Result run = runOptlog(
+        QStringList{"run", "--db", m_dir.filePath("fit-after.sqlite"), "--memory-budget", "2MiB"} + base
+        + proposal.split(' '));
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
 }
 
@@ -509,7 +516,8 @@ void tst_Cli::tunedSettingsAreUsedAndRecorded()
     };
 
     // No tuning yet: the run says so.
-    QCOMPARE(runOptlog(QStringList{"run", "--db", study, "--set", "name=before"} + kSmoke, 120000, environment).exitCode, 0);
+    QCOMPARE(runOptlog(QStringList{"run", "--db", study, "--set", "name=before"} + kSmoke, 120000, environment).exitCode,
+             0);
     QVERIFY2(tuningOf("before").value("tuning").toString().startsWith("untuned"),
              qPrintable(tuningOf("before").value("tuning").toString()));
 
@@ -524,12 +532,17 @@ void tst_Cli::tunedSettingsAreUsedAndRecorded()
     const QJsonObject fp32 = machines.begin().value().toObject().value("fp32").toObject();
 
     // The next run uses what the tuning chose, and records that it did.
-    QCOMPARE(runOptlog(QStringList{"run", "--db", study, "--set", "name=after"} + kSmoke + QStringList{"--set", "runtime.threads=0"},
-                       120000, environment).exitCode, 0);
+    QCOMPARE(runOptlog(QStringList{"run", "--db", study, "--set", "name=after"} + kSmoke
+                           + QStringList{"--set", "runtime.threads=0"},
+                       120000, environment)
+                 .exitCode,
+             0);
     const QJsonObject after = tuningOf("after");
-    QVERIFY2(after.value("tuning").toString().startsWith("tuned for fp32"), qPrintable(after.value("tuning").toString()));
+    QVERIFY2(after.value("tuning").toString().startsWith("tuned for fp32"),
+             qPrintable(after.value("tuning").toString()));
     QCOMPARE(after.value("intra_op_threads").toInt(), fp32.value("threads").toInt());
-    QCOMPARE(after.value("variables").toObject().value("OMP_WAIT_POLICY").toString(), fp32.value("wait_policy").toString());
+    QCOMPARE(after.value("variables").toObject().value("OMP_WAIT_POLICY").toString(),
+             fp32.value("wait_policy").toString());
 
     // The GEMM check that guards a core type passes with the kernels in use.
     QCOMPARE(runOptlog({"tune", "--gemm-check"}, 60000, environment).exitCode, 0);
@@ -608,7 +621,8 @@ void tst_Cli::curationBadInputChangesNeitherStudy_data()
     QTest::newRow("tag with a space") << QStringList{"tag", "SRC", "fp32", "+two words"} << "holds a space";
     QTest::newRow("tag with a control") << QStringList{"tag", "SRC", "fp32", "+bell\a"} << "U+0007";
     QTest::newRow("tag with a mistyped option") << QStringList{"tag", "SRC", "fp32", "+a", "--yes"} << "not an option";
-    QTest::newRow("rename to a name in use") << QStringList{"rename", "SRC", "fp32", "bf16"} << "already has a run named";
+    QTest::newRow("rename to a name in use")
+        << QStringList{"rename", "SRC", "fp32", "bf16"} << "already has a run named";
     QTest::newRow("delete unconfirmed") << QStringList{"delete", "SRC", "fp32"} << "add --yes";
     QTest::newRow("delete a missing run") << QStringList{"delete", "SRC", "fp32", "9", "--yes"} << "no run '9'";
     QTest::newRow("unknown filter key") << QStringList{"runs", "SRC", "--filter", "colour:red"} << "not a key a filter";
@@ -635,8 +649,12 @@ void tst_Cli::curationBadInputChangesNeitherStudy()
     SQLite::Database(newer.toStdString(), SQLite::OPEN_READWRITE).exec("PRAGMA user_version = 99");
     const QString fresh = m_dir.filePath("bad-new-" + tag + ".sqlite");
     for (QString &argument : arguments)
-        argument = argument == "SRC" ? source : argument == "DEST" ? dest : argument == "TEXT" ? text
-                 : argument == "NEWER" ? newer : argument == "NEW" ? fresh : argument;
+        argument = argument == "SRC"     ? source
+                   : argument == "DEST"  ? dest
+                   : argument == "TEXT"  ? text
+                   : argument == "NEWER" ? newer
+                   : argument == "NEW"   ? fresh
+                                         : argument;
     const QByteArray sourceBefore = sha256(source), destBefore = sha256(dest), textBefore = sha256(text),
                      newerBefore = sha256(newer);
     const Result r = runOptlog(arguments);
@@ -682,7 +700,8 @@ void tst_Cli::copyBetweenStudiesKeepsEveryRowAndTheSource()
 {
     const QString source = curationStudy("copy-src.sqlite");
     QCOMPARE(runOptlog({"tag", source, "bf16", "+server"}).exitCode, 0);
-    SQLite::Database(source.toStdString(), SQLite::OPEN_READWRITE).exec("UPDATE meta SET value = '77' WHERE key = 'study_seed'");
+    SQLite::Database(source.toStdString(), SQLite::OPEN_READWRITE)
+        .exec("UPDATE meta SET value = '77' WHERE key = 'study_seed'");
     const QString dest = m_dir.filePath("copy-dest.sqlite");
     QFile::remove(dest);
     const QByteArray sourceBefore = sha256(source);
@@ -699,8 +718,8 @@ void tst_Cli::copyBetweenStudiesKeepsEveryRowAndTheSource()
     const auto from = runsOf(source), to = runsOf(dest);
     QCOMPARE(to.keys(), from.keys());
     for (const QString &name : from.keys())
-        for (const char *rows : {"metrics", "validation", "memory", "events", "numerics", "config_toml", "environment",
-                                 "tags", "outcome"})
+        for (const char *rows :
+             {"metrics", "validation", "memory", "events", "numerics", "config_toml", "environment", "tags", "outcome"})
             QVERIFY2(to[name][rows] == from[name][rows], qPrintable(name + ": " + rows));
     QCOMPARE(Store(dest.toStdString(), Store::Access::ReadOnly).studySeed(), int64_t(77)); // a new study takes its seed
     QCOMPARE(runOptlog({"compare", dest}).exitCode, 0);
@@ -708,9 +727,11 @@ void tst_Cli::copyBetweenStudiesKeepsEveryRowAndTheSource()
 
 namespace {
 
-const QStringList kResumable = kSmoke + QStringList{"--set", "train.steps=300", "--set", "train.eval_interval=50",
-                                                    "--set", "train.checkpoint_interval=50", "--set",
-                                                    "model.dropout=0.1", "--set", "precision.mode=master-bf16"};
+const QStringList kResumable = kSmoke + QStringList{"--set", "train.steps=300",
+                                                    "--set", "train.eval_interval=50",
+                                                    "--set", "train.checkpoint_interval=50",
+                                                    "--set", "model.dropout=0.1",
+                                                    "--set", "precision.mode=master-bf16"};
 
 // Starts `optlog run --jsonl`, and once its step events reach `step`, sends `signal`.
 int interruptAt(const QStringList &arguments, int step, int signal)
@@ -811,12 +832,14 @@ QString tst_Cli::weightsStudy(const QString &name)
         const QString folder = m_dir.filePath("weights-template");
         QDir().mkpath(folder);
         const QString study = folder + "/study.sqlite";
-        const QStringList done = QStringList{"run", "--db", study, "--set", "train.checkpoint_interval=10", "--set",
-                                             "name=done"} + kSmoke;
+        const QStringList done = QStringList{"run",   "--db",     study, "--set", "train.checkpoint_interval=10",
+                                             "--set", "name=done"}
+                                 + kSmoke;
         if (const Result r = runOptlog(done); r.exitCode != 0)
             qFatal("the weights study's run failed: %s", qPrintable(r.err));
-        const QStringList stopped = QStringList{"run", "--db", study, "--set", "train.steps=100000", "--set",
-                                                "name=stopped"} + kSmoke;
+        const QStringList stopped = QStringList{"run",   "--db",        study, "--set", "train.steps=100000",
+                                                "--set", "name=stopped"}
+                                    + kSmoke;
         if (interruptAt(stopped, 3, SIGTERM) != 4)
             qFatal("the weights study's cancelled run did not end cancelled");
         m_weightsTemplate = folder;
@@ -833,8 +856,10 @@ void tst_Cli::resumeBadInputChangesNothing_data()
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("damage"); // what happens to the checkpoint first
     QTest::addColumn<QString>("expected");
-    QTest::newRow("a completed run") << QStringList{"run", "--resume", "STUDY", "done"} << "" << "completed; to train it longer";
-    QTest::newRow("a missing run") << QStringList{"run", "--resume", "STUDY", "nine"} << "" << "no run 'nine'";
+    QTest::newRow("a completed run") << QStringList{"run", "--resume", "STUDY", "done"} << ""
+                                     << "completed; to train it longer";
+    QTest::newRow("a missing run") << QStringList{"run", "--resume", "STUDY", "nine"} << ""
+                                   << "no run 'nine'";
     QTest::newRow("with --set") << QStringList{"run", "--resume", "STUDY", "stopped", "--set", "train.steps=9"} << ""
                                 << "leave out --preset, --config, --set";
     QTest::newRow("with --db") << QStringList{"run", "--resume", "STUDY", "stopped", "--db", "STUDY"} << ""
@@ -871,8 +896,8 @@ void spoil(const QString &study, const std::string &name, WeightFileKind kind, c
         return;
     if (how == "config") {
         SQLite::Database(study.toStdString(), SQLite::OPEN_READWRITE)
-            .exec("UPDATE runs SET config_toml = replace(config_toml, 'width = 32', 'width = 64') WHERE name = '"
-                  + name + "'");
+            .exec("UPDATE runs SET config_toml = replace(config_toml, 'width = 32', 'width = 64') WHERE name = '" + name
+                  + "'");
         return;
     }
     const QString path = weightsFileOf(study, name, kind);
@@ -913,8 +938,8 @@ void tst_Cli::resumeBadInputChangesNothing()
 void tst_Cli::quantizeBillsEveryByteAndPricesItInLoss()
 {
     const QString study = weightsStudy("quantize");
-    const Result r = runOptlog(QStringList{"quantize", study, "done", "--scheme", "int8,int4,int4-asym,nf4,mixed",
-                                           "--group", "16,32"});
+    const Result r = runOptlog(
+        QStringList{"quantize", study, "done", "--scheme", "int8,int4,int4-asym,nf4,mixed", "--group", "16,32"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains("float32 (the run's own)") && r.out.contains("optimizer state, the gradients"),
              qPrintable(r.out));
@@ -938,8 +963,8 @@ void tst_Cli::quantizeBillsEveryByteAndPricesItInLoss()
             QCOMPARE(q.scaleBytes, 2 * quantized / q.groupSize);
             QCOMPARE(q.zeroPointBytes, q.scheme == "int4-asym" ? quantized / q.groupSize : 0);
         }
-        QCOMPARE(q.bitsPerWeight(), 8.0 * double(q.codeBytes + q.scaleBytes + q.zeroPointBytes + q.floatBytes)
-                                        / double(q.totalWeights));
+        QCOMPARE(q.bitsPerWeight(),
+                 8.0 * double(q.codeBytes + q.scaleBytes + q.zeroPointBytes + q.floatBytes) / double(q.totalWeights));
         QVERIFY2(q.kl >= 0 && q.top1Agreement > 0.5 && q.top1Agreement <= 1, qPrintable(label));
         QVERIFY(q.workspaceBytes >= 4 * C * C * 4); // at least the largest matrix dequantized to FP32
         QVERIFY(q.activationBytes > 0);
@@ -963,7 +988,8 @@ void tst_Cli::quantizeBillsEveryByteAndPricesItInLoss()
     // Every report format carries the table and what the scheme did not touch.
     for (const QString format : {"md", "html", "json", "csv"}) {
         const QString output = m_dir.filePath("quantize-report." + format);
-        const Result report = runOptlog(QStringList{"report", study, "--runs", "done", "--format", format, "-o", output});
+        const Result report = runOptlog(
+            QStringList{"report", study, "--runs", "done", "--format", format, "-o", output});
         QVERIFY2(report.exitCode == 0, qPrintable(report.err));
         QFile file(output);
         QVERIFY(file.open(QIODevice::ReadOnly));
@@ -981,8 +1007,10 @@ void tst_Cli::quantizeBadInputChangesNothing_data()
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("damage"); // what happens to the final weights first
     QTest::addColumn<QString>("expected");
-    QTest::newRow("unknown scheme") << QStringList{"--scheme", "int3"} << "" << "unknown scheme 'int3'; the schemes are";
-    QTest::newRow("no scheme") << QStringList{} << "" << "--scheme is required";
+    QTest::newRow("unknown scheme") << QStringList{"--scheme", "int3"} << ""
+                                    << "unknown scheme 'int3'; the schemes are";
+    QTest::newRow("no scheme") << QStringList{} << ""
+                               << "--scheme is required";
     QTest::newRow("group not a power of two") << QStringList{"--scheme", "int4", "--group", "24"} << ""
                                               << "--group 24 is not a power of two";
     QTest::newRow("group larger than a row") << QStringList{"--scheme", "nf4", "--group", "64"} << ""
@@ -991,9 +1019,12 @@ void tst_Cli::quantizeBadInputChangesNothing_data()
                                         << "--group 'big' is not a group size";
     QTest::newRow("tensors naming none") << QStringList{"--scheme", "int8", "--tensors", "decoder.*"} << ""
                                          << "names no weight matrix of this model; its matrices are";
-    QTest::newRow("corrupt weights") << QStringList{"--scheme", "int8"} << "flip" << "SHA-256 .* but the study recorded";
-    QTest::newRow("truncated weights") << QStringList{"--scheme", "int8"} << "truncate" << "it is truncated";
-    QTest::newRow("missing weights") << QStringList{"--scheme", "int8"} << "remove" << "cannot be read";
+    QTest::newRow("corrupt weights") << QStringList{"--scheme", "int8"} << "flip"
+                                     << "SHA-256 .* but the study recorded";
+    QTest::newRow("truncated weights") << QStringList{"--scheme", "int8"} << "truncate"
+                                       << "it is truncated";
+    QTest::newRow("missing weights") << QStringList{"--scheme", "int8"} << "remove"
+                                     << "cannot be read";
     QTest::newRow("a config edited to another model") << QStringList{"--scheme", "int8"} << "config"
                                                       << "holds token_embedding.weight as Float \\[256, 32\\], but the "
                                                          "run's config makes it Float \\[256, 64\\]";

@@ -3,8 +3,8 @@
 // with Gloo on this machine, a real study file; the weights compared are the final weights files.
 #include "core/config/config.h"
 #include "core/engine/model/gpt.h"
-#include "core/engine/precision/precision.h"
 #include "core/engine/model/weightfiles.h"
+#include "core/engine/precision/precision.h"
 #include "core/store/store.h"
 #include "tests/common/enginebinary.h"
 
@@ -14,14 +14,13 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
+#include <csignal>
+#include <filesystem>
+#include <map>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <csignal>
-#include <filesystem>
-#include <map>
 
 using namespace optlog;
 using optlog::testing::Result;
@@ -31,8 +30,8 @@ using optlog::testing::waitForSteps;
 namespace {
 
 // dropout 0: the ranks draw dropout masks of their own, which one process would not.
-const QStringList kSmoke = {"--preset", "smoke", "--set", "data.corpus=generated", "--set", "train.steps=20",
-                            "--set", "memory.warmup_steps=2"};
+const QStringList kSmoke = {"--preset", "smoke",          "--set", "data.corpus=generated",
+                            "--set",    "train.steps=20", "--set", "memory.warmup_steps=2"};
 
 // A run trained into `study` under `name` with the smoke preset and `settings`; fails the test
 // unless it completes.
@@ -140,8 +139,7 @@ bool alive(qint64 pid)
 
 // Starts a two-rank smoke run `name` into `study` as `rank0` that would train for long, and waits
 // until it trains: rank 1's pid (0 when it did not start or has no rank 1).
-qint64 startLongTwoRankRun(QProcess &rank0, const QString &study, const QString &name,
-                           const QStringList &settings = {})
+qint64 startLongTwoRankRun(QProcess &rank0, const QString &study, const QString &name, const QStringList &settings = {})
 {
     QStringList arguments = QStringList{"run", "--db", study, "--set", "name=" + name, "--ranks", "2"} + kSmoke
                             + QStringList{"--set", "train.steps=100000"};
@@ -190,7 +188,8 @@ void tst_Distributed::twoRanksTrainAsOneProcessWithTwiceTheMicrobatch()
     QFETCH(QString, mode);
     QFETCH(int, accumulation);
     const QString study = m_dir.filePath("equal-" + QString(QTest::currentDataTag()).replace(' ', '-') + ".sqlite");
-    const QStringList common = {"precision.mode=\"" + mode + "\"", "train.accumulation=" + QString::number(accumulation)};
+    const QStringList common = {"precision.mode=\"" + mode + "\"",
+                                "train.accumulation=" + QString::number(accumulation)};
     const RunRecord single = train(study, "one process", common + QStringList{"train.microbatch=8"});
     const RunRecord ranks = train(study, "two ranks", common + QStringList{"train.microbatch=4", "distributed.ranks=2"});
     QVERIFY(single.id > 0 && ranks.id > 0);
@@ -204,7 +203,8 @@ void tst_Distributed::twoRanksTrainAsOneProcessWithTwiceTheMicrobatch()
     QCOMPARE(together.back().tokens, int64_t(20 * 8 * accumulation * 32));
     for (size_t i = 0; i < alone.size(); ++i) {
         QVERIFY2(std::abs(together[i].trainLoss - alone[i].trainLoss) < 1e-5,
-                 qPrintable(QString("step %1: %2 against %3").arg(i).arg(together[i].trainLoss).arg(alone[i].trainLoss)));
+                 qPrintable(
+                     QString("step %1: %2 against %3").arg(i).arg(together[i].trainLoss).arg(alone[i].trainLoss)));
         QVERIFY(together[i].communicationSeconds && *together[i].communicationSeconds > 0);
         QVERIFY(!alone[i].communicationSeconds);
     }
@@ -238,7 +238,8 @@ void tst_Distributed::zeroGivesTheWeightsOfPlainDataParallel()
     const QStringList common = {"precision.mode=\"" + mode + "\"", "distributed.ranks=2", "distributed.bucket_mib=1",
                                 "train.accumulation=" + QString(accumulate ? "2" : "1")};
     const RunRecord plain = train(study, "plain", common);
-    const RunRecord zero = train(study, "zero", common + QStringList{"distributed.zero_stage=" + QString::number(stage)});
+    const RunRecord zero = train(study, "zero",
+                                 common + QStringList{"distributed.zero_stage=" + QString::number(stage)});
     QVERIFY(plain.id > 0 && zero.id > 0);
     const double difference = largestDifference(study, plain.id, zero.id);
     QVERIFY2(difference <= 1e-6, qPrintable(QString::number(difference)));
@@ -262,7 +263,8 @@ void tst_Distributed::eachRanksMemoryIsMeasuredBesideItsPrediction()
         return measured > 0 && predicted > 0 && std::abs(double(measured - predicted)) <= 0.02 * double(predicted);
     };
     for (int64_t rank : {0, 1}) {
-        const auto p = store.memory(plain.id, rank), z1 = store.memory(stage1.id, rank), z2 = store.memory(stage2.id, rank);
+        const auto p = store.memory(plain.id, rank), z1 = store.memory(stage1.id, rank),
+                   z2 = store.memory(stage2.id, rank);
         const auto measured = [](const std::vector<MemoryRow> &rows, MemoryRole role) {
             return bytesOf(rows, role, MemorySource::Measured);
         };
@@ -298,7 +300,8 @@ void tst_Distributed::eachRanksMemoryIsMeasuredBesideItsPrediction()
     // `show` and the report state it.
     const Result show = runOptlog({"show", study, "zero-2"});
     QCOMPARE(show.exitCode, 0);
-    QVERIFY2(show.out.contains("batch: 2 ranks x microbatch 4 x accumulation 1 = 8 sequences per step"), qPrintable(show.out));
+    QVERIFY2(show.out.contains("batch: 2 ranks x microbatch 4 x accumulation 1 = 8 sequences per step"),
+             qPrintable(show.out));
     QVERIFY(show.out.contains("ranks (data parallel, ZeRO stage 2; memory measured / predicted)"));
     QVERIFY(show.out.contains("communication_buffers"));
     // The verdicts say what a step trains on and that the memory is a rank's.
@@ -313,8 +316,9 @@ void tst_Distributed::eachRanksMemoryIsMeasuredBesideItsPrediction()
     QCOMPARE(runOptlog({"report", study, "--runs", "zero-2", "--format", "json", "-o", json}).exitCode, 0);
     QFile md(markdown), js(json);
     QVERIFY(md.open(QIODevice::ReadOnly) && js.open(QIODevice::ReadOnly));
-    QVERIFY(QString::fromUtf8(md.readAll()).contains("Data parallel over 2 ranks, ZeRO stage 2 (batch: 2 ranks x "
-                                                     "microbatch 4 x accumulation 1 = 8 sequences per step)"));
+    QVERIFY(QString::fromUtf8(md.readAll())
+                .contains("Data parallel over 2 ranks, ZeRO stage 2 (batch: 2 ranks x "
+                          "microbatch 4 x accumulation 1 = 8 sequences per step)"));
     const QJsonObject run = QJsonDocument::fromJson(js.readAll()).object()["runs"].toArray().at(0).toObject();
     QCOMPARE(run["ranks"].toArray().size(), 2);
     int64_t reportedGradients = -1;
@@ -338,9 +342,10 @@ void tst_Distributed::ranksJoinARendezvousGivenByHostAndPort()
     QVERIFY(port != "0");
     const QString study = m_dir.filePath("rendezvous.sqlite");
     QProcess rank0, rank1;
-    rank0.start(OPTLOG_BINARY, QStringList{"run", "--db", study, "--set", "name=joined", "--rendezvous",
-                                           "127.0.0.1:" + port, "--rank", "0", "--world-size", "2", "--set",
-                                           "distributed.ranks=2"} + kSmoke);
+    rank0.start(OPTLOG_BINARY,
+                QStringList{"run", "--db", study, "--set", "name=joined", "--rendezvous", "127.0.0.1:" + port, "--rank",
+                            "0", "--world-size", "2", "--set", "distributed.ranks=2"}
+                    + kSmoke);
     rank1.start(OPTLOG_BINARY, {"run", "--rendezvous", "127.0.0.1:" + port, "--rank", "1", "--world-size", "2"});
     const qint64 rank1Pid = rank1.processId();
     QVERIFY(rank0.waitForFinished(120000) && rank1.waitForFinished(120000));
@@ -389,8 +394,8 @@ void tst_Distributed::aKilledRankEndsTheRunAsCrashedNamingIt()
         const Store store(study.toStdString(), Store::Access::ReadOnly);
         const auto run = store.findRun("killed");
         QVERIFY(run && run->outcome == Outcome::Crashed);
-        QVERIFY2(QString::fromStdString(run->message).contains("rank 1 (pid " + QString::number(rank1)
-                                                               + ") was killed by signal 9"),
+        QVERIFY2(QString::fromStdString(run->message)
+                     .contains("rank 1 (pid " + QString::number(rank1) + ") was killed by signal 9"),
                  run->message.c_str());
         QVERIFY(!store.metrics(run->id).empty()); // what it trained stays
     }
@@ -422,16 +427,15 @@ void tst_Distributed::badInputExitsTwoAndWritesNothing_data()
     QTest::newRow("ZeRO on one rank") << QStringList{"--set", "distributed.zero_stage=1"} << "shards over ranks";
     QTest::newRow("ZeRO stage 3") << QStringList{"--ranks", "2", "--set", "distributed.zero_stage=3"}
                                   << "distributed.zero_stage";
-    QTest::newRow("checkpoints over ranks") << QStringList{"--ranks", "2", "--set", "train.checkpoint_interval=5"}
-                                            << "cannot be resumed yet";
-    QTest::newRow("rendezvous without a port") << QStringList{"--rendezvous", "localhost", "--rank", "0",
-                                                              "--world-size", "2", "--ranks", "2"}
-                                               << "HOST:PORT";
-    QTest::newRow("world size against ranks") << QStringList{"--rendezvous", "127.0.0.1:1234", "--rank", "0",
-                                                             "--world-size", "3", "--ranks", "2"}
-                                              << "--world-size 3";
-    QTest::newRow("--rank without a rendezvous") << QStringList{"--rank", "0", "--world-size", "2", "--ranks", "2"}
-                                                 << "--rendezvous";
+    QTest::newRow("checkpoints over ranks")
+        << QStringList{"--ranks", "2", "--set", "train.checkpoint_interval=5"} << "cannot be resumed yet";
+    QTest::newRow("rendezvous without a port")
+        << QStringList{"--rendezvous", "localhost", "--rank", "0", "--world-size", "2", "--ranks", "2"} << "HOST:PORT";
+    QTest::newRow("world size against ranks")
+        << QStringList{"--rendezvous", "127.0.0.1:1234", "--rank", "0", "--world-size", "3", "--ranks", "2"}
+        << "--world-size 3";
+    QTest::newRow("--rank without a rendezvous")
+        << QStringList{"--rank", "0", "--world-size", "2", "--ranks", "2"} << "--rendezvous";
     QTest::newRow("--rank on a one-rank run") << QStringList{"--rank", "0"} << "--rendezvous";
     QTest::newRow("a negative rank") << QStringList{"--rank", "-1"} << "--rank";
     QTest::newRow("a world of one") << QStringList{"--rendezvous", "127.0.0.1:1234", "--rank", "0", "--world-size", "1"}
@@ -449,7 +453,8 @@ void tst_Distributed::badInputExitsTwoAndWritesNothing()
     QVERIFY(!QFile::exists(study));
     // A joining rank takes everything from rank 0: a config of its own is refused.
     const Result joining = runOptlog({"run", "--rendezvous", "127.0.0.1:1234", "--rank", "1", "--world-size", "2",
-                                      "--preset", "smoke"}, 60000);
+                                      "--preset", "smoke"},
+                                     60000);
     QCOMPARE(joining.exitCode, 2);
     QVERIFY(joining.err.contains("take the run from rank 0"));
 }

@@ -24,7 +24,7 @@ struct KnownRun
     std::vector<std::pair<int64_t, double>> validation; // (tokens, loss)
     double tokensPerSecond;
     int64_t peakBytes;
-    std::string group = ""; // replicates share one
+    std::string group = "";           // replicates share one
     std::vector<int64_t> spikes = {}; // steps with a recorded loss spike
 };
 
@@ -110,7 +110,8 @@ private Q_SLOTS:
         QCOMPARE(table->item(2, 3)->text(), QStringLiteral("2.4000 @ %L1").arg(10000));
         QCOMPARE(table->item(1, 5)->text(), QStringLiteral("1.20×"));
         QCOMPARE(table->item(1, 9)->text(), QString::fromStdString(rows[1].verdict));
-        QVERIFY2(table->item(1, 9)->text().contains(QStringLiteral("same quality")), qPrintable(table->item(1, 9)->text()));
+        QVERIFY2(table->item(1, 9)->text().contains(QStringLiteral("same quality")),
+                 qPrintable(table->item(1, 9)->text()));
         QVERIFY2(table->item(2, 9)->text().contains(QStringLiteral("worse")), qPrintable(table->item(2, 9)->text()));
     }
 
@@ -265,11 +266,19 @@ private Q_SLOTS:
             // Three seeds a side, seed noise sd 0.004: the bf16 group is the same quality.
             const double fp32[] = {2.500, 2.504, 2.496}, bf16[] = {2.503, 2.507, 2.499};
             for (int s = 0; s < 3; ++s)
-                ids << addRun(store, {"fp32 seed " + std::to_string(s + 1), "fp32", {{10000, fp32[s] + 0.5}, {20000, fp32[s]}},
-                                      5000.0 + 100 * s, 400 << 20, "fp32"});
+                ids << addRun(store, {"fp32 seed " + std::to_string(s + 1),
+                                      "fp32",
+                                      {{10000, fp32[s] + 0.5}, {20000, fp32[s]}},
+                                      5000.0 + 100 * s,
+                                      400 << 20,
+                                      "fp32"});
             for (int s = 0; s < 3; ++s)
-                ids << addRun(store, {"bf16 seed " + std::to_string(s + 1), "autocast-bf16",
-                                      {{10000, bf16[s] + 0.5}, {20000, bf16[s]}}, 10000.0 + 100 * s, 300 << 20, "bf16",
+                ids << addRun(store, {"bf16 seed " + std::to_string(s + 1),
+                                      "autocast-bf16",
+                                      {{10000, bf16[s] + 0.5}, {20000, bf16[s]}},
+                                      10000.0 + 100 * s,
+                                      300 << 20,
+                                      "bf16",
                                       s == 1 ? std::vector<int64_t>{14} : std::vector<int64_t>{}});
         }
         CompareView view;
@@ -283,7 +292,8 @@ private Q_SLOTS:
         QCOMPARE(table->item(1, 1)->text(), QStringLiteral("3"));
         QCOMPARE(table->item(1, 4)->text(), QStringLiteral("+0.0030 ± 0.0091"));
         QCOMPARE(table->item(1, 6)->text(), QStringLiteral("10100 (10000–10200)"));
-        QVERIFY2(table->item(1, 9)->text().startsWith(QStringLiteral("same quality (Δ +0.003 ± 0.009 nats, 3 vs 3 seeds)")),
+        QVERIFY2(table->item(1, 9)->text().startsWith(
+                     QStringLiteral("same quality (Δ +0.003 ± 0.009 nats, 3 vs 3 seeds)")),
                  qPrintable(table->item(1, 9)->text()));
         QVERIFY2(table->item(1, 9)->text().endsWith(QStringLiteral("unstable: 1 loss spike")),
                  qPrintable(table->item(1, 9)->text()));
@@ -291,9 +301,9 @@ private Q_SLOTS:
         // and the spike marked.
         const auto *chart = view.findChild<BandChart *>();
         QVERIFY(chart);
-        QCOMPARE(chart->legendNames(),
-                 (QStringList{QStringLiteral("fp32 · mean of 3 seeds, band min–max"),
-                              QStringLiteral("bf16 · mean of 3 seeds, band min–max"), QStringLiteral("bf16 · instabilities")}));
+        QCOMPARE(chart->legendNames(), (QStringList{QStringLiteral("fp32 · mean of 3 seeds, band min–max"),
+                                                    QStringLiteral("bf16 · mean of 3 seeds, band min–max"),
+                                                    QStringLiteral("bf16 · instabilities")}));
     }
 
     void aBandIsTheMeanBetweenTheLowestAndHighestSeed()
@@ -317,7 +327,8 @@ private Q_SLOTS:
         QCOMPARE(shown.front(), points.front());
         QCOMPARE(shown.back(), points.back());
         QVERIFY(std::any_of(shown.begin(), shown.end(), [](const QPointF &p) { return p.y() == 50.0; }));
-        QVERIFY(std::is_sorted(shown.begin(), shown.end(), [](const QPointF &a, const QPointF &b) { return a.x() < b.x(); }));
+        QVERIFY(std::is_sorted(shown.begin(), shown.end(),
+                               [](const QPointF &a, const QPointF &b) { return a.x() < b.x(); }));
         QCOMPARE(LineChart::downsample(points.mid(0, 100), 2000).size(), 100);
     }
 

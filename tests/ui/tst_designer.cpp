@@ -49,18 +49,27 @@ private Q_SLOTS:
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("markedAt"); // the field the message belongs to
         QTest::addColumn<QStringList>("cli");  // the same mistake on the command line
-        QTest::newRow("zero steps") << "train.steps" << "0" << "train.steps" << QStringList{"train.steps=0"};
-        QTest::newRow("not a number") << "train.learning_rate" << "fast" << "train.learning_rate"
-                                      << QStringList{"train.learning_rate=\"fast\""};
-        QTest::newRow("fractional microbatch") << "train.microbatch" << "2.5" << "train.microbatch"
-                                               << QStringList{"train.microbatch=2.5"};
-        QTest::newRow("dropout of one") << "model.dropout" << "1" << "model.dropout" << QStringList{"model.dropout=1"};
-        QTest::newRow("heads do not divide width") << "model.heads" << "3" << "model.width"
-                                                   << QStringList{"model.heads=3"};
-        QTest::newRow("bad budget") << "memory.budget" << "lots" << "memory.budget"
-                                    << QStringList{"memory.budget=\"lots\""};
-        QTest::newRow("fp16 on the cpu") << "precision.mode" << "master-fp16" << "precision.mode"
-                                         << QStringList{"precision.mode=\"master-fp16\""};
+        QTest::newRow("zero steps") << "train.steps"
+                                    << "0"
+                                    << "train.steps" << QStringList{"train.steps=0"};
+        QTest::newRow("not a number") << "train.learning_rate"
+                                      << "fast"
+                                      << "train.learning_rate" << QStringList{"train.learning_rate=\"fast\""};
+        QTest::newRow("fractional microbatch") << "train.microbatch"
+                                               << "2.5"
+                                               << "train.microbatch" << QStringList{"train.microbatch=2.5"};
+        QTest::newRow("dropout of one") << "model.dropout"
+                                        << "1"
+                                        << "model.dropout" << QStringList{"model.dropout=1"};
+        QTest::newRow("heads do not divide width") << "model.heads"
+                                                   << "3"
+                                                   << "model.width" << QStringList{"model.heads=3"};
+        QTest::newRow("bad budget") << "memory.budget"
+                                    << "lots"
+                                    << "memory.budget" << QStringList{"memory.budget=\"lots\""};
+        QTest::newRow("fp16 on the cpu") << "precision.mode"
+                                         << "master-fp16"
+                                         << "precision.mode" << QStringList{"precision.mode=\"master-fp16\""};
     }
 
     void invalidFieldIsRefusedWithTheCliMessage()
@@ -177,7 +186,8 @@ private Q_SLOTS:
         designer.setSweepAxis(0, QStringLiteral("train.microbatch"), QStringLiteral("4, 0"));
         designer.revalidate();
         QVERIFY(designer.plannedRuns().isEmpty());
-        QVERIFY2(designer.errors().startsWith(QStringLiteral("sweep run 'grid microbatch=0': config: train.microbatch = 0")),
+        QVERIFY2(designer.errors().startsWith(
+                     QStringLiteral("sweep run 'grid microbatch=0': config: train.microbatch = 0")),
                  qPrintable(designer.errors()));
     }
 

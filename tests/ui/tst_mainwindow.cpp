@@ -12,9 +12,9 @@
 #include <QDockWidget>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QTabWidget>
 #include <QSettings>
 #include <QStackedWidget>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
@@ -75,7 +75,7 @@ private Q_SLOTS:
         QCOMPARE(window.queuePlan(QStringLiteral("default")), 1); // the failed one runs again
         QCOMPARE(window.queue()->entries().front().run.name, std::string("fp32-microbatch4-accum2"));
         QCOMPARE(window.queuePlan(QStringLiteral("default")), 0); // already queued
-        QTRY_COMPARE(window.runModel()->rowCount(), 3); // two study runs and the queued one
+        QTRY_COMPARE(window.runModel()->rowCount(), 3);           // two study runs and the queued one
         QCOMPARE(window.runModel()->index(2, RunTableModel::State).data().toString(), QStringLiteral("queued"));
     }
 
@@ -90,7 +90,7 @@ private Q_SLOTS:
         offer->click();
         QVERIFY(window.queue()->entries().size() >= 6);
         QTRY_COMPARE(pages->currentIndex(), 1); // the table, with the queued runs
-        QVERIFY(!window.queue()->isRunning()); // queued, not started: the user starts it
+        QVERIFY(!window.queue()->isRunning());  // queued, not started: the user starts it
     }
 
     void exportsAReportOfTheRunsInCompare()

@@ -67,7 +67,7 @@ private Q_SLOTS:
         const StudySnapshot study = loadStudySnapshot(path, {});
         MonitorView monitor;
         monitor.showRun(study.runs.front());
-        QCOMPARE(monitor.trainPoints(), qsizetype(4)); // the NaN is not drawn
+        QCOMPARE(monitor.trainPoints(), qsizetype(4));      // the NaN is not drawn
         QCOMPARE(monitor.instabilityMarks(), qsizetype(1)); // nor marked where there is no loss
     }
 };

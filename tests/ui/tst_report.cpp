@@ -50,7 +50,9 @@ private Q_SLOTS:
         QCOMPARE(runOptlog(smoke + QStringList{"--set", "name=fp32"}), 0);
         QCOMPARE(runOptlog(smoke + QStringList{"--set", "name=master-bf16", "--set", "precision.mode=master-bf16"}), 0);
         // A budget far below what the model needs: the run ends as oom, and the report must say so.
-        QCOMPARE(runOptlog(smoke + QStringList{"--set", "name=tight-budget", "--set", "memory.budget=\"1MiB\"", "--force"}), 5);
+        QCOMPARE(runOptlog(smoke
+                           + QStringList{"--set", "name=tight-budget", "--set", "memory.budget=\"1MiB\"", "--force"}),
+                 5);
         const Store store(m_study.toStdString(), Store::Access::ReadOnly);
         m_report = buildReport(store, {}, "fp32", 0.02);
     }
@@ -80,7 +82,8 @@ private Q_SLOTS:
         const QString text = readAll(path);
         QVERIFY(text.contains(QStringLiteral("## Verdicts")));
         QVERIFY(text.indexOf(QStringLiteral("## Verdicts")) < text.indexOf(QStringLiteral("## Charts")));
-        QVERIFY(text.contains(QStringLiteral("| Run | Seeds | Outcome | Val loss at matched tokens | Δ vs baseline |")));
+        QVERIFY(
+            text.contains(QStringLiteral("| Run | Seeds | Outcome | Val loss at matched tokens | Δ vs baseline |")));
         QVERIFY(text.contains(QStringLiteral("## Stability and 16-bit numerics")));
         for (const QString &run : kRuns)
             QVERIFY2(text.contains(QStringLiteral("| ") + run), qPrintable(run));
@@ -139,10 +142,12 @@ private Q_SLOTS:
         QCOMPARE(files, (QStringList{path, m_dir.filePath(QStringLiteral("report-metrics.csv"))}));
         const QStringList summary = readAll(path).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
         QCOMPARE(summary.size(), 4);
-        QVERIFY(summary[0].startsWith(QStringLiteral("run,baseline,seeds,completed,outcome,matched_tokens,validation_loss,"
-                                                     "validation_sd,delta_loss,delta_half_width_95")));
+        QVERIFY(
+            summary[0].startsWith(QStringLiteral("run,baseline,seeds,completed,outcome,matched_tokens,validation_loss,"
+                                                 "validation_sd,delta_loss,delta_half_width_95")));
         QVERIFY(summary[1].startsWith(QStringLiteral("fp32,true,1,1,completed,")));
-        QVERIFY(summary[3].startsWith(QStringLiteral("tight-budget,false,1,0,\"oom")) || summary[3].startsWith(QStringLiteral("tight-budget,false,1,0,oom")));
+        QVERIFY(summary[3].startsWith(QStringLiteral("tight-budget,false,1,0,\"oom"))
+                || summary[3].startsWith(QStringLiteral("tight-budget,false,1,0,oom")));
         const QStringList metrics = readAll(files[1]).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
         QCOMPARE(metrics.size(), 1 + 40 + 40 + int(m_report.runs[2].metrics.size()));
     }
@@ -155,7 +160,12 @@ private Q_SLOTS:
         QCOMPARE(root.value(QStringLiteral("baseline")).toString(), QStringLiteral("fp32"));
         const QJsonArray runs = root.value(QStringLiteral("runs")).toArray();
         QCOMPARE(runs.size(), 3);
-        QCOMPARE(runs[1].toObject().value(QStringLiteral("dtypes")).toObject().value(QStringLiteral("master weights")).toString(),
+        QCOMPARE(runs[1]
+                     .toObject()
+                     .value(QStringLiteral("dtypes"))
+                     .toObject()
+                     .value(QStringLiteral("master weights"))
+                     .toString(),
                  QStringLiteral("float32"));
         QCOMPARE(runs[1].toObject().value(QStringLiteral("metrics")).toArray().size(), 40);
         QCOMPARE(runs[2].toObject().value(QStringLiteral("outcome")).toString(), QStringLiteral("oom"));
@@ -165,12 +175,16 @@ private Q_SLOTS:
     void cliWritesAReportAndNamesAMissingRun()
     {
         const QString path = m_dir.filePath(QStringLiteral("cli.md"));
-        QCOMPARE(runOptlog({"report", m_study, "--runs", "fp32,master-bf16", "--baseline", "fp32", "--format", "md", "-o", path}), 0);
+        QCOMPARE(runOptlog({"report", m_study, "--runs", "fp32,master-bf16", "--baseline", "fp32", "--format", "md",
+                            "-o", path}),
+                 0);
         const QString text = readAll(path);
         QVERIFY(text.contains(QStringLiteral("| master-bf16 |")));
         QVERIFY(!text.contains(QStringLiteral("tight-budget")));
         QString err;
-        QCOMPARE(runOptlog({"report", m_study, "--runs", "fp32,nope", "-o", m_dir.filePath(QStringLiteral("x.html"))}, &err), 2);
+        QCOMPARE(runOptlog({"report", m_study, "--runs", "fp32,nope", "-o", m_dir.filePath(QStringLiteral("x.html"))},
+                           &err),
+                 2);
         QVERIFY2(err.contains(QStringLiteral("no run or group 'nope'")), qPrintable(err));
         QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("x.html"))));
     }

@@ -25,7 +25,6 @@
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
-
 #include <functional>
 
 using namespace optlog;
@@ -157,7 +156,9 @@ private Q_SLOTS:
         QCOMPARE(Store(m_study.toStdString(), Store::Access::ReadOnly).runs().size(), size_t(3)); // No keeps it
 
         select(QStringLiteral("pure"));
-        whenDialogShows(this, [](QWidget *dialog) { qobject_cast<QMessageBox *>(dialog)->button(QMessageBox::Yes)->click(); });
+        whenDialogShows(this, [](QWidget *dialog) {
+            qobject_cast<QMessageBox *>(dialog)->button(QMessageBox::Yes)->click();
+        });
         m_window->curation()->deleteAction()->trigger();
         QTRY_COMPARE(m_window->runModel()->rowCount(), 2);
         QVERIFY(!shownNames(m_window->runModel()).contains(QStringLiteral("pure")));
@@ -176,9 +177,11 @@ private Q_SLOTS:
             input->accept();
         });
         m_window->curation()->noteAction()->trigger();
-        QTRY_COMPARE(QString::fromStdString(Store(m_study.toStdString(), Store::Access::ReadOnly).findRun("auto")->note), note);
+        QTRY_COMPARE(QString::fromStdString(Store(m_study.toStdString(), Store::Access::ReadOnly).findRun("auto")->note),
+                     note);
         QTRY_VERIFY(m_window->runModel()->row(rowOf(m_window->runModel(), QStringLiteral("auto"))).note == note);
-        const QModelIndex name = m_window->runModel()->index(rowOf(m_window->runModel(), QStringLiteral("auto")), RunTableModel::Name);
+        const QModelIndex name = m_window->runModel()->index(rowOf(m_window->runModel(), QStringLiteral("auto")),
+                                                             RunTableModel::Name);
         QVERIFY(name.data(Qt::ToolTipRole).toString().contains(QStringLiteral("retry with a lower LR")));
         QVERIFY(!name.data(Qt::DecorationRole).isNull()); // the run shows that it has a note
 
@@ -189,7 +192,8 @@ private Q_SLOTS:
             if (label->text().contains(QStringLiteral("<b>Notes</b>")))
                 notes = label;
         QVERIFY(notes);
-        QVERIFY2(notes->text().contains(QStringLiteral("&lt;b&gt;not bold&lt;/b&gt;")), qPrintable(notes->text())); // text, not markup
+        QVERIFY2(notes->text().contains(QStringLiteral("&lt;b&gt;not bold&lt;/b&gt;")),
+                 qPrintable(notes->text())); // text, not markup
     }
 
     void filterKeepsWhatMatchesAndIsRememberedPerStudy()
@@ -238,7 +242,8 @@ private Q_SLOTS:
         // What the engine stores for such a run leads Compare's config diff.
         {
             Store store(m_study.toStdString());
-            const int64_t id = store.createRun("pure v2", planned[0].fromToml, "", {m_window->studyPath().toStdString(), 2, "pure"});
+            const int64_t id = store.createRun("pure v2", planned[0].fromToml, "",
+                                               {m_window->studyPath().toStdString(), 2, "pure"});
             store.finishRun(id, Outcome::Completed, 3, "");
         }
         m_window->watcher()->refresh();

@@ -11,7 +11,6 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <csignal>
 
 using namespace optlog;
@@ -55,10 +54,7 @@ private Q_SLOTS:
         QStandardPaths::setTestModeEnabled(true); // QSettings of the main window stay out of ~/.config
     }
 
-    void init()
-    {
-        m_study = m_dir.filePath(QStringLiteral("queue-%1.sqlite").arg(++m_counter));
-    }
+    void init() { m_study = m_dir.filePath(QStringLiteral("queue-%1.sqlite").arg(++m_counter)); }
 
     void runsTwoInOrderAndStreamsThemToTheMonitor()
     {
@@ -109,9 +105,9 @@ private Q_SLOTS:
         QSignalSpy events(&queue, &RunQueue::engineEvent);
         queue.enqueue(smoke("long", 100000));
         queue.start();
-        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.begin(), events.end(), [](const QList<QVariant> &e) {
-            return stepOf(e) >= 0;
-        }), kRunTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.begin(), events.end(),
+                                             [](const QList<QVariant> &e) { return stepOf(e) >= 0; }),
+                                 kRunTimeoutMs);
         queue.cancelRunning();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
         QCOMPARE(finishedOutcome(finished, 0), QStringLiteral("cancelled"));
@@ -137,9 +133,9 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kRunTimeoutMs);
         QCOMPARE(finishedOutcome(finished, 0), QStringLiteral("completed"));
         events.clear();
-        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.begin(), events.end(), [](const QList<QVariant> &e) {
-            return stepOf(e) >= 2;
-        }), kRunTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.begin(), events.end(),
+                                             [](const QList<QVariant> &e) { return stepOf(e) >= 2; }),
+                                 kRunTimeoutMs);
         queue.cancelRunning();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 30000);
         QCOMPARE(finishedOutcome(finished, 1), QStringLiteral("cancelled"));
@@ -209,9 +205,10 @@ private Q_SLOTS:
         queue->enqueue(smoke("after", 20));
         queue->start();
         // Past the first batched write (about one second), so the study holds steps to keep.
-        QTRY_VERIFY_WITH_TIMEOUT(std::count_if(events.begin(), events.end(), [](const QList<QVariant> &e) {
-            return stepOf(e) >= 1;
-        }) > 0, kRunTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(std::count_if(events.begin(), events.end(),
+                                               [](const QList<QVariant> &e) { return stepOf(e) >= 1; })
+                                     > 0,
+                                 kRunTimeoutMs);
         QTest::qWait(1500);
         const qint64 pid = queue->runningPid();
         QVERIFY(pid > 0);

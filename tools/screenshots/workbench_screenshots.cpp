@@ -19,7 +19,6 @@
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTimer>
-
 #include <cstdio>
 
 namespace {
@@ -52,7 +51,8 @@ int main(int argc, char **argv)
     QStandardPaths::setTestModeEnabled(true); // leave the user's settings and recent files alone
     QSettings().clear();                      // and show the window as on a first start
     if (argc < 4) {
-        std::fprintf(stderr, "usage: %s STUDY(.sqlite, with finished runs) OUTPUT_FOLDER ENGINE [WIDTHxHEIGHT...]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s STUDY(.sqlite, with finished runs) OUTPUT_FOLDER ENGINE [WIDTHxHEIGHT...]\n",
+                     argv[0]);
         return 2;
     }
     const QString study = QString::fromLocal8Bit(argv[1]);
@@ -83,8 +83,8 @@ int main(int argc, char **argv)
     for (const auto &run : snapshot.runs)
         all << run->run().id;
     if (all.size() < 2) {
-        std::fprintf(stderr, "%s: needs a study with two or more runs for Compare (it has %lld)\n",
-                     qPrintable(study), static_cast<long long>(all.size()));
+        std::fprintf(stderr, "%s: needs a study with two or more runs for Compare (it has %lld)\n", qPrintable(study),
+                     static_cast<long long>(all.size()));
         return 1;
     }
     window.compareView()->setSelectedRuns(all);

@@ -8,7 +8,6 @@
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QValueAxis>
-
 #include <algorithm>
 #include <cmath>
 #include <optional>

@@ -6,7 +6,6 @@
 #include <QFont>
 #include <QLegend>
 #include <QValueAxis>
-
 #include <algorithm>
 #include <cmath>
 

@@ -3,7 +3,6 @@
 
 #include <QColor>
 #include <QPointF>
-
 #include <cmath>
 
 class QChart;

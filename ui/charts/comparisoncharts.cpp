@@ -7,7 +7,6 @@
 #include "ui/charts/stackedbarchart.h"
 
 #include <QObject>
-
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -63,7 +62,8 @@ ChartGroup chartGroup(const ComparisonRow &row, const std::vector<RunSummary> &r
 }
 
 ComparisonCharts::ComparisonCharts()
-    : validation(new BandChart(QObject::tr("Validation loss"), QObject::tr("tokens seen"), QObject::tr("nats per token")))
+    : validation(
+        new BandChart(QObject::tr("Validation loss"), QObject::tr("tokens seen"), QObject::tr("nats per token")))
     , throughput(new SpreadChart(QObject::tr("Steady-state throughput: median, whiskers min–max over seeds "
                                              "(one seed: p10–p90 of its steps)"),
                                  QObject::tr("tokens/s")))
@@ -72,15 +72,15 @@ ComparisonCharts::ComparisonCharts()
                                       QObject::tr("final validation loss")))
     , memoryVsQuality(new ScatterChart(QObject::tr("Quality against memory"), QObject::tr("peak MiB"),
                                        QObject::tr("final validation loss")))
-    , fp16Underflow(new BandChart(QObject::tr("Gradient elements FP16 would zero without a loss scaler (all parameters)"),
-                                  QObject::tr("tokens seen"), QObject::tr("% of gradient elements")))
+    , fp16Underflow(
+          new BandChart(QObject::tr("Gradient elements FP16 would zero without a loss scaler (all parameters)"),
+                        QObject::tr("tokens seen"), QObject::tr("% of gradient elements")))
     , bf16Vanishing(new BandChart(QObject::tr("AdamW updates a BF16 weight would lose (all parameters)"),
                                   QObject::tr("tokens seen"), QObject::tr("% of updates")))
     , quantization(new ScatterChart(QObject::tr("Post-training quantization: bits per weight against the loss it costs "
                                                 "(optlog quantize)"),
                                     QObject::tr("bits per weight"), QObject::tr("Δ validation loss, nats per token")))
-{
-}
+{ }
 
 ComparisonCharts::~ComparisonCharts()
 {
@@ -91,8 +91,8 @@ ComparisonCharts::~ComparisonCharts()
 
 QList<QChartView *> ComparisonCharts::charts() const
 {
-    return {validation, throughput, memory, speedVsQuality, memoryVsQuality, fp16Underflow, bf16Vanishing,
-            quantization};
+    return {validation,      throughput,    memory,        speedVsQuality,
+            memoryVsQuality, fp16Underflow, bf16Vanishing, quantization};
 }
 
 QList<QChartView *> ComparisonCharts::filledCharts() const
@@ -147,9 +147,9 @@ void ComparisonCharts::fill(const QList<ChartGroup> &groups)
 
     QList<ScatterPoint> schemes;
     // Schemes crowd a few bits per weight: their labels name the run only when several runs share the chart.
-    const bool severalRuns = std::count_if(groups.begin(), groups.end(), [](const ChartGroup &run) {
-                                 return !run.quantizations.empty();
-                             }) > 1;
+    const bool severalRuns = std::count_if(groups.begin(), groups.end(),
+                                           [](const ChartGroup &run) { return !run.quantizations.empty(); })
+                             > 1;
     for (const ChartGroup &run : groups) {
         if (run.quantizations.empty())
             continue;

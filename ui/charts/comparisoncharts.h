@@ -6,9 +6,8 @@
 
 #include <QList>
 #include <QPointF>
-#include <QVector>
 #include <QString>
-
+#include <QVector>
 #include <vector>
 
 class QChartView;
@@ -25,14 +24,14 @@ struct ChartGroup
 {
     QString name;
     int seeds = 1;
-    QList<QVector<QPointF>> validation;  // per seed: validation loss against tokens seen
-    QList<QVector<QPointF>> underflow;   // per seed: gradient elements FP16 would zero, %, against tokens
-    QList<QVector<QPointF>> vanishing;   // per seed: AdamW updates BF16 weights would lose, %
-    QVector<double> instabilityTokens;   // where a seed recorded an instability
+    QList<QVector<QPointF>> validation; // per seed: validation loss against tokens seen
+    QList<QVector<QPointF>> underflow;  // per seed: gradient elements FP16 would zero, %, against tokens
+    QList<QVector<QPointF>> vanishing;  // per seed: AdamW updates BF16 weights would lose, %
+    QVector<double> instabilityTokens;  // where a seed recorded an instability
     double throughputLow = 0, throughputMedian = 0, throughputHigh = 0; // tokens/s
-    double finalValidationLoss = 0;      // mean over seeds; NaN when there is none
-    qint64 peakBytes = 0;                // median over seeds
-    std::vector<MemoryRow> memory;       // the first seed's, predicted and measured, by role
+    double finalValidationLoss = 0;                                     // mean over seeds; NaN when there is none
+    qint64 peakBytes = 0;                                               // median over seeds
+    std::vector<MemoryRow> memory;                 // the first seed's, predicted and measured, by role
     std::vector<QuantizationResult> quantizations; // of the first seed's final weights
 };
 // From a comparison's row and the group's runs: the whiskers of throughput are the min and max
@@ -53,7 +52,7 @@ public:
     ComparisonCharts &operator=(const ComparisonCharts &) = delete;
 
     void fill(const QList<ChartGroup> &groups); // the first group is the baseline
-    QList<QChartView *> charts() const;     // in reading order
+    QList<QChartView *> charts() const;         // in reading order
     // The charts with something to show after fill(): the quantization chart only when a run has
     // been quantized (fill() hides it otherwise).
     QList<QChartView *> filledCharts() const;

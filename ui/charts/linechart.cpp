@@ -7,7 +7,6 @@
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QValueAxis>
-
 #include <algorithm>
 #include <cmath>
 
@@ -59,7 +58,8 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
     for (QAbstractSeries *s : existing) {
         if (s == m_markers)
             continue;
-        const bool kept = std::any_of(series.begin(), series.end(), [s](const LineSeriesData &d) { return d.name == s->name(); });
+        const bool kept = std::any_of(series.begin(), series.end(),
+                                      [s](const LineSeriesData &d) { return d.name == s->name(); });
         if (!kept) {
             c->removeSeries(s);
             delete s;

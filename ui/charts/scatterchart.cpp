@@ -9,7 +9,6 @@
 #include <QResizeEvent>
 #include <QScatterSeries>
 #include <QValueAxis>
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -19,8 +18,8 @@ namespace optlog {
 namespace {
 
 constexpr double kMarkerSize = 12;
-constexpr double kLabelGap = 3;    // between a marker's edge and its label
-constexpr int kLabelLines = 6;     // lines tried above and below a point before giving up
+constexpr double kLabelGap = 3; // between a marker's edge and its label
+constexpr int kLabelLines = 6;  // lines tried above and below a point before giving up
 
 } // namespace
 

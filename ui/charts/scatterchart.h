@@ -34,7 +34,7 @@ public:
     struct PlacedLabel
     {
         QString text;
-        QRectF rect;  // in the chart's coordinates
+        QRectF rect;   // in the chart's coordinates
         QPointF point; // the marker's centre, likewise
     };
     QList<PlacedLabel> labels() const { return m_placed; }

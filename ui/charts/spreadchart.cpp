@@ -7,7 +7,6 @@
 #include <QBoxPlotSeries>
 #include <QBoxSet>
 #include <QValueAxis>
-
 #include <algorithm>
 
 namespace optlog {

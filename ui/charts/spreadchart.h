@@ -10,9 +10,9 @@ namespace optlog {
 struct SpreadData
 {
     QString name;
-    double low = 0;    // 10th percentile
+    double low = 0; // 10th percentile
     double median = 0;
-    double high = 0;   // 90th percentile
+    double high = 0; // 90th percentile
 };
 
 // A median with its spread per run, as box plots: steady-state tokens/s, where the spread is

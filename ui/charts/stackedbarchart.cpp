@@ -7,7 +7,6 @@
 #include <QBarSet>
 #include <QHorizontalStackedBarSeries>
 #include <QValueAxis>
-
 #include <algorithm>
 
 namespace optlog {

@@ -15,7 +15,6 @@
 #include <QPdfWriter>
 #include <QTextDocument>
 #include <QUrl>
-
 #include <cmath>
 
 namespace optlog {
@@ -162,21 +161,16 @@ std::optional<ReportFormat> reportFormatOfPath(const QString &path)
 QStringList writeReport(const Report &report, ReportFormat format, const QString &path)
 {
     switch (format) {
-    case ReportFormat::Html:
-        return writeHtml(report, path);
-    case ReportFormat::Pdf:
-        return writePdf(report, path);
-    case ReportFormat::Markdown:
-        return writeMarkdown(report, path);
+    case ReportFormat::Html: return writeHtml(report, path);
+    case ReportFormat::Pdf: return writePdf(report, path);
+    case ReportFormat::Markdown: return writeMarkdown(report, path);
     case ReportFormat::Csv: {
         const QString metrics = siblingPath(path, QStringLiteral("-metrics.csv"));
         writeFile(path, QByteArray::fromStdString(reportSummaryCsv(report)));
         writeFile(metrics, QByteArray::fromStdString(reportMetricsCsv(report)));
         return {path, metrics};
     }
-    case ReportFormat::Json:
-        writeFile(path, QByteArray::fromStdString(reportJson(report)));
-        return {path};
+    case ReportFormat::Json: writeFile(path, QByteArray::fromStdString(reportJson(report))); return {path};
     }
     return {};
 }

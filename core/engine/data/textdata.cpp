@@ -4,8 +4,8 @@
 #include "core/config/config.h"
 #include "core/contract/format.h"
 
-#include <ATen/ops/from_blob.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -138,18 +138,20 @@ std::string fortunesText(const std::string &folder)
 
 std::string generatedText(size_t bytes)
 {
-    static const std::vector<std::string> subjects = {
-        "the old sailor", "a quiet student", "my neighbour", "the tired engineer", "a small dog",
-        "the teacher", "every programmer", "the cook", "a stranger", "the mayor", "our team", "the child"};
-    static const std::vector<std::string> verbs = {
-        "found", "lost", "built", "painted", "remembered", "carried", "repaired", "forgot",
-        "wrote", "opened", "measured", "sold"};
-    static const std::vector<std::string> objects = {
-        "a wooden boat", "the broken clock", "an old letter", "the red door", "a long poem",
-        "the garden wall", "a new compiler", "the heavy box", "a bright lamp", "the last train ticket"};
-    static const std::vector<std::string> endings = {
-        "before the rain came", "after a long day", "in the middle of the night", "without a word",
-        "because nobody else would", "and smiled", "on the way home", "for the first time"};
+    static const std::vector<std::string> subjects = {"the old sailor",     "a quiet student", "my neighbour",
+                                                      "the tired engineer", "a small dog",     "the teacher",
+                                                      "every programmer",   "the cook",        "a stranger",
+                                                      "the mayor",          "our team",        "the child"};
+    static const std::vector<std::string> verbs = {"found",    "lost",   "built", "painted", "remembered", "carried",
+                                                   "repaired", "forgot", "wrote", "opened",  "measured",   "sold"};
+    static const std::vector<std::string> objects = {"a wooden boat",        "the broken clock", "an old letter",
+                                                     "the red door",         "a long poem",      "the garden wall",
+                                                     "a new compiler",       "the heavy box",    "a bright lamp",
+                                                     "the last train ticket"};
+    static const std::vector<std::string> endings
+        = {"before the rain came", "after a long day",          "in the middle of the night",
+           "without a word",       "because nobody else would", "and smiled",
+           "on the way home",      "for the first time"};
     std::mt19937_64 generator(20261129);
     auto pick = [&generator](const std::vector<std::string> &words) -> const std::string & {
         return words[generator() % words.size()];
@@ -207,8 +209,7 @@ BatchSampler::BatchSampler(const std::vector<uint16_t> &tokens, int64_t contextL
     : m_tokens(tokens)
     , m_contextLength(contextLength)
     , m_generator(seed)
-{
-}
+{ }
 
 std::string BatchSampler::state() const
 {
@@ -225,7 +226,10 @@ void BatchSampler::restore(const std::string &state)
         throw DataError("a checkpoint's batch order cannot be read: it was not written by this optlog");
 }
 
-Batch BatchSampler::next(int64_t sequences) { return next(sequences, 0, sequences); }
+Batch BatchSampler::next(int64_t sequences)
+{
+    return next(sequences, 0, sequences);
+}
 
 Batch BatchSampler::next(int64_t sequences, int64_t first, int64_t count)
 {

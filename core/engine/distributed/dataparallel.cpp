@@ -13,7 +13,10 @@ namespace optlog {
 
 namespace {
 
-at::Tensor flat(const at::Tensor &tensor) { return tensor.view({-1}); }
+at::Tensor flat(const at::Tensor &tensor)
+{
+    return tensor.view({-1});
+}
 
 } // namespace
 
@@ -98,7 +101,8 @@ void DataParallel::reduceGradients()
                 continue;
             const at::Tensor mean = m_bucket.narrow(0, piece.bucketOffset, piece.length).mul_(share);
             if (m_stage == 1) // the parameter's own gradient holds the shard's
-                m_shardGradients[i] = flat(m_parameters[size_t(piece.parameter)].grad()).narrow(0, piece.offset, piece.length);
+                m_shardGradients[i] = flat(m_parameters[size_t(piece.parameter)].grad())
+                                          .narrow(0, piece.offset, piece.length);
             m_shardGradients[i].copy_(mean);
         }
     }
@@ -138,9 +142,8 @@ std::optional<double> DataParallel::unscaleAndClip(const std::vector<at::Tensor>
                 return flat(optimized[size_t(piece.parameter)].grad()).narrow(0, piece.offset, piece.length);
             });
     } else {
-        const double own = partSquares(m_group.rank(), [&](size_t i, const ShardLayout::Piece &) {
-            return optimized[i].grad();
-        });
+        const double own = partSquares(m_group.rank(),
+                                       [&](size_t i, const ShardLayout::Piece &) { return optimized[i].grad(); });
         at::Tensor agreed = at::tensor(std::vector<double>{own, finite ? 0.0 : 1.0}, at::kDouble).to(m_bucket.device());
         m_group.allreduceSum(agreed);
         squares = agreed[0].item<double>();
@@ -188,7 +191,8 @@ void DataParallel::releaseShardGradients()
 std::pair<double, bool> DataParallel::agree(double value, bool stopRequested)
 {
     // On the buckets' device: NCCL reduces device tensors only.
-    at::Tensor both = at::tensor(std::vector<double>{value, stopRequested ? 1.0 : 0.0}, at::kDouble).to(m_bucket.device());
+    at::Tensor both = at::tensor(std::vector<double>{value, stopRequested ? 1.0 : 0.0}, at::kDouble)
+                          .to(m_bucket.device());
     m_group.allreduceSum(both);
     return {both[0].item<double>() / double(m_group.size()), both[1].item<double>() > 0};
 }

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "core/config/config.h"
-#include "core/engine/precision/precision.h"
 #include "core/engine/distributed/rankgroup.h"
+#include "core/engine/precision/precision.h"
 #include "core/memorymodel/shardlayout.h"
 
 #include <ATen/core/Tensor.h>
@@ -66,11 +66,11 @@ private:
     bool m_masterWeights;
     std::vector<at::Tensor> m_parameters;
     ShardLayout m_layout;
-    std::vector<ShardLayout::Piece> m_pieces;  // this rank's
-    std::vector<at::Tensor> m_shard;           // AdamW's tensors, one per piece
-    std::vector<at::Tensor> m_shardGradients;  // the reduced gradient of each piece, in the gradients' dtype
-    at::Tensor m_bucket;                        // FP32, the largest bucket
-    at::Tensor m_part;                          // ZeRO: FP32, what this rank sends to a gather
+    std::vector<ShardLayout::Piece> m_pieces; // this rank's
+    std::vector<at::Tensor> m_shard;          // AdamW's tensors, one per piece
+    std::vector<at::Tensor> m_shardGradients; // the reduced gradient of each piece, in the gradients' dtype
+    at::Tensor m_bucket;                      // FP32, the largest bucket
+    at::Tensor m_part;                        // ZeRO: FP32, what this rank sends to a gather
 };
 
 } // namespace optlog

@@ -23,9 +23,9 @@ RankGroup::RankGroup(Rendezvous rendezvous, std::chrono::seconds timeout)
     try {
         m_store = c10::make_intrusive<c10d::TCPStore>(m_rendezvous.host, options);
     } catch (const std::exception &e) {
-        throw RankLost("rank " + std::to_string(m_rendezvous.rank) + " could not " + (options.isServer ? "serve" : "reach")
-                       + " the rendezvous at " + m_rendezvous.host + ":" + std::to_string(m_rendezvous.port) + ": "
-                       + c10::GetExceptionString(e));
+        throw RankLost("rank " + std::to_string(m_rendezvous.rank) + " could not "
+                       + (options.isServer ? "serve" : "reach") + " the rendezvous at " + m_rendezvous.host + ":"
+                       + std::to_string(m_rendezvous.port) + ": " + c10::GetExceptionString(e));
     }
 }
 
@@ -36,7 +36,10 @@ struct RankGroup::Collectives
 
 RankGroup::~RankGroup() = default;
 
-uint16_t RankGroup::port() const { return static_cast<c10d::TCPStore &>(*m_store).getPort(); }
+uint16_t RankGroup::port() const
+{
+    return static_cast<c10d::TCPStore &>(*m_store).getPort();
+}
 
 void RankGroup::connect(bool cuda)
 {
@@ -74,8 +77,8 @@ std::string RankGroup::read(const std::string &key)
         const std::vector<uint8_t> value = m_store->get(key);
         return std::string(value.begin(), value.end());
     } catch (const std::exception &e) {
-        throw RankLost("rank " + std::to_string(m_rendezvous.rank) + " did not receive '" + key + "' from the store: "
-                       + c10::GetExceptionString(e));
+        throw RankLost("rank " + std::to_string(m_rendezvous.rank) + " did not receive '" + key
+                       + "' from the store: " + c10::GetExceptionString(e));
     }
 }
 

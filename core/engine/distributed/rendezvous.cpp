@@ -15,8 +15,9 @@ Rendezvous parseRendezvous(const std::string &hostPort, int64_t rank, int64_t wo
     char *end = nullptr;
     const long port = portText.empty() ? -1 : std::strtol(portText.c_str(), &end, 10);
     if (host.empty() || port < 1 || port > 65535 || *end != '\0')
-        throw ConfigError("--rendezvous " + hostPort + ": write HOST:PORT, the machine of rank 0 and a free TCP port "
-                          "there, such as 10.0.0.1:29500");
+        throw ConfigError("--rendezvous " + hostPort
+                          + ": write HOST:PORT, the machine of rank 0 and a free TCP port "
+                            "there, such as 10.0.0.1:29500");
     if (worldSize < 2 || worldSize > 64)
         throw ConfigError("--world-size " + std::to_string(worldSize) + ": the ranks of the run, 2 to 64");
     if (rank < 0 || rank >= worldSize)

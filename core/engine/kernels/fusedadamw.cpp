@@ -14,11 +14,11 @@ namespace {
 // One step's scalars, rounded to FP32 as LibTorch's tensor-scalar operations round them.
 struct StepCoefficients
 {
-    float decay = 1;            // 1 - lr·weight_decay
-    bool decays = false;        // weight_decay != 0 (LibTorch skips the multiply otherwise)
+    float decay = 1;     // 1 - lr·weight_decay
+    bool decays = false; // weight_decay != 0 (LibTorch skips the multiply otherwise)
     float beta1 = 0, oneMinusBeta1 = 0;
     float beta2 = 0, oneMinusBeta2 = 0;
-    float rootCorrection2 = 1;  // √(1 - β₂ᵗ)
+    float rootCorrection2 = 1; // √(1 - β₂ᵗ)
     float eps = 0;
     float negativeStepSize = 0; // -lr / (1 - β₁ᵗ)
 };
@@ -53,13 +53,13 @@ using AdamwPass = void (*)(float *, const float *, float *, float *, int64_t, co
 // (The baseline's std::fma is a call into libm, which uses the instruction where there is one.)
 #if defined(__GNUC__) && defined(__x86_64__)
 __attribute__((target("avx512f,fma"))) void adamwPassAvx512(float *weight, const float *gradient, float *m, float *v,
-                                                           int64_t n, const StepCoefficients &c)
+                                                            int64_t n, const StepCoefficients &c)
 {
     adamwLoop(weight, gradient, m, v, n, c);
 }
 
 __attribute__((target("avx2,fma"))) void adamwPassAvx2(float *weight, const float *gradient, float *m, float *v,
-                                                     int64_t n, const StepCoefficients &c)
+                                                       int64_t n, const StepCoefficients &c)
 {
     adamwLoop(weight, gradient, m, v, n, c);
 }

@@ -63,7 +63,7 @@ std::string describe(GemmLibrary library)
                + (bf16ProductsWidened() ? ", bf16 widened" : "");
     }
 #endif
-    (void)library;
+    (void) library;
     return "aten";
 }
 
@@ -131,8 +131,8 @@ void sgemm(const StoredMatrix &a, const float *aData, const StoredMatrix &b, con
 {
     const dnnl_status_t status = dnnl_sgemm(a.transposed ? 'T' : 'N', b.transposed ? 'T' : 'N', m, n, k, alpha, aData,
                                             a.leading, bData, b.leading, beta, c, ldc);
-    TORCH_CHECK(status == dnnl_success, "oneDNN's sgemm failed (status ", int(status), ") for ", m, "x", k, " by ",
-                k, "x", n);
+    TORCH_CHECK(status == dnnl_success, "oneDNN's sgemm failed (status ", int(status), ") for ", m, "x", k, " by ", k,
+                "x", n);
 }
 
 // oneDNN's sgemm reads an operand across its stored rows (A stored transposed, B as stored) at
@@ -229,8 +229,8 @@ int64_t widenTile(const c10::BFloat16 *data, const StoredMatrix &stored, int64_t
 {
     // Stored transposed, the tile's lines are the matrix's columns.
     const int64_t lines = stored.transposed ? columns : rows, length = stored.transposed ? rows : columns;
-    const c10::BFloat16 *first =
-        data + (stored.transposed ? column * stored.leading + row : row * stored.leading + column);
+    const c10::BFloat16 *first = data
+                                 + (stored.transposed ? column * stored.leading + row : row * stored.leading + column);
     for (int64_t line = 0; line < lines; ++line) {
         const c10::BFloat16 *from = first + line * stored.leading;
         float *to = tile + line * length;
@@ -254,8 +254,8 @@ void widenedProduct(const at::Tensor &a, const StoredMatrix &sa, const at::Tenso
     const int64_t depthAtMost = std::min(tileDepth, k);
     const int64_t tileFloats = rowsAtMost * depthAtMost + depthAtMost * columnsAtMost + rowsAtMost * columnsAtMost;
     // (Called inside a parallel region, it runs on the calling thread, whose number may be any.)
-    const int64_t threads =
-        at::in_parallel_region() ? at::get_num_threads() : std::min<int64_t>(at::get_num_threads(), tiles);
+    const int64_t threads = at::in_parallel_region() ? at::get_num_threads()
+                                                     : std::min<int64_t>(at::get_num_threads(), tiles);
     const at::Tensor scratch = at::empty({threads * tileFloats}, a.options().dtype(at::kFloat));
     const auto *aData = a.data_ptr<c10::BFloat16>(), *bData = b.data_ptr<c10::BFloat16>();
     const c10::BFloat16 *biasData = bias.defined() ? bias.data_ptr<c10::BFloat16>() : nullptr;

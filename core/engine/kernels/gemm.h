@@ -12,8 +12,7 @@ namespace optlog {
 // products to the BLAS (here OpenBLAS, whose kernel the system pins to Haswell's AVX2) and only
 // BF16 ones to oneDNN; oneDNN's own sgemm, which LibTorch already links, runs this machine's
 // widest kernels on LibTorch's OpenMP threads (docs/benchmarks.md has the side-by-side numbers).
-enum class GemmLibrary
-{
+enum class GemmLibrary {
     ATen,   // whatever LibTorch calls: the reference, and every case oneDNN does not take
     OneDnn, // oneDNN's sgemm for FP32 CPU tensors outside autocast
 };

@@ -3,17 +3,17 @@
 
 #include "core/config/cachefile.h"
 #include "core/config/config.h"
-#include "core/engine/memory/countingallocator.h"
+#include "core/engine/kernels/gemm.h"
 #include "core/engine/machine/cudasupport.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/machine/environment.h"
-#include "core/engine/kernels/gemm.h"
+#include "core/engine/memory/countingallocator.h"
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <vector>
 
@@ -90,21 +90,20 @@ double bestSquareGflops(at::ScalarType dtype, c10::Device device, double seconds
 double MatmulPeak::gflops(at::ScalarType dtype) const
 {
     switch (dtype) {
-    case at::kFloat:
-        return float32Gflops;
-    case at::kBFloat16:
-        return bfloat16Gflops;
-    case at::kHalf:
-        return float16Gflops;
-    default:
-        return 0;
+    case at::kFloat: return float32Gflops;
+    case at::kBFloat16: return bfloat16Gflops;
+    case at::kHalf: return float16Gflops;
+    default: return 0;
     }
 }
 
 nlohmann::json MatmulPeak::toJson() const
 {
-    nlohmann::json out = {{"float32_gflops", float32Gflops}, {"bfloat16_gflops", bfloat16Gflops}, {"shapes", shapes},
-                          {"from_cache", fromCache}, {"seconds", seconds}};
+    nlohmann::json out = {{"float32_gflops", float32Gflops},
+                          {"bfloat16_gflops", bfloat16Gflops},
+                          {"shapes", shapes},
+                          {"from_cache", fromCache},
+                          {"seconds", seconds}};
     if (remeasured)
         out["remeasured"] = true;
     if (float16Gflops > 0)
@@ -166,8 +165,10 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     peak.float32Gflops = std::max(peak.float32Gflops, cached.float32Gflops);
     peak.bfloat16Gflops = std::max(peak.bfloat16Gflops, cached.bfloat16Gflops);
     peak.float16Gflops = std::max(peak.float16Gflops, cached.float16Gflops);
-    cache[peak.key] = {{"float32_gflops", peak.float32Gflops}, {"bfloat16_gflops", peak.bfloat16Gflops},
-                       {"float16_gflops", peak.float16Gflops}, {"measured_seconds", peak.seconds}};
+    cache[peak.key] = {{"float32_gflops", peak.float32Gflops},
+                       {"bfloat16_gflops", peak.bfloat16Gflops},
+                       {"float16_gflops", peak.float16Gflops},
+                       {"measured_seconds", peak.seconds}};
     writeJsonCache(path, cache);
     return peak;
 }

@@ -22,11 +22,11 @@ struct MatmulPeak
     double float32Gflops = 0;
     double bfloat16Gflops = 0;
     double float16Gflops = 0; // CUDA only: the CPU has no FP16 matmul in LibTorch 1.13
-    std::string shapes;     // "square 1024, 2048": the GEMMs measured
-    std::string key;        // what the cache entry is keyed by
+    std::string shapes;       // "square 1024, 2048": the GEMMs measured
+    std::string key;          // what the cache entry is keyed by
     bool fromCache = false;
     bool remeasured = false; // the cached entry was beaten by the run's own kernels (below)
-    double seconds = 0;     // what measuring took (0 from the cache)
+    double seconds = 0;      // what measuring took (0 from the cache)
 
     // The peak of a compute dtype (FP32, BF16, FP16); 0 for another.
     double gflops(at::ScalarType dtype) const;

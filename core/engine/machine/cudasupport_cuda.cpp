@@ -4,14 +4,17 @@
 
 #include <c10/cuda/CUDACachingAllocator.h>
 
-#include <cuda_runtime_api.h>
-
 #include <cstdio>
 #include <stdexcept>
 
+#include <cuda_runtime_api.h>
+
 namespace optlog::cuda {
 
-bool built() { return true; }
+bool built()
+{
+    return true;
+}
 
 MemoryStats memoryStats(int deviceIndex)
 {
@@ -30,7 +33,10 @@ void resetPeakStats(int deviceIndex)
     c10::cuda::CUDACachingAllocator::resetPeakStats(c10::DeviceIndex(deviceIndex));
 }
 
-void releaseCachedMemory() { c10::cuda::CUDACachingAllocator::emptyCache(); }
+void releaseCachedMemory()
+{
+    c10::cuda::CUDACachingAllocator::emptyCache();
+}
 
 void *allocateOutsideCache(size_t bytes)
 {

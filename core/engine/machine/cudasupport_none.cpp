@@ -7,14 +7,35 @@
 namespace optlog::cuda {
 
 namespace {
-[[noreturn]] void notBuilt() { throw std::logic_error("optlog was built without CUDA"); }
+[[noreturn]] void notBuilt()
+{
+    throw std::logic_error("optlog was built without CUDA");
+}
 } // namespace
 
-bool built() { return false; }
-MemoryStats memoryStats(int) { notBuilt(); }
-void resetPeakStats(int) { notBuilt(); }
-void releaseCachedMemory() { notBuilt(); }
-void *allocateOutsideCache(size_t) { notBuilt(); }
-std::string deviceDescription(int) { notBuilt(); }
+bool built()
+{
+    return false;
+}
+MemoryStats memoryStats(int)
+{
+    notBuilt();
+}
+void resetPeakStats(int)
+{
+    notBuilt();
+}
+void releaseCachedMemory()
+{
+    notBuilt();
+}
+void *allocateOutsideCache(size_t)
+{
+    notBuilt();
+}
+std::string deviceDescription(int)
+{
+    notBuilt();
+}
 
 } // namespace optlog::cuda

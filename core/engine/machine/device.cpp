@@ -2,8 +2,8 @@
 #include "core/engine/machine/device.h"
 
 #include "core/config/config.h"
-#include "core/engine/memory/countingallocator.h"
 #include "core/engine/machine/cudasupport.h"
+#include "core/engine/memory/countingallocator.h"
 
 #include <torch/cuda.h>
 #include <torch/version.h>
@@ -17,12 +17,16 @@ c10::Device requestedDevice(const std::string &name)
     if (name == "cpu")
         return c10::Device(c10::DeviceType::CPU);
     if (!cuda::built())
-        throw ConfigError("runtime.device", "config: runtime.device = \"" + name + "\": this optlog is built against LibTorch "
-                          TORCH_VERSION " without CUDA. Use runtime.device = \"cpu\", or build optlog against a "
-                          "CUDA LibTorch on a machine with an NVIDIA GPU (tools/cuda/README.md)");
+        throw ConfigError("runtime.device",
+                          "config: runtime.device = \"" + name
+                              + "\": this optlog is built against LibTorch " TORCH_VERSION
+                                " without CUDA. Use runtime.device = \"cpu\", or build optlog against a "
+                                "CUDA LibTorch on a machine with an NVIDIA GPU (tools/cuda/README.md)");
     if (!torch::cuda::is_available())
-        throw ConfigError("runtime.device", "config: runtime.device = \"" + name + "\": LibTorch has CUDA but sees no GPU (check the "
-                          "driver with nvidia-smi, and CUDA_VISIBLE_DEVICES). Use runtime.device = \"cpu\" here");
+        throw ConfigError("runtime.device",
+                          "config: runtime.device = \"" + name
+                              + "\": LibTorch has CUDA but sees no GPU (check the "
+                                "driver with nvidia-smi, and CUDA_VISIBLE_DEVICES). Use runtime.device = \"cpu\" here");
     // Device 0 of those visible: CUDA_VISIBLE_DEVICES chooses which GPU that is.
     return c10::Device(c10::DeviceType::CUDA, 0);
 }
@@ -35,7 +39,8 @@ c10::Device runDevice(const RunConfig &config)
     requirePrecisionOnDevice(precisionModeOf(config), device.is_cuda() ? "cuda" : "cpu");
 #if TORCH_VERSION_MAJOR < 2
     if (config.memory.attention == "sdpa")
-        throw ConfigError("memory.attention", "config: memory.attention = \"sdpa\" needs LibTorch 2.0 or newer (its fused "
+        throw ConfigError("memory.attention",
+                          "config: memory.attention = \"sdpa\" needs LibTorch 2.0 or newer (its fused "
                           "scaled_dot_product_attention); this optlog is built against " TORCH_VERSION
                           ". Use \"chunked\", which keeps no T x T matrix for backward either, or \"naive\"");
 #endif
@@ -57,8 +62,7 @@ std::string describeDevice(c10::Device device)
 
 DeviceMemory::DeviceMemory(c10::Device device)
     : m_device(device)
-{
-}
+{ }
 
 int64_t DeviceMemory::currentBytes() const
 {

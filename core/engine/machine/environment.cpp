@@ -49,8 +49,9 @@ std::string cpuInfoField(const std::string &field)
 // The flags that decide which kernels can run; the full list is long and says little more.
 std::string relevantCpuFlags()
 {
-    static const std::set<std::string> wanted = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
-                                                 "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile", "avx_vnni"};
+    static const std::set<std::string> wanted = {"sse4_2",      "avx",      "avx2",     "fma",
+                                                 "avx512f",     "avx512bw", "avx512vl", "avx512_vnni",
+                                                 "avx512_bf16", "amx_bf16", "amx_tile", "avx_vnni"};
     std::istringstream flags(cpuInfoField("flags"));
     std::string flag, out;
     while (flags >> flag)
@@ -115,26 +116,26 @@ std::string buildDescription()
 
 std::string machineKey()
 {
-    auto blasConfig = blasSymbol<char *(*)()>("openblas_get_config");
+    auto blasConfig = blasSymbol<char *(*) ()>("openblas_get_config");
     std::string blas = blasConfig ? std::string(blasConfig()) : "no OpenBLAS";
     // "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... Haswell ...": the name and version only.
     const auto second = blas.find(' ', blas.find(' ') + 1);
     blas = blas.substr(0, second);
     // The library of FP32 products too: OpenBLAS's threads and oneDNN's OpenMP ones want
     // different wait policies (docs/tuning.md), so a tuning measured with the other is stale.
-    return cpuInfoField("model name") + "|" + relevantCpuFlags() + "|libtorch " + TORCH_VERSION + "|" + blas
-           + "|gemm " + describe(oneDnnGemmBuilt() ? GemmLibrary::OneDnn : GemmLibrary::ATen);
+    return cpuInfoField("model name") + "|" + relevantCpuFlags() + "|libtorch " + TORCH_VERSION + "|" + blas + "|gemm "
+           + describe(oneDnnGemmBuilt() ? GemmLibrary::OneDnn : GemmLibrary::ATen);
 }
 
 std::string blasCoreName()
 {
-    auto coreName = blasSymbol<char *(*)()>("openblas_get_corename");
+    auto coreName = blasSymbol<char *(*) ()>("openblas_get_corename");
     return coreName ? coreName() : "";
 }
 
 nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann::json &heap)
 {
-    auto blasConfig = blasSymbol<char *(*)()>("openblas_get_config");
+    auto blasConfig = blasSymbol<char *(*) ()>("openblas_get_config");
     nlohmann::json env;
     env["optlog_version"] = OPTLOG_VERSION;
     env["optlog_git"] = OPTLOG_GIT_DESCRIBE;

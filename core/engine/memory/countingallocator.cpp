@@ -28,8 +28,7 @@ MemoryBudgetExceeded::MemoryBudgetExceeded(const BudgetRefusal &r)
                          + " requested with " + formatBytes(r.inUseBytes) + " in use; the budget is "
                          + formatBytes(r.budgetBytes))
     , refusal(r)
-{
-}
+{ }
 
 CountingAllocator &CountingAllocator::instance()
 {
@@ -37,7 +36,10 @@ CountingAllocator &CountingAllocator::instance()
     return allocator;
 }
 
-void CountingAllocator::install() { c10::SetCPUAllocator(&instance(), kPriority); }
+void CountingAllocator::install()
+{
+    c10::SetCPUAllocator(&instance(), kPriority);
+}
 
 void CountingAllocator::setBudget(int64_t bytes)
 {

@@ -99,9 +99,10 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x)
         for (int64_t start = 0; start < T; start += m_chunk) {
             const int64_t end = std::min(T, start + m_chunk);
             // Keys beyond `end` are in the future of every query in the chunk: leave them out.
-            chunks.push_back(checkpointed(
-                [this, start](const std::vector<torch::Tensor> &in) { return attend(in[0], in[1], in[2], start); },
-                {q.slice(2, start, end), k.slice(2, 0, end), v.slice(2, 0, end)}));
+            chunks.push_back(
+                checkpointed([this, start](
+                                 const std::vector<torch::Tensor> &in) { return attend(in[0], in[1], in[2], start); },
+                             {q.slice(2, start, end), k.slice(2, 0, end), v.slice(2, 0, end)}));
         }
         y = torch::cat(chunks, 2);
     }
@@ -147,7 +148,8 @@ GPTImpl::GPTImpl(const GPTOptions &o)
         m_blocks->push_back(Block(o));
     m_finalNorm = register_module("final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.width()})));
     if (!o.tied_head())
-        m_head = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(o.width(), o.vocab_size()).bias(false)));
+        m_head = register_module("head",
+                                 torch::nn::Linear(torch::nn::LinearOptions(o.width(), o.vocab_size()).bias(false)));
     initialiseWeights();
 }
 
@@ -175,8 +177,8 @@ void GPTImpl::initialiseWeights()
 torch::Tensor GPTImpl::embed(const torch::Tensor &tokens)
 {
     const int64_t T = tokens.size(1);
-    TORCH_CHECK(T <= m_options.context_length(), "sequence of ", T, " tokens is longer than model.context_length = ",
-                m_options.context_length());
+    TORCH_CHECK(T <= m_options.context_length(), "sequence of ", T,
+                " tokens is longer than model.context_length = ", m_options.context_length());
     auto positions = torch::arange(T, tokens.options());
     return m_dropout(m_tokenEmbedding(tokens) + m_positionEmbedding(positions));
 }
@@ -223,9 +225,10 @@ torch::Tensor GPTImpl::loss(const torch::Tensor &tokens, const torch::Tensor &ta
 torch::Tensor GPTImpl::sequenceLosses(const torch::Tensor &tokens, const torch::Tensor &targets)
 {
     auto out = forward(tokens);
-    auto perToken = torch::nn::functional::cross_entropy(
-        out.view({-1, out.size(-1)}).to(torch::kFloat), targets.reshape({-1}),
-        torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+    auto perToken = torch::nn::functional::cross_entropy(out.view({-1, out.size(-1)}).to(torch::kFloat),
+                                                         targets.reshape({-1}),
+                                                         torch::nn::functional::CrossEntropyFuncOptions().reduction(
+                                                             torch::kNone));
     return perToken.view(targets.sizes()).mean(1);
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/engine/kernels/gemm.h"
+
 #include <torch/arg.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
@@ -9,8 +11,6 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
-
-#include "core/engine/kernels/gemm.h"
 
 #include <vector>
 
@@ -22,9 +22,12 @@ struct RunConfig;
 struct GPTOptions
 {
     GPTOptions(int64_t vocabSize, int64_t contextLength, int64_t width, int64_t layers, int64_t heads)
-        : vocab_size_(vocabSize), context_length_(contextLength), width_(width), layers_(layers), heads_(heads)
-    {
-    }
+        : vocab_size_(vocabSize)
+        , context_length_(contextLength)
+        , width_(width)
+        , layers_(layers)
+        , heads_(heads)
+    { }
     static GPTOptions from(const ModelConfig &model);
     // The model with the run's memory techniques and its library of matrix products.
     static GPTOptions from(const RunConfig &config);
@@ -35,7 +38,7 @@ struct GPTOptions
     TORCH_ARG(int64_t, layers);         // L
     TORCH_ARG(int64_t, heads);          // H; C must be divisible by H
     TORCH_ARG(double, dropout) = 0.0;
-    TORCH_ARG(bool, tied_head) = true;  // the head reuses the token embedding matrix
+    TORCH_ARG(bool, tied_head) = true; // the head reuses the token embedding matrix
     // Activation checkpointing: 0 = none, 1 = every block, k = blocks 0, k, 2k, ...
     TORCH_ARG(int64_t, checkpoint_every) = 0;
     // 0 = naive attention (the full T x T scores are kept for backward); n = queries in chunks

@@ -44,8 +44,7 @@ void setGeneratorState(c10::Device device, const at::Tensor &state)
 
 struct CheckpointFunction : torch::autograd::Function<CheckpointFunction>
 {
-    static at::Tensor forward(torch::autograd::AutogradContext *ctx, c10::IValue recomputation,
-                              at::TensorList inputs)
+    static at::Tensor forward(torch::autograd::AutogradContext *ctx, c10::IValue recomputation, at::TensorList inputs)
     {
         ctx->save_for_backward(inputs.vec());
         ctx->saved_data["recomputation"] = recomputation;

@@ -3,15 +3,14 @@
 
 #include "core/config/config.h"
 #include "core/contract/format.h"
+#include "core/engine/data/textdata.h"
 #include "core/engine/model/gpt.h"
 #include "core/engine/precision/precision.h"
-#include "core/engine/data/textdata.h"
 
+#include <openssl/evp.h>
 #include <torch/nn/module.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
-
-#include <openssl/evp.h>
 
 #include <cerrno>
 #include <cstring>
@@ -145,9 +144,9 @@ void loadModelWeights(torch::nn::Module &model, torch::serialize::InputArchive &
         const at::Tensor *tensor = loaded.find(name);
         if (!tensor || tensor->sizes() != shape.sizes() || tensor->scalar_type() != shape.scalar_type())
             throw DataError("the weights file '" + path + "' holds " + name + " as "
-                            + (tensor ? std::string(c10::toString(tensor->scalar_type())) + " "
-                                            + c10::str(tensor->sizes())
-                                      : std::string("nothing"))
+                            + (tensor
+                                   ? std::string(c10::toString(tensor->scalar_type())) + " " + c10::str(tensor->sizes())
+                                   : std::string("nothing"))
                             + ", but the run's config makes it " + c10::toString(shape.scalar_type()) + " "
                             + c10::str(shape.sizes()) + ": the study's config and its weights do not belong together");
     }

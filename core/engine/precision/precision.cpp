@@ -62,10 +62,12 @@ LossScaler::LossScaler(double initialScale, int64_t growthInterval, double backo
     , m_growthInterval(growthInterval)
     , m_backoff(backoff)
     , m_growth(growth)
-{
-}
+{ }
 
-at::Tensor LossScaler::scale(const at::Tensor &loss) const { return loss * m_scale; }
+at::Tensor LossScaler::scale(const at::Tensor &loss) const
+{
+    return loss * m_scale;
+}
 
 bool LossScaler::unscale(const std::vector<at::Tensor> &parameters) const
 {
@@ -116,6 +118,9 @@ std::string dtypeName(c10::ScalarType type)
     }
 }
 
-std::string dtypeName(const at::Tensor &tensor) { return dtypeName(tensor.scalar_type()); }
+std::string dtypeName(const at::Tensor &tensor)
+{
+    return dtypeName(tensor.scalar_type());
+}
 
 } // namespace optlog

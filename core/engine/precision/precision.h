@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/contract/dtype.h"
+
 #include <ATen/core/Tensor.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
-
-#include "core/contract/dtype.h"
 
 #include <string>
 #include <vector>
@@ -21,7 +21,7 @@ struct PrecisionPlan
     c10::ScalarType compute = c10::kFloat; // matmul-class ops; under autocast only those
     bool masterWeights = false;            // an FP32 copy that the optimizer updates
     bool autocast = false;
-    bool lossScaling = false;              // a dynamic loss scaler
+    bool lossScaling = false; // a dynamic loss scaler
 };
 // Throws ConfigError for a mode the table does not have.
 PrecisionPlan precisionPlan(const std::string &mode);

@@ -3,14 +3,15 @@
 
 #include "core/config/configerror.h"
 #include "core/engine/memory/countingallocator.h"
-#include "core/engine/precision/precision.h"
 #include "core/engine/model/weightfiles.h"
+#include "core/engine/precision/precision.h"
 
 #include <ATen/ATen.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/utils.h>
 
 #include <algorithm>
+
 #include <fnmatch.h>
 
 namespace optlog {
@@ -53,8 +54,8 @@ QuantizationEvaluator::QuantizationEvaluator(const RunConfig &config, const std:
     try {
         archive.load_from(weightsPath);
     } catch (const c10::Error &e) {
-        throw DataError("the weights file '" + weightsPath + "' cannot be read by LibTorch: "
-                        + e.what_without_backtrace());
+        throw DataError("the weights file '" + weightsPath
+                        + "' cannot be read by LibTorch: " + e.what_without_backtrace());
     }
     loadModelWeights(*m_model, archive, weightsPath);
     m_floatDtype = dtypeName(plan.weights);
@@ -89,9 +90,9 @@ std::vector<std::string> QuantizationEvaluator::selected(const std::string &patt
     std::vector<std::string> names;
     const std::vector<std::string> globs = splitPatterns(patterns);
     for (const std::string &name : m_order)
-        if (m_parameters.at(name).dim() == 2
-            && std::any_of(globs.begin(), globs.end(),
-                           [&](const std::string &glob) { return fnmatch(glob.c_str(), name.c_str(), 0) == 0; }))
+        if (m_parameters.at(name).dim() == 2 && std::any_of(globs.begin(), globs.end(), [&](const std::string &glob) {
+                return fnmatch(glob.c_str(), name.c_str(), 0) == 0;
+            }))
             names.push_back(name);
     return names;
 }

@@ -3,9 +3,9 @@
 
 #include "core/config/config.h"
 #include "core/contract/measurements.h"
+#include "core/engine/data/textdata.h"
 #include "core/engine/model/gpt.h"
 #include "core/engine/quantization/quantize.h"
-#include "core/engine/data/textdata.h"
 
 #include <cstdint>
 #include <map>

@@ -48,7 +48,10 @@ const char *quantSchemeName(QuantScheme scheme)
     return "?";
 }
 
-bool isFourBit(QuantScheme scheme) { return scheme != QuantScheme::Int8; }
+bool isFourBit(QuantScheme scheme)
+{
+    return scheme != QuantScheme::Int8;
+}
 
 const std::array<float, 16> &nf4Codebook()
 {
@@ -86,9 +89,18 @@ at::Tensor unpackNibbles(const at::Tensor &packed, int64_t count)
     return at::stack({low, high}, 1).view({-1}).slice(0, 0, count);
 }
 
-int64_t QuantizedTensor::codeBytes() const { return int64_t(codes.nbytes()); }
-int64_t QuantizedTensor::scaleBytes() const { return int64_t(scales.nbytes()); }
-int64_t QuantizedTensor::zeroPointBytes() const { return zeroPoints.defined() ? int64_t(zeroPoints.nbytes()) : 0; }
+int64_t QuantizedTensor::codeBytes() const
+{
+    return int64_t(codes.nbytes());
+}
+int64_t QuantizedTensor::scaleBytes() const
+{
+    return int64_t(scales.nbytes());
+}
+int64_t QuantizedTensor::zeroPointBytes() const
+{
+    return zeroPoints.defined() ? int64_t(zeroPoints.nbytes()) : 0;
+}
 
 std::string groupProblem(const at::Tensor &weight, QuantScheme scheme, int64_t groupSize)
 {
@@ -156,9 +168,7 @@ at::Tensor dequantize(const QuantizedTensor &q)
     const at::Tensor scale = q.scales.to(at::kFloat).view({-1, 1});
     at::Tensor values;
     switch (q.scheme) {
-    case QuantScheme::Int8:
-        values = q.codes.to(at::kFloat).view({-1, q.groupSize}) * scale;
-        break;
+    case QuantScheme::Int8: values = q.codes.to(at::kFloat).view({-1, q.groupSize}) * scale; break;
     case QuantScheme::Int4:
         values = (unpackNibbles(q.codes, count).to(at::kFloat) - 8).view({-1, q.groupSize}) * scale;
         break;

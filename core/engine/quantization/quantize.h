@@ -15,8 +15,7 @@ namespace optlog {
 // byte) with their scales and zero points as real tensors, so that every byte of the bill is read
 // from a tensor; the matmuls then run on weights dequantized to FP32 (there are no int4 kernels
 // here).
-enum class QuantScheme
-{
+enum class QuantScheme {
     Int8,     // one FP16 scale per output channel (row), codes -127..127, symmetric absmax
     Int4,     // one FP16 scale per group of a row, codes -7..7, symmetric absmax
     Int4Asym, // one FP16 scale and one uint8 zero point per group, codes 0..15 over [min, max] (0 included)
@@ -39,11 +38,11 @@ at::Tensor unpackNibbles(const at::Tensor &packed, int64_t count);
 struct QuantizedTensor
 {
     QuantScheme scheme = QuantScheme::Int8;
-    int64_t groupSize = 0;     // weights per scale; for int8 the row length
+    int64_t groupSize = 0; // weights per scale; for int8 the row length
     std::vector<int64_t> shape;
-    at::Tensor codes;          // int8 codes (int8), or packed 4-bit codes (uint8, half as many bytes)
-    at::Tensor scales;         // float16, one per group
-    at::Tensor zeroPoints;     // uint8, one per group (int4-asym); undefined otherwise
+    at::Tensor codes;      // int8 codes (int8), or packed 4-bit codes (uint8, half as many bytes)
+    at::Tensor scales;     // float16, one per group
+    at::Tensor zeroPoints; // uint8, one per group (int4-asym); undefined otherwise
 
     int64_t codeBytes() const;
     int64_t scaleBytes() const;

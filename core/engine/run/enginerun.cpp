@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/run/enginerun.h"
 
-#include "core/memorymodel/memorymodel.h"
-#include "core/engine/memory/countingallocator.h"
+#include "core/contract/format.h"
 #include "core/engine/machine/device.h"
+#include "core/engine/memory/countingallocator.h"
 #include "core/engine/precision/precision.h"
 #include "core/engine/run/rankrun.h"
 #include "core/engine/run/studyrecorder.h"
 #include "core/engine/train/ending.h"
-#include "core/contract/format.h"
-
-#include <unistd.h>
+#include "core/memorymodel/memorymodel.h"
 
 #include <algorithm>
 #include <stdexcept>
+
+#include <unistd.h>
 
 namespace optlog {
 
@@ -69,8 +69,7 @@ EngineRun::EngineRun(RunConfig config, MemoryCheck memoryCheck)
     , m_device(runDevice(m_config))
     , m_available(checkedMemory(m_config, memoryCheck))
     , m_data(loadTokens(m_config.data, m_config.model.vocabSize, m_config.model.contextLength))
-{
-}
+{ }
 
 EngineRun::~EngineRun() = default;
 
@@ -131,8 +130,9 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         for (int64_t rank = 1; m_ranks && rank < m_ranks->size(); ++rank)
             store.replaceMemory(result.runId, estimateMemory(m_config, rank).rows(), rank);
         recorder.started(startMessage(m_config, m_data, m_threads, m_device)
-                         + (m_resumedRun ? "; resumed from the checkpoint after step " + std::to_string(m_checkpoint.step)
-                                         : std::string()));
+                         + (m_resumedRun
+                                ? "; resumed from the checkpoint after step " + std::to_string(m_checkpoint.step)
+                                : std::string()));
 
         outcome = trainOutcome(recorder, result.runId, stopRequested);
         if (outcome.refusal)

@@ -2,12 +2,12 @@
 #pragma once
 
 #include "core/config/config.h"
+#include "core/engine/data/textdata.h"
+#include "core/engine/distributed/rankgroup.h"
 #include "core/engine/machine/calibration.h"
 #include "core/engine/machine/environment.h"
 #include "core/engine/run/preflight.h"
-#include "core/engine/distributed/rankgroup.h"
 #include "core/engine/run/studyrecorder.h"
-#include "core/engine/data/textdata.h"
 #include "core/engine/train/trainer.h"
 #include "core/store/store.h"
 

@@ -3,10 +3,10 @@
 
 #include "core/contract/format.h"
 #include "core/contract/quantiles.h"
-#include "core/memorymodel/memorymodel.h"
-#include "core/engine/memory/countingallocator.h"
 #include "core/engine/machine/environment.h"
+#include "core/engine/memory/countingallocator.h"
 #include "core/engine/train/trainer.h"
+#include "core/memorymodel/memorymodel.h"
 
 #include <algorithm>
 
@@ -119,8 +119,8 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
     result.effectiveBatch = m_config.train.microbatch * m_config.train.accumulation;
     const int64_t limit = result.limitBytes, effective = result.effectiveBatch;
     print(formatted("Budget %s, %.0f%% kept free: steps must peak under %s. Effective batch %lld sequences.\n",
-               formatBytes(m_budgetBytes).c_str(), 100 * kSafetyMargin, formatBytes(limit).c_str(),
-               static_cast<long long>(effective)));
+                    formatBytes(m_budgetBytes).c_str(), 100 * kSafetyMargin, formatBytes(limit).c_str(),
+                    static_cast<long long>(effective)));
 
     // First the model, then real steps; a microbatch the steps refuse is followed by the next smaller.
     for (int64_t b : divisorsDescending(effective)) {
@@ -134,9 +134,9 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
         trial.message = steps.message;
         result.trials.push_back(trial);
         print(formatted("  microbatch %3lld x %3lld: predicted %s, measured %s: %s\n", static_cast<long long>(b),
-                   static_cast<long long>(effective / b), formatBytes(trial.predictedPeakBytes).c_str(),
-                   trial.measuredPeakBytes ? formatBytes(trial.measuredPeakBytes).c_str() : "-",
-                   trial.fits ? "fits" : trial.message.c_str()));
+                        static_cast<long long>(effective / b), formatBytes(trial.predictedPeakBytes).c_str(),
+                        trial.measuredPeakBytes ? formatBytes(trial.measuredPeakBytes).c_str() : "-",
+                        trial.fits ? "fits" : trial.message.c_str()));
         if (trial.fits) {
             result.chosenMicrobatch = b;
             result.fitted = candidate;
@@ -144,9 +144,10 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
         }
     }
     if (result.chosenMicrobatch) {
-        print(formatted("\nLargest microbatch that fits: %lld, with %lld accumulation steps (effective batch kept at %lld).\n",
-                   static_cast<long long>(result.chosenMicrobatch),
-                   static_cast<long long>(effective / result.chosenMicrobatch), static_cast<long long>(effective)));
+        print(formatted(
+            "\nLargest microbatch that fits: %lld, with %lld accumulation steps (effective batch kept at %lld).\n",
+            static_cast<long long>(result.chosenMicrobatch),
+            static_cast<long long>(effective / result.chosenMicrobatch), static_cast<long long>(effective)));
     } else {
         print("\nNo microbatch fits with this model and context: the levers below are needed.\n");
         result.fitted = withMicrobatch(m_config, 1, effective);
@@ -156,7 +157,8 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
     const int64_t halfContext = std::max<int64_t>(1, m_config.model.contextLength / 2);
     const int64_t halfLayers = std::max<int64_t>(1, m_config.model.layers / 2);
     const std::vector<std::pair<std::string, std::vector<std::string>>> levers = {
-        {"shorter context (T " + std::to_string(halfContext) + ")", {"model.context_length=" + std::to_string(halfContext)}},
+        {"shorter context (T " + std::to_string(halfContext) + ")",
+         {"model.context_length=" + std::to_string(halfContext)}},
         {"activation checkpointing, every block", {"memory.checkpoint_every=1"}},
         {"autocast BF16", {"precision.mode=\"autocast-bf16\""}},
         {"smaller model (" + std::to_string(halfLayers) + " layers)", {"model.layers=" + std::to_string(halfLayers)}},
@@ -165,9 +167,9 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
     print("\nNext levers, in the order to try them (time cost measured over 5 steps each, a rough figure):\n");
     print(formatted("  %-42s %14s %22s %12s\n", "lever", "predicted peak", "largest microbatch", "tokens/s"));
     print(formatted("  %-42s %14s %22s %12.0f\n", "(the fitted config)",
-               formatBytes(estimateMemory(result.fitted).peakBytes).c_str(),
-               result.chosenMicrobatch ? std::to_string(result.chosenMicrobatch).c_str() : "none",
-               result.fittedTokensPerSecond));
+                    formatBytes(estimateMemory(result.fitted).peakBytes).c_str(),
+                    result.chosenMicrobatch ? std::to_string(result.chosenMicrobatch).c_str() : "none",
+                    result.fittedTokensPerSecond));
     for (const auto &[name, overrides] : levers) {
         LeverTrial lever;
         lever.lever = name;
@@ -183,18 +185,19 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
         lever.predictedPeakBytes = estimateMemory(changed).peakBytes;
         lever.largestPredictedMicrobatch = largestPredicted(changed, effective, limit);
         lever.tokensPerSecond = realSteps(changed, m_data, 0, 6).tokensPerSecond;
-        lever.relativeSpeed = result.fittedTokensPerSecond > 0 ? lever.tokensPerSecond / result.fittedTokensPerSecond : 0;
+        lever.relativeSpeed = result.fittedTokensPerSecond > 0 ? lever.tokensPerSecond / result.fittedTokensPerSecond
+                                                               : 0;
         result.levers.push_back(lever);
         print(formatted("  %-42s %14s %22s %7.0f (%.2fx)\n", name.c_str(), formatBytes(lever.predictedPeakBytes).c_str(),
-                   lever.largestPredictedMicrobatch
-                       ? (std::to_string(lever.largestPredictedMicrobatch) + " (predicted)").c_str()
-                       : "none",
-                   lever.tokensPerSecond, lever.relativeSpeed));
+                        lever.largestPredictedMicrobatch
+                            ? (std::to_string(lever.largestPredictedMicrobatch) + " (predicted)").c_str()
+                            : "none",
+                        lever.tokensPerSecond, lever.relativeSpeed));
     }
     if (result.chosenMicrobatch)
         print(formatted("\nproposal: --set train.microbatch=%lld --set train.accumulation=%lld\n",
-                   static_cast<long long>(result.chosenMicrobatch),
-                   static_cast<long long>(effective / result.chosenMicrobatch)));
+                        static_cast<long long>(result.chosenMicrobatch),
+                        static_cast<long long>(effective / result.chosenMicrobatch)));
     return result;
 }
 

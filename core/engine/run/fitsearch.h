@@ -16,11 +16,11 @@ namespace optlog {
 struct MicrobatchTrial
 {
     int64_t microbatch = 0;
-    int64_t accumulation = 0;        // keeps the effective batch
+    int64_t accumulation = 0; // keeps the effective batch
     int64_t predictedPeakBytes = 0;
-    int64_t measuredPeakBytes = 0;   // 0: the steps did not get that far
+    int64_t measuredPeakBytes = 0; // 0: the steps did not get that far
     bool fits = false;
-    std::string message;             // why it does not fit
+    std::string message; // why it does not fit
 };
 
 // A lever after the microbatch (shorter context, checkpointing, BF16, a smaller model), applied
@@ -28,21 +28,21 @@ struct MicrobatchTrial
 struct LeverTrial
 {
     std::string lever;
-    std::string notApplicable;          // the config's refusal; empty when the lever applies
+    std::string notApplicable; // the config's refusal; empty when the lever applies
     int64_t predictedPeakBytes = 0;
     int64_t largestPredictedMicrobatch = 0; // 0: none fits even so
-    double tokensPerSecond = 0;         // over 5 steps: a rough figure
-    double relativeSpeed = 0;           // against the fitted config's
+    double tokensPerSecond = 0;             // over 5 steps: a rough figure
+    double relativeSpeed = 0;               // against the fitted config's
 };
 
 struct FitResult
 {
     int64_t budgetBytes = 0;
-    int64_t limitBytes = 0;       // the budget less the safety margin: what steps must peak under
-    int64_t effectiveBatch = 0;   // sequences per optimizer step, kept by every trial
+    int64_t limitBytes = 0;              // the budget less the safety margin: what steps must peak under
+    int64_t effectiveBatch = 0;          // sequences per optimizer step, kept by every trial
     std::vector<MicrobatchTrial> trials; // largest microbatch first, up to the first that fits
-    int64_t chosenMicrobatch = 0; // 0: no microbatch fits, the levers are needed
-    RunConfig fitted;             // the config with the chosen microbatch (else microbatch 1)
+    int64_t chosenMicrobatch = 0;        // 0: no microbatch fits, the levers are needed
+    RunConfig fitted;                    // the config with the chosen microbatch (else microbatch 1)
     double fittedTokensPerSecond = 0;
     std::vector<LeverTrial> levers;
 };

@@ -49,7 +49,9 @@ std::optional<int64_t> memAvailableBytes()
 std::string largestRoleField(const MemoryEstimate &estimate, std::string *roleLabel)
 {
     const auto largest = std::max_element(estimate.roles.begin(), estimate.roles.end(),
-                                          [](const RoleEstimate &a, const RoleEstimate &b) { return a.bytes < b.bytes; });
+                                          [](const RoleEstimate &a, const RoleEstimate &b) {
+                                              return a.bytes < b.bytes;
+                                          });
     if (largest == estimate.roles.end())
         return "train.microbatch";
     *roleLabel = memoryRoleLabel(largest->role);
@@ -75,9 +77,10 @@ AvailableMemory availableMemory()
         available.source = "MemAvailable in /proc/meminfo";
     }
     // cgroup v2, then v1: a container's limit can be far below what the kernel has free.
-    const std::pair<const char *, const char *> limits[] = {
-        {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-        {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
+    const std::pair<const char *, const char *> limits[] = {{"/sys/fs/cgroup/memory.max",
+                                                             "/sys/fs/cgroup/memory.current"},
+                                                            {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                                             "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
     for (const auto &[limitFile, usageFile] : limits) {
         const auto limit = cgroupBytes(limitFile), usage = cgroupBytes(usageFile);
         if (!limit || !usage)
@@ -114,11 +117,11 @@ void checkMemoryFits(const RunConfig &config, const AvailableMemory &available)
                                      + "; or pass --force to try anyway");
     const int64_t calibration = matmulPeakBytes(config);
     if (calibration > available.bytes)
-        throw ConfigError("model.width", "memory: measuring the matmul peak for model.width = "
-                                             + std::to_string(config.model.width) + " needs "
-                                             + formatBytes(calibration) + ", above the " + formatBytes(available.bytes)
-                                             + " this machine has available (" + available.source
-                                             + "). Lower model.width, or pass --force to try anyway");
+        throw ConfigError("model.width",
+                          "memory: measuring the matmul peak for model.width = " + std::to_string(config.model.width)
+                              + " needs " + formatBytes(calibration) + ", above the " + formatBytes(available.bytes)
+                              + " this machine has available (" + available.source
+                              + "). Lower model.width, or pass --force to try anyway");
 }
 
 } // namespace optlog

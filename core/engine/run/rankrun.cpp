@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/run/rankrun.h"
 
-#include "core/engine/memory/countingallocator.h"
+#include "core/engine/data/textdata.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/machine/environment.h"
-#include "core/engine/data/textdata.h"
+#include "core/engine/memory/countingallocator.h"
 #include "core/engine/train/ending.h"
 #include "core/engine/train/trainer.h"
 
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
-
 #include <iostream>
+
+#include <unistd.h>
 
 namespace optlog {
 
@@ -20,7 +20,10 @@ namespace {
 
 constexpr const char *kConfigKey = "optlog/config";
 constexpr const char *kStudySeedKey = "optlog/study_seed";
-std::string reportKey(int64_t rank) { return "optlog/report/" + std::to_string(rank); }
+std::string reportKey(int64_t rank)
+{
+    return "optlog/report/" + std::to_string(rank);
+}
 
 } // namespace
 
@@ -66,8 +69,8 @@ RankReport readRankReport(RankGroup &ranks, int64_t rank, bool completed)
         }
     } catch (const nlohmann::json::exception &e) {
         report.record.outcome = outcomeName(Outcome::Failed);
-        report.record.message = std::string("rank ") + std::to_string(rank) + " sent a report optlog cannot read: "
-                                + e.what();
+        report.record.message = std::string("rank ") + std::to_string(rank)
+                                + " sent a report optlog cannot read: " + e.what();
     }
     return report;
 }
@@ -75,8 +78,7 @@ RankReport readRankReport(RankGroup &ranks, int64_t rank, bool completed)
 namespace {
 
 class SilentObserver : public TrainingObserver
-{
-};
+{ };
 
 } // namespace
 

@@ -43,8 +43,9 @@ Resumption resumptionOf(const RunRequest &request)
                          + "; resuming it would meet the same end. Change its config and run it again with --from");
     const std::optional<WeightFile> last = latestCheckpoint(store, run.id);
     if (!last)
-        throw StoreError("--resume: " + label + " has no checkpoint to resume from (it stopped before writing one: "
-                         "set train.checkpoint_interval to write one every so many steps)");
+        throw StoreError("--resume: " + label
+                         + " has no checkpoint to resume from (it stopped before writing one: "
+                           "set train.checkpoint_interval to write one every so many steps)");
     // A damaged checkpoint, or one that does not fit the stored config, refuses before the run is touched.
     checkWeightsFitConfig(loadDerivedConfig(run.configToml, label, {}), store.absolutePath(last->path), *last);
     return {run, *last};
@@ -64,8 +65,9 @@ RunConfig derivedConfig(const SourceRun &source, const RunRequest &request)
     if (!request.preset.empty() || !request.configFile.empty())
         throw ConfigError("--from takes the stored run's config; change its fields with --set, without --preset "
                           "or --config");
-    return loadDerivedConfig(source.configToml, "run " + std::to_string(source.origin.runId) + " of "
-                                                    + source.origin.study, request.overrides);
+    return loadDerivedConfig(source.configToml,
+                             "run " + std::to_string(source.origin.runId) + " of " + source.origin.study,
+                             request.overrides);
 }
 
 } // namespace

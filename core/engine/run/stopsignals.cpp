@@ -67,6 +67,9 @@ void watchStopSignals()
     }).detach();
 }
 
-const std::atomic<bool> &stopRequested() { return g_stopRequested; }
+const std::atomic<bool> &stopRequested()
+{
+    return g_stopRequested;
+}
 
 } // namespace optlog

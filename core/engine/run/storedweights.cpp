@@ -27,8 +27,9 @@ QuantizableRun quantizableRun(const Store &store, const RunRecord &run)
         if (file.kind == WeightFileKind::Final)
             final = file;
     if (!final)
-        throw StoreError(label + " has no final weights on disk (it ran before optlog kept weights, or was "
-                                 "copied from another study); run it again to quantize it");
+        throw StoreError(label
+                         + " has no final weights on disk (it ran before optlog kept weights, or was "
+                           "copied from another study); run it again to quantize it");
     const std::string path = store.absolutePath(final->path);
     verifyWeightFile(path, *final);
     return {path, loadDerivedConfig(run.configToml, label, {})};

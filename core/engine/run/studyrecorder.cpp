@@ -13,8 +13,7 @@ StudyRecorder::StudyRecorder(Store &store, int64_t runId, int64_t totalSteps, Op
     , m_instability(options.diagnostics)
     , m_lastFlush(std::chrono::steady_clock::now())
     , m_start(m_lastFlush)
-{
-}
+{ }
 
 void StudyRecorder::started(const std::string &message)
 {

@@ -6,9 +6,9 @@
 #include "core/store/store.h"
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <utility>
-#include <cstdio>
 #include <vector>
 
 namespace optlog {

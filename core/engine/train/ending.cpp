@@ -13,8 +13,8 @@ namespace optlog {
 TrainingOutcome outcomeOfException(const std::exception &e, const EndingContext &context)
 {
     const bool beforeFirstStep = context.failedStep < 0;
-    const std::string where =
-        beforeFirstStep ? std::string("before the first step") : "at step " + std::to_string(context.failedStep);
+    const std::string where = beforeFirstStep ? std::string("before the first step")
+                                              : "at step " + std::to_string(context.failedStep);
     const auto &allocator = CountingAllocator::instance();
     TrainingOutcome outcome;
     outcome.outcome = Outcome::Failed;

@@ -14,8 +14,8 @@ namespace optlog {
 // when that is how it ended).
 struct EndingContext
 {
-    int64_t failedStep = -1; // the step that did not complete; -1: before the first step
-    std::string device;      // "cpu", "cuda:0": whose memory ran out
+    int64_t failedStep = -1;                    // the step that did not complete; -1: before the first step
+    std::string device;                         // "cpu", "cuda:0": whose memory ran out
     std::function<std::string()> machineRanOut; // the message when the machine refused an allocation
     std::function<std::string()> lostRank;      // data parallel: which rank was lost and how; may be empty
 };

@@ -25,8 +25,7 @@ InstabilityDetector::InstabilityDetector(const DiagnosticsConfig &config)
     : m_config(config)
     , m_loss(size_t(config.spikeWindow))
     , m_gradNorm(size_t(config.spikeWindow))
-{
-}
+{ }
 
 bool InstabilityDetector::isSpike(double value, const RunningMedian &median, double factor)
 {
@@ -36,7 +35,9 @@ bool InstabilityDetector::isSpike(double value, const RunningMedian &median, dou
 std::vector<Instability> InstabilityDetector::observe(const StepMetrics &m)
 {
     std::vector<Instability> found;
-    const auto record = [&](EventKind kind, std::string message) { found.push_back({kind, m.step, std::move(message)}); };
+    const auto record = [&](EventKind kind, std::string message) {
+        found.push_back({kind, m.step, std::move(message)});
+    };
     const long long step = m.step;
 
     if (!std::isfinite(m.trainLoss))

@@ -35,7 +35,9 @@ private:
     class RunningMedian
     {
     public:
-        explicit RunningMedian(size_t window) : m_window(window) {}
+        explicit RunningMedian(size_t window)
+            : m_window(window)
+        { }
         bool full() const { return m_values.size() == m_window; }
         double median() const;
         void add(double value);

@@ -6,8 +6,7 @@ namespace optlog {
 MemoryMeter::MemoryMeter(c10::Device device, int64_t warmupSteps)
     : m_memory(device)
     , m_warmupSteps(warmupSteps)
-{
-}
+{ }
 
 void MemoryMeter::stepBegins()
 {

@@ -8,7 +8,7 @@
 namespace torch::optim {
 struct AdamWOptions;
 struct AdamWParamState;
-}
+} // namespace torch::optim
 
 namespace optlog {
 

@@ -13,8 +13,7 @@ SpeedProbe::SpeedProbe(int64_t every, at::ScalarType dtype, c10::Device device, 
     , m_dtype(dtype)
     , m_device(device)
     , m_library(library)
-{
-}
+{ }
 
 double SpeedProbe::measure()
 {

@@ -8,10 +8,12 @@ namespace optlog {
 StepTimer::StepTimer(c10::Device device, int64_t firstMeasuredStep)
     : m_device(device)
     , m_firstMeasuredStep(firstMeasuredStep)
-{
-}
+{ }
 
-void StepTimer::synchronize() const { optlog::synchronize(m_device); }
+void StepTimer::synchronize() const
+{
+    optlog::synchronize(m_device);
+}
 
 double StepTimer::stepSeconds() const
 {

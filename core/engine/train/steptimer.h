@@ -16,7 +16,11 @@ public:
     // Steps from `firstMeasuredStep` on are measured.
     StepTimer(c10::Device device, int64_t firstMeasuredStep);
 
-    void stepBegins() { m_start = std::chrono::steady_clock::now(); m_excludedSeconds = 0; }
+    void stepBegins()
+    {
+        m_start = std::chrono::steady_clock::now();
+        m_excludedSeconds = 0;
+    }
     // Runs `work` inside the step without counting its time (the device's queued work included).
     template<typename Work>
     void exclude(Work &&work);

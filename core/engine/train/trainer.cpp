@@ -1,31 +1,30 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/train/trainer.h"
 
-#include "core/engine/machine/calibration.h"
-#include "core/engine/memory/countingallocator.h"
 #include "core/contract/precisionmodes.h"
-#include "core/engine/machine/device.h"
 #include "core/engine/kernels/fusedadamw.h"
+#include "core/engine/machine/calibration.h"
+#include "core/engine/machine/device.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/model/weightfiles.h"
 #include "core/engine/train/ending.h"
 #include "core/engine/train/numerics.h"
 #include "core/engine/train/speedprobe.h"
 #include "core/engine/train/steptimer.h"
-#include "core/engine/model/weightfiles.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/record_function.h>
+#include <torch/optim/adamw.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
-
-#include <torch/optim/adamw.h>
 #include <torch/utils.h>
-
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <mutex>
+
+#include <sys/resource.h>
 
 namespace optlog {
 
@@ -95,8 +94,7 @@ at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatche
     return total;
 }
 
-std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, const LossScaler *scaler,
-                                     double maxNorm)
+std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, const LossScaler *scaler, double maxNorm)
 {
     if (scaler && !scaler->unscale(parameters))
         return std::nullopt;
@@ -205,8 +203,8 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
     }
     m_optimizer = makeAdamW(decayed, plain, config.train);
 
-    for (const auto &batch : validationBatches(m_data.validation, config.model.contextLength,
-                                               config.data.evalSequences, config.train.microbatch, studySeed))
+    for (const auto &batch : validationBatches(m_data.validation, config.model.contextLength, config.data.evalSequences,
+                                               config.train.microbatch, studySeed))
         m_validationBatches.push_back(onDevice(batch, m_device));
 }
 
@@ -234,7 +232,8 @@ std::optional<double> Trainer::optimizerStep()
     LossScaler *scaler = m_scaler ? &*m_scaler : nullptr;
     const double maxNorm = m_config.train.gradClip;
     if (sharded()) {
-        const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_clip);
+        const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm,
+                                                               m_clip);
         if (norm)
             m_parallel->gatherParameters();
         m_parallel->releaseShardGradients();
@@ -288,7 +287,8 @@ std::map<std::string, std::string> Trainer::dtypes()
     }
     return {{precisionStateKey(PrecisionState::Weights), dtypeOf(m_parameters)},
             {precisionStateKey(PrecisionState::Gradients), dtypeOf(gradients())},
-            {precisionStateKey(PrecisionState::MasterWeights), masterWeights().empty() ? "none" : dtypeOf(masterWeights())},
+            {precisionStateKey(PrecisionState::MasterWeights),
+             masterWeights().empty() ? "none" : dtypeOf(masterWeights())},
             {precisionStateKey(PrecisionState::OptimizerState), dtypeOf(moments())},
             {precisionStateKey(PrecisionState::Compute), compute}};
 }
@@ -361,9 +361,11 @@ void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
         const auto &options = static_cast<const torch::optim::AdamWOptions &>(group.options());
         for (const auto &tensor : group.params()) {
             const auto found = state.find(c10::guts::to_string(tensor.unsafeGetTensorImpl()));
-            const auto index = std::find_if(optimized.begin(), optimized.end(), [&](const at::Tensor &t) {
-                return t.unsafeGetTensorImpl() == tensor.unsafeGetTensorImpl();
-            }) - optimized.begin();
+            const auto index = std::find_if(optimized.begin(), optimized.end(),
+                                            [&](const at::Tensor &t) {
+                                                return t.unsafeGetTensorImpl() == tensor.unsafeGetTensorImpl();
+                                            })
+                               - optimized.begin();
             if (found == state.end() || size_t(index) >= optimized.size())
                 continue; // no step taken yet: no update to judge
             const auto &adamw = static_cast<const torch::optim::AdamWParamState &>(*found->second);
@@ -483,8 +485,10 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         observer.step(metrics);
         if (!gradNorm && !m_scaler)
             observer.event(EventKind::Warning,
-                           "step " + std::to_string(step) + " skipped its optimizer step: a gradient was inf or NaN "
-                               "(" + m_config.precision.mode + " has no loss scaler to back off; the weights are unchanged)",
+                           "step " + std::to_string(step)
+                               + " skipped its optimizer step: a gradient was inf or NaN "
+                                 "("
+                               + m_config.precision.mode + " has no loss scaler to back off; the weights are unchanged)",
                            step);
         if (numericsDue)
             observer.numerics(numerics);
@@ -649,8 +653,8 @@ std::vector<MemoryRow> Trainer::measureMemory() const
         {MemoryRole::OptimizerState, dtypeOf(moments), bytesOf(moments), MemorySource::Measured},
     };
     if (!masterWeights().empty())
-        rows.push_back({MemoryRole::MasterWeights, dtypeOf(masterWeights()), bytesOf(masterWeights()),
-                        MemorySource::Measured});
+        rows.push_back(
+            {MemoryRole::MasterWeights, dtypeOf(masterWeights()), bytesOf(masterWeights()), MemorySource::Measured});
     if (m_parallel) {
         const std::vector<at::Tensor> buffers = m_parallel->communicationBuffers();
         rows.push_back({MemoryRole::CommunicationBuffers, dtypeOf(buffers), bytesOf(buffers), MemorySource::Measured});
@@ -660,7 +664,8 @@ std::vector<MemoryRow> Trainer::measureMemory() const
         int64_t persistent = 0;
         for (const auto &row : rows)
             persistent += row.bytes;
-        rows.push_back({MemoryRole::Temporaries, "mixed", std::max<int64_t>(0, peak - persistent), MemorySource::Measured});
+        rows.push_back(
+            {MemoryRole::Temporaries, "mixed", std::max<int64_t>(0, peak - persistent), MemorySource::Measured});
     }
     rows.push_back({MemoryRole::Peak, "mixed", peak, MemorySource::Measured});
     if (const auto reserved = m_meter.reservedPeakBytes())

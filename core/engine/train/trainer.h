@@ -2,16 +2,16 @@
 #pragma once
 
 #include "core/config/config.h"
-#include "core/engine/memory/countingallocator.h"
-#include "core/engine/distributed/dataparallel.h"
-#include "core/engine/machine/device.h"
-#include "core/engine/model/gpt.h"
-#include "core/engine/train/memorymeter.h"
-#include "core/engine/precision/precision.h"
-#include "core/engine/data/textdata.h"
 #include "core/contract/engineevents.h"
 #include "core/contract/measurements.h"
 #include "core/contract/outcome.h"
+#include "core/engine/data/textdata.h"
+#include "core/engine/distributed/dataparallel.h"
+#include "core/engine/machine/device.h"
+#include "core/engine/memory/countingallocator.h"
+#include "core/engine/model/gpt.h"
+#include "core/engine/precision/precision.h"
+#include "core/engine/train/memorymeter.h"
 
 #include <atomic>
 #include <functional>
@@ -24,7 +24,7 @@
 namespace torch::optim {
 class AdamW;
 class Optimizer;
-}
+} // namespace torch::optim
 
 namespace optlog {
 
@@ -33,23 +33,23 @@ class TrainingObserver
 {
 public:
     virtual ~TrainingObserver() = default;
-    virtual void step(const StepMetrics &) {}
-    virtual void validated(const ValidationPoint &) {}
+    virtual void step(const StepMetrics &) { }
+    virtual void validated(const ValidationPoint &) { }
     // `step`: the optimizer step the event belongs to; -1 when none.
-    virtual void event(EventKind kind, const std::string &message, int64_t step = -1) {}
+    virtual void event(EventKind kind, const std::string &message, int64_t step = -1) { }
     // Every diagnostics.numerics_every steps: what 16-bit formats would do to the run's tensors.
-    virtual void numerics(const std::vector<TensorNumerics> &) {}
+    virtual void numerics(const std::vector<TensorNumerics> &) { }
     // A weights file (final weights or a checkpoint) is on the disk, whole.
-    virtual void weightsWritten(const WeightFile &) {}
+    virtual void weightsWritten(const WeightFile &) { }
 };
 
 struct TrainingOutcome
 {
     Outcome outcome = Outcome::Completed; // or Diverged, Cancelled, Oom
-    int64_t step = -1;                 // last step completed; diverged and oom: the step that failed
+    int64_t step = -1;                    // last step completed; diverged and oom: the step that failed
     std::optional<BudgetRefusal> refusal; // oom: what the budget refused
     std::string message;
-    std::vector<MemoryRow> measuredMemory; // by role, measured on the real tensors and the allocator
+    std::vector<MemoryRow> measuredMemory;     // by role, measured on the real tensors and the allocator
     std::map<std::string, std::string> dtypes; // weights, gradients, master_weights, optimizer_state, compute
     // Over the measured steps (after warm-up): their wall seconds, and the part spent in collectives.
     int64_t measuredSteps = 0;
@@ -71,8 +71,8 @@ std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, 
                                      double maxNorm);
 
 // How the gradients are unscaled and clipped: unscaleAndClip, or data parallelism's over ranks.
-using GradientClip =
-    std::function<std::optional<double>(const std::vector<at::Tensor> &, const LossScaler *, double maxNorm)>;
+using GradientClip
+    = std::function<std::optional<double>(const std::vector<at::Tensor> &, const LossScaler *, double maxNorm)>;
 
 // The trainer's guarded optimizer step: unscales and clips `tensors`' gradients with `clip`, steps
 // only when their norm is finite, then lets the scaler (if any) back off or grow. Returns the norm
@@ -155,7 +155,7 @@ private:
     RankGroup *m_ranks = nullptr;
     std::unique_ptr<DataParallel> m_parallel;
     GradientClip m_clip = unscaleAndClip; // over every rank's gradients with m_parallel
-    bool m_stopAgreed = false; // data parallel: a rank asked to stop at the last step
+    bool m_stopAgreed = false;            // data parallel: a rank asked to stop at the last step
     PrecisionPlan m_plan;
     c10::Device m_device;
     MemoryMeter m_meter;
@@ -165,9 +165,9 @@ private:
     int64_t m_firstStep = 0; // after a resume, the step after the checkpoint
     std::string m_weightsBase, m_weightsFolder;
     GPT m_model{nullptr};
-    std::vector<at::Tensor> m_parameters; // the model's, in their training dtype
+    std::vector<at::Tensor> m_parameters;      // the model's, in their training dtype
     std::vector<std::string> m_parameterNames; // "blocks.0.attention.qkv.weight", as m_parameters
-    std::vector<at::Tensor> m_master;     // FP32 copies, when the plan keeps master weights
+    std::vector<at::Tensor> m_master;          // FP32 copies, when the plan keeps master weights
     std::optional<LossScaler> m_scaler;
     std::unique_ptr<torch::optim::AdamW> m_optimizer;
     std::vector<Batch> m_validationBatches;
