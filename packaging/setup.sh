@@ -27,6 +27,8 @@ packages=(
   poppler-utils
   # The package's checks: its validators and the manual pages' renderer.
   desktop-file-utils appstream lintian groff
+  # The test command checks that the code is formatted as .clang-format says.
+  clang-format-14
 )
 
 missing=()
