@@ -3,26 +3,17 @@
 
 #include "core/contract/precisionmodes.h"
 #include "core/engine/kernels/fusedadamw.h"
-#include "core/engine/machine/calibration.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/memory/countingallocator.h"
-#include "core/engine/model/weightfiles.h"
 #include "core/engine/train/ending.h"
-#include "core/engine/train/numerics.h"
 #include "core/engine/train/speedprobe.h"
 #include "core/engine/train/steptimer.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/record_function.h>
 #include <torch/optim/adamw.h>
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
 #include <torch/utils.h>
 
-#include <chrono>
 #include <cmath>
-#include <filesystem>
-#include <mutex>
 
 #include <sys/resource.h>
 
@@ -313,95 +304,6 @@ ValidationPoint Trainer::validate()
     return point;
 }
 
-std::vector<TensorNumerics> Trainer::gradientNumerics(int64_t step) const
-{
-    CountingAllocator::Uncounted uncounted; // optlog's measurement, not the run's memory
-    torch::NoGradGuard noGrad;
-    // The gradient of the loss itself: a scaler's factor divided out; clipping comes later.
-    const double unscale = m_scaler ? 1.0 / m_scaler->currentScale() : 1.0;
-    double largest = 0;
-    for (const auto &p : m_parameters)
-        if (p.grad().defined())
-            largest = std::max(largest, p.grad().abs().max().item<double>() * unscale);
-    const double lossScale = dynamicLossScale(largest);
-    std::vector<TensorNumerics> rows;
-    TensorNumerics all{step, kAllParameters, 0, 0, 0, lossScale};
-    double elements = 0;
-    for (size_t i = 0; i < m_parameters.size(); ++i) {
-        if (!m_parameters[i].grad().defined())
-            continue;
-        TensorNumerics row = optlog::gradientNumerics(m_parameters[i].grad().to(torch::kFloat) * unscale, lossScale);
-        row.step = step;
-        row.tensor = m_parameterNames[i];
-        rows.push_back(row);
-        const double n = double(m_parameters[i].numel());
-        elements += n;
-        all.fp16Underflow += row.fp16Underflow * n;
-        all.fp16Subnormal += row.fp16Subnormal * n;
-        all.scaledUnderflow += row.scaledUnderflow * n;
-    }
-    all.fp16Underflow /= elements;
-    all.fp16Subnormal /= elements;
-    all.scaledUnderflow /= elements;
-    rows.push_back(all);
-    return rows;
-}
-
-void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
-{
-    CountingAllocator::Uncounted uncounted;
-    torch::NoGradGuard noGrad;
-    const int64_t step = rows.empty() ? m_lastCompletedStep + 1 : rows.front().step;
-    const std::vector<at::Tensor> &optimized = optimizedTensors();
-    auto &state = m_optimizer->state();
-    // Per parameter: its vanishing elements and its elements (under ZeRO, of rank 0's shard of it).
-    const std::vector<int64_t> pieceOf = sharded() ? m_parallel->shardParameters() : std::vector<int64_t>();
-    std::map<size_t, std::pair<double, double>> byParameter;
-    for (auto &group : m_optimizer->param_groups()) {
-        const auto &options = static_cast<const torch::optim::AdamWOptions &>(group.options());
-        for (const auto &tensor : group.params()) {
-            const auto found = state.find(c10::guts::to_string(tensor.unsafeGetTensorImpl()));
-            const auto index = std::find_if(optimized.begin(), optimized.end(),
-                                            [&](const at::Tensor &t) {
-                                                return t.unsafeGetTensorImpl() == tensor.unsafeGetTensorImpl();
-                                            })
-                               - optimized.begin();
-            if (found == state.end() || size_t(index) >= optimized.size())
-                continue; // no step taken yet: no update to judge
-            const auto &adamw = static_cast<const torch::optim::AdamWParamState &>(*found->second);
-            const double fraction = vanishingUpdateFraction(tensor, adamwUpdate(tensor, adamw, options));
-            auto &counts = byParameter[sharded() ? size_t(pieceOf[size_t(index)]) : size_t(index)];
-            counts.first += fraction * double(tensor.numel());
-            counts.second += double(tensor.numel());
-        }
-    }
-    double vanishing = 0, elements = 0;
-    for (const auto &[parameter, counts] : byParameter) {
-        for (auto &row : rows)
-            if (row.tensor == m_parameterNames[parameter])
-                row.vanishingUpdates = counts.first / counts.second;
-        vanishing += counts.first;
-        elements += counts.second;
-    }
-    for (auto &row : rows)
-        if (row.tensor == kAllParameters && elements > 0)
-            row.vanishingUpdates = vanishing / elements;
-
-    m_model->eval(); // no dropout: the activations as validation sees them
-    {
-        AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
-        const std::vector<double> maxima = m_model->blockOutputMaxima(m_validationBatches.front().inputs);
-        for (size_t block = 0; block < maxima.size(); ++block) {
-            TensorNumerics row;
-            row.step = step;
-            row.tensor = "blocks." + std::to_string(block);
-            row.activationMax = maxima[block];
-            rows.push_back(row);
-        }
-    }
-    m_model->train();
-}
-
 TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
 {
     auto &allocator = CountingAllocator::instance();
@@ -429,16 +331,6 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
 {
     const auto &train = m_config.train;
     StepTimer timer(m_device, m_firstStep + m_config.memory.warmupSteps);
-    const auto ended = [&timer](Outcome outcome, int64_t step, std::string message) {
-        TrainingOutcome out;
-        out.outcome = outcome;
-        out.step = step;
-        out.message = std::move(message);
-        out.measuredSteps = timer.measuredSteps();
-        out.stepSeconds = timer.measuredSeconds();
-        out.communicationSeconds = timer.measuredCommunicationSeconds();
-        return out;
-    };
     SpeedProbe speed(m_config.runtime.speedProbeEvery, m_plan.compute, m_device, m_model->options().gemm());
     if (m_firstStep < train.steps)
         speed.loopBegins();
@@ -448,7 +340,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         if (m_parallel ? m_stopAgreed : stopRequested.load()) {
             if (m_lastCompletedStep >= 0 && !m_parallel)
                 writeWeights(WeightFileKind::Checkpoint, observer);
-            return ended(Outcome::Cancelled, m_lastCompletedStep,
+            return ended(timer, Outcome::Cancelled, m_lastCompletedStep,
                          "stopped by a signal after step " + std::to_string(m_lastCompletedStep));
         }
         m_meter.stepBegins();
@@ -460,7 +352,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
 
         // 16-bit numerics, where the gradients are as backward left them; not the step's time.
         std::vector<TensorNumerics> numerics;
-        const bool numericsDue = m_config.diagnostics.numerics && (step + 1) % m_config.diagnostics.numericsEvery == 0;
+        const bool numericsDue = numericsDueAt(step);
         if (numericsDue)
             timer.exclude([&] { numerics = gradientNumerics(step); });
 
@@ -484,31 +376,53 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         metrics.machineGflops = speed.after(step, m_firstStep);
         observer.step(metrics);
         if (!gradNorm && !m_scaler)
-            observer.event(EventKind::Warning,
-                           "step " + std::to_string(step)
-                               + " skipped its optimizer step: a gradient was inf or NaN "
-                                 "("
-                               + m_config.precision.mode + " has no loss scaler to back off; the weights are unchanged)",
-                           step);
+            observer.event(EventKind::Warning, skippedStepWarning(step), step);
         if (numericsDue)
             observer.numerics(numerics);
         if (!std::isfinite(lossValue))
-            return ended(Outcome::Diverged, step,
+            return ended(timer, Outcome::Diverged, step,
                          "training loss became " + std::to_string(lossValue) + " at step " + std::to_string(step));
 
         // Validation every train.eval_interval steps and at the last; checkpoints between.
-        if (validates() && ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps)) {
-            ValidationPoint point = validate();
-            point.step = step;
-            point.tokens = metrics.tokens;
-            observer.validated(point);
-        }
+        if (validates() && ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps))
+            observer.validated(validationAt(step, metrics.tokens));
         m_lastCompletedStep = step;
         if (train.checkpointInterval > 0 && (step + 1) % train.checkpointInterval == 0 && step + 1 < train.steps)
             writeWeights(WeightFileKind::Checkpoint, observer);
     }
     writeWeights(WeightFileKind::Final, observer);
-    return ended(Outcome::Completed, m_lastCompletedStep, "");
+    return ended(timer, Outcome::Completed, m_lastCompletedStep, "");
+}
+
+TrainingOutcome Trainer::ended(const StepTimer &timer, Outcome outcome, int64_t step, std::string message) const
+{
+    TrainingOutcome out;
+    out.outcome = outcome;
+    out.step = step;
+    out.message = std::move(message);
+    out.measuredSteps = timer.measuredSteps();
+    out.stepSeconds = timer.measuredSeconds();
+    out.communicationSeconds = timer.measuredCommunicationSeconds();
+    return out;
+}
+
+bool Trainer::numericsDueAt(int64_t step) const
+{
+    return m_config.diagnostics.numerics && (step + 1) % m_config.diagnostics.numericsEvery == 0;
+}
+
+std::string Trainer::skippedStepWarning(int64_t step) const
+{
+    return "step " + std::to_string(step) + " skipped its optimizer step: a gradient was inf or NaN ("
+           + m_config.precision.mode + " has no loss scaler to back off; the weights are unchanged)";
+}
+
+ValidationPoint Trainer::validationAt(int64_t step, int64_t tokens)
+{
+    ValidationPoint point = validate();
+    point.step = step;
+    point.tokens = tokens;
+    return point;
 }
 
 double Trainer::setLearningRate(int64_t step)
@@ -549,97 +463,6 @@ StepMetrics Trainer::stepMetrics(int64_t step, double loss, double learningRate,
     if (m_ranks)
         metrics.communicationSeconds = m_ranks->takeCollectiveSeconds();
     return metrics;
-}
-
-void Trainer::writeWeightsTo(std::string base, std::string folder)
-{
-    m_weightsBase = std::move(base);
-    m_weightsFolder = std::move(folder);
-}
-
-namespace {
-
-// The keys of a weights file besides the model's own (Module::save names those).
-constexpr const char *kStepKey = "optlog.step";
-constexpr const char *kOptimizerKey = "optlog.optimizer";
-constexpr const char *kMasterKey = "optlog.master.";
-constexpr const char *kScalerKey = "optlog.scaler";
-constexpr const char *kRandomKey = "optlog.random";
-constexpr const char *kBatchOrderKey = "optlog.batch_order";
-
-} // namespace
-
-void Trainer::writeWeights(WeightFileKind kind, TrainingObserver &observer)
-{
-    if (m_weightsFolder.empty())
-        return;
-    CountingAllocator::Uncounted uncounted; // optlog's bookkeeping, not the run's memory
-    torch::serialize::OutputArchive archive;
-    m_model->save(archive);
-    archive.write(kStepKey, c10::IValue(m_lastCompletedStep));
-    if (kind == WeightFileKind::Checkpoint) {
-        torch::serialize::OutputArchive optimizer;
-        m_optimizer->save(optimizer);
-        archive.write(kOptimizerKey, optimizer);
-        for (size_t i = 0; i < m_master.size(); ++i)
-            archive.write(kMasterKey + std::to_string(i), m_master[i]);
-        if (m_scaler) {
-            const LossScaler::State state = m_scaler->state();
-            archive.write(kScalerKey, c10::IValue(std::vector<double>{state.scale, double(state.cleanSteps),
-                                                                      double(state.skipped)}));
-        }
-        at::Generator generator = at::detail::getDefaultCPUGenerator();
-        std::lock_guard<std::mutex> lock(generator.mutex());
-        archive.write(kRandomKey, generator.get_state());
-        archive.write(kBatchOrderKey, c10::IValue(m_sampler.state()));
-    }
-    const std::string name = kind == WeightFileKind::Final
-                                 ? std::string("final.pt")
-                                 : "checkpoint-step-" + std::to_string(m_lastCompletedStep) + ".pt";
-    const std::string relative = m_weightsFolder + "/" + name;
-    WeightFile file = writeAtomically(archive, (std::filesystem::path(m_weightsBase) / relative).string());
-    file.kind = kind;
-    file.step = m_lastCompletedStep;
-    file.path = relative;
-    observer.weightsWritten(file);
-}
-
-void Trainer::resumeFrom(const std::string &path, const WeightFile &recorded)
-{
-    torch::serialize::InputArchive archive;
-    loadVerified(archive, path, recorded);
-    torch::NoGradGuard noGrad;
-    loadModelWeights(*m_model, archive, path);
-    try {
-        c10::IValue step;
-        archive.read(kStepKey, step);
-        torch::serialize::InputArchive optimizer;
-        archive.read(kOptimizerKey, optimizer);
-        m_optimizer->load(optimizer);
-        for (size_t i = 0; i < m_master.size(); ++i)
-            archive.read(kMasterKey + std::to_string(i), m_master[i]);
-        if (m_scaler) {
-            c10::IValue scaler;
-            archive.read(kScalerKey, scaler);
-            const std::vector<double> state = scaler.toDoubleVector();
-            m_scaler->restore({state.at(0), int64_t(state.at(1)), int64_t(state.at(2))});
-        }
-        at::Tensor random;
-        archive.read(kRandomKey, random);
-        at::Generator generator = at::detail::getDefaultCPUGenerator();
-        {
-            std::lock_guard<std::mutex> lock(generator.mutex());
-            generator.set_state(random);
-        }
-        c10::IValue batchOrder;
-        archive.read(kBatchOrderKey, batchOrder);
-        m_sampler.restore(batchOrder.toStringRef());
-        m_lastCompletedStep = step.toInt();
-        m_firstStep = m_lastCompletedStep + 1;
-    } catch (const c10::Error &e) {
-        throw DataError("the checkpoint '" + path + "' does not fit this run's config (" + e.what_without_backtrace()
-                        + "); it was written by another optlog or for another model");
-    }
 }
 
 std::vector<MemoryRow> Trainer::measureMemory() const

@@ -28,6 +28,8 @@ class Optimizer;
 
 namespace optlog {
 
+class StepTimer;
+
 // What the trainer reports while it runs; the recorder writes it to the study.
 class TrainingObserver
 {
@@ -130,6 +132,11 @@ private:
     // The loop of optimizer steps, until train.steps, a non-finite loss or a stop request: how it
     // ended. m_lastCompletedStep follows it, for an end by an exception.
     TrainingOutcome trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
+    // How the loop ended, with the measured steps' timing.
+    TrainingOutcome ended(const StepTimer &timer, Outcome outcome, int64_t step, std::string message) const;
+    bool numericsDueAt(int64_t step) const; // every diagnostics.numerics_every steps, when on
+    std::string skippedStepWarning(int64_t step) const;
+    ValidationPoint validationAt(int64_t step, int64_t tokens);
     // The step's learning rate, set on every parameter group.
     double setLearningRate(int64_t step);
     // This rank's microbatches of the next step, on the run's device.

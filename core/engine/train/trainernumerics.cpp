@@ -2,10 +2,9 @@
 // What FP16 and BF16 would do to the run's own tensors (numerics.h), measured by the trainer every
 // diagnostics.numerics_every steps: its gradients before the optimizer step, AdamW's updates and
 // the blocks' activations after it.
-#include "core/engine/train/trainer.h"
-
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/train/numerics.h"
+#include "core/engine/train/trainer.h"
 
 #include <torch/optim/adamw.h>
 

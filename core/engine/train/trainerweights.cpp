@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The trainer's weights files: the final weights, checkpoints, and resuming from one as if the run
 // had never stopped.
-#include "core/engine/train/trainer.h"
-
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/model/weightfiles.h"
+#include "core/engine/train/trainer.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/optim/adamw.h>
