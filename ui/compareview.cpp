@@ -32,7 +32,7 @@ namespace optlog {
 
 namespace {
 
-constexpr int kVerdictColumn = 9;
+constexpr int kVerdictColumn = int(VerdictColumn::Verdict);
 
 QTableWidgetItem *cell(const QString &text, Qt::Alignment alignment = Qt::AlignLeft | Qt::AlignVCenter)
 {
@@ -81,7 +81,7 @@ CompareView::CompareView(QWidget *parent)
     , m_summary(new QLabel)
     , m_numerics(new QLabel)
     , m_notes(new QLabel)
-    , m_verdicts(readOnlyTable(10))
+    , m_verdicts(readOnlyTable(int(verdictColumnTitles().size())))
     , m_charts(std::make_unique<ComparisonCharts>())
     , m_memory(readOnlyTable(1))
     , m_config(readOnlyTable(1))
@@ -140,9 +140,10 @@ QWidget *CompareView::buildControls()
 
 QWidget *CompareView::buildResults()
 {
-    m_verdicts->setHorizontalHeaderLabels({tr("Run"), tr("Seeds"), tr("Outcome"), tr("Val loss @ tokens"),
-                                           tr("Δ vs baseline"), tr("Speed-up"), tr("Tokens/s"), tr("MFU"),
-                                           tr("Peak memory"), tr("Verdict")});
+    QStringList titles;
+    for (const std::string &title : verdictColumnTitles())
+        titles << QString::fromStdString(title);
+    m_verdicts->setHorizontalHeaderLabels(titles);
     m_verdicts->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     // The verdict wraps in a column of its own width instead of squeezing the numbers.
     m_verdicts->horizontalHeader()->setSectionResizeMode(kVerdictColumn, QHeaderView::Interactive);
@@ -368,15 +369,16 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
         const GroupSummary &group = groups[i];
         const int row = m_verdicts->rowCount();
         m_verdicts->insertRow(row);
-        m_verdicts->setItem(row, 0, cell(QString::fromStdString(r.name) + (i == 0 ? tr(" (baseline)") : QString())));
-        m_verdicts->setItem(row, 1, cell(QString::number(r.seeds), right));
+        m_verdicts->setItem(row, int(VerdictColumn::Run),
+                            cell(QString::fromStdString(r.name) + (i == 0 ? tr(" (baseline)") : QString())));
+        m_verdicts->setItem(row, int(VerdictColumn::Seeds), cell(QString::number(r.seeds), right));
         const RunRecord &record = group.replicates.front().run;
         auto *outcomeItem = cell(r.seeds == 1             ? QString::fromStdString(outcomeText(record))
                                  : r.completed == r.seeds ? tr("completed")
                                                           : tr("%1 of %2 completed").arg(r.completed).arg(r.seeds));
         if (r.seeds == 1)
             outcomeItem->setToolTip(QString::fromStdString(record.message));
-        m_verdicts->setItem(row, 2, outcomeItem);
+        m_verdicts->setItem(row, int(VerdictColumn::Outcome), outcomeItem);
         const bool hasLoss = r.completed > 0 && std::isfinite(r.validationLoss);
         QString loss = hasLoss ? tr("%1 @ %L2").arg(r.validationLoss, 0, 'f', 4).arg(r.matchedTokens) : tr("none");
         if (hasLoss && r.seeds > 1)
@@ -384,7 +386,7 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
                        .arg(r.validationLoss, 0, 'f', 4)
                        .arg(r.validationSd, 0, 'f', 4)
                        .arg(r.matchedTokens);
-        m_verdicts->setItem(row, 3, cell(loss, right));
+        m_verdicts->setItem(row, int(VerdictColumn::ValidationLoss), cell(loss, right));
         QString delta;
         if (i > 0 && hasLoss)
             delta = r.quality.seedNoiseKnown() ? QStringLiteral("%1%2 ± %3")
@@ -395,8 +397,8 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
                                                      .arg(r.deltaLoss >= 0 ? QStringLiteral("+") : QString())
                                                      .arg(r.deltaLoss, 0, 'f', 4)
                                                      .arg(tolerance);
-        m_verdicts->setItem(row, 4, cell(delta, right));
-        m_verdicts->setItem(row, 5,
+        m_verdicts->setItem(row, int(VerdictColumn::Delta), cell(delta, right));
+        m_verdicts->setItem(row, int(VerdictColumn::Speedup),
                             cell(i == 0 || r.speedup <= 0 ? QString() : QStringLiteral("%1×").arg(r.speedup, 0, 'f', 2),
                                  right));
         QString rate;
@@ -409,13 +411,13 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
                                      .arg(r.throughput.median, 0, 'f', 0)
                                      .arg(r.throughput.p10, 0, 'f', 0)
                                      .arg(r.throughput.p90, 0, 'f', 0);
-        m_verdicts->setItem(row, 6, cell(rate, right));
+        m_verdicts->setItem(row, int(VerdictColumn::TokensPerSecond), cell(rate, right));
         QString peak = r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();
         if (i > 0 && r.peakBytes > 0)
             peak += tr(" (%1)").arg(signedPercent(-r.memorySaved));
-        m_verdicts->setItem(row, 7,
+        m_verdicts->setItem(row, int(VerdictColumn::Mfu),
                             cell(r.mfu > 0 ? QStringLiteral("%1%").arg(r.mfu * 100, 0, 'f', 0) : QString(), right));
-        m_verdicts->setItem(row, 8, cell(peak, right));
+        m_verdicts->setItem(row, int(VerdictColumn::PeakMemory), cell(peak, right));
         QString verdict = QString::fromStdString(r.verdict);
         if (i == 0) {
             verdict = tr("baseline");

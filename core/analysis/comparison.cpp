@@ -179,6 +179,16 @@ QualityVerdict judgeQuality(const std::vector<double> &losses, const std::vector
     return v;
 }
 
+const std::vector<std::string> &verdictColumnTitles()
+{
+    static const std::vector<std::string> titles = {"Run",           "Seeds",
+                                                    "Outcome",       "Val loss at matched tokens",
+                                                    "Δ vs baseline", "Speed-up",
+                                                    "Tokens/s",      "MFU",
+                                                    "Peak memory",   "Verdict"};
+    return titles;
+}
+
 Spread spreadOf(std::vector<double> values)
 {
     if (values.empty())

@@ -67,6 +67,22 @@ std::string instabilityText(const std::map<EventKind, int64_t> &counts);
 // at step 299; ...". Empty when the run measured none.
 std::string numericsText(const std::vector<TensorNumerics> &rows);
 
+// The verdict table's columns, in order: the report's table and the workbench's Compare both read
+// this one list, so that they show the same columns under the same titles.
+enum class VerdictColumn {
+    Run,
+    Seeds,
+    Outcome,
+    ValidationLoss,
+    Delta,
+    Speedup,
+    TokensPerSecond,
+    Mfu,
+    PeakMemory,
+    Verdict
+};
+const std::vector<std::string> &verdictColumnTitles(); // indexed by VerdictColumn
+
 struct ComparisonRow
 {
     std::string name;               // the group

@@ -79,9 +79,7 @@ std::string html(const std::string &text)
 
 Table verdictTable(const Report &report)
 {
-    Table t{{"Run", "Seeds", "Outcome", "Val loss at matched tokens", "Δ vs baseline", "Speed-up", "Tokens/s", "MFU",
-             "Peak memory", "Verdict"},
-            {}};
+    Table t{verdictColumnTitles(), {}};
     for (size_t i = 0; i < report.groups.size(); ++i) {
         const VerdictCells c = verdictCells(report, report.groups[i], i == 0);
         t.rows.push_back(
