@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // reportJson(): the report for programs, every step's metrics included.
+#include "core/analysis/memoryjson_p.h"
 #include "core/analysis/report.h"
 
 #include <nlohmann/json.hpp>
@@ -109,10 +110,7 @@ std::string reportJson(const Report &report)
             const auto found = s.rankMemory.find(rank.rank);
             if (found != s.rankMemory.end())
                 for (const MemoryRow &row : found->second)
-                    memoryOfRank.push_back({{"role", memoryRoleName(row.role)},
-                                            {"source", memorySourceName(row.source)},
-                                            {"dtype", row.dtype},
-                                            {"bytes", row.bytes}});
+                    memoryOfRank.push_back(memoryRowJson(row));
             ranks.push_back({{"rank", rank.rank},
                              {"host", rank.host},
                              {"pid", rank.pid},

@@ -3,6 +3,7 @@
 
 #include "core/analysis/analysis.h"
 #include "core/analysis/comparison.h"
+#include "core/analysis/memoryjson_p.h"
 #include "core/contract/format.h"
 
 #include <nlohmann/json.hpp>
@@ -216,10 +217,7 @@ std::string studyJson(const Store &store)
         for (const RankRecord &rank : store.ranks(run.id)) {
             nlohmann::json memory = nlohmann::json::array();
             for (const auto &m : store.memory(run.id, rank.rank))
-                memory.push_back({{"role", memoryRoleName(m.role)},
-                                  {"dtype", m.dtype},
-                                  {"bytes", m.bytes},
-                                  {"source", memorySourceName(m.source)}});
+                memory.push_back(memoryRowJson(m));
             r["ranks"].push_back(
                 {{"rank", rank.rank},
                  {"host", rank.host},
@@ -240,10 +238,7 @@ std::string studyJson(const Store &store)
                                        {"sequences", v.sequences},
                                        {"sequence_sd", v.sequenceSd}});
         for (const auto &m : store.memory(run.id))
-            r["memory"].push_back({{"role", memoryRoleName(m.role)},
-                                   {"dtype", m.dtype},
-                                   {"bytes", m.bytes},
-                                   {"source", memorySourceName(m.source)}});
+            r["memory"].push_back(memoryRowJson(m));
         for (const auto &e : store.events(run.id))
             r["events"].push_back({{"at", e.at},
                                    {"kind", eventKindName(e.kind)},
