@@ -33,6 +33,21 @@ constexpr char kAllocatedBytes[] = "allocated_bytes";
 constexpr char kPeakBytes[] = "peak_bytes";
 constexpr char kValidationLoss[] = "val_loss";
 constexpr char kOutcome[] = "outcome";
+constexpr char kFormat[] = "format";
+constexpr char kName[] = "name";
+constexpr char kGroup[] = "group";
+constexpr char kConfig[] = "config";
+constexpr char kEnvironment[] = "environment";
+constexpr char kRecorder[] = "recorder";
+constexpr char kSequences[] = "sequences";
+constexpr char kSequenceSd[] = "sequence_sd";
+constexpr char kRows[] = "rows";
+constexpr char kRole[] = "role";
+constexpr char kBytes[] = "bytes";
+constexpr char kDtype[] = "dtype";
+constexpr char kSource[] = "source";
+constexpr char kDtypes[] = "dtypes";
+constexpr char kPeakMeasure[] = "peak_measure";
 
 struct KindName
 {
@@ -47,6 +62,7 @@ constexpr KindName kKindNames[] = {
     {EventKind::Step, "step"},
     {EventKind::Validation, "validation"},
     {EventKind::Finished, "finished"},
+    {EventKind::Memory, "memory"},
     {EventKind::Note, "note"},
     {EventKind::Warning, "warning"},
     {EventKind::Oom, "oom"},
@@ -114,6 +130,22 @@ public:
         return value.get<double>();
     }
 
+    // An optional number: NaN when left out, as when written as null.
+    double numberOr(const char *key, double otherwise) const { return has(key) ? number(key) : otherwise; }
+
+    // An object, as its JSON text; empty when left out.
+    std::string objectText(const char *key) const
+    {
+        if (!has(key))
+            return {};
+        const nlohmann::json &value = required(key);
+        if (!value.is_object())
+            throw FormatError(std::string("'") + key + "' must be an object, not " + shown(value));
+        return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+
+    std::string textOr(const char *key) const { return has(key) ? text(key) : std::string(); }
+
     bool boolean(const char *key) const
     {
         const nlohmann::json &value = required(key);
@@ -134,10 +166,24 @@ private:
     const nlohmann::json &m_object;
 };
 
+// An object held as JSON text, or null when the text is not one: the writer never throws.
+nlohmann::json objectOrNull(const std::string &text)
+{
+    nlohmann::json object = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    return object.is_object() ? object : nlohmann::json();
+}
+
 // Each kind's body: written by `write`, read back by `read`.
 nlohmann::json write(const RunStarted &e)
 {
-    return {{kSteps, e.totalSteps}, {kMessage, e.message}};
+    nlohmann::json out = {{kFormat, kEventFormat}, {kSteps, e.totalSteps}, {kMessage, e.message}};
+    for (const auto &[key, value] : {std::pair{kName, &e.name}, {kGroup, &e.group}, {kRecorder, &e.recorder}})
+        if (!value->empty())
+            out[key] = *value;
+    for (const auto &[key, value] : {std::pair{kConfig, &e.configJson}, {kEnvironment, &e.environmentJson}})
+        if (!value->empty())
+            out[key] = objectOrNull(*value);
+    return out;
 }
 
 nlohmann::json write(const StepDone &e)
@@ -163,7 +209,28 @@ nlohmann::json write(const StepDone &e)
 
 nlohmann::json write(const Validated &e)
 {
-    return {{kStep, e.point.step}, {kTokens, e.point.tokens}, {kValidationLoss, e.point.loss}};
+    nlohmann::json out = {{kStep, e.point.step}, {kTokens, e.point.tokens}, {kValidationLoss, e.point.loss}};
+    if (e.point.sequences > 0) {
+        out[kSequences] = e.point.sequences;
+        out[kSequenceSd] = e.point.sequenceSd;
+    }
+    return out;
+}
+
+nlohmann::json write(const MemoryReport &e)
+{
+    nlohmann::json rows = nlohmann::json::array();
+    for (const MemoryRow &row : e.rows)
+        rows.push_back({{kRole, memoryRoleName(row.role)},
+                        {kBytes, row.bytes},
+                        {kDtype, row.dtype},
+                        {kSource, memorySourceName(row.source)}});
+    nlohmann::json out = {{kRows, rows}};
+    if (!e.dtypesJson.empty())
+        out[kDtypes] = objectOrNull(e.dtypesJson);
+    if (!e.peakMeasure.empty())
+        out[kPeakMeasure] = e.peakMeasure;
+    return out;
 }
 
 nlohmann::json write(const RunFinished &e)
@@ -181,8 +248,20 @@ nlohmann::json write(const LogMessage &e)
 
 RunStarted readStarted(const Fields &f)
 {
-    // The message is optional: a line from before it was sent is still a start.
-    return {f.integer(kSteps), f.has(kMessage) ? f.text(kMessage) : std::string()};
+    const int64_t format = f.has(kFormat) ? f.integer(kFormat) : 1;
+    if (format > kEventFormat || format < 1)
+        throw FormatError("the stream is written in event format " + std::to_string(format) + ", and this optlog reads "
+                          + "formats 1 to " + std::to_string(kEventFormat) + " (docs/events.md): update optlog");
+    RunStarted e;
+    // Only `steps` was ever sent by the engine; a trainer from outside may not know it.
+    e.totalSteps = f.has(kSteps) ? f.integer(kSteps) : 0;
+    e.message = f.textOr(kMessage);
+    e.name = f.textOr(kName);
+    e.group = f.textOr(kGroup);
+    e.recorder = f.textOr(kRecorder);
+    e.configJson = f.objectText(kConfig);
+    e.environmentJson = f.objectText(kEnvironment);
+    return e;
 }
 
 StepDone readStep(const Fields &f)
@@ -192,12 +271,14 @@ StepDone readStep(const Fields &f)
     m.step = f.integer(kStep);
     m.tokens = f.integer(kTokens);
     m.trainLoss = f.number(kTrainLoss);
-    m.learningRate = f.number(kLearningRate);
-    m.gradNorm = f.number(kGradNorm);
-    m.stepSeconds = f.number(kStepSeconds);
-    m.tokensPerSecond = f.number(kTokensPerSecond);
-    m.lossScale = f.number(kLossScale);
-    m.skipped = f.boolean(kSkipped);
+    // The engine writes every key; a trainer from outside may not know them all.
+    const double unknown = std::numeric_limits<double>::quiet_NaN();
+    m.learningRate = f.numberOr(kLearningRate, unknown);
+    m.gradNorm = f.numberOr(kGradNorm, unknown);
+    m.stepSeconds = f.numberOr(kStepSeconds, unknown);
+    m.tokensPerSecond = f.numberOr(kTokensPerSecond, unknown);
+    m.lossScale = f.numberOr(kLossScale, 0.0); // 0: no loss scaler
+    m.skipped = f.has(kSkipped) && f.boolean(kSkipped);
     m.machineGflops = f.has(kMachineGflops) ? f.number(kMachineGflops) : 0.0;
     if (f.has(kAllocatedBytes))
         e.allocatedBytes = f.integer(kAllocatedBytes);
@@ -208,7 +289,57 @@ StepDone readStep(const Fields &f)
 
 Validated readValidation(const Fields &f)
 {
-    return {{f.integer(kStep), f.integer(kTokens), f.number(kValidationLoss)}};
+    Validated e{{f.integer(kStep), f.integer(kTokens), f.number(kValidationLoss)}};
+    if (f.has(kSequences)) {
+        e.point.sequences = f.integer(kSequences);
+        e.point.sequenceSd = f.numberOr(kSequenceSd, 0.0);
+    }
+    return e;
+}
+
+MemoryRow readMemoryRow(const nlohmann::json &object, size_t index)
+{
+    const std::string where = "'rows' entry " + std::to_string(index + 1);
+    if (!object.is_object())
+        throw FormatError(where + " must be an object, not " + shown(object));
+    const Fields f(object);
+    try {
+        MemoryRow row;
+        const std::string role = f.text(kRole);
+        const std::optional<MemoryRole> named = memoryRoleNamed(role);
+        if (!named)
+            throw FormatError("'role' is '" + role
+                              + "', which is not a memory role (parameters, gradients, master_weights, "
+                                "optimizer_state, communication_buffers, saved_activations, temporaries, peak, "
+                                "peak_reserved, peak_rss)");
+        row.role = *named;
+        row.bytes = f.integer(kBytes);
+        if (row.bytes < 0)
+            throw FormatError("'bytes' is " + std::to_string(row.bytes) + ": a count of bytes is never negative");
+        row.dtype = f.textOr(kDtype);
+        if (f.has(kSource)) {
+            const std::optional<MemorySource> source = memorySourceNamed(f.text(kSource));
+            if (!source)
+                throw FormatError("'source' is '" + f.text(kSource) + "', not measured or predicted");
+            row.source = *source;
+        }
+        return row;
+    } catch (const FormatError &e) {
+        throw FormatError(where + ": " + e.what());
+    }
+}
+
+MemoryReport readMemory(const Fields &f)
+{
+    const nlohmann::json &rows = f.required(kRows);
+    if (!rows.is_array())
+        throw FormatError("'rows' must be an array of {role, bytes, dtype, source}, not " + shown(rows));
+    MemoryReport e;
+    for (size_t i = 0; i < rows.size(); ++i)
+        e.rows.push_back(readMemoryRow(rows[i], i));
+    e.dtypesJson = f.objectText(kDtypes);
+    e.peakMeasure = f.textOr(kPeakMeasure);
+    return e;
 }
 
 RunFinished readFinished(const Fields &f)
@@ -219,7 +350,7 @@ RunFinished readFinished(const Fields &f)
         throw FormatError("'outcome' is '" + name
                           + "', which is not an outcome (completed, diverged, failed, "
                             "cancelled, oom, crashed)");
-    return {*outcome, f.integer(kStep), f.text(kMessage)};
+    return {*outcome, f.has(kStep) ? f.integer(kStep) : -1, f.textOr(kMessage)};
 }
 
 EngineEvent readEvent(const nlohmann::json &object)
@@ -232,11 +363,12 @@ EngineEvent readEvent(const nlohmann::json &object)
     if (!kind)
         throw FormatError("unknown event kind '" + name + "'");
     EngineEvent event;
-    event.run = f.integer(kRun);
+    event.run = f.has(kRun) ? f.integer(kRun) : 0; // a trainer from outside leaves it to `optlog record`
     switch (*kind) {
     case EventKind::Started: event.body = readStarted(f); break;
     case EventKind::Step: event.body = readStep(f); break;
     case EventKind::Validation: event.body = readValidation(f); break;
+    case EventKind::Memory: event.body = readMemory(f); break;
     case EventKind::Finished: event.body = readFinished(f); break;
     default: // the log messages
         event.body = LogMessage{*kind, f.text(kMessage), f.has(kStep) ? f.integer(kStep) : -1};
@@ -276,6 +408,7 @@ EventKind EngineEvent::kind() const
         EventKind operator()(const RunStarted &) const { return EventKind::Started; }
         EventKind operator()(const StepDone &) const { return EventKind::Step; }
         EventKind operator()(const Validated &) const { return EventKind::Validation; }
+        EventKind operator()(const MemoryReport &) const { return EventKind::Memory; }
         EventKind operator()(const RunFinished &) const { return EventKind::Finished; }
         EventKind operator()(const LogMessage &e) const { return e.kind; }
     };

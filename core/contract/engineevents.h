@@ -8,18 +8,22 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace optlog {
 
-// What the engine reports while a run trains. `optlog run --jsonl` writes each event as one JSON
-// object per line on stdout, and the workbench's queue reads them: toJsonLine() and
-// parseEngineEvent() below are the format's one writer and one reader, and its keys are in
-// engineevents.cpp alone. The kinds that are log messages are also stored with the run.
+// What a training run reports while it trains: optlog's public wire format (docs/events.md).
+// `optlog run --jsonl` writes each event as one JSON object per line on stdout, and the
+// workbench's queue reads them; `optlog record` reads them from any trainer (the Python module's
+// runs) and writes the run into a study. toJsonLine() and parseEngineEvent() below are the
+// format's one writer and one reader, and its keys are in engineevents.cpp alone. The kinds that
+// are log messages are also stored with the run.
 enum class EventKind {
     Started,    // the run exists in the study
     Step,       // an optimizer step finished
     Validation, // a validation loss
     Finished,   // the run ended, with its outcome
+    Memory,     // the run's memory by role, measured by a trainer outside the engine
     Note,       // log messages: stored with the run, shown by `optlog show`
     Warning,
     Oom, // what the memory budget refused (its message is a JSON object)
@@ -35,10 +39,20 @@ bool isInstability(EventKind kind);
 // "1 loss spike", "3 skipped steps": how a verdict counts them.
 std::string instabilityCount(EventKind kind, int64_t count);
 
+// The format this build writes, and the newest it reads: keys are only ever added within one.
+inline constexpr int64_t kEventFormat = 1;
+
 struct RunStarted
 {
-    int64_t totalSteps = 0;
-    std::string message; // data, threads, device, budget: what the run starts with
+    int64_t totalSteps = 0; // 0: not known
+    std::string message;    // data, threads, device, budget: what the run starts with
+    // What a trainer outside the engine says to create its run with (`optlog record`). The engine's
+    // own run exists before it starts, and leaves these empty.
+    std::string name;
+    std::string group;
+    std::string configJson;      // an object; nested objects are flattened to dotted keys when stored
+    std::string environmentJson; // an object
+    std::string recorder;        // who wrote the stream ("optlog Python module 1, train.py")
 };
 
 struct StepDone
@@ -53,10 +67,19 @@ struct Validated
     ValidationPoint point;
 };
 
+// A trainer outside the engine measured its memory by role (the engine stores its own directly).
+struct MemoryReport
+{
+    std::vector<MemoryRow> rows;
+    std::string dtypesJson;  // {"weights": "bfloat16", ...}; empty when not given
+    std::string peakMeasure; // how the peak was measured
+};
+
 struct RunFinished
 {
     Outcome outcome = Outcome::Completed;
-    int64_t step = -1; // the last step completed; diverged and oom: the step that failed
+    int64_t step = -1; // the last step completed; diverged and oom: the step that failed. -1 in a
+                       // stream from outside the engine: the last step it reported
     std::string message;
 };
 
@@ -69,8 +92,8 @@ struct LogMessage
 
 struct EngineEvent
 {
-    int64_t run = 0; // the run's id in its study
-    std::variant<RunStarted, StepDone, Validated, RunFinished, LogMessage> body;
+    int64_t run = 0; // the run's id in its study; 0 from a trainer outside the engine
+    std::variant<RunStarted, StepDone, Validated, MemoryReport, RunFinished, LogMessage> body;
 
     EventKind kind() const;
 };
@@ -79,7 +102,8 @@ struct EngineEvent
 std::string toJsonLine(const EngineEvent &event);
 
 // The event one line holds, or why it holds none: not JSON, not an object, an unknown kind, a key
-// missing or of the wrong type. Never throws; null reads as NaN where a number may be non-finite.
+// missing or of the wrong type, a format newer than kEventFormat. Never throws; null reads as NaN
+// where a number may be non-finite, and an optional number left out reads as NaN too.
 struct ParsedEvent
 {
     std::optional<EngineEvent> event;

@@ -18,8 +18,14 @@ QString number(double value)
 QString describe(const EngineEvent &event)
 {
     QString text = QStringLiteral("%1 run %2:").arg(QString(eventKindName(event.kind()))).arg(event.run);
-    if (const auto *e = std::get_if<RunStarted>(&event.body))
+    if (const auto *e = std::get_if<RunStarted>(&event.body)) {
         text += QStringLiteral(" steps %1 message [%2]").arg(e->totalSteps).arg(QString::fromStdString(e->message));
+        if (!e->name.empty())
+            text += QStringLiteral(" name [%1] group [%2] config [%3] environment [%4] recorder [%5]")
+                        .arg(QString::fromStdString(e->name), QString::fromStdString(e->group),
+                             QString::fromStdString(e->configJson), QString::fromStdString(e->environmentJson),
+                             QString::fromStdString(e->recorder));
+    }
     if (const auto *e = std::get_if<StepDone>(&event.body)) {
         const StepMetrics &m = e->metrics;
         text += QStringLiteral(" step %1 tokens %2 loss %3 lr %4 norm %5 seconds %6 rate %7 scale %8 skipped %9")
@@ -36,7 +42,21 @@ QString describe(const EngineEvent &event)
         text += QStringLiteral(" step %1 tokens %2 loss %3")
                     .arg(e->point.step)
                     .arg(e->point.tokens)
-                    .arg(number(e->point.loss));
+                    .arg(number(e->point.loss))
+                + (e->point.sequences
+                       ? QStringLiteral(" sequences %1 sd %2").arg(e->point.sequences).arg(number(e->point.sequenceSd))
+                       : QString());
+    if (const auto *e = std::get_if<MemoryReport>(&event.body)) {
+        QStringList rows;
+        for (const MemoryRow &row : e->rows)
+            rows << QStringLiteral("%1 %2 %3 %4")
+                        .arg(QString(memoryRoleName(row.role)), QString::fromStdString(row.dtype))
+                        .arg(row.bytes)
+                        .arg(QString(memorySourceName(row.source)));
+        text += QStringLiteral(" %1; dtypes [%2] peak measure [%3]")
+                    .arg(rows.join(QStringLiteral("; ")), QString::fromStdString(e->dtypesJson),
+                         QString::fromStdString(e->peakMeasure));
+    }
     if (const auto *e = std::get_if<RunFinished>(&event.body))
         text += QStringLiteral(" %1 at %2 [%3]")
                     .arg(QString(outcomeName(e->outcome)))
@@ -89,6 +109,28 @@ private Q_SLOTS:
                              << "oom run 1: [{\"phase\":\"forward\"}]";
         QTest::newRow("unknown keys are ignored") << R"({"event":"note","message":"m","run":1,"later":[1,2]})"
                                                   << "note run 1: [m]";
+        // What a trainer outside the engine writes for `optlog record` (docs/events.md).
+        QTest::newRow("recorded start")
+            << R"({"event":"started","format":1,"name":"bf16 s1","group":"bf16","config":{"amp":"bf16","train":{"lr":0.001}},)"
+               R"("environment":{"torch":"1.13.1"},"recorder":"optlog Python module 1, train.py"})"
+            << "started run 0: steps 0 message [] name [bf16 s1] group [bf16] config "
+               "[{\"amp\":\"bf16\",\"train\":{\"lr\":0.001}}] "
+               "environment [{\"torch\":\"1.13.1\"}] recorder [optlog Python module 1, train.py]";
+        QTest::newRow("recorded step, only the required keys")
+            << R"({"event":"step","step":3,"tokens":512,"train_loss":4.5})"
+            << "step run 0: step 3 tokens 512 loss 4.5 lr nan norm nan seconds nan rate nan scale 0 skipped 0 "
+               "gflops 0 allocated - peak -";
+        QTest::newRow("validation with its spread")
+            << R"({"event":"validation","step":9,"tokens":100,"val_loss":2.5,"sequences":32,"sequence_sd":0.25})"
+            << "validation run 0: step 9 tokens 100 loss 2.5 sequences 32 sd 0.25";
+        QTest::newRow("memory")
+            << R"({"event":"memory","rows":[{"role":"parameters","bytes":4096,"dtype":"float32"},)"
+               R"({"role":"peak","bytes":9000,"source":"measured"}],"dtypes":{"weights":"float32"},"peak_measure":"profiler"})"
+            << "memory run 0: parameters float32 4096 measured; peak  9000 measured; dtypes "
+               "[{\"weights\":\"float32\"}] "
+               "peak measure [profiler]";
+        QTest::newRow("finished without step or message") << R"({"event":"finished","outcome":"completed"})"
+                                                          << "finished run 0: completed at -1 []";
     }
     void goodLinesParse()
     {
@@ -117,12 +159,21 @@ private Q_SLOTS:
         QTest::newRow("kind not a string") << QByteArray(R"({"event":5,"run":1})") << "'event' must be a string";
         QTest::newRow("unknown kind") << QByteArray(R"({"event":"teleport","run":1})")
                                       << "unknown event kind 'teleport'";
-        QTest::newRow("no run") << QByteArray(R"({"event":"note","message":"m"})") << "'run' is missing";
         QTest::newRow("run a string") << QByteArray(R"({"event":"note","message":"m","run":"one"})")
                                       << "'run' must be a 64-bit integer";
         QTest::newRow("run past int64") << QByteArray(R"({"event":"note","message":"m","run":18446744073709551615})")
                                         << "'run' must be a 64-bit integer";
-        QTest::newRow("no steps") << QByteArray(R"({"event":"started","run":1})") << "'steps' is missing";
+        QTest::newRow("a newer format") << QByteArray(R"({"event":"started","format":2,"name":"a"})")
+                                        << "written in event format 2, and this optlog reads formats 1 to 1";
+        QTest::newRow("config not an object") << QByteArray(R"({"event":"started","name":"a","config":[1]})")
+                                              << "'config' must be an object, not an array";
+        QTest::newRow("memory without rows") << QByteArray(R"({"event":"memory"})") << "'rows' is missing";
+        QTest::newRow("memory role unknown")
+            << QByteArray(R"({"event":"memory","rows":[{"role":"weights","bytes":1}]})")
+            << "'rows' entry 1: 'role' is 'weights', which is not a memory role";
+        QTest::newRow("memory bytes negative")
+            << QByteArray(R"({"event":"memory","rows":[{"role":"peak","bytes":5},{"role":"peak","bytes":-5}]})")
+            << "'rows' entry 2: 'bytes' is -5";
         QTest::newRow("fractional steps")
             << QByteArray(R"({"event":"started","run":1,"steps":2.5})") << "'steps' must be a 64-bit integer";
         QTest::newRow("loss a string") << QByteArray(
@@ -176,9 +227,12 @@ private Q_SLOTS:
         QVERIFY2(line.find("allocated_bytes") == std::string::npos, line.c_str());      // absent, not 0
         QVERIFY(line.find('\n') == std::string::npos);
         // A message that is not UTF-8 (a file name) is written with a replacement, never thrown on.
-        const std::string started = toJsonLine({2, RunStarted{10, "data: caf\xe9.txt"}});
+        RunStarted start;
+        start.totalSteps = 10;
+        start.message = "data: caf\xe9.txt";
+        const std::string started = toJsonLine({2, start});
         QVERIFY2(parseEngineEvent(started).event, started.c_str());
-        for (const char *name : {"started", "step", "validation", "finished", "note", "warning", "oom"})
+        for (const char *name : {"started", "step", "validation", "memory", "finished", "note", "warning", "oom"})
             QCOMPARE(QString(eventKindName(*eventKindNamed(name))), QString(name));
         QVERIFY(!eventKindNamed("log"));
     }

@@ -111,8 +111,9 @@ void tst_InstabilityDetector::skippedStepsAndNonFiniteValues()
         metrics(2, 2.0),
         metrics(3, 2.0, nan, true), // the scaler skipped it: one skipped step, not a non-finite value
         metrics(4, 2.0, inf),       // no scaler: the optimizer skipped a non-finite gradient
-        metrics(5, nan, nan),       // a non-finite loss and gradient
-        metrics(6, 2.0, 1.0),       // the non-finite values never entered the medians
+        metrics(5, nan, -inf),      // a non-finite loss and gradient
+        metrics(6, 2.0, nan),       // a norm a recorded trainer did not report: not a finding
+        metrics(7, 2.0, 1.0),       // the non-finite values never entered the medians
     };
     QCOMPARE(detected(detector, series), (Found{{EventKind::SkippedStep, 3},
                                                 {EventKind::NonFinite, 4},

@@ -18,7 +18,10 @@ StudyRecorder::StudyRecorder(Store &store, int64_t runId, int64_t totalSteps, Op
 void StudyRecorder::started(const std::string &message)
 {
     m_store.addEvent(m_runId, EventKind::Started, message);
-    emit(RunStarted{m_totalSteps, message});
+    RunStarted start;
+    start.totalSteps = m_totalSteps;
+    start.message = message;
+    emit(start);
 }
 
 void StudyRecorder::step(const StepMetrics &m)

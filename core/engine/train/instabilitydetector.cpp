@@ -46,7 +46,9 @@ std::vector<Instability> InstabilityDetector::observe(const StepMetrics &m)
         record(EventKind::SkippedStep,
                formatted("step %lld skipped: the loss scaler found an inf or NaN gradient (scale now %g)", step,
                          m.lossScale));
-    else if (!std::isfinite(m.gradNorm))
+    // Infinite only: a NaN norm on a step that was not skipped is one a recorded trainer did not
+    // report (`optlog record`); the engine's own steps without a norm are always skipped ones.
+    else if (std::isinf(m.gradNorm))
         record(EventKind::NonFinite,
                formatted("gradient norm %g at step %lld: the optimizer step was skipped", m.gradNorm, step));
 
