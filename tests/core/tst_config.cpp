@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
+#include "core/config/configerror.h"
 #include "core/config/presets.h"
+#include "core/config/recordedconfig.h"
 #include "core/config/studyplan.h"
 #include "core/memorymodel/modelshape.h"
 #include "tests/common/configfuzzer.h"
@@ -33,7 +35,60 @@ private Q_SLOTS:
     void aStudyPlanRepeatsItsRuns();
     void aPlannedRunIsOneEngineCommandLine();
     void fuzzedConfigTextIsAcceptedOrRefusedWithConfigError();
+    void aRecordedConfigIsStoredAsDottedKeys();
+    void recordedAndEngineConfigsCompareKeyByKey();
 };
+
+// A trainer's own config (`optlog record`): nested objects become dotted keys, nulls are left
+// out, and what TOML cannot hold is refused by its key.
+void tst_Config::aRecordedConfigIsStoredAsDottedKeys()
+{
+    const std::string toml = recordedConfigToml(
+        R"({"train":{"lr":0.001,"betas":[0.9,0.95]},"amp":"bf16","checkpoint":true,"layers":4,"resume":null,)"
+        R"("data.path":"a b/c.txt"})");
+    const std::vector<ConfigEntry> entries = flattenConfigToml(toml, "test");
+    QStringList flat;
+    for (const auto &entry : entries)
+        flat << QString::fromStdString(entry.key + "=" + entry.value);
+    QCOMPARE(flat.join(QLatin1Char(' ')),
+             QStringLiteral("amp=bf16 checkpoint=true data.path=a b/c.txt layers=4 train.betas=[0.9, 0.95] "
+                            "train.lr=0.001"));
+    for (const auto &[json, said] :
+         std::vector<std::pair<std::string, std::string>>{{R"([1,2])", "not a JSON object"},
+                                                          {R"({"a":1,"a.b":2})",
+                                                           "'a' holds a value and is also the prefix of 'a.b'"},
+                                                          {R"({"a":{"b":1},"a.b.c":2})",
+                                                           "'a.b' holds a value and is also the prefix of 'a.b.c'"},
+                                                          {R"({"opt":{"groups":[{"lr":1}]}})",
+                                                           "'opt.groups' is an array holding object"}}) {
+        try {
+            recordedConfigToml(json);
+            QFAIL(("accepted " + json).c_str());
+        } catch (const ConfigError &e) {
+            QVERIFY2(std::string(e.what()).find(said) != std::string::npos, e.what());
+        }
+    }
+}
+
+void tst_Config::recordedAndEngineConfigsCompareKeyByKey()
+{
+    // Two engine runs: the engine's fields, in their order.
+    const std::string a = toToml(loadRunConfig("smoke", "", {})),
+                      b = toToml(loadRunConfig("smoke", "", {"precision.mode=\"autocast-bf16\""}));
+    bool modeDiffers = false;
+    for (const auto &field : compareStoredConfigs({a, b}))
+        modeDiffers = modeDiffers || (field.path == "precision.mode" && field.differs);
+    QVERIFY(modeDiffers);
+    // Recorded runs: every key either has, "-" where one lacks it.
+    const std::string x = recordedConfigToml(R"({"amp":"bf16","lr":0.001})"),
+                      y = recordedConfigToml(R"({"lr":0.001,"checkpoint":true})");
+    QStringList rows;
+    for (const auto &field : compareStoredConfigs({x, y}))
+        rows << QString::fromStdString(field.path + ":" + field.values[0] + "|" + field.values[1]
+                                       + (field.differs ? " differs" : ""));
+    QCOMPARE(rows.join(QLatin1Char(' ')),
+             QStringLiteral("amp:bf16|- differs checkpoint:-|true differs lr:0.001|0.001"));
+}
 
 // The parser and the validation under random hostile text: every input either loads into a config
 // that validates, or is refused with a ConfigError that says why; never another exception.
