@@ -41,6 +41,7 @@ Command addQuantizeCommand(CLI::App &app, const Invocation &invocation);
 Command addPruneCommand(CLI::App &app, const Invocation &invocation);
 Command addShowCommand(CLI::App &app, const Invocation &invocation);
 Command addExportCommand(CLI::App &app, const Invocation &invocation);
+Command addRecordCommand(CLI::App &app, const Invocation &invocation);
 
 // `self` runs the replicates when there are several.
 int runCommand(const RunRequest &request, const std::string &self);
@@ -161,5 +162,8 @@ int quantizeCommand(const QuantizeRequest &request);
 // Removes the checkpoints of the named runs (all finished runs when none is named); final weights stay.
 int pruneCommand(const std::string &study, const std::vector<std::string> &runs);
 int exportCommand(const std::string &study, const std::string &format, const std::string &output);
+// Reads one run's events (docs/events.md) from stdin into the study; exits as `optlog run` would
+// for its outcome, or kExitBadInput for a stream it refused.
+int recordCommand(const std::string &study);
 
 } // namespace optlog

@@ -49,10 +49,11 @@ int main(int argc, char **argv)
     // In the order --help and the manual list them.
     const Invocation invocation{argc, argv, selfPath(argv[0])};
     std::vector<Command> commands;
-    for (const auto add : {addRunCommand, addStudyCommand, addCompareCommand, addEstimateCommand, addFitCommand,
-                           addTuneCommand, addReportCommand, addRunsCommand, addNoteCommand, addTagCommand,
-                           addRenameCommand, addArchiveCommand, addDeleteCommand, addCopyCommand, addVacuumCommand,
-                           addQuantizeCommand, addPruneCommand, addShowCommand, addExportCommand})
+    for (const auto add :
+         {addRunCommand,      addStudyCommand,   addCompareCommand, addEstimateCommand, addFitCommand,
+          addTuneCommand,     addReportCommand,  addRunsCommand,    addNoteCommand,     addTagCommand,
+          addRenameCommand,   addArchiveCommand, addDeleteCommand,  addCopyCommand,     addVacuumCommand,
+          addQuantizeCommand, addPruneCommand,   addShowCommand,    addExportCommand,   addRecordCommand})
         commands.push_back(add(app, invocation));
 
     // Internal, for the build: the manual page written from the definitions above.

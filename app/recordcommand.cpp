@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// `optlog record`: a run that a trainer outside the engine reports on stdin (the Python module's
+// runs), written into a study.
+#include "app/commands.h"
+#include "core/contract/format.h"
+#include "core/engine/run/recordedstream.h"
+
+#include <csignal>
+#include <cstdio>
+#include <memory>
+
+#include <unistd.h>
+
+namespace optlog {
+
+int recordCommand(const std::string &study)
+{
+    // A Ctrl-C in the terminal is the trainer's to handle: it ends its run cancelled, and this
+    // process must live to read that end. The trainer's Python module starts it in a session of
+    // its own; this covers a shell pipe.
+    std::signal(SIGINT, SIG_IGN);
+    std::unique_ptr<Store> store;
+    if (const int refused = refuseBadInput("record", [&] { store = std::make_unique<Store>(study); }))
+        return refused;
+    const RecordedStream recorded = recordStream(*store, STDIN_FILENO);
+    if (recorded.runId == 0) {
+        std::fprintf(stderr, "optlog record: %s; nothing was written\n", printable(recorded.message).c_str());
+        return kExitBadInput;
+    }
+    const RunRecord run = store->requireRun(recorded.runId);
+    std::fprintf(stderr, "optlog record: run %lld (%s) in %s: %s%s%s\n", static_cast<long long>(run.id),
+                 printable(run.name).c_str(), study.c_str(), outcomeName(recorded.outcome),
+                 recorded.message.empty() ? "" : ": ", printable(recorded.message).c_str());
+    return recorded.refused ? kExitBadInput : exitCodeFor(recorded.outcome);
+}
+
+Command addRecordCommand(CLI::App &app, const Invocation &)
+{
+    auto study = std::make_shared<std::string>();
+    CLI::App *command = app.add_subcommand(
+        "record", "record a run that your own trainer reports as JSON-lines events on stdin (docs/events.md)");
+    command->add_option("--db", *study, "study file (created when missing)")->required();
+    return {command, [study] { return recordCommand(*study); }};
+}
+
+} // namespace optlog

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/run/recordedstream.h"
+
+#include "core/config/configerror.h"
+#include "core/config/recordedconfig.h"
+#include "core/contract/engineevents.h"
+#include "core/contract/format.h"
+#include "core/engine/run/studyrecorder.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+
+#include <poll.h>
+#include <unistd.h>
+
+namespace optlog {
+
+namespace {
+
+// A line longer than this is refused: longer than any event (engineevents.cpp refuses it too).
+constexpr size_t kMaxLineBytes = 1 << 20;
+
+// A stream that cannot be recorded: the message says which line and why.
+class Refused : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Lines of a file descriptor, waiting at most a given time for the next one, so that the caller
+// can flush while its writer is quiet. A line past kMaxLineBytes is kept only up to that size,
+// with its full length.
+class LineReader
+{
+public:
+    explicit LineReader(int fd)
+        : m_fd(fd)
+    { }
+
+    struct Line
+    {
+        std::string text;
+        size_t bytes = 0; // the whole line's, beyond what `text` kept
+    };
+
+    // The next line; nothing when `wait` passed without one, or at the end (see atEnd()).
+    std::optional<Line> next(std::chrono::milliseconds wait)
+    {
+        for (;;) {
+            if (std::optional<Line> line = takeLine())
+                return line;
+            if (m_end) {
+                if (m_pending.bytes == 0)
+                    return std::nullopt;
+                return std::exchange(m_pending, {}); // a last line without its newline
+            }
+            pollfd ready{m_fd, POLLIN, 0};
+            const int polled = ::poll(&ready, 1, int(wait.count()));
+            if (polled == 0)
+                return std::nullopt;
+            if (polled < 0 && errno == EINTR)
+                continue;
+            char chunk[65536];
+            const ssize_t got = polled < 0 ? -1 : ::read(m_fd, chunk, sizeof chunk);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0) {
+                m_end = true; // the end, or an error reading: the writer is gone either way
+                continue;
+            }
+            m_buffer.append(chunk, size_t(got));
+        }
+    }
+    bool atEnd() const { return m_end && m_buffer.empty() && m_pending.bytes == 0; }
+
+private:
+    std::optional<Line> takeLine()
+    {
+        const size_t newline = m_buffer.find('\n');
+        const size_t part = newline == std::string::npos ? m_buffer.size() : newline;
+        if (m_pending.text.size() < kMaxLineBytes + 1)
+            m_pending.text.append(m_buffer, 0, std::min(part, kMaxLineBytes + 1 - m_pending.text.size()));
+        m_pending.bytes += part;
+        m_buffer.erase(0, newline == std::string::npos ? part : part + 1);
+        if (newline == std::string::npos)
+            return std::nullopt;
+        return std::exchange(m_pending, {});
+    }
+
+    int m_fd;
+    bool m_end = false;
+    std::string m_buffer;
+    Line m_pending;
+};
+
+// The run the stream's first line asks for, created in the study; Refused before anything is
+// written when it cannot be.
+int64_t createRecordedRun(Store &store, const RunStarted &start)
+{
+    if (start.name.empty())
+        throw Refused("the started event has no 'name': give the run a name (docs/events.md)");
+    for (const auto &[what, text] : {std::pair{"name", &start.name}, {"group", &start.group}}) {
+        if (const std::string problem = unprintableCharacter(*text); !problem.empty())
+            throw Refused(std::string("the run's ") + what + " \"" + printable(*text) + "\" holds " + problem + "; a "
+                          + what + " is one line of plain text");
+        if (text->size() > kMaxNameBytes)
+            throw Refused(std::string("the run's ") + what + " is " + std::to_string(text->size())
+                          + " bytes long: at most " + std::to_string(kMaxNameBytes));
+    }
+    if (const auto existing = store.findRun(start.name); existing && existing->name == start.name)
+        throw Refused("the study already has a run named \"" + printable(start.name) + "\" (run "
+                      + std::to_string(existing->id) + "): give this one another name");
+    std::string configToml;
+    try {
+        configToml = recordedConfigToml(start.configJson.empty() ? "{}" : start.configJson);
+    } catch (const ConfigError &e) {
+        throw Refused(e.what());
+    }
+    const int64_t runId = store.createRun(start.name, configToml, start.group);
+    nlohmann::json environment = nlohmann::json::parse(start.environmentJson.empty() ? "{}" : start.environmentJson);
+    environment["recorder"] = start.recorder.empty() ? std::string("optlog record") : start.recorder;
+    if (start.totalSteps > 0)
+        environment["planned_steps"] = start.totalSteps; // for a monitor's progress
+    store.setEnvironment(runId, environment.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return runId;
+}
+
+// Every event after the first, checked for its order and handed to the recorder.
+class StreamWriter
+{
+public:
+    StreamWriter(Store &store, int64_t runId, StudyRecorder &recorder)
+        : m_store(store)
+        , m_runId(runId)
+        , m_recorder(recorder)
+    { }
+
+    // Whether the run has its outcome (a finished event came).
+    bool finished() const { return m_finished.has_value(); }
+    const TrainingOutcome &outcome() const { return *m_finished; }
+
+    void take(const EngineEvent &event)
+    {
+        std::visit([this](const auto &body) { take(body); }, event.body);
+    }
+
+private:
+    void take(const RunStarted &) { throw Refused("a second started event: a stream holds one run"); }
+
+    void take(const StepDone &e)
+    {
+        const StepMetrics &m = e.metrics;
+        if (m.step < 0 || m.step <= m_recorder.lastStep())
+            throw Refused("step " + std::to_string(m.step) + " is not after step "
+                          + std::to_string(m_recorder.lastStep()) + ": steps count up from 0");
+        if (m.tokens < m_tokens)
+            throw Refused("'tokens' is " + std::to_string(m.tokens) + " at step " + std::to_string(m.step)
+                          + ", fewer than the " + std::to_string(m_tokens)
+                          + " before it: tokens count every token trained on so far");
+        m_tokens = m.tokens;
+        m_recorder.step(m);
+    }
+
+    void take(const Validated &e)
+    {
+        if (e.point.step <= m_lastValidation)
+            throw Refused("a validation at step " + std::to_string(e.point.step) + " after one at step "
+                          + std::to_string(m_lastValidation) + ": validations come in order of step");
+        m_lastValidation = e.point.step;
+        m_recorder.validated(e.point);
+    }
+
+    void take(const MemoryReport &e)
+    {
+        m_store.replaceMemory(m_runId, e.rows);
+        if (!e.dtypesJson.empty())
+            m_store.setDtypes(m_runId, e.dtypesJson);
+        if (!e.peakMeasure.empty()) {
+            nlohmann::json environment = nlohmann::json::parse(m_store.requireRun(m_runId).environmentJson, nullptr,
+                                                               /*allow_exceptions=*/false);
+            if (!environment.is_object())
+                environment = nlohmann::json::object();
+            environment["peak_measure"] = e.peakMeasure;
+            m_store.setEnvironment(m_runId, environment.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        }
+    }
+
+    void take(const RunFinished &e)
+    {
+        TrainingOutcome outcome;
+        outcome.outcome = e.outcome;
+        outcome.step = e.step >= 0 ? e.step : m_recorder.lastStep();
+        outcome.message = e.message;
+        m_finished = outcome;
+    }
+
+    void take(const LogMessage &e) { m_recorder.event(e.kind, e.message, e.step); }
+
+    Store &m_store;
+    int64_t m_runId;
+    StudyRecorder &m_recorder;
+    int64_t m_tokens = 0;
+    int64_t m_lastValidation = -1;
+    std::optional<TrainingOutcome> m_finished;
+};
+
+std::string lineLabel(int64_t number)
+{
+    return "line " + std::to_string(number) + " of the event stream";
+}
+
+// The stream's first event, which must start a run; Refused otherwise.
+RunStarted firstEvent(LineReader &reader, RecordedStream &result)
+{
+    for (;;) {
+        std::optional<LineReader::Line> line = reader.next(std::chrono::hours(24));
+        if (!line) {
+            if (reader.atEnd())
+                throw Refused("the event stream is empty: its first line must be a started event (docs/events.md)");
+            continue;
+        }
+        ++result.lines;
+        if (line->bytes == 0)
+            continue;
+        const ParsedEvent parsed = parseEngineEvent(line->text);
+        if (!parsed.event)
+            throw Refused(lineLabel(result.lines) + ": " + parsed.error);
+        if (const auto *started = std::get_if<RunStarted>(&parsed.event->body))
+            return *started;
+        throw Refused(lineLabel(result.lines) + " is a " + eventKindName(parsed.event->kind())
+                      + " event: the first line must be a started event, which names the run");
+    }
+}
+
+} // namespace
+
+RecordedStream recordStream(Store &store, int fd)
+{
+    RecordedStream result;
+    LineReader reader(fd);
+    RunStarted start;
+    try {
+        start = firstEvent(reader, result);
+        result.runId = createRecordedRun(store, start);
+    } catch (const Refused &e) {
+        result.refused = true;
+        result.message = e.what();
+        return result;
+    }
+
+    StudyRecorder::Options options; // the engine's own thresholds for spikes and non-finite values
+    StudyRecorder recorder(store, result.runId, start.totalSteps, options);
+    StreamWriter writer(store, result.runId, recorder);
+    TrainingOutcome outcome;
+    try {
+        recorder.started(start.message.empty() ? "recorded by " + start.recorder : start.message);
+        while (!writer.finished()) {
+            std::optional<LineReader::Line> line = reader.next(std::chrono::seconds(1));
+            if (!line) {
+                if (reader.atEnd())
+                    break;
+                recorder.flush(); // the writer is quiet: what it sent is stored, for a monitor
+                continue;
+            }
+            ++result.lines;
+            if (line->bytes == 0)
+                continue;
+            if (line->bytes > kMaxLineBytes)
+                throw Refused(lineLabel(result.lines) + " is " + std::to_string(line->bytes)
+                              + " bytes long, and a line is at most 1 MiB");
+            const ParsedEvent parsed = parseEngineEvent(line->text);
+            if (!parsed.event)
+                throw Refused(lineLabel(result.lines) + ": " + parsed.error);
+            try {
+                writer.take(*parsed.event);
+            } catch (const Refused &e) {
+                throw Refused(lineLabel(result.lines) + ": " + e.what());
+            }
+        }
+        if (writer.finished()) {
+            outcome = writer.outcome();
+        } else {
+            outcome.outcome = Outcome::Crashed;
+            outcome.step = recorder.lastStep();
+            outcome.message = "the event stream ended after " + std::to_string(result.lines)
+                              + " lines without a finished event: its trainer stopped (killed or crashed)";
+        }
+    } catch (const Refused &e) {
+        result.refused = true;
+        outcome.outcome = Outcome::Failed;
+        outcome.step = recorder.lastStep();
+        outcome.message = std::string(e.what()) + "; the rows before it are kept";
+    } catch (const StoreError &e) {
+        outcome.step = recorder.lastStep();
+        outcome = storeFailure(outcome, e);
+        store.releaseSpace();
+    }
+    outcome = recorder.finished(outcome);
+    result.outcome = outcome.outcome;
+    result.message = outcome.message;
+    return result;
+}
+
+} // namespace optlog
