@@ -43,13 +43,15 @@ int estimateCommand(const EstimateRequest &request)
 
 int runsCommand(const RunsRequest &request)
 {
-    RunFilter filter;
-    if (const int refused = refuseBadInput("runs", [&] { filter = RunFilter::parse(request.filter); }))
-        return refused;
-    filter.setShowArchived(request.all);
     auto store = openStudy(request.study, "runs");
     if (!store)
         return kExitBadInput;
+    RunFilter filter;
+    // The keys of recorded runs' configs are filter words too.
+    const auto parse = [&] { filter = RunFilter::parse(request.filter, recordedConfigKeys(store->runs())); };
+    if (const int refused = refuseBadInput("runs", parse))
+        return refused;
+    filter.setShowArchived(request.all);
     std::cout << formatRunList(*store, filter);
     return kExitOk;
 }

@@ -2,6 +2,7 @@
 #include "ui/compareview.h"
 
 #include "core/config/config.h"
+#include "core/config/recordedconfig.h"
 #include "core/contract/dtype.h"
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/linechart.h"
@@ -415,8 +416,12 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
         QString peak = r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();
         if (i > 0 && r.peakBytes > 0)
             peak += tr(" (%1)").arg(signedPercent(-r.memorySaved));
-        m_verdicts->setItem(row, int(VerdictColumn::Mfu),
-                            cell(r.mfu > 0 ? QStringLiteral("%1%").arg(r.mfu * 100, 0, 'f', 0) : QString(), right));
+        QTableWidgetItem *mfu = cell(r.mfu > 0 ? QStringLiteral("%1%").arg(r.mfu * 100, 0, 'f', 0)
+                                               : (r.recorder.empty() ? QString() : tr("n/a")),
+                                     right);
+        if (!r.recorder.empty()) // its trainer's model is not the engine's: no FLOPs per token
+            mfu->setToolTip(QString::fromStdString(r.recorder + ": " + recordedRunLimits()));
+        m_verdicts->setItem(row, int(VerdictColumn::Mfu), mfu);
         m_verdicts->setItem(row, int(VerdictColumn::PeakMemory), cell(peak, right));
         QString verdict = QString::fromStdString(r.verdict);
         if (i == 0) {
@@ -480,6 +485,8 @@ void CompareView::fillMemory(const std::vector<GroupSummary> &groups)
                     const QString residual = QString::fromStdString(residualText(line));
                     text << tr("predicted %1").arg(QString::fromStdString(formatBytes(line.predicted)))
                                 + (residual.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(residual));
+                } else if (isState && !groups[r].replicates.front().recorder.empty()) {
+                    text << tr("not predicted: recorded run"); // the memory model knows only the engine's GPT
                 }
             }
             // No such state in this run (master weights outside the master modes).
@@ -494,15 +501,15 @@ void CompareView::fillConfig(const std::vector<GroupSummary> &groups)
 {
     if (groups.empty())
         return;
-    std::vector<RunConfig> configs;
+    std::vector<std::string> configs;
     QStringList headers = {tr("Field")};
     for (const auto &group : groups) {
-        // A run written by another optlog version: its fields show as the defaults would. The
-        // replicates of a group differ only in train.seed: the first speaks for them.
-        configs.push_back(group.replicates.front().config.value_or(RunConfig{}));
+        // The replicates of a group differ only in their seed: the first speaks for them. A
+        // recorded run's keys are its trainer's, compared key by key.
+        configs.push_back(group.replicates.front().run.configToml);
         headers << QString::fromStdString(group.name);
     }
-    const std::vector<FieldComparison> fields = compareConfigs(configs);
+    const std::vector<FieldComparison> fields = compareStoredConfigs(configs);
     m_config->setRowCount(0);
     m_config->setColumnCount(int(headers.size()));
     m_config->setHorizontalHeaderLabels(headers);

@@ -258,10 +258,15 @@ void MainWindow::refreshRows()
 {
     const StudySnapshot &snapshot = m_watcher->snapshot();
     QStringList groups;
-    for (const auto &run : snapshot.runs)
+    std::vector<RunRecord> recorded; // their config keys are words the filter knows
+    for (const auto &run : snapshot.runs) {
         if (const QString group = QString::fromStdString(run->run().group); !groups.contains(group))
             groups << group;
+        if (!run->summary.recorder.empty())
+            recorded.push_back(run->run());
+    }
     m_runs->setGroups(groups);
+    m_runs->setRecordedKeys(recordedConfigKeys(recorded));
     m_model->setRows(runRows(snapshot, m_queue->entries(), m_runs->filter()));
 }
 

@@ -47,6 +47,11 @@ MonitorView::MonitorView(QWidget *parent)
     redraw();
 }
 
+QString MonitorView::headerText() const
+{
+    return m_header->text();
+}
+
 void MonitorView::clear()
 {
     m_trainLoss.clear();
@@ -65,6 +70,7 @@ void MonitorView::showRun(const RunSnapshotPtr &run)
         return;
     const RunRecord &record = run->run();
     m_name = QString::fromStdString(record.name);
+    m_recorder = QString::fromStdString(run->summary.recorder);
     takeNumerics(*run); // not streamed: the study file has them, live or not
     if (m_live && record.id == m_runId) {
         m_totalSteps = run->totalSteps;
@@ -127,6 +133,7 @@ void MonitorView::handleEvent(const EngineEvent &event)
         m_live = true;
         m_runId = event.run;
         m_name.clear();
+        m_recorder.clear(); // the queue's own engine
         m_totalSteps = started->totalSteps;
         clear();
         scheduleRedraw();
@@ -174,6 +181,9 @@ void MonitorView::redraw()
         const qint64 done = m_lastStep + 1;
         QString line
             = tr("<b>%1</b> (run %2)").arg(m_name.isEmpty() ? tr("starting") : m_name.toHtmlEscaped()).arg(m_runId);
+        // A run its own trainer reports through `optlog record`: followed from the study file.
+        if (!m_recorder.isEmpty())
+            line += tr(" · <i>recorded by %1, not launched here</i>").arg(m_recorder.toHtmlEscaped());
         if (m_totalSteps > 0)
             line += tr(" · step %1 of %2").arg(done).arg(m_totalSteps);
         if (!m_tokensPerSecond.isEmpty())

@@ -33,6 +33,7 @@ public:
 
     qint64 runId() const { return m_runId; }
     bool isLive() const { return m_live; }
+    QString headerText() const;
     qsizetype trainPoints() const { return m_trainLoss.size(); }
     qsizetype validationPoints() const { return m_validationLoss.size(); }
     qsizetype instabilityMarks() const { return m_instabilities.size(); }
@@ -56,6 +57,7 @@ private:
     qint64 m_runId = 0;
     bool m_live = false;
     QString m_name;
+    QString m_recorder; // who recorded the run shown (`optlog record`); empty for the engine's runs
     qint64 m_totalSteps = 0;
     qint64 m_lastStep = -1;
     double m_elapsedSeconds = 0;

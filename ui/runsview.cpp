@@ -224,7 +224,7 @@ RunFilter RunsView::filter() const
     RunFilter filter;
     m_filterError.clear();
     try {
-        filter = RunFilter::parse((state.text + picks).toStdString());
+        filter = RunFilter::parse((state.text + picks).toStdString(), m_recordedKeys);
     } catch (const std::exception &e) {
         m_filterError = QString::fromStdString(e.what());
         filter = RunFilter::parse(picks.toStdString());

@@ -6,6 +6,8 @@
 #include <QList>
 #include <QString>
 #include <QWidget>
+#include <string>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -44,6 +46,8 @@ public:
     void setFilterState(const FilterState &state);
     // The groups the group list offers (the study's).
     void setGroups(const QStringList &groups);
+    // The config keys of the study's recorded runs, which the filter accepts beside the engine's.
+    void setRecordedKeys(std::vector<std::string> keys) { m_recordedKeys = std::move(keys); }
     // The filter the state makes. Words it cannot read are left out and marked on the filter field
     // with the reason (filterError()).
     RunFilter filter() const;
@@ -79,6 +83,7 @@ private:
     QComboBox *m_group;
     QCheckBox *m_showArchived;
     mutable QString m_filterError;
+    std::vector<std::string> m_recordedKeys;
 };
 
 } // namespace optlog

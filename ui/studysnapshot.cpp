@@ -3,6 +3,8 @@
 
 #include "core/config/config.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <numeric>
 
@@ -23,6 +25,16 @@ RunSnapshotPtr StudySnapshot::find(int64_t runId) const
 
 namespace {
 
+// The steps a recorded run's trainer planned (`optlog record` keeps them in its environment).
+int64_t plannedStepsOf(const std::string &environmentJson)
+{
+    const auto environment = nlohmann::json::parse(environmentJson, nullptr, /*allow_exceptions=*/false);
+    if (!environment.is_object() || !environment.contains("planned_steps")
+        || !environment["planned_steps"].is_number_integer())
+        return 0;
+    return environment["planned_steps"].get<int64_t>();
+}
+
 RunSnapshotPtr readRun(const Store &store, const RunRecord &record)
 {
     auto snapshot = std::make_shared<RunSnapshot>();
@@ -31,8 +43,10 @@ RunSnapshotPtr readRun(const Store &store, const RunRecord &record)
                                   store.events(record.id), store.numerics(record.id));
     snapshot->summary.weightFiles = store.weightFiles(record.id);
     snapshot->summary.quantizations = store.quantizations(record.id);
-    // 0 for a config written by a newer optlog: the run shows without progress.
-    snapshot->totalSteps = snapshot->summary.config ? snapshot->summary.config->train.steps : 0;
+    // 0 for a config written by a newer optlog, or a recorded run whose trainer did not say: the
+    // run shows without progress.
+    snapshot->totalSteps = snapshot->summary.config ? snapshot->summary.config->train.steps
+                                                    : plannedStepsOf(record.environmentJson);
     const auto &m = snapshot->metrics;
     if (!record.isFinished() && !m.empty() && snapshot->totalSteps > 0) {
         const double seconds = std::accumulate(m.begin(), m.end(), 0.0,

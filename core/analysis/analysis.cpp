@@ -181,6 +181,23 @@ std::string tagsText(const RunRecord &run)
     return out;
 }
 
+std::string recorderOf(const RunRecord &run)
+{
+    const auto environment = nlohmann::json::parse(run.environmentJson.empty() ? "{}" : run.environmentJson, nullptr,
+                                                   /*allow_exceptions=*/false);
+    if (!environment.is_object())
+        return {};
+    const auto recorder = environment.find("recorder");
+    return recorder != environment.end() && recorder->is_string() ? recorder->get<std::string>() : std::string();
+}
+
+std::string recordedRunLimits()
+{
+    return "recorded by its own trainer (optlog record): its MFU needs the model's FLOPs per token and its "
+           "predicted memory needs optlog's memory model, both of which know only the engine's GPT, so '-' stands "
+           "for them";
+}
+
 std::string outcomeText(const RunRecord &run, bool withMessage)
 {
     std::string text = outcomeName(run.outcome);
@@ -377,11 +394,15 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
         }
     s.numerics = std::move(numerics);
     RunConfig config;
+    s.recorder = recorderOf(run);
     try {
-        applyTomlText(config, run.configToml, "run " + std::to_string(run.id));
-        s.config = config;
-        s.parameters = parameterCount(config.model);
-        s.warmupSteps = config.memory.warmupSteps;
+        // A recorded run's keys are its trainer's, whatever they are named: never the engine's fields.
+        if (s.recorder.empty()) {
+            applyTomlText(config, run.configToml, "run " + std::to_string(run.id));
+            s.config = config;
+            s.parameters = parameterCount(config.model);
+            s.warmupSteps = config.memory.warmupSteps;
+        }
     } catch (const ConfigError &) {
         // A config written by another optlog version: the numbers below still stand.
     }

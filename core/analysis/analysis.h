@@ -67,6 +67,11 @@ std::string derivedRunName(const std::string &source, const std::vector<RunRecor
 std::string changesFromOrigin(const Store &store, const RunRecord &run);
 // "long, server" or "" : a run's tags as one line.
 std::string tagsText(const RunRecord &run);
+// Who recorded a run its own trainer trained (`optlog record`: "optlog Python module 1, train.py");
+// empty for a run of optlog's engine.
+std::string recorderOf(const RunRecord &run);
+// What a recorded run lacks that only the engine knows, in words, said in place of the figures.
+std::string recordedRunLimits();
 
 // Each state's dtype as the run read it from its tensors, in the precision table's order ("none":
 // the mode has no such state); empty when the run stored none (it ended before measuring them).
@@ -79,7 +84,9 @@ double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLen
 struct RunSummary
 {
     RunRecord run;
-    std::optional<RunConfig> config; // as stored with the run; empty when this optlog cannot read it
+    std::optional<RunConfig> config; // as stored with the run; empty when this optlog cannot read it,
+                                     // and for a recorded run, whose config holds its trainer's keys
+    std::string recorder;            // recorderOf(run): empty for an engine run
     int64_t parameters = 0;
     int64_t warmupSteps = 1;
     ThroughputSummary throughput;

@@ -343,6 +343,7 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
         const double baselinePeak = spreadOf(baselinePeaks).median;
         row.memorySaved = baselinePeak > 0 ? 1 - row.peak.median / baselinePeak : 0;
         row.mfu = typical.mfu();
+        row.recorder = typical.recorder;
         for (const auto *r : runs)
             if (row.machineNote.empty())
                 row.machineNote = r->machine.describe();
@@ -430,6 +431,13 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
     out << "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
            "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA), once per rank over data-parallel "
            "ranks.\n";
+    std::string recorded;
+    for (const auto &r : rows)
+        if (!r.recorder.empty())
+            recorded += (recorded.empty() ? "" : ", ") + printable(r.name);
+    if (!recorded.empty())
+        out << "Recorded runs (" << recorded << "): " << recordedRunLimits()
+            << ". Their peak memory is what their trainer measured (optlog show names how).\n";
     for (const auto &r : rows)
         if (!r.numerics.empty())
             out << "Numerics of " << r.name << ", " << r.numerics << ".\n";

@@ -105,6 +105,7 @@ struct ComparisonRow
     std::map<EventKind, int64_t> instabilities; // summed over replicates
     std::string numerics;                       // numericsText of the replicate with the most FP16 underflow
     std::string machineNote;                    // the machine changed under a replicate; usually empty
+    std::string recorder; // who recorded the group's runs (`optlog record`); empty: optlog's engine trained them
     // The config fields that make the group's validation loss a different measurement from the
     // baseline's ("model.context_length 512 vs 128"); empty when both validate alike.
     std::string validationDifference;

@@ -3,6 +3,7 @@
 // (reportmarkdown.cpp, reporthtml.cpp, reportjson.cpp, reportcsv.cpp).
 #include "core/analysis/report.h"
 
+#include "core/config/recordedconfig.h"
 #include "optlog_version.h"
 
 #include <nlohmann/json.hpp>
@@ -13,12 +14,6 @@
 namespace optlog {
 
 namespace {
-
-// A run written by another optlog version is compared as the defaults.
-RunConfig configOf(const RunSummary &summary)
-{
-    return summary.config.value_or(RunConfig{});
-}
 
 std::vector<std::pair<std::string, std::string>> environmentRows(const std::vector<ReportRun> &runs, int64_t studySeed,
                                                                  const std::string &createdAt)
@@ -69,7 +64,8 @@ std::vector<std::pair<std::string, std::string>> environmentRows(const std::vect
     }
     std::set<std::string> seeds;
     for (const auto &run : runs)
-        seeds.insert(std::to_string(configOf(run.summary).train.seed));
+        if (run.summary.config) // a recorded run's seed is a key of its trainer's, shown in its config
+            seeds.insert(std::to_string(run.summary.config->train.seed));
     std::string seedText;
     for (const auto &s : seeds)
         seedText += (seedText.empty() ? "" : ", ") + s;
@@ -111,7 +107,8 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
         if (i != comparison.baseline)
             order.push_back(i);
     const GroupSummary &baseGroup = comparison.groups[comparison.baseline];
-    const RunConfig baseConfig = configOf(baseGroup.replicates.front());
+    // Stored configs, so that a recorded run's own keys are compared too.
+    const std::string &baseToml = baseGroup.replicates.front().run.configToml;
     for (size_t g : order) {
         const GroupSummary &group = comparison.groups[g];
         report.groups.push_back(comparison.rows[g]);
@@ -120,7 +117,7 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
             run.summary = summary;
             run.group = group.name;
             run.outcomeText = outcomeText(summary.run, true);
-            for (auto &field : compareConfigs({baseConfig, configOf(summary)}))
+            for (auto &field : compareStoredConfigs({baseToml, summary.run.configToml}))
                 if (field.differs && field.path != "name" && field.path != "group")
                     run.changes.push_back(field);
             for (const auto &[state, dtype] : storedDtypes(summary.run))

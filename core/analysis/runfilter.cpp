@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/runfilter.h"
 
+#include "core/analysis/analysis.h"
 #include "core/config/configerror.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <optional>
+#include <set>
 
 namespace optlog {
 
@@ -75,12 +77,25 @@ std::vector<std::string> fieldsNamed(const std::string &key)
     return out;
 }
 
+// The recorded runs' keys a filter key names: the key itself, or every key whose last part it is.
+std::vector<std::string> recordedKeysNamed(const std::string &key, const std::vector<std::string> &recordedKeys)
+{
+    std::vector<std::string> out;
+    for (const std::string &candidate : recordedKeys) {
+        const std::string path = lower(candidate);
+        const size_t dot = path.rfind('.');
+        if (path == key || (dot != std::string::npos && path.substr(dot + 1) == key))
+            out.push_back(path);
+    }
+    return out;
+}
+
 const char *const kKeys = "tag, name, note, group, outcome, is:archived, or a config field such as precision.mode "
-                          "(or mode) and train.steps (or steps)";
+                          "(or mode) and train.steps (or steps), or a key of a recorded run's config";
 
 } // namespace
 
-RunFilter RunFilter::parse(const std::string &text)
+RunFilter RunFilter::parse(const std::string &text, const std::vector<std::string> &recordedKeys)
 {
     RunFilter filter;
     for (std::string word : words(text)) {
@@ -123,7 +138,8 @@ RunFilter RunFilter::parse(const std::string &text)
         } else {
             term.kind = Kind::Field;
             term.fields = fieldsNamed(key);
-            if (term.fields.empty())
+            term.recordedKeys = recordedKeysNamed(key, recordedKeys);
+            if (term.fields.empty() && term.recordedKeys.empty())
                 throw ConfigError("filter", "filter: '" + word + "': '" + key
                                                 + "' is not a key a filter knows; the keys "
                                                   "are "
@@ -134,16 +150,26 @@ RunFilter RunFilter::parse(const std::string &text)
     return filter;
 }
 
-bool RunFilter::matchesTerm(const Term &term, const RunRecord &run, const RunConfig *config)
+bool RunFilter::matchesTerm(const Term &term, const RunRecord &run, const RunConfig *config,
+                            const std::vector<ConfigEntry> *recorded)
 {
     const std::string &value = term.value;
     const auto anyOf = [](const std::vector<std::string> &texts, auto test) {
         return std::any_of(texts.begin(), texts.end(), test);
     };
-    const auto fieldMatches = [&](const std::string &path) {
-        const std::string text = fieldText(*findConfigField(path), *config);
+    const auto valueMatches = [&](const std::string &text) {
         const auto wanted = number(value), actual = number(text);
         return wanted && actual ? *wanted == *actual : contains(text, value);
+    };
+    const auto fieldMatches = [&](const std::string &path) {
+        return valueMatches(fieldText(*findConfigField(path), *config));
+    };
+    const auto recordedMatches = [&] {
+        return recorded && std::any_of(recorded->begin(), recorded->end(), [&](const ConfigEntry &entry) {
+                   const bool named = std::find(term.recordedKeys.begin(), term.recordedKeys.end(), lower(entry.key))
+                                      != term.recordedKeys.end();
+                   return named && valueMatches(entry.value);
+               });
     };
     using Kind = Term::Kind;
     switch (term.kind) {
@@ -155,13 +181,16 @@ bool RunFilter::matchesTerm(const Term &term, const RunRecord &run, const RunCon
     case Kind::Group: return lower(run.group) == value;
     case Kind::Outcome: return outcomeName(run.outcome) == value;
     case Kind::Archived: return run.archived;
-    case Kind::Field: return config && anyOf(term.fields, fieldMatches);
+    case Kind::Field: return config ? anyOf(term.fields, fieldMatches) : recordedMatches();
     case Kind::Anywhere: break;
     }
     if (contains(run.name, value) || contains(run.note, value) || contains(run.group, value)
         || anyOf(run.formerNames, [&](const std::string &name) { return contains(name, value); })
         || anyOf(run.tags, [&](const std::string &tag) { return contains(tag, value); }))
         return true;
+    if (recorded)
+        return std::any_of(recorded->begin(), recorded->end(),
+                           [&](const ConfigEntry &entry) { return contains(entry.value, value); });
     if (!config)
         return false;
     const auto &fields = configFields();
@@ -178,18 +207,41 @@ bool RunFilter::matches(const RunRecord &run, const RunConfig *config) const
         return term.kind == Term::Kind::Anywhere || term.kind == Term::Kind::Field;
     });
     std::optional<RunConfig> parsed;
+    std::optional<std::vector<ConfigEntry>> recorded;
     if (!config && readsConfig) {
+        const std::string label = "run " + std::to_string(run.id);
         try {
             RunConfig read;
-            applyTomlText(read, run.configToml, "run " + std::to_string(run.id));
+            applyTomlText(read, run.configToml, label);
             parsed = read;
             config = &*parsed;
         } catch (const std::exception &) {
-            // A config this optlog cannot read matches on everything but its fields.
+            // A recorded run's own keys; a config this optlog cannot read at all matches on
+            // everything but its fields.
+            try {
+                recorded = flattenConfigToml(run.configToml, label);
+            } catch (const std::exception &) {
+            }
         }
     }
+    const std::vector<ConfigEntry> *entries = recorded ? &*recorded : nullptr;
     return std::all_of(m_terms.begin(), m_terms.end(),
-                       [&](const Term &term) { return matchesTerm(term, run, config) != term.negated; });
+                       [&](const Term &term) { return matchesTerm(term, run, config, entries) != term.negated; });
+}
+
+std::vector<std::string> recordedConfigKeys(const std::vector<RunRecord> &runs)
+{
+    std::set<std::string> keys;
+    for (const RunRecord &run : runs) {
+        if (recorderOf(run).empty())
+            continue;
+        try {
+            for (const ConfigEntry &entry : flattenConfigToml(run.configToml, "run " + std::to_string(run.id)))
+                keys.insert(entry.key);
+        } catch (const std::exception &) {
+        }
+    }
+    return {keys.begin(), keys.end()};
 }
 
 } // namespace optlog

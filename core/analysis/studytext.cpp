@@ -41,8 +41,11 @@ std::string formatRunList(const Store &store, const RunFilter &filter)
         const RunSummary s = summarize(run, metrics, store.validation(run.id), store.memory(run.id));
         const long long steps = metrics.empty() ? 0 : static_cast<long long>(metrics.back().step + 1);
         const long long tokens = metrics.empty() ? 0 : static_cast<long long>(metrics.back().tokens);
-        const std::string tags = printable(tagsText(run))
-                                 + (run.archived ? (run.tags.empty() ? "" : " ") + std::string("[archived]") : "");
+        std::string tags = printable(tagsText(run));
+        for (const auto &[marked, mark] :
+             {std::pair{!recorderOf(run).empty(), "[recorded]"}, {run.archived, "[archived]"}})
+            if (marked)
+                tags += (tags.empty() ? "" : " ") + std::string(mark);
         out += formatted("%4lld  %-26s %-22s %7lld %10lld %9s %10.0f %11s  %s\n", static_cast<long long>(run.id),
                          printable(run.name).c_str(), outcomeText(run).c_str(), steps, tokens,
                          s.validation.empty() ? "-" : std::to_string(s.validation.back().loss).substr(0, 6).c_str(),
@@ -85,12 +88,14 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
 {
     const RunSummary s = summarize(store, run);
     std::string out;
-    out += formatted(
-        "run %lld: %s (group %s)\noutcome: %s%s\ncreated: %s  finished: %s  pid %lld on %s\nparameters: %lld\n",
-        static_cast<long long>(run.id), printable(run.name).c_str(), printable(run.group).c_str(),
-        outcomeText(run).c_str(), run.message.empty() ? "" : (" (" + printable(run.message) + ")").c_str(),
-        run.createdAt.c_str(), run.finishedAt.c_str(), static_cast<long long>(run.pid), run.host.c_str(),
-        static_cast<long long>(s.parameters));
+    out += formatted("run %lld: %s (group %s)\noutcome: %s%s\ncreated: %s  finished: %s  pid %lld on %s\n",
+                     static_cast<long long>(run.id), printable(run.name).c_str(), printable(run.group).c_str(),
+                     outcomeText(run).c_str(), run.message.empty() ? "" : (" (" + printable(run.message) + ")").c_str(),
+                     run.createdAt.c_str(), run.finishedAt.c_str(), static_cast<long long>(run.pid), run.host.c_str());
+    if (s.recorder.empty())
+        out += formatted("parameters: %lld\n", static_cast<long long>(s.parameters));
+    else
+        out += "recorded by: " + printable(s.recorder) + "\n  " + recordedRunLimits() + "\n";
     if (!run.tags.empty())
         out += "tags: " + printable(tagsText(run)) + "\n";
     if (run.archived)
@@ -203,6 +208,9 @@ std::string studyJson(const Store &store)
                             {"validation_seed", run.validationSeed},
                             {"config_toml", run.configToml}};
         r["environment"] = run.environmentJson.empty() ? nlohmann::json() : environmentOf(run);
+        // Each state's dtype as read from the tensors, and who recorded a run its own trainer trained.
+        r["dtypes"] = nlohmann::json::parse(run.dtypesJson.empty() ? "null" : run.dtypesJson, nullptr, false);
+        r["recorder"] = recorderOf(run);
         for (const auto &m : store.metrics(run.id)) {
             r["metrics"].push_back({{"step", m.step},
                                     {"tokens", m.tokens},

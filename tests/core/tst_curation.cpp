@@ -4,6 +4,7 @@
 #include "core/analysis/analysis.h"
 #include "core/analysis/runfilter.h"
 #include "core/config/configerror.h"
+#include "core/config/recordedconfig.h"
 #include "core/store/store.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -128,6 +129,7 @@ private Q_SLOTS:
     void filterMatches();
     void filterRefusesWhatItCannotRead_data();
     void filterRefusesWhatItCannotRead();
+    void filterReadsARecordedRunsOwnKeys();
 };
 
 void tst_Curation::notesTagsAndArchiveRoundTrip()
@@ -527,6 +529,41 @@ void tst_Curation::filterRefusesWhatItCannotRead()
     } catch (const ConfigError &e) {
         QVERIFY2(QString(e.what()).contains(message), e.what());
         QCOMPARE(e.field(), std::string("filter"));
+    }
+}
+
+// A run its own trainer recorded (`optlog record`) keeps its trainer's keys: a filter names them
+// by their full path or last part once the list says which keys its recorded runs have.
+void tst_Curation::filterReadsARecordedRunsOwnKeys()
+{
+    QTemporaryDir dir;
+    Store store(dir.filePath(QStringLiteral("recorded.sqlite")).toStdString());
+    const int64_t bf16 = store.createRun("bf16", recordedConfigToml(R"({"amp":"bf16","optim":{"lr":0.001}})"));
+    const int64_t fp32 = store.createRun("fp32", recordedConfigToml(R"({"amp":"fp32","optim":{"lr":0.003}})"));
+    for (const int64_t id : {bf16, fp32})
+        store.setEnvironment(id, R"({"recorder":"a test"})");
+    const std::vector<std::string> keys = recordedConfigKeys(store.runs());
+    QCOMPARE(QString::fromStdString(keys.front() + " " + keys.back()), QStringLiteral("amp optim.lr"));
+    const auto kept = [&](const std::string &text) {
+        const RunFilter filter = RunFilter::parse(text, keys);
+        QStringList names;
+        for (const RunRecord &run : store.runs())
+            if (filter.matches(run))
+                names << QString::fromStdString(run.name);
+        return names.join(QLatin1Char(','));
+    };
+    QCOMPARE(kept("amp:bf16"), QStringLiteral("bf16"));
+    QCOMPARE(kept("optim.lr:0.003"), QStringLiteral("fp32"));
+    QCOMPARE(kept("lr:0.001"), QStringLiteral("bf16"));
+    QCOMPARE(kept("-amp:bf16"), QStringLiteral("fp32"));
+    QCOMPARE(kept("fp32"), QStringLiteral("fp32")); // a bare word reads the values too
+    QCOMPARE(QString::fromStdString(recorderOf(store.requireRun(bf16))), QStringLiteral("a test"));
+    // Without the keys, the study's own words are still unknown.
+    try {
+        RunFilter::parse("amp:bf16");
+        QFAIL("accepted a key no run has");
+    } catch (const ConfigError &e) {
+        QVERIFY2(QString(e.what()).contains(QStringLiteral("a key of a recorded run's config")), e.what());
     }
 }
 

@@ -31,7 +31,9 @@ private Q_SLOTS:
     void liveInstabilitiesAreMarkedAtTheirStep()
     {
         MonitorView monitor;
-        monitor.handleEvent({7, RunStarted{10, "started"}});
+        RunStarted started;
+        started.totalSteps = 10;
+        monitor.handleEvent({7, started});
         for (int64_t step = 0; step < 6; ++step) {
             monitor.handleEvent(stepEvent(7, step, step == 5 ? 9.0 : 3.0));
             if (step == 5)
@@ -69,6 +71,39 @@ private Q_SLOTS:
         monitor.showRun(study.runs.front());
         QCOMPARE(monitor.trainPoints(), qsizetype(4));      // the NaN is not drawn
         QCOMPARE(monitor.instabilityMarks(), qsizetype(1)); // nor marked where there is no loss
+    }
+
+    // A run its own trainer reports through `optlog record` is followed from the study file, with
+    // a mark that says so, and its progress against the steps the trainer planned.
+    void aRecordedRunIsMarkedAsRecorded()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("r.sqlite")).toStdString();
+        {
+            Store store(path);
+            const int64_t id = store.createRun("mine", "amp = 'bf16'\n");
+            store.setEnvironment(id, R"({"recorder":"optlog Python module 1, train.py","planned_steps":60})");
+            std::vector<StepMetrics> steps;
+            for (int64_t s = 0; s < 3; ++s) {
+                StepMetrics m;
+                m.step = s;
+                m.tokens = (s + 1) * 100;
+                m.trainLoss = 3.0;
+                m.stepSeconds = 0.1;
+                m.tokensPerSecond = 1000;
+                steps.push_back(m);
+            }
+            store.appendMetrics(id, steps);
+        }
+        const StudySnapshot study = loadStudySnapshot(path, {});
+        MonitorView monitor;
+        monitor.showRun(study.runs.front());
+        QCOMPARE(monitor.trainPoints(), qsizetype(3));
+        // The header is redrawn at most once per redraw interval.
+        QTRY_VERIFY2(monitor.headerText().contains(
+                         QStringLiteral("recorded by optlog Python module 1, train.py, not launched here")),
+                     qPrintable(monitor.headerText()));
+        QVERIFY2(monitor.headerText().contains(QStringLiteral("step 3 of 60")), qPrintable(monitor.headerText()));
     }
 };
 
