@@ -11,6 +11,13 @@ set(optlog_id io.github.optlog.Workbench)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/resources/presets ${CMAKE_SOURCE_DIR}/resources/studies
         DESTINATION ${CMAKE_INSTALL_DATADIR}/optlog FILES_MATCHING PATTERN "*.toml")
 
+# The Python client of `optlog record` (app/python/optlog), where Debian's python3 finds it
+# ("import optlog" with no path set), and the example trainer that uses it.
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/app/python/optlog DESTINATION lib/python3/dist-packages
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+install(FILES ${CMAKE_SOURCE_DIR}/resources/examples/pytorch/train.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/optlog/examples/pytorch)
+
 # The manual pages, compressed as Debian's policy asks (-n: no time stamp, reproducible).
 foreach(page ${OPTLOG_MAN_PAGES})
   add_custom_command(OUTPUT ${page}.gz COMMAND gzip -9n -c ${page} > ${page}.gz DEPENDS ${page})
@@ -64,5 +71,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0-pthread")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "fortunes-min")
+# `import optlog` in a PyTorch training script; the example trainer needs torch too.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3, python3-torch")
 set(CPACK_STRIP_FILES ON)
 include(CPack)

@@ -29,6 +29,8 @@ packages=(
   desktop-file-utils appstream lintian groff
   # The test command checks that the code is formatted as .clang-format says.
   clang-format-14
+  # The Python recorder's tests train the example PyTorch trainer into a study (optlog record).
+  python3 python3-torch
 )
 
 missing=()

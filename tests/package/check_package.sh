@@ -30,7 +30,8 @@ for f in usr/bin/optlog usr/bin/optlog-workbench usr/share/optlog/presets/smoke.
          usr/share/mime/packages/io.github.optlog.Workbench.xml \
          usr/share/icons/hicolor/scalable/apps/io.github.optlog.Workbench.svg \
          usr/share/icons/hicolor/256x256/apps/io.github.optlog.Workbench.png \
-         usr/share/doc/optlog/copyright usr/share/doc/optlog/changelog.gz; do
+         usr/share/doc/optlog/copyright usr/share/doc/optlog/changelog.gz \
+         usr/lib/python3/dist-packages/optlog/__init__.py usr/share/optlog/examples/pytorch/train.py; do
   grep -qx "./$f" <<<"$files" || fail "the package lacks /$f"
 done
 
@@ -47,6 +48,16 @@ cd "$scratch"
   || fail "a preset installed beside the binary was not found"
 "$root/usr/bin/optlog" runs installed.sqlite | grep -q "installed-preset .*completed" || fail "the runs are not there"
 echo "the installed optlog trained smoke and an installed preset into installed.sqlite"
+# The installed Python module, on Debian's python3, records through the installed `optlog record`.
+PATH="$root/usr/bin:$PATH" PYTHONPATH="$root/usr/lib/python3/dist-packages" /usr/bin/python3 -c '
+import optlog
+with optlog.Run("installed.sqlite", name="recorded", config={"lr": 0.001}, steps=2) as run:
+    for step in range(2):
+        run.step(step, 5.0 - step, tokens=64 * (step + 1))
+' || fail "the installed Python module"
+"$root/usr/bin/optlog" runs installed.sqlite | grep -q "recorded .*completed .*\[recorded\]" \
+  || fail "the installed Python module's run is not there"
+echo "the installed Python module recorded a run through the installed optlog record"
 
 if command -v desktop-file-validate >/dev/null; then
   desktop-file-validate "$root/usr/share/applications/io.github.optlog.Workbench.desktop" | grep -v "hint:" \

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: MIT
+"""What a recorded run ran on, for the `started` event's `environment`."""
+import os
+import platform
+import socket
+import sys
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for row in info:
+                if row.startswith("model name"):
+                    return row.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def describe_device(device):
+    """"cpu", "cuda:0 (NVIDIA H100 80GB HBM3)" or "mps", as the engine names its own device."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cuda":
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        return f"cuda:{index} ({torch.cuda.get_device_name(index)})"
+    return str(device)
+
+
+def capture_environment(device=None):
+    """Under the keys the engine uses for its own runs (cpu_model, intra_op_threads, ...), so
+    that reports set a recorded run's environment beside an engine run's."""
+    env = {"python_version": platform.python_version(), "cpu_model": cpu_model(), "logical_cpus": os.cpu_count(),
+           "host": socket.gethostname(), "platform": platform.platform(),
+           "variables": {name: os.environ.get(name) for name in
+                         ("OPENBLAS_CORETYPE", "OMP_WAIT_POLICY", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}}
+    try:
+        import torch  # already in sys.modules in a PyTorch script: no import cost
+    except ImportError:
+        return env
+    env["torch_version"] = torch.__version__
+    env["intra_op_threads"] = torch.get_num_threads()
+    try:
+        env["device"] = describe_device(device if device is not None else "cpu")
+    except (RuntimeError, AssertionError, ValueError) as e:  # a CUDA device asked for without CUDA
+        env["device"] = f"{device} (not described: {e})"
+    return env
+
+
+def script_name():
+    return (sys.argv[0].rsplit("/", 1)[-1] if sys.argv and sys.argv[0] else "") or "python"

@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: MIT
+"""One recorded training run: the events of a PyTorch script, written to `optlog record`."""
+import os
+import sys
+import time
+
+from . import events
+from .config import flatten_config
+from .environment import capture_environment
+from .memory import MemoryProbe, State, memory_event
+from .recorder import say, start_recorder
+
+MODULE_VERSION = 1
+
+
+class Run:
+    """A training run recorded into a study while it trains; use it as a context manager.
+
+    The study is written by a child process, `optlog record --db STUDY`. Logging never stops
+    training: without the optlog binary, or once writing to it failed (said once on stderr),
+    every call is a no-op. A bad config, name or group is the one error Run raises (TypeError or
+    ValueError, at creation, before training): the study could not store it.
+    """
+
+    def __init__(self, study, name, config=None, group=None, seed=None, steps=0, device=None, message=None):
+        for what, text in (("name", name), ("group", group if group is not None else "-")):
+            if not isinstance(text, str) or not text.strip() or "\n" in text:
+                raise ValueError(f"optlog: the run's {what} must be one line of text, not {text!r}")
+        self.study = os.fspath(study)
+        self.name = name
+        self.group = group
+        self.steps = int(steps or 0)
+        self.config = flatten_config(config, seed)
+        self.device = device
+        self.message = message
+        self._recorder = None
+        self._last_step = None
+        self._last_tokens = 0
+        self._divergence = None  # (step, loss) of the first non-finite training loss
+        self._clock = None
+        self._said = set()
+
+    @property
+    def recording(self):
+        return self._recorder is not None and self._recorder.recording
+
+    def __enter__(self):
+        self._recorder = start_recorder(self.study)
+        script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
+        if self.recording:
+            self._send("started", format=events.FORMAT, name=self.name, group=self.group, steps=self.steps,
+                       config=self.config, environment=self._environment(),
+                       recorder=f"optlog Python module {MODULE_VERSION}, {script}", message=self.message)
+        self._clock = time.perf_counter()
+        return self
+
+    def __exit__(self, error_type, error, traceback):
+        finished = events.ending(error, self._last_step, self._divergence)
+        self._send("finished", **finished)
+        if self._recorder is not None:
+            self._recorder.close(finished["outcome"])
+        return False  # the script's exception goes on as it would without optlog
+
+    def step(self, step, loss, tokens, lr=None, grad_norm=None, loss_scale=None, skipped=False,
+             step_seconds=None):
+        """One optimizer step finished. loss: the step's mean loss in nats per token (a float or a
+        0-dim tensor, read only here); tokens: training tokens seen so far, every microbatch
+        counted. step_seconds defaults to the wall time since the previous step or validation
+        call (since the run began, for the first)."""
+        now = time.perf_counter()
+        if step_seconds is None and self._clock is not None:
+            step_seconds = now - self._clock
+        self._clock = now
+        if not self.recording:
+            return  # and no .item(): a host sync on CUDA
+        step, tokens = int(step), int(events.number(tokens))
+        loss_value = events.number(loss)
+        if loss_value is None and self._divergence is None:
+            raw = loss.item() if hasattr(loss, "item") else loss
+            self._divergence = (step, raw)
+        rate = None
+        if step_seconds and step_seconds > 0:
+            rate = (tokens - self._last_tokens) / step_seconds
+        self._last_step, self._last_tokens = step, tokens
+        self._send("step", flush=False, step=step, tokens=tokens, train_loss=loss_value, lr=events.number(lr),
+                   grad_norm=events.number(grad_norm), step_seconds=step_seconds, tokens_per_second=rate,
+                   loss_scale=events.number(loss_scale), skipped=True if skipped else None)
+
+    def validation(self, loss, tokens=None, step=None, sequences=None, sequence_sd=None):
+        """A validation loss in nats per token, by default at the last step's step and tokens.
+        sequences and sequence_sd (the standard deviation of the sequences' own mean losses) give
+        the validation set's sampling error."""
+        self._clock = time.perf_counter()  # the next step's time leaves validation out
+        if not self.recording:
+            return
+        step = self._last_step if step is None else int(step)
+        tokens = self._last_tokens if tokens is None else int(tokens)
+        if step is None:
+            return self._logging_failed("validation before any step: give step= and tokens=")
+        self._send("validation", step=step, tokens=tokens, val_loss=events.number(loss),
+                   sequences=None if sequences is None else int(sequences), sequence_sd=events.number(sequence_sd))
+
+    def note(self, message, step=None):
+        self._send("note", message=str(message), step=step)
+
+    def warning(self, message, step=None):
+        self._send("warning", message=str(message), step=step)
+
+    def memory(self, model, optimizer=None, step=None, masters=None, warmup=0):
+        """Sends the run's memory by role. model: a module (or its parameters); masters: master
+        weights, if kept apart from the parameters. step: a callable running one complete
+        training step (forward, backward, optimizer step); it runs `warmup` times, then once
+        measured: saved activations, temporaries and the peak. It always runs warmup + 1 times,
+        recorded or not, so it may be the script's own training step (then give run.step its
+        step_seconds: the default counts memory()'s whole time); its exceptions are the script's
+        and go on. On the CPU, PyTorch may log once "Memory block of unknown size was
+        allocated before the profiling started": expected, the measure allows for it."""
+        for _ in range(warmup if step is not None else 0):
+            step()
+        probe = None
+        if self.recording and step is not None:
+            try:
+                probe = MemoryProbe(model, optimizer, masters)
+                probe.begin()
+            except Exception as e:  # noqa: BLE001 - a failure to measure must not stop training
+                probe = self._end_probe(probe, e)
+        try:
+            if step is not None:
+                step()
+        finally:
+            if probe is not None:
+                try:
+                    probe.end()
+                except Exception as e:  # noqa: BLE001
+                    probe = self._end_probe(None, e)
+        if not self.recording:
+            return
+        try:
+            payload = probe.payload() if probe is not None else memory_event(State(model, optimizer, masters))
+        except Exception as e:  # noqa: BLE001
+            return self._logging_failed(f"memory could not be counted ({type(e).__name__}: {e})")
+        self._send("memory", **payload)
+
+    def _end_probe(self, probe, error):
+        if probe is not None:
+            try:
+                probe.end()
+            except Exception:  # noqa: BLE001 - already failing; the first error is the one to say
+                pass
+        say(f"optlog: the step's memory is not measured ({type(error).__name__}: {error}); "
+            f"the state's is, and training goes on")
+        return None
+
+    def _environment(self):
+        try:
+            return capture_environment(self.device)
+        except Exception as e:  # noqa: BLE001 - the run is worth recording without it
+            return {"error": f"not captured: {type(e).__name__}: {e}"}
+
+    def _send(self, event, flush=True, **fields):
+        """Writes one event; encodes it only when something records it."""
+        if not self.recording:
+            return
+        try:
+            text = events.line(event, **fields)
+        except (TypeError, ValueError) as e:  # a value JSON cannot hold: that event is lost, not the run
+            return self._logging_failed(f"the {event} event could not be written ({e})")
+        self._recorder.write(text, flush)
+
+    def _logging_failed(self, why):
+        """Says why an event is lost, once per reason: a mistake repeated every step says it once."""
+        if why not in self._said:
+            self._said.add(why)
+            say(f"optlog: {why}")
