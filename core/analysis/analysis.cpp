@@ -193,9 +193,8 @@ std::string recorderOf(const RunRecord &run)
 
 std::string recordedRunLimits()
 {
-    return "recorded by its own trainer (optlog record): its MFU needs the model's FLOPs per token and its "
-           "predicted memory needs optlog's memory model, both of which know only the engine's GPT, so '-' stands "
-           "for them";
+    return "MFU needs the model's FLOPs per token and a memory prediction needs optlog's memory model, and both "
+           "know only the engine's GPT, so a run recorded from its own trainer shows '-' for them";
 }
 
 std::string outcomeText(const RunRecord &run, bool withMessage)

@@ -436,8 +436,8 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
         if (!r.recorder.empty())
             recorded += (recorded.empty() ? "" : ", ") + printable(r.name);
     if (!recorded.empty())
-        out << "Recorded runs (" << recorded << "): " << recordedRunLimits()
-            << ". Their peak memory is what their trainer measured (optlog show names how).\n";
+        out << "Recorded runs (" << recorded << "), trained by their own trainer: " << recordedRunLimits()
+            << ". Their peak memory is what their trainer measured; optlog show names how.\n";
     for (const auto &r : rows)
         if (!r.numerics.empty())
             out << "Numerics of " << r.name << ", " << r.numerics << ".\n";
