@@ -378,6 +378,14 @@ class RecordingTest(unittest.TestCase):
         self.assertEqual(stderr.getvalue().count("not recorded"), 1, stderr.getvalue())
         self.assertFalse(os.path.exists(self.study))
 
+    def test_a_measured_step_returns_what_the_step_returned(self):
+        self.env["OPTLOG"] = os.path.join(self.folder.name, "missing")
+        calls = []
+        with unittest.mock.patch.dict(os.environ, self.env), contextlib.redirect_stderr(io.StringIO()):
+            with Run(self.study, "r1") as run:  # recorded or not, the script's step runs and answers
+                self.assertEqual(run.memory([], step=lambda: calls.append(1) or len(calls), warmup=2), 3)
+        self.assertEqual(len(calls), 3)
+
     def test_without_optlog_on_path_the_message_says_what_to_install(self):
         recorder._missing_said = False
         stderr = io.StringIO()

@@ -112,9 +112,10 @@ class Run:
         training step (forward, backward, optimizer step); it runs `warmup` times, then once
         measured: saved activations, temporaries and the peak. It always runs warmup + 1 times,
         recorded or not, so it may be the script's own training step (then give run.step its
-        step_seconds: the default counts memory()'s whole time); its exceptions are the script's
-        and go on. On the CPU, PyTorch may log once "Memory block of unknown size was
-        allocated before the profiling started": expected, the measure allows for it."""
+        step_seconds: the default counts memory()'s whole time), and it returns what the measured
+        call returned (the step's loss, say); its exceptions are the script's and go on. On the
+        CPU, PyTorch may log once "Memory block of unknown size was allocated before the profiling
+        started": expected, the measure allows for it."""
         for _ in range(warmup if step is not None else 0):
             step()
         probe = None
@@ -124,22 +125,23 @@ class Run:
                 probe.begin()
             except Exception as e:  # noqa: BLE001 - a failure to measure must not stop training
                 probe = self._end_probe(probe, e)
+        result = None
         try:
             if step is not None:
-                step()
+                result = step()
         finally:
             if probe is not None:
                 try:
                     probe.end()
                 except Exception as e:  # noqa: BLE001
                     probe = self._end_probe(None, e)
-        if not self.recording:
-            return
-        try:
-            payload = probe.payload() if probe is not None else memory_event(State(model, optimizer, masters))
-        except Exception as e:  # noqa: BLE001
-            return self._logging_failed(f"memory could not be counted ({type(e).__name__}: {e})")
-        self._send("memory", **payload)
+        if self.recording:
+            try:
+                payload = probe.payload() if probe is not None else memory_event(State(model, optimizer, masters))
+                self._send("memory", **payload)
+            except Exception as e:  # noqa: BLE001
+                self._logging_failed(f"memory could not be counted ({type(e).__name__}: {e})")
+        return result
 
     def _end_probe(self, probe, error):
         if probe is not None:

@@ -15,7 +15,11 @@ import random
 import sys
 import time
 
-import torch
+try:
+    import torch
+except ImportError:
+    sys.exit(f"train.py: needs PyTorch, which {sys.executable} cannot import: on Debian, "
+             "sudo apt install python3-torch and run /usr/bin/python3; elsewhere, pip install torch")
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
@@ -262,9 +266,7 @@ def main():
                 # The measured step is this training step itself, recorded below like every other,
                 # so the run trains exactly the steps an engine run of its config does; its time
                 # includes the profiler's.
-                result = []
-                run.memory(model, optimizer, step=lambda: result.append(train_step(step)))
-                loss, grad_norm, lr, scale, skipped = result[0]
+                loss, grad_norm, lr, scale, skipped = run.memory(model, optimizer, step=lambda: train_step(step))
             else:
                 loss, grad_norm, lr, scale, skipped = train_step(step)
             run.step(step, loss, tokens=(step + 1) * tokens_per_step, lr=lr, grad_norm=grad_norm, loss_scale=scale,
