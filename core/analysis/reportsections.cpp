@@ -168,6 +168,8 @@ std::string throughputLine(const ReportRun &run)
                 + (s.machine.flagged() ? " Flagged: " + s.machine.describe() + "." : "");
     if (s.untunedSettings)
         line += " Ran with untuned runtime settings: optlog tune had not measured this machine and precision.";
+    if (!s.recorder.empty())
+        line += " Recorded by " + s.recorder + ": " + recordedRunLimits() + ".";
     return line;
 }
 

@@ -72,9 +72,6 @@ constexpr KindName kKindNames[] = {
     {EventKind::NonFinite, "non_finite", "non-finite value", "non-finite values"},
 };
 
-// Longer than any event the engine writes: a longer line is refused before it is parsed.
-constexpr size_t kMaxLineBytes = 1 << 20;
-
 class FormatError : public std::runtime_error
 {
 public:
@@ -426,7 +423,7 @@ std::string toJsonLine(const EngineEvent &event)
 
 ParsedEvent parseEngineEvent(const std::string &line)
 {
-    if (line.size() > kMaxLineBytes)
+    if (line.size() > kMaxEventLineBytes)
         return {std::nullopt, "a line of " + std::to_string(line.size()) + " bytes, longer than any event"};
     const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (object.is_discarded())

@@ -4,6 +4,7 @@
 #include "core/contract/measurements.h"
 #include "core/contract/outcome.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,8 @@ std::string instabilityCount(EventKind kind, int64_t count);
 
 // The format this build writes, and the newest it reads: keys are only ever added within one.
 inline constexpr int64_t kEventFormat = 1;
+// Longer than any event the engine writes: a longer line is refused before it is parsed.
+inline constexpr size_t kMaxEventLineBytes = 1 << 20;
 
 struct RunStarted
 {

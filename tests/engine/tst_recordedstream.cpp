@@ -212,6 +212,8 @@ private Q_SLOTS:
                                              << "'opt.betas' is an array holding object";
         QTest::newRow("a newer format") << R"({"event":"started","format":9,"name":"n"})"
                                         << "event format 9";
+        QTest::newRow("a 2 MiB first line")
+            << QString(2 << 20, QLatin1Char('x')) << "line 1 of the event stream is 2097152 bytes long";
     }
     void aStartThatCannotBeARunWritesNothing()
     {

@@ -21,9 +21,6 @@ namespace optlog {
 
 namespace {
 
-// A line longer than this is refused: longer than any event (engineevents.cpp refuses it too).
-constexpr size_t kMaxLineBytes = 1 << 20;
-
 // A stream that cannot be recorded: the message says which line and why.
 class Refused : public std::runtime_error
 {
@@ -32,7 +29,7 @@ public:
 };
 
 // Lines of a file descriptor, waiting at most a given time for the next one, so that the caller
-// can flush while its writer is quiet. A line past kMaxLineBytes is kept only up to that size,
+// can flush while its writer is quiet. A line past kMaxEventLineBytes is kept only up to that size,
 // with its full length.
 class LineReader
 {
@@ -82,8 +79,8 @@ private:
     {
         const size_t newline = m_buffer.find('\n');
         const size_t part = newline == std::string::npos ? m_buffer.size() : newline;
-        if (m_pending.text.size() < kMaxLineBytes + 1)
-            m_pending.text.append(m_buffer, 0, std::min(part, kMaxLineBytes + 1 - m_pending.text.size()));
+        if (m_pending.text.size() < kMaxEventLineBytes + 1)
+            m_pending.text.append(m_buffer, 0, std::min(part, kMaxEventLineBytes + 1 - m_pending.text.size()));
         m_pending.bytes += part;
         m_buffer.erase(0, newline == std::string::npos ? part : part + 1);
         if (newline == std::string::npos)
@@ -96,6 +93,29 @@ private:
     std::string m_buffer;
     Line m_pending;
 };
+
+// Who wrote the stream, as the run keeps it.
+std::string recorderOf(const RunStarted &start)
+{
+    return start.recorder.empty() ? std::string("optlog record") : start.recorder;
+}
+
+std::string lineLabel(int64_t number)
+{
+    return "line " + std::to_string(number) + " of the event stream";
+}
+
+// The event a line holds; Refused, with the line's number, when it holds none.
+EngineEvent eventOn(const LineReader::Line &line, int64_t number)
+{
+    if (line.bytes > kMaxEventLineBytes)
+        throw Refused(lineLabel(number) + " is " + std::to_string(line.bytes) + " bytes long, and a line is at most "
+                      + std::to_string(kMaxEventLineBytes >> 20) + " MiB");
+    ParsedEvent parsed = parseEngineEvent(line.text);
+    if (!parsed.event)
+        throw Refused(lineLabel(number) + ": " + parsed.error);
+    return std::move(*parsed.event);
+}
 
 // The run the stream's first line asks for, created in the study; Refused before anything is
 // written when it cannot be.
@@ -122,7 +142,7 @@ int64_t createRecordedRun(Store &store, const RunStarted &start)
     }
     const int64_t runId = store.createRun(start.name, configToml, start.group);
     nlohmann::json environment = nlohmann::json::parse(start.environmentJson.empty() ? "{}" : start.environmentJson);
-    environment["recorder"] = start.recorder.empty() ? std::string("optlog record") : start.recorder;
+    environment["recorder"] = recorderOf(start);
     if (start.totalSteps > 0)
         environment["planned_steps"] = start.totalSteps; // for a monitor's progress
     store.setEnvironment(runId, environment.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -208,11 +228,6 @@ private:
     std::optional<TrainingOutcome> m_finished;
 };
 
-std::string lineLabel(int64_t number)
-{
-    return "line " + std::to_string(number) + " of the event stream";
-}
-
 // The stream's first event, which must start a run; Refused otherwise.
 RunStarted firstEvent(LineReader &reader, RecordedStream &result)
 {
@@ -226,12 +241,10 @@ RunStarted firstEvent(LineReader &reader, RecordedStream &result)
         ++result.lines;
         if (line->bytes == 0)
             continue;
-        const ParsedEvent parsed = parseEngineEvent(line->text);
-        if (!parsed.event)
-            throw Refused(lineLabel(result.lines) + ": " + parsed.error);
-        if (const auto *started = std::get_if<RunStarted>(&parsed.event->body))
+        const EngineEvent event = eventOn(*line, result.lines);
+        if (const auto *started = std::get_if<RunStarted>(&event.body))
             return *started;
-        throw Refused(lineLabel(result.lines) + " is a " + eventKindName(parsed.event->kind())
+        throw Refused(lineLabel(result.lines) + " is a " + eventKindName(event.kind())
                       + " event: the first line must be a started event, which names the run");
     }
 }
@@ -257,7 +270,7 @@ RecordedStream recordStream(Store &store, int fd)
     StreamWriter writer(store, result.runId, recorder);
     TrainingOutcome outcome;
     try {
-        recorder.started(start.message.empty() ? "recorded by " + start.recorder : start.message);
+        recorder.started(start.message.empty() ? "recorded by " + recorderOf(start) : start.message);
         while (!writer.finished()) {
             std::optional<LineReader::Line> line = reader.next(std::chrono::seconds(1));
             if (!line) {
@@ -269,14 +282,9 @@ RecordedStream recordStream(Store &store, int fd)
             ++result.lines;
             if (line->bytes == 0)
                 continue;
-            if (line->bytes > kMaxLineBytes)
-                throw Refused(lineLabel(result.lines) + " is " + std::to_string(line->bytes)
-                              + " bytes long, and a line is at most 1 MiB");
-            const ParsedEvent parsed = parseEngineEvent(line->text);
-            if (!parsed.event)
-                throw Refused(lineLabel(result.lines) + ": " + parsed.error);
+            const EngineEvent event = eventOn(*line, result.lines);
             try {
-                writer.take(*parsed.event);
+                writer.take(event);
             } catch (const Refused &e) {
                 throw Refused(lineLabel(result.lines) + ": " + e.what());
             }
@@ -295,6 +303,7 @@ RecordedStream recordStream(Store &store, int fd)
         outcome.step = recorder.lastStep();
         outcome.message = std::string(e.what()) + "; the rows before it are kept";
     } catch (const StoreError &e) {
+        outcome.outcome = Outcome::Failed; // the study, not the trainer, ended it
         outcome.step = recorder.lastStep();
         outcome = storeFailure(outcome, e);
         store.releaseSpace();
