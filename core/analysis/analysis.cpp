@@ -193,8 +193,9 @@ std::string recorderOf(const RunRecord &run)
 
 std::string recordedRunLimits()
 {
-    return "MFU needs the model's FLOPs per token and a memory prediction needs optlog's memory model, and both "
-           "know only the engine's GPT, so a run recorded from its own trainer shows '-' for them";
+    return "MFU needs the model's FLOPs per token and a matmul peak measured by the engine, and a memory "
+           "prediction needs optlog's memory model, which knows only the engine's GPT, so a run recorded from its "
+           "own trainer shows '-' for them (a prediction where its trainer named its GPT in engine config keys)";
 }
 
 std::string outcomeText(const RunRecord &run, bool withMessage)

@@ -39,6 +39,7 @@ constexpr char kGroup[] = "group";
 constexpr char kConfig[] = "config";
 constexpr char kEnvironment[] = "environment";
 constexpr char kRecorder[] = "recorder";
+constexpr char kEngineConfig[] = "engine_config";
 constexpr char kSequences[] = "sequences";
 constexpr char kSequenceSd[] = "sequence_sd";
 constexpr char kRows[] = "rows";
@@ -177,7 +178,8 @@ nlohmann::json write(const RunStarted &e)
     for (const auto &[key, value] : {std::pair{kName, &e.name}, {kGroup, &e.group}, {kRecorder, &e.recorder}})
         if (!value->empty())
             out[key] = *value;
-    for (const auto &[key, value] : {std::pair{kConfig, &e.configJson}, {kEnvironment, &e.environmentJson}})
+    for (const auto &[key, value] :
+         {std::pair{kConfig, &e.configJson}, {kEnvironment, &e.environmentJson}, {kEngineConfig, &e.engineConfigJson}})
         if (!value->empty())
             out[key] = objectOrNull(*value);
     return out;
@@ -258,6 +260,7 @@ RunStarted readStarted(const Fields &f)
     e.recorder = f.textOr(kRecorder);
     e.configJson = f.objectText(kConfig);
     e.environmentJson = f.objectText(kEnvironment);
+    e.engineConfigJson = f.objectText(kEngineConfig);
     return e;
 }
 

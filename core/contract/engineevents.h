@@ -56,6 +56,9 @@ struct RunStarted
     std::string configJson;      // an object; nested objects are flattened to dotted keys when stored
     std::string environmentJson; // an object
     std::string recorder;        // who wrote the stream ("optlog Python module 1, train.py")
+    // The GPT the run trains in engine config keys ({"model.width": 256, ...}), when the memory
+    // model knows it: its prediction is then stored beside what the trainer measures.
+    std::string engineConfigJson;
 };
 
 struct StepDone

@@ -133,6 +133,29 @@ private Q_SLOTS:
         QVERIFY(noted);
     }
 
+    // A trainer that names its GPT in engine config keys gets the memory model's prediction,
+    // stored before its first step and kept beside what it measures.
+    void aNamedGptIsPredicted()
+    {
+        Store store(path("predicted.sqlite"));
+        const std::string start = R"({"event":"started","name":"p","engine_config":{"model.width":32,"model.layers":2,)"
+                                  R"("model.heads":2,"model.context_length":32,"precision.mode":"autocast-bf16"}})";
+        const RecordedStream recorded
+            = recordLines(store, {start, stepLine(0, 100),
+                                  R"({"event":"memory","rows":[{"role":"parameters","dtype":"float32","bytes":4096}]})",
+                                  R"({"event":"finished","outcome":"completed"})"});
+        QVERIFY2(!recorded.refused, recorded.message.c_str());
+        int64_t predictedParameters = 0, measuredRows = 0;
+        for (const MemoryRow &row : store.memory(recorded.runId)) {
+            if (row.source == MemorySource::Predicted && row.role == MemoryRole::Parameters)
+                predictedParameters = row.bytes;
+            measuredRows += row.source == MemorySource::Measured;
+        }
+        // Width 32, 2 layers, context 32, vocabulary 256, tied head: 34,688 FP32 parameters.
+        QCOMPARE(predictedParameters, int64_t(34688 * 4));
+        QCOMPARE(measuredRows, int64_t(1));
+    }
+
     // The trainer was killed: its pipe ends without a finished event.
     void theEndWithoutFinishedIsACrash()
     {
@@ -210,6 +233,9 @@ private Q_SLOTS:
             << "'a' holds a value and is also the prefix of 'a.b'";
         QTest::newRow("an array of objects") << R"({"event":"started","name":"n","config":{"opt":{"betas":[{}]}}})"
                                              << "'opt.betas' is an array holding object";
+        QTest::newRow("an engine config the engine refuses")
+            << R"({"event":"started","name":"n","engine_config":{"model":{"width":30,"heads":4}}})"
+            << "engine_config: ";
         QTest::newRow("a newer format") << R"({"event":"started","format":9,"name":"n"})"
                                         << "event format 9";
         QTest::newRow("a 2 MiB first line")

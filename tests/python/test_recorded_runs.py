@@ -100,6 +100,13 @@ class RecordedRuns(unittest.TestCase):
         shown = optlog("show", self.study, "bf16 s2").stdout
         self.assertIn("recorded by: optlog Python module", shown)
         self.assertIn("peak_measure", shown)
+        # The trainer names its GPT in engine config keys: the memory model's prediction is kept
+        # beside the measurement, and it agrees on the state exactly.
+        for name, run in runs.items():
+            predicted = {m["role"]: m["bytes"] for m in run["memory"] if m["source"] == "predicted"}
+            for role in ("parameters", "gradients", "optimizer_state"):
+                self.assertEqual(predicted.get(role), measured(run, role)[0], f"{name}: {role}")
+            self.assertIn("saved_activations", predicted, name)
 
     # The parameters, gradients and optimizer state of one GPT shape are the same bytes and dtypes
     # whoever trains it: counted from PyTorch's tensors, and from LibTorch's by the engine.

@@ -22,7 +22,8 @@ class Run:
     ValueError, at creation, before training): the study could not store it.
     """
 
-    def __init__(self, study, name, config=None, group=None, seed=None, steps=0, device=None, message=None):
+    def __init__(self, study, name, config=None, group=None, seed=None, steps=0, device=None, message=None,
+                 engine_config=None):
         for what, text in (("name", name), ("group", group if group is not None else "-")):
             if not isinstance(text, str) or not text.strip() or "\n" in text:
                 raise ValueError(f"optlog: the run's {what} must be one line of text, not {text!r}")
@@ -33,6 +34,10 @@ class Run:
         self.config = flatten_config(config, seed)
         self.device = device
         self.message = message
+        # The GPT this run trains in optlog's engine config keys ({"model.width": 256, ...}), when
+        # it is one optlog's memory model knows: the study then keeps its prediction beside the
+        # measurement. Checked like the config: it must be storable.
+        self.engine_config = flatten_config(engine_config) if engine_config is not None else None
         self._recorder = None
         self._last_step = None
         self._last_tokens = 0
@@ -50,7 +55,8 @@ class Run:
         if self.recording:
             self._send("started", format=events.FORMAT, name=self.name, group=self.group, steps=self.steps,
                        config=self.config, environment=self._environment(),
-                       recorder=f"optlog Python module {MODULE_VERSION}, {script}", message=self.message)
+                       recorder=f"optlog Python module {MODULE_VERSION}, {script}", message=self.message,
+                       engine_config=self.engine_config)
         self._clock = time.perf_counter()
         return self
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/run/recordedstream.h"
 
+#include "core/config/config.h"
 #include "core/config/configerror.h"
 #include "core/config/recordedconfig.h"
 #include "core/contract/engineevents.h"
 #include "core/contract/format.h"
 #include "core/engine/run/studyrecorder.h"
+#include "core/memorymodel/memorymodel.h"
 
 #include <nlohmann/json.hpp>
 
@@ -117,9 +119,25 @@ EngineEvent eventOn(const LineReader::Line &line, int64_t number)
     return std::move(*parsed.event);
 }
 
-// The run the stream's first line asks for, created in the study; Refused before anything is
-// written when it cannot be.
-int64_t createRecordedRun(Store &store, const RunStarted &start)
+// The memory model's prediction for the GPT the trainer names in engine config keys; none when
+// it names none, Refused naming the key when the engine could not train that config.
+std::vector<MemoryRow> predictedMemory(const RunStarted &start)
+{
+    if (start.engineConfigJson.empty())
+        return {};
+    try {
+        RunConfig config;
+        applyTomlText(config, recordedConfigToml(start.engineConfigJson), "the started event's engine_config");
+        validate(config);
+        return estimateMemory(config).rows();
+    } catch (const ConfigError &e) {
+        throw Refused(std::string("engine_config: ") + e.what());
+    }
+}
+
+// The run the stream's first line asks for, created in the study with the prediction, if any;
+// Refused before anything is written when it cannot be.
+int64_t createRecordedRun(Store &store, const RunStarted &start, const std::vector<MemoryRow> &predicted)
 {
     if (start.name.empty())
         throw Refused("the started event has no 'name': give the run a name (docs/events.md)");
@@ -146,6 +164,8 @@ int64_t createRecordedRun(Store &store, const RunStarted &start)
     if (start.totalSteps > 0)
         environment["planned_steps"] = start.totalSteps; // for a monitor's progress
     store.setEnvironment(runId, environment.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (!predicted.empty())
+        store.replaceMemory(runId, predicted); // shown while the run trains, as an engine run's
     return runId;
 }
 
@@ -153,10 +173,11 @@ int64_t createRecordedRun(Store &store, const RunStarted &start)
 class StreamWriter
 {
 public:
-    StreamWriter(Store &store, int64_t runId, StudyRecorder &recorder)
+    StreamWriter(Store &store, int64_t runId, StudyRecorder &recorder, std::vector<MemoryRow> predicted)
         : m_store(store)
         , m_runId(runId)
         , m_recorder(recorder)
+        , m_predicted(std::move(predicted))
     { }
 
     // Whether the run has its outcome (a finished event came).
@@ -196,7 +217,9 @@ private:
 
     void take(const MemoryReport &e)
     {
-        m_store.replaceMemory(m_runId, e.rows);
+        std::vector<MemoryRow> rows = m_predicted; // the prediction stays beside the measurement
+        rows.insert(rows.end(), e.rows.begin(), e.rows.end());
+        m_store.replaceMemory(m_runId, rows);
         if (!e.dtypesJson.empty())
             m_store.setDtypes(m_runId, e.dtypesJson);
         if (!e.peakMeasure.empty()) {
@@ -223,6 +246,7 @@ private:
     Store &m_store;
     int64_t m_runId;
     StudyRecorder &m_recorder;
+    std::vector<MemoryRow> m_predicted;
     int64_t m_tokens = 0;
     int64_t m_lastValidation = -1;
     std::optional<TrainingOutcome> m_finished;
@@ -256,9 +280,11 @@ RecordedStream recordStream(Store &store, int fd)
     RecordedStream result;
     LineReader reader(fd);
     RunStarted start;
+    std::vector<MemoryRow> predicted;
     try {
         start = firstEvent(reader, result);
-        result.runId = createRecordedRun(store, start);
+        predicted = predictedMemory(start);
+        result.runId = createRecordedRun(store, start, predicted);
     } catch (const Refused &e) {
         result.refused = true;
         result.message = e.what();
@@ -267,7 +293,7 @@ RecordedStream recordStream(Store &store, int fd)
 
     StudyRecorder::Options options; // the engine's own thresholds for spikes and non-finite values
     StudyRecorder recorder(store, result.runId, start.totalSteps, options);
-    StreamWriter writer(store, result.runId, recorder);
+    StreamWriter writer(store, result.runId, recorder, std::move(predicted));
     TrainingOutcome outcome;
     try {
         recorder.started(start.message.empty() ? "recorded by " + recorderOf(start) : start.message);

@@ -258,8 +258,14 @@ def main():
     message = f"{sum(p.numel() for p in model.parameters())} parameters, {a.corpus} corpus, PyTorch {torch.__version__}"
     # The config is the trainer's own flags: `optlog runs --filter precision:autocast-bf16` reads them.
     config = {key: value for key, value in vars(a).items() if key not in ("study", "name", "group")}
+    # The same GPT in the engine's config keys: optlog's memory model predicts its memory, stored
+    # beside what run.memory measures.
+    engine_config = {"model.vocab_size": a.vocab, "model.context_length": a.context, "model.width": a.width,
+                     "model.layers": a.layers, "model.heads": a.heads, "train.microbatch": a.microbatch,
+                     "train.accumulation": a.accumulation, "precision.mode": a.precision,
+                     "memory.checkpoint_every": 1 if a.checkpoint else 0, "runtime.device": a.device}
     with optlog.Run(a.study, name=name, group=a.group, config=config, steps=a.steps, device=device,
-                    message=message) as run:
+                    message=message, engine_config=engine_config) as run:
         for step in range(a.steps):
             started = time.perf_counter()
             if step == min(MEASURED_STEP, a.steps - 1):
