@@ -211,17 +211,16 @@ bool RunFilter::matches(const RunRecord &run, const RunConfig *config) const
     if (!config && readsConfig) {
         const std::string label = "run " + std::to_string(run.id);
         try {
-            RunConfig read;
-            applyTomlText(read, run.configToml, label);
-            parsed = read;
-            config = &*parsed;
-        } catch (const std::exception &) {
-            // A recorded run's own keys; a config this optlog cannot read at all matches on
-            // everything but its fields.
-            try {
+            if (!recorderOf(run).empty()) { // its trainer's keys, whatever they are named
                 recorded = flattenConfigToml(run.configToml, label);
-            } catch (const std::exception &) {
+            } else {
+                RunConfig read;
+                applyTomlText(read, run.configToml, label);
+                parsed = read;
+                config = &*parsed;
             }
+        } catch (const std::exception &) {
+            // A config this optlog cannot read matches on everything but its fields.
         }
     }
     const std::vector<ConfigEntry> *entries = recorded ? &*recorded : nullptr;
