@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The compare view on a study with known numbers: matched-token deltas, verdicts, config diff.
+#include "core/analysis/comparison.h"
 #include "core/config/config.h"
+#include "core/config/recordedconfig.h"
 #include "core/store/store.h"
 #include "ui/charts/bandchart.h"
 #include "ui/charts/comparisoncharts.h"
@@ -160,6 +162,55 @@ private Q_SLOTS:
         QCOMPARE(memory->item(1, 0)->text(), QStringLiteral("peak"));
         QCOMPARE(memory->item(1, 1)->text(), QStringLiteral("400.0 MiB")); // a sum of states: no dtype
         QCOMPARE(memory->item(1, 2)->text(), QStringLiteral("200.0 MiB"));
+    }
+
+    // A run its own trainer recorded (`optlog record`) is compared as any run; where a figure needs
+    // what only the engine knows (MFU, the memory model's prediction) the table says so, and the
+    // config diff sets its trainer's keys beside the engine's fields.
+    void recordedRunsSayWhatOnlyTheEngineKnows()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("recorded.sqlite")).toStdString();
+        int64_t engine = 0, recorded = 0;
+        {
+            Store store(path);
+            engine = addRun(store, {"fp32", "fp32", {{5000, 2.5}, {20000, 1.8}}, 5000, 400 << 20});
+            recorded = store.createRun("mine", recordedConfigToml(R"({"amp":"bf16","lr":0.001})"));
+            store.setEnvironment(recorded, R"({"recorder":"optlog Python module 1, train.py"})");
+            std::vector<StepMetrics> steps;
+            for (int64_t s = 0; s < 20; ++s) {
+                StepMetrics m;
+                m.step = s;
+                m.tokens = (s + 1) * 1000;
+                m.trainLoss = 3.0;
+                m.stepSeconds = 0.1;
+                m.tokensPerSecond = 10000;
+                steps.push_back(m);
+            }
+            store.appendMetrics(recorded, steps);
+            store.appendValidation(recorded, {{4, 5000, 2.5}, {19, 20000, 1.8}});
+            store.replaceMemory(recorded, {{MemoryRole::Parameters, "float32", 100 << 20, MemorySource::Measured},
+                                           {MemoryRole::Peak, "mixed", 300 << 20, MemorySource::Measured}});
+            store.finishRun(recorded, Outcome::Completed, 19, "");
+        }
+        CompareView view;
+        view.setStudy(loadStudySnapshot(path, {}));
+        view.setSelectedRuns({engine, recorded});
+        view.setBaseline(engine);
+        QCOMPARE(int(view.rows().size()), 2);
+        QVERIFY(qAbs(view.rows()[1].speedup - 2.0) < 1e-9);
+        const QTableWidgetItem *mfu = view.verdictTable()->item(1, int(VerdictColumn::Mfu));
+        QCOMPARE(mfu->text(), QStringLiteral("n/a"));
+        QVERIFY2(mfu->toolTip().contains(QStringLiteral("optlog Python module 1, train.py")),
+                 qPrintable(mfu->toolTip()));
+        QCOMPARE(view.memoryTable()->item(0, 2)->text(),
+                 QStringLiteral("100.0 MiB · fp32\nnot predicted: recorded run"));
+        QStringList amp;
+        QTableWidget *config = view.configTable();
+        for (int row = 0; row < config->rowCount(); ++row)
+            if (config->item(row, 0)->text() == QStringLiteral("amp"))
+                amp << config->item(row, 1)->text() << config->item(row, 2)->text();
+        QCOMPARE(amp, (QStringList{QStringLiteral("-"), QStringLiteral("bf16")}));
     }
 
     void quantizationsAreAPointPerSchemeBesideTheRunsOwn()
