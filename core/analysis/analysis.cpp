@@ -181,14 +181,26 @@ std::string tagsText(const RunRecord &run)
     return out;
 }
 
-std::string recorderOf(const RunRecord &run)
+namespace {
+
+// A run's stored environment; an empty object when it has none or it is not JSON.
+nlohmann::json environmentObject(const RunRecord &run)
 {
-    const auto environment = nlohmann::json::parse(run.environmentJson.empty() ? "{}" : run.environmentJson, nullptr,
-                                                   /*allow_exceptions=*/false);
-    if (!environment.is_object())
-        return {};
+    nlohmann::json environment = nlohmann::json::parse(run.environmentJson, nullptr, /*allow_exceptions=*/false);
+    return environment.is_object() ? environment : nlohmann::json::object();
+}
+
+std::string recorderIn(const nlohmann::json &environment)
+{
     const auto recorder = environment.find("recorder");
     return recorder != environment.end() && recorder->is_string() ? recorder->get<std::string>() : std::string();
+}
+
+} // namespace
+
+std::string recorderOf(const RunRecord &run)
+{
+    return recorderIn(environmentObject(run));
 }
 
 std::string recordedRunLimits()
@@ -394,7 +406,8 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
         }
     s.numerics = std::move(numerics);
     RunConfig config;
-    s.recorder = recorderOf(run);
+    const nlohmann::json environment = environmentObject(run);
+    s.recorder = recorderIn(environment);
     try {
         // A recorded run's keys are its trainer's, whatever they are named: never the engine's fields.
         if (s.recorder.empty()) {
@@ -415,7 +428,6 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
     // Each run is measured against the matmul peak of its compute dtype.
     s.peakDtype = dtypeName(precisionModeOf(config).compute);
     try {
-        const auto environment = nlohmann::json::parse(run.environmentJson.empty() ? "{}" : run.environmentJson);
         s.untunedSettings = environment.value("tuning", std::string()).rfind("untuned", 0) == 0;
         // Rank 0's peak at its threads, once per rank: the throughput counts every rank's tokens.
         if (environment.contains("matmul_peak"))

@@ -42,8 +42,7 @@ std::string formatRunList(const Store &store, const RunFilter &filter)
         const long long steps = metrics.empty() ? 0 : static_cast<long long>(metrics.back().step + 1);
         const long long tokens = metrics.empty() ? 0 : static_cast<long long>(metrics.back().tokens);
         std::string tags = printable(tagsText(run));
-        for (const auto &[marked, mark] :
-             {std::pair{!recorderOf(run).empty(), "[recorded]"}, {run.archived, "[archived]"}})
+        for (const auto &[marked, mark] : {std::pair{!s.recorder.empty(), "[recorded]"}, {run.archived, "[archived]"}})
             if (marked)
                 tags += (tags.empty() ? "" : " ") + std::string(mark);
         out += formatted("%4lld  %-26s %-22s %7lld %10lld %9s %10.0f %11s  %s\n", static_cast<long long>(run.id),

@@ -4,6 +4,7 @@
 #include "core/config/config.h"
 #include "core/config/recordedconfig.h"
 #include "core/store/store.h"
+#include "tests/common/steadysteps.h"
 #include "ui/charts/bandchart.h"
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/linechart.h"
@@ -40,17 +41,7 @@ int64_t addRun(Store &store, const KnownRun &known)
     const int64_t id = store.createRun(known.name, toToml(config), known.group);
     for (int64_t step : known.spikes)
         store.addEvent(id, EventKind::LossSpike, "a loss spike", step);
-    std::vector<StepMetrics> steps;
-    for (int64_t s = 0; s < 20; ++s) {
-        StepMetrics m;
-        m.step = s;
-        m.tokens = (s + 1) * 1000;
-        m.trainLoss = 3.0;
-        m.stepSeconds = 1000.0 / known.tokensPerSecond;
-        m.tokensPerSecond = known.tokensPerSecond;
-        steps.push_back(m);
-    }
-    store.appendMetrics(id, steps);
+    store.appendMetrics(id, testing::steadySteps(20, 1000, known.tokensPerSecond));
     std::vector<ValidationPoint> points;
     for (const auto &[tokens, loss] : known.validation)
         points.push_back({tokens / 1000 - 1, tokens, loss});
@@ -177,17 +168,7 @@ private Q_SLOTS:
             engine = addRun(store, {"fp32", "fp32", {{5000, 2.5}, {20000, 1.8}}, 5000, 400 << 20});
             recorded = store.createRun("mine", recordedConfigToml(R"({"amp":"bf16","lr":0.001})"));
             store.setEnvironment(recorded, R"({"recorder":"optlog Python module 1, train.py"})");
-            std::vector<StepMetrics> steps;
-            for (int64_t s = 0; s < 20; ++s) {
-                StepMetrics m;
-                m.step = s;
-                m.tokens = (s + 1) * 1000;
-                m.trainLoss = 3.0;
-                m.stepSeconds = 0.1;
-                m.tokensPerSecond = 10000;
-                steps.push_back(m);
-            }
-            store.appendMetrics(recorded, steps);
+            store.appendMetrics(recorded, testing::steadySteps(20, 1000, 10000));
             store.appendValidation(recorded, {{4, 5000, 2.5}, {19, 20000, 1.8}});
             store.replaceMemory(recorded, {{MemoryRole::Parameters, "float32", 100 << 20, MemorySource::Measured},
                                            {MemoryRole::Peak, "mixed", 300 << 20, MemorySource::Measured}});

@@ -2,6 +2,7 @@
 // The monitor marks instabilities on the train loss, live and from the study file.
 #include "core/config/config.h"
 #include "core/store/store.h"
+#include "tests/common/steadysteps.h"
 #include "ui/monitorview.h"
 
 #include <QTemporaryDir>
@@ -83,17 +84,7 @@ private Q_SLOTS:
             Store store(path);
             const int64_t id = store.createRun("mine", "amp = 'bf16'\n");
             store.setEnvironment(id, R"({"recorder":"optlog Python module 1, train.py","planned_steps":60})");
-            std::vector<StepMetrics> steps;
-            for (int64_t s = 0; s < 3; ++s) {
-                StepMetrics m;
-                m.step = s;
-                m.tokens = (s + 1) * 100;
-                m.trainLoss = 3.0;
-                m.stepSeconds = 0.1;
-                m.tokensPerSecond = 1000;
-                steps.push_back(m);
-            }
-            store.appendMetrics(id, steps);
+            store.appendMetrics(id, testing::steadySteps(3, 100, 1000));
         }
         const StudySnapshot study = loadStudySnapshot(path, {});
         MonitorView monitor;
