@@ -6,8 +6,11 @@
 // same two ways backward) and the head's forward one by one. ATen's FP32 products run on OpenBLAS's
 // own threads, which just after a oneDNN product compete with OpenMP's still-spinning workers: its
 // column is a reference, at times far slower than ATen alone (a training run uses one library).
+// A BF16 precision mode (precision.mode="autocast-bf16", "master-bf16" or "pure-bf16") times the
+// products on BF16 operands: LibTorch's own BF16 products against oneDNN's matmul primitive.
 //   build/tests/bench/bench_gemm [PRESET] [ROUNDS] [SETTING=VALUE...]
 #include "core/config/config.h"
+#include "core/config/tuning.h"
 #include "core/engine/kernels/gemm.h"
 #include "core/engine/machine/environment.h"
 #include "tests/common/arguments.h"
@@ -50,14 +53,15 @@ std::function<double(GemmLibrary)> timing(std::function<at::Tensor(GemmLibrary)>
 
 // The products of one block and of the head at the preset's shapes, with operands laid out as the
 // model lays them out (attention's q, k and v are strided views of the QKV projection's output).
-std::vector<Product> productsOf(const ModelConfig &m, int64_t B)
+std::vector<Product> productsOf(const ModelConfig &m, int64_t B, at::ScalarType dtype)
 {
+    const auto randn = [dtype](std::vector<int64_t> shape) { return at::randn(shape).to(dtype); };
     const int64_t T = m.contextLength, C = m.width, H = m.heads, D = C / H, V = m.vocabSize, rows = B * T;
     std::vector<Product> products;
     // A linear layer forward, and its backward as the engine runs it (both gradients' products and
     // the bias's sum), after an untimed forward.
     const auto linear = [&](const std::string &name, int64_t n, int64_t k) {
-        const at::Tensor x = at::randn({rows, k}), w = at::randn({n, k}), b = at::randn({n}), g = at::randn({rows, n});
+        const at::Tensor x = randn({rows, k}), w = randn({n, k}), b = randn({n}), g = randn({rows, n});
         const double flops = 2.0 * double(rows * n * k);
         products.push_back({name + " forward", flops, timing([=](GemmLibrary l) { return gemmLinear(x, w, b, l); })});
         products.push_back({name + " backward", 2 * flops, [=](GemmLibrary l) {
@@ -72,10 +76,9 @@ std::vector<Product> productsOf(const ModelConfig &m, int64_t B)
     linear("attention proj", C, C);
     linear("mlp fc", 4 * C, C);
     linear("mlp proj", C, 4 * C);
-    const std::vector<at::Tensor> parts = at::randn({B, T, 3, H, D}).unbind(2);
+    const std::vector<at::Tensor> parts = randn({B, T, 3, H, D}).unbind(2);
     const at::Tensor q = parts[0].transpose(1, 2), k = parts[1].transpose(1, 2), v = parts[2].transpose(1, 2);
-    const at::Tensor weights = at::randn({B, H, T, T}), gradient = at::randn({B, H, T, T}),
-                     outGradient = at::randn({B, H, T, D});
+    const at::Tensor weights = randn({B, H, T, T}), gradient = randn({B, H, T, T}), outGradient = randn({B, H, T, D});
     const double attention = 2.0 * double(B * H * T * T * D);
     const double scale = 1.0 / std::sqrt(double(D));
     const auto attentionProduct = [&](const std::string &name, const at::Tensor &a, const at::Tensor &b, double alpha) {
@@ -87,7 +90,7 @@ std::vector<Product> productsOf(const ModelConfig &m, int64_t B)
     attentionProduct("qᵀ·dscores", q.transpose(-2, -1), gradient, scale);
     attentionProduct("dout·vᵀ", outGradient, v.transpose(-2, -1), 1.0);
     attentionProduct("weightsᵀ·dout", weights.transpose(-2, -1), outGradient, 1.0);
-    const at::Tensor x = at::randn({rows, C}), head = at::randn({V, C});
+    const at::Tensor x = randn({rows, C}), head = randn({V, C});
     const double headFlops = 2.0 * double(rows * V * C);
     products.push_back({"head forward", headFlops, timing([=](GemmLibrary l) { return gemmLinear(x, head, {}, l); })});
     return products;
@@ -109,9 +112,15 @@ int main(int argc, char **argv)
         keepTensorMemoryInHeap(); // as a run has it: the products' outputs come from the same heap
         applyThreadSettings(config.runtime);
         at::NoGradGuard noGrad;
-        const std::vector<Product> products = productsOf(config.model, config.train.microbatch);
-        std::printf("%s, %d threads, best of %lld alternated timings\n\n", preset.c_str(), at::get_num_threads(),
-                    static_cast<long long>(rounds));
+        const std::string family = precisionFamily(config.precision.mode);
+        if (family == "fp16")
+            throw std::runtime_error("precision.mode \"" + config.precision.mode
+                                     + "\": FP16 products are ATen's alone; expected an FP32 or BF16 mode");
+        const at::ScalarType dtype = family == "bf16" ? at::kBFloat16 : at::kFloat;
+        const std::vector<Product> products = productsOf(config.model, config.train.microbatch, dtype);
+        std::printf("%s, %s products, %d threads, best of %lld alternated timings; oneDNN: %s\n\n", preset.c_str(),
+                    family.c_str(), at::get_num_threads(), static_cast<long long>(rounds),
+                    describe(GemmLibrary::OneDnn).c_str());
         std::printf("| product | ATen ms | ATen GFLOP/s | oneDNN ms | oneDNN GFLOP/s |\n|---|---|---|---|---|\n");
         double atenTotal = 0, oneDnnTotal = 0, flops = 0;
         for (const Product &p : products) {

@@ -10,6 +10,8 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #ifdef OPTLOG_HAVE_ONEDNN
+#include "core/engine/kernels/bf16matmul.h"
+
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
@@ -60,7 +62,7 @@ std::string describe(GemmLibrary library)
     if (library == GemmLibrary::OneDnn) {
         const dnnl_version_t *v = dnnl_version();
         return "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch)
-               + (bf16ProductsWidened() ? ", bf16 widened" : "");
+               + (bf16ProductsWidened() ? ", bf16 widened" : ", bf16 matmul " + bf16MatmulImplementation());
     }
 #endif
     (void) library;
@@ -76,9 +78,8 @@ bool floatOrBf16(const at::Tensor &t)
     return t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16;
 }
 
-// The dtype oneDNN's path computes a product of `a` and `b` in, if it takes it: FP32 operands
-// outside autocast; and where BF16 products are widened, BF16 operands, or either kind under BF16
-// autocast, which casts both (elsewhere LibTorch's casts send 16-bit products to oneDNN already).
+// The dtype oneDNN's path computes a product of `a` and `b` in, if it takes it: FP32 or BF16
+// operands outside autocast, and either kind under BF16 autocast, which casts both.
 std::optional<at::ScalarType> oneDnnTakes(GemmLibrary library, const at::Tensor &a, const at::Tensor &b)
 {
     if (library != GemmLibrary::OneDnn || !a.device().is_cpu() || !b.device().is_cpu() || a.numel() == 0
@@ -86,12 +87,11 @@ std::optional<at::ScalarType> oneDnnTakes(GemmLibrary library, const at::Tensor 
         return std::nullopt;
     const at::ScalarType dtype = a.scalar_type();
     if (at::autocast::is_cpu_enabled()) {
-        if (bf16ProductsWidened() && at::autocast::get_autocast_cpu_dtype() == at::kBFloat16 && floatOrBf16(a)
-            && floatOrBf16(b))
+        if (at::autocast::get_autocast_cpu_dtype() == at::kBFloat16 && floatOrBf16(a) && floatOrBf16(b))
             return at::kBFloat16;
         return std::nullopt;
     }
-    if (b.scalar_type() == dtype && (dtype == at::kFloat || (dtype == at::kBFloat16 && bf16ProductsWidened())))
+    if (b.scalar_type() == dtype && floatOrBf16(a))
         return dtype;
     return std::nullopt;
 }
@@ -169,7 +169,7 @@ int64_t paddedDepthFor(const StoredMatrix &sa, const StoredMatrix &sb, int64_t m
     return 0;
 }
 
-std::atomic<int64_t> paddedProducts{0};
+std::atomic<int64_t> paddedProducts{0}, bf16Products{0};
 
 // alpha·a·b for FP32 matrices a (m × k) and b (k × n) into `out`, `chunk` rows of depth at a
 // time, the rows of an operand stored 4 KiB apart read from a padded copy of the chunk.
@@ -291,10 +291,39 @@ void widenedProduct(const at::Tensor &a, const StoredMatrix &sa, const at::Tenso
     });
 }
 
+// alpha·a·b (+ bias on every row when defined) for BF16 operands of the same batch shape into
+// `out`: on the matmul primitive, which reads any strides, or widened, which reads stored matrices.
+void bf16Product(at::Tensor a, at::Tensor b, float alpha, const at::Tensor &bias, at::Tensor &out)
+{
+    bf16Products.fetch_add(1, std::memory_order_relaxed);
+    if (!bf16ProductsWidened()) {
+        bf16Matmul(a, b, bias, alpha, out);
+        return;
+    }
+    std::optional<StoredMatrix> sa = storedMatrix(a), sb = storedMatrix(b);
+    if (!sa) {
+        a = a.contiguous();
+        sa = storedMatrix(a);
+    }
+    if (!sb) {
+        b = b.contiguous();
+        sb = storedMatrix(b);
+    }
+    widenedProduct(a, *sa, b, *sb, alpha, bias.defined() ? bias.contiguous() : bias, out);
+}
+
 // alpha·a·b over the last two dimensions into a new contiguous tensor; batch shapes equal.
 // `scratchBytes`: what the product may allocate besides its output without raising the peak.
 at::Tensor product(at::Tensor a, at::Tensor b, float alpha = 1.0f, int64_t scratchBytes = 0)
 {
+    std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end());
+    shape.back() = b.size(-1);
+    at::Tensor out = at::empty(shape, a.options());
+    RECORD_FUNCTION("optlog::gemm", std::vector<c10::IValue>()); // a GEMM for bench_profile
+    if (a.scalar_type() == at::kBFloat16) {
+        bf16Product(a, b, alpha, {}, out);
+        return out;
+    }
     std::optional<StoredMatrix> sa = storedMatrix(a), sb = storedMatrix(b);
     if (!sa) {
         a = a.contiguous();
@@ -305,14 +334,6 @@ at::Tensor product(at::Tensor a, at::Tensor b, float alpha = 1.0f, int64_t scrat
         sb = storedMatrix(b);
     }
     const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-    std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end());
-    shape.back() = n;
-    at::Tensor out = at::empty(shape, a.options());
-    RECORD_FUNCTION("optlog::gemm", std::vector<c10::IValue>()); // a GEMM for bench_profile
-    if (a.scalar_type() == at::kBFloat16) {
-        widenedProduct(a, *sa, b, *sb, alpha, {}, out);
-        return out;
-    }
     if (const int64_t chunk = a.dim() == 2 ? paddedDepthFor(*sa, *sb, m, n, k, scratchBytes) : 0) {
         paddedProduct(a, *sa, b, *sb, chunk, alpha, out);
         return out;
@@ -349,7 +370,7 @@ at::Tensor linearForward(const at::Tensor &x, const at::Tensor &weight, const at
     RECORD_FUNCTION("optlog::gemm", std::vector<c10::IValue>()); // the bias copy counts as the GEMM's
     at::Tensor out = at::empty({m, n}, x.options());
     if (x.scalar_type() == at::kBFloat16) {
-        widenedProduct(rows, {false, k}, w.t(), {true, k}, 1.0f, bias.contiguous(), out);
+        bf16Product(rows, w.t(), 1.0f, bias, out);
     } else {
         out.copy_(bias.expand({m, n}));
         sgemm({false, k}, rows.data_ptr<float>(), {true, k}, w.data_ptr<float>(), m, n, k, 1.0f, 1.0f,
@@ -450,6 +471,15 @@ int64_t paddedProductCount()
 {
 #ifdef OPTLOG_HAVE_ONEDNN
     return paddedProducts.load(std::memory_order_relaxed);
+#else
+    return 0;
+#endif
+}
+
+int64_t bf16ProductCount()
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    return bf16Products.load(std::memory_order_relaxed);
 #else
     return 0;
 #endif

@@ -14,19 +14,21 @@ namespace optlog {
 // widest kernels on LibTorch's OpenMP threads (docs/benchmarks.md has the side-by-side numbers).
 enum class GemmLibrary {
     ATen,   // whatever LibTorch calls: the reference, and every case oneDNN does not take
-    OneDnn, // oneDNN's sgemm for FP32 CPU tensors outside autocast
+    OneDnn, // oneDNN's sgemm for FP32 CPU tensors outside autocast, its matmul primitive for BF16
 };
 
 // runtime.gemm ("auto", "onednn", "aten") for this build; throws when "onednn" is asked of a build
 // without it, naming what would be right.
 GemmLibrary gemmLibraryFrom(const std::string &setting);
 bool oneDnnGemmBuilt();
-// Whether oneDNN's path computes BF16 products here, in FP32 arithmetic: LibTorch 1.13 hands them
-// to oneDNN only on a CPU with AVX-512 (BW, VL, DQ) and elsewhere runs a scalar one-thread kernel,
-// about 30x slower than FP32 (docs/benchmarks.md). Operands are widened to FP32 exactly and each
-// sum is rounded to BF16 once, as oneDNN's own BF16 product rounds its FP32 sums.
+// Whether oneDNN's path computes BF16 products here in FP32 arithmetic, on a CPU without AVX-512
+// (BW, VL, DQ): there oneDNN 2.6 has no BF16 matmul, and LibTorch 1.13 runs a scalar one-thread
+// kernel, about 30x slower than FP32 (docs/benchmarks.md). Operands are widened to FP32 exactly and
+// each sum is rounded to BF16 once, as oneDNN's own BF16 product rounds its FP32 sums. With AVX-512,
+// BF16 products run on oneDNN's matmul primitive (bf16matmul.h).
 bool bf16ProductsWidened();
-// "onednn 2.6.3", "onednn 2.6.3, bf16 widened" or "aten": what a run's environment records.
+// "onednn 2.6.3, bf16 matmul brg:avx512_core_bf16", "onednn 2.6.3, bf16 widened" or "aten": what a
+// run's environment records.
 std::string describe(GemmLibrary library);
 
 // y = x·Wᵀ + b over x's last dimension (bias may be undefined), as at::linear.
@@ -41,5 +43,8 @@ at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary libr
 // How many FP32 products have run on padded copies of rows stored 4 KiB apart (gemm.cpp says when
 // and why) in this process: for tests and benchmarks to see that the path was taken.
 int64_t paddedProductCount();
+// How many BF16 products oneDNN's path (the matmul primitive, or widened) has computed in this
+// process: for tests to see that LibTorch's own BF16 products were not used.
+int64_t bf16ProductCount();
 
 } // namespace optlog

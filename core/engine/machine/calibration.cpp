@@ -56,16 +56,16 @@ std::vector<int64_t> peakSizes(c10::Device device)
 }
 
 // The libraries a product of `dtype` can be fastest on here: ATen's, and oneDNN's on a CPU for
-// FP32. Where oneDNN's path widens BF16 products, only it: ATen's are LibTorch's scalar one-thread
-// kernel there, which never wins and took minutes to time at these sizes.
+// FP32 and BF16. Where oneDNN's path widens BF16 products, only it: ATen's are LibTorch's scalar
+// one-thread kernel there, which never wins and took minutes to time at these sizes.
 std::vector<GemmLibrary> librariesFor(at::ScalarType dtype, c10::Device device)
 {
     if (!device.is_cpu() || !oneDnnGemmBuilt())
         return {GemmLibrary::ATen};
-    if (dtype == at::kFloat)
-        return {GemmLibrary::ATen, GemmLibrary::OneDnn};
     if (dtype == at::kBFloat16 && bf16ProductsWidened())
         return {GemmLibrary::OneDnn};
+    if (dtype == at::kFloat || dtype == at::kBFloat16)
+        return {GemmLibrary::ATen, GemmLibrary::OneDnn};
     return {GemmLibrary::ATen};
 }
 
