@@ -93,6 +93,10 @@ struct ReportRequest
 };
 int reportCommand(const ReportRequest &request, int argc, char **argv);
 
+// Steps per candidate run of a quick probe (`optlog tune --quick`): the three warm-up steps and
+// five measured ones, about a second each at the default preset here.
+inline constexpr int kQuickProbeSteps = 8;
+
 struct TuneRequest
 {
     std::string preset = "default";
@@ -100,6 +104,8 @@ struct TuneRequest
     int steps = 15;                                             // per candidate run
     int rounds = 2;                                             // alternations of all candidates
     bool ifNeeded = false; // only when a requested family has no tuning for this machine yet
+    bool quick = false;    // one round of short runs, recorded as a quick probe
+    bool status = false;   // say which families are tuned here, and by what; measure nothing
 };
 int tuneCommand(const TuneRequest &request, const std::string &self);
 // A GEMM with the OPENBLAS_CORETYPE this process started with, against a reference: exit 0 if right.

@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -19,6 +22,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,6 +37,51 @@ namespace {
 // and a guard against relaunching twice.
 constexpr const char *kMarker = "OPTLOG_SET_VARIABLES";
 
+// Whether an untuned machine's first run probes first: unless OPTLOG_PROBE_UNTUNED=0 (tests that
+// must run untuned, and people who want optlog's fixed defaults).
+bool probesUntuned()
+{
+    const char *setting = std::getenv("OPTLOG_PROBE_UNTUNED");
+    return !setting || std::string(setting) != "0";
+}
+
+// The tuning for `family` here, made first by a quick probe where there is none. Runs started
+// together (a study's, a workbench queue's) wait for one probe under a lock on the cache rather
+// than each probing while the others load the machine.
+std::optional<TunedSettings> tuningFor(const char *self, const std::string &precisionMode, const std::string &family)
+{
+    const std::string cache = tuningCacheFile(), key = machineKey();
+    std::optional<TunedSettings> tuned = readTuning(cache, key, family);
+    if (tuned || !probesUntuned())
+        return tuned;
+    const std::string lockPath = cache + ".lock";
+    std::error_code ignored; // without the folder the probe still runs, unlocked
+    std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ignored);
+    const int lock = open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock >= 0)
+        flock(lock, LOCK_EX);
+    tuned = readTuning(cache, key, family); // another run may have probed while this one waited
+    if (!tuned) {
+        std::fprintf(stderr,
+                     "optlog: this machine has no tuning for %s; probing threads and wait policy first (some seconds; "
+                     "`optlog tune` measures longer)\n",
+                     family.c_str());
+        const auto start = std::chrono::steady_clock::now();
+        const int status = runChild(selfPath(self), {"tune", "--quick", "--modes", precisionMode}, {}, true);
+        tuned = readTuning(cache, key, family);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (tuned)
+            std::fprintf(stderr, "optlog: probed in %.0f s: %d thread%s, OMP_WAIT_POLICY=%s%s%s (kept in %s)\n",
+                         seconds, tuned->threads, tuned->threads == 1 ? "" : "s", tuned->waitPolicy.c_str(),
+                         tuned->coreType.empty() ? "" : ", OPENBLAS_CORETYPE=", tuned->coreType.c_str(), cache.c_str());
+        else
+            std::fprintf(stderr, "optlog: the probe failed (exit %d); this run uses the untuned defaults\n", status);
+    }
+    if (lock >= 0)
+        close(lock); // and with it the lock
+    return tuned;
+}
+
 } // namespace
 
 void relaunchWithRuntimeVariables(char **argv, const std::string &precisionMode)
@@ -40,14 +89,15 @@ void relaunchWithRuntimeVariables(char **argv, const std::string &precisionMode)
     if (std::getenv(kMarker))
         return;
     const std::string family = precisionFamily(precisionMode);
-    const auto tuned = readTuning(tuningCacheFile(), machineKey(), family);
+    const auto tuned = tuningFor(argv[0], precisionMode, family);
     std::vector<std::pair<std::string, std::string>> choices = {
         {"OMP_WAIT_POLICY", tuned ? tuned->waitPolicy : kUntunedWaitPolicy}};
     if (tuned && !tuned->coreType.empty())
         choices.push_back({"OPENBLAS_CORETYPE", tuned->coreType});
     if (tuned) {
         setenv("OPTLOG_TUNED_THREADS", std::to_string(tuned->threads).c_str(), 1);
-        setenv("OPTLOG_TUNING", ("tuned for " + family + " by optlog tune (" + tuningCacheFile() + ")").c_str(), 1);
+        setenv("OPTLOG_TUNING",
+               ("tuned for " + family + " by " + tuned->measuredBy + " (" + tuningCacheFile() + ")").c_str(), 1);
     } else {
         setenv("OPTLOG_TUNING", ("untuned: optlog tune has not measured " + family + " on this machine").c_str(), 1);
     }

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <unistd.h>
 
@@ -29,6 +30,22 @@ int gemmCheckCommand()
     return check.correct ? kExitOk : kExitFailed;
 }
 
+// One line per precision family: how this machine is tuned for it, for people and the workbench.
+int tuneStatus(const std::string &cache, const std::string &key)
+{
+    for (const char *family : {"fp32", "bf16"}) {
+        const std::optional<TunedSettings> tuned = readTuning(cache, key, family);
+        const TuneCandidate settings{tuned ? tuned->threads : 0,
+                                     tuned ? tuned->waitPolicy : "",
+                                     tuned ? tuned->coreType : "",
+                                     {}};
+        std::printf("%s: %s\n", family,
+                    tuned ? ("tuned by " + tuned->measuredBy + ": " + settings.label()).c_str()
+                          : "not tuned on this machine");
+    }
+    return kExitOk;
+}
+
 int tuneCommand(const TuneRequest &request, const std::string &self)
 {
     if (const int refused = refuseBadInput("tune --modes", [&] {
@@ -38,6 +55,8 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
         return refused;
     const std::string key = machineKey();
     const std::string cache = tuningCacheFile();
+    if (request.status)
+        return tuneStatus(cache, key);
     if (request.ifNeeded && std::all_of(request.modes.begin(), request.modes.end(), [&](const std::string &mode) {
             return readTuning(cache, key, precisionFamily(mode)).has_value();
         })) {
@@ -102,7 +121,8 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
                 std::printf(" %.0f", t);
             std::printf("\n");
         }
-        const TunedSettings settings = bestSettings(candidates, cores);
+        TunedSettings settings = bestSettings(candidates, cores);
+        settings.measuredBy = request.quick ? kMeasuredByProbe : kMeasuredByTune;
         writeTuning(cache, key, family, settings);
         const TuneCandidate best{settings.threads, settings.waitPolicy, settings.coreType, {}};
         const auto untuned = std::find_if(candidates.begin(), candidates.end(),
@@ -134,9 +154,16 @@ Command addTuneCommand(CLI::App &app, const Invocation &invocation)
         ->capture_default_str()
         ->check(CLI::Range(1, 100));
     command->add_flag("--if-needed", request->ifNeeded, "do nothing when every requested family is already tuned here");
+    command->add_flag("--quick", request->quick,
+                      "a quick probe: one round of short runs (seconds), what an untuned machine's first run does");
+    command->add_flag("--status", request->status, "say which precision families are tuned here, and by what");
     command->add_flag("--gemm-check", *gemmCheck, "internal: check a GEMM with this process's OpenBLAS core type")
         ->group(""); // hidden from --help and the manual
     return {command, [request, gemmCheck, invocation] {
+                if (request->quick) {
+                    request->steps = std::min(request->steps, kQuickProbeSteps);
+                    request->rounds = 1;
+                }
                 return *gemmCheck ? gemmCheckCommand() : tuneCommand(*request, invocation.self);
             }};
 }

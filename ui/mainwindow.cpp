@@ -9,6 +9,7 @@
 #include "ui/compareview.h"
 #include "ui/curationcontroller.h"
 #include "ui/designerview.h"
+#include "ui/machinetuning.h"
 #include "ui/monitorview.h"
 #include "ui/report/reportwriter.h"
 #include "ui/runqueue.h"
@@ -22,8 +23,10 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -45,6 +48,7 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     , m_monitor(new MonitorView)
     , m_compare(new CompareView)
     , m_curation(new CurationController(m_runs, m_watcher, m_designer, this))
+    , m_tuning(new MachineTuning(engineBinary, this))
     , m_pages(new QTabWidget)
 {
     setObjectName(QStringLiteral("optlogMainWindow"));
@@ -117,6 +121,19 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     if (!settings.contains(QStringLiteral("geometry")))
         resize(1280, 800);
     updateQueueStatus();
+
+    // Whether speeds measured here are the machine's best: tuned, probed by a first run, or not.
+    m_tuningLabel = new QLabel;
+    m_tuningLabel->setObjectName(QStringLiteral("tuningStatus"));
+    m_tuneButton = new QPushButton(tr("Tune this machine…"));
+    m_tuneButton->setObjectName(QStringLiteral("tuneButton"));
+    m_tuneButton->setFlat(true);
+    statusBar()->addPermanentWidget(m_tuningLabel);
+    statusBar()->addPermanentWidget(m_tuneButton);
+    connect(m_tuneButton, &QPushButton::clicked, this, &MainWindow::tuneMachine);
+    connect(m_tuning, &MachineTuning::changed, this, &MainWindow::updateTuningStatus);
+    m_tuning->refresh();
+    updateTuningStatus();
 }
 
 MainWindow::~MainWindow() = default;
@@ -167,6 +184,8 @@ void MainWindow::buildMenus()
         for (int entry : m_runs->selectedQueueEntries())
             m_queue->remove(entry);
     });
+    run->addSeparator();
+    m_tune = run->addAction(tr("&Tune this machine…"), this, &MainWindow::tuneMachine);
     run->addSeparator();
     run->addAction(tr("&Compare selected runs"), QKeySequence(Qt::CTRL | Qt::Key_D), this, &MainWindow::compareSelected);
 
@@ -311,10 +330,36 @@ void MainWindow::updateQueueStatus()
         text = tr("Queue empty.");
     m_runs->setQueueStatus(text);
     if (m_start) {
-        m_start->setEnabled(!m_queue->isActive() && queued > 0);
+        // A tuning times runs of its own: the queue waits for it, and it for the queue.
+        const bool tuning = m_tuning->isTuning();
+        m_start->setEnabled(!m_queue->isActive() && queued > 0 && !tuning);
         m_pause->setEnabled(m_queue->isActive());
         m_cancel->setEnabled(m_queue->isRunning());
+        m_tune->setEnabled(!m_queue->isActive() && !tuning);
+        if (m_tuneButton)
+            m_tuneButton->setEnabled(m_tune->isEnabled());
     }
+}
+
+void MainWindow::updateTuningStatus()
+{
+    const QString summary = m_tuning->summary();
+    m_tuningLabel->setText(summary);
+    m_tuningLabel->setToolTip(
+        tr("Threads, the OpenMP wait policy and OpenBLAS's kernels change a run's speed as much as a technique "
+           "does. Untuned, a run first makes a quick probe of a few seconds; tuning measures them in rounds "
+           "(docs/tuning.md)."));
+    m_tuneButton->setVisible(!m_tuning->fullyTuned() && !m_tuning->isTuning());
+    updateQueueStatus();
+}
+
+void MainWindow::tuneMachine()
+{
+    if (m_queue->isActive()) {
+        statusBar()->showMessage(tr("Tuning waits for the queue: pause it or let it finish first"), 8000);
+        return;
+    }
+    m_tuning->tune();
 }
 
 void MainWindow::refreshRecentMenu()

@@ -6,6 +6,8 @@
 
 class QAction;
 class QDockWidget;
+class QLabel;
+class QPushButton;
 class QMenu;
 class QTabWidget;
 
@@ -14,6 +16,7 @@ namespace optlog {
 class CompareView;
 class CurationController;
 class DesignerView;
+class MachineTuning;
 class MonitorView;
 class RunQueue;
 class RunsView;
@@ -48,6 +51,7 @@ public:
     MonitorView *monitor() const { return m_monitor; }
     CompareView *compareView() const { return m_compare; }
     CurationController *curation() const { return m_curation; }
+    MachineTuning *tuning() const { return m_tuning; }
     void showPage(int page); // 0 Design, 1 Monitor, 2 Compare
 
 protected:
@@ -60,6 +64,8 @@ private:
     void refreshRows();
     void refreshRecentMenu();
     void updateQueueStatus();
+    void updateTuningStatus();
+    void tuneMachine();
     void newStudy();
     void openStudyDialog();
     void compareSelected();
@@ -75,6 +81,7 @@ private:
     MonitorView *m_monitor;
     CompareView *m_compare;
     CurationController *m_curation;
+    MachineTuning *m_tuning;
     QTabWidget *m_pages;
     QDockWidget *m_runsDock = nullptr;
     // The width fitRunsDock() last gave the dock; -1 once the user or a saved layout chose one.
@@ -83,6 +90,9 @@ private:
     QAction *m_start = nullptr;
     QAction *m_pause = nullptr;
     QAction *m_cancel = nullptr;
+    QAction *m_tune = nullptr;
+    QLabel *m_tuningLabel = nullptr;
+    QPushButton *m_tuneButton = nullptr;
 };
 
 } // namespace optlog

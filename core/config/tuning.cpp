@@ -92,6 +92,7 @@ std::optional<TunedSettings> readTuning(const std::string &cacheFile, const std:
     settings.coreType = entry.value("core_type", std::string());
     settings.tokensPerSecond = entry.value("tokens_per_second", 0.0);
     settings.untunedTokensPerSecond = entry.value("untuned_tokens_per_second", 0.0);
+    settings.measuredBy = entry.value("measured_by", std::string(kMeasuredByTune)); // as before it was recorded
     if (settings.threads <= 0 || (settings.waitPolicy != "PASSIVE" && settings.waitPolicy != "ACTIVE"))
         return std::nullopt;
     return settings;
@@ -105,7 +106,8 @@ void writeTuning(const std::string &cacheFile, const std::string &machineKey, co
                                  {"wait_policy", settings.waitPolicy},
                                  {"core_type", settings.coreType},
                                  {"tokens_per_second", settings.tokensPerSecond},
-                                 {"untuned_tokens_per_second", settings.untunedTokensPerSecond}};
+                                 {"untuned_tokens_per_second", settings.untunedTokensPerSecond},
+                                 {"measured_by", settings.measuredBy}};
     writeJsonCache(cacheFile, cache);
 }
 

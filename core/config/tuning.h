@@ -7,16 +7,22 @@
 
 namespace optlog {
 
+// Who measured a tuning: `optlog tune` (rounds of alternated runs), or the quick probe an untuned
+// machine's first run makes (`optlog tune --quick`: one round of short runs, some seconds).
+inline constexpr const char *kMeasuredByTune = "optlog tune";
+inline constexpr const char *kMeasuredByProbe = "a quick probe";
+
 // The runtime settings `optlog tune` measured best on this machine for one precision family.
 // Thread counts, the OpenMP wait policy and OpenBLAS's core type change a run's speed as much as
 // a technique does, and the best choice differs between FP32 (OpenBLAS) and BF16 (oneDNN).
 struct TunedSettings
 {
-    int threads = 0;                   // intra-op and BLAS threads
-    std::string waitPolicy;            // OMP_WAIT_POLICY: PASSIVE | ACTIVE
-    std::string coreType;              // OPENBLAS_CORETYPE to set; empty = leave OpenBLAS's own choice
-    double tokensPerSecond = 0;        // measured with these settings
-    double untunedTokensPerSecond = 0; // measured with optlog's defaults, in the same alternation
+    int threads = 0;                          // intra-op and BLAS threads
+    std::string waitPolicy;                   // OMP_WAIT_POLICY: PASSIVE | ACTIVE
+    std::string coreType;                     // OPENBLAS_CORETYPE to set; empty = leave OpenBLAS's own choice
+    double tokensPerSecond = 0;               // measured with these settings
+    double untunedTokensPerSecond = 0;        // measured with optlog's defaults, in the same alternation
+    std::string measuredBy = kMeasuredByTune; // kMeasuredByTune or kMeasuredByProbe
 };
 
 // Without a tuning, `optlog run` uses every logical CPU with this OpenMP wait policy. Measured on

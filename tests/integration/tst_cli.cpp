@@ -57,6 +57,7 @@ private Q_SLOTS:
     void overBudgetRunEndsAsOom();
     void fitsProposalRunsUnderTheSameBudget();
     void tunedSettingsAreUsedAndRecorded();
+    void anUntunedFirstRunProbesAndSaysSo();
     void curationCommandsChangeTheStudy();
     void curationBadInputChangesNeitherStudy_data();
     void curationBadInputChangesNeitherStudy();
@@ -546,6 +547,48 @@ void tst_Cli::tunedSettingsAreUsedAndRecorded()
 
     // The GEMM check that guards a core type passes with the kernels in use.
     QCOMPARE(runOptlog({"tune", "--gemm-check"}, 60000, environment).exitCode, 0);
+}
+
+void tst_Cli::anUntunedFirstRunProbesAndSaysSo()
+{
+    QTemporaryDir cacheDir;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("XDG_CACHE_HOME", cacheDir.path());
+    environment.remove("OMP_WAIT_POLICY");
+    environment.remove("OPTLOG_PROBE_UNTUNED"); // the suite's runs skip the probe; a user's do not
+    const QString study = m_dir.filePath("probed.sqlite");
+    const Result status = runOptlog({"tune", "--status"}, 60000, environment);
+    QVERIFY2(status.out.contains("fp32: not tuned on this machine"), qPrintable(status.out));
+
+    const Result first = runOptlog(QStringList{"run", "--db", study, "--set", "name=first"} + kSmoke, 300000,
+                                   environment);
+    QVERIFY2(first.exitCode == 0, qPrintable(first.err));
+    QVERIFY2(first.err.contains("this machine has no tuning for fp32; probing threads and wait policy first"),
+             qPrintable(first.err));
+    QVERIFY2(first.err.contains("optlog: probed in "), qPrintable(first.err));
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    const QJsonObject environmentOfFirst
+        = QJsonDocument::fromJson(QByteArray::fromStdString(store.findRun("first")->environmentJson)).object();
+    QVERIFY2(environmentOfFirst.value("tuning").toString().startsWith("tuned for fp32 by a quick probe"),
+             qPrintable(environmentOfFirst.value("tuning").toString()));
+    QFile cacheFile(cacheDir.filePath("optlog/runtime-tuning.json"));
+    QVERIFY(cacheFile.open(QIODevice::ReadOnly));
+    const QJsonObject machines = QJsonDocument::fromJson(cacheFile.readAll()).object();
+    QCOMPARE(machines.size(), 1);
+    QCOMPARE(machines.begin().value().toObject().value("fp32").toObject().value("measured_by").toString(),
+             QString("a quick probe"));
+    // The key names what the settings depend on: the CPUs this process may use and OpenBLAS's core.
+    QVERIFY2(machines.begin().key().contains("|cpus ") && machines.begin().key().contains("|openblas core "),
+             qPrintable(machines.begin().key()));
+
+    // Probed once: the next run of the family uses it without asking again; another family is not.
+    const Result second = runOptlog(QStringList{"run", "--db", study, "--set", "name=second"} + kSmoke, 120000,
+                                    environment);
+    QCOMPARE(second.exitCode, 0);
+    QVERIFY2(!second.err.contains("probing"), qPrintable(second.err));
+    const Result probed = runOptlog({"tune", "--status"}, 60000, environment);
+    QVERIFY2(probed.out.contains("fp32: tuned by a quick probe: ") && probed.out.contains("bf16: not tuned"),
+             qPrintable(probed.out));
 }
 
 QString tst_Cli::curationStudy(const QString &name)

@@ -122,9 +122,12 @@ std::string machineKey()
     const auto second = blas.find(' ', blas.find(' ') + 1);
     blas = blas.substr(0, second);
     // The library of FP32 products too: OpenBLAS's threads and oneDNN's OpenMP ones want
-    // different wait policies (docs/tuning.md), so a tuning measured with the other is stale.
+    // different wait policies (docs/tuning.md), so a tuning measured with the other is stale; and
+    // the BF16 kernel oneDNN dispatches to, the logical CPUs this process may use (a container's
+    // or taskset's share of the machine) and the OpenBLAS core in force before optlog sets one.
     return cpuInfoField("model name") + "|" + relevantCpuFlags() + "|libtorch " + TORCH_VERSION + "|" + blas + "|gemm "
-           + describe(oneDnnGemmBuilt() ? GemmLibrary::OneDnn : GemmLibrary::ATen);
+           + describe(oneDnnGemmBuilt() ? GemmLibrary::OneDnn : GemmLibrary::ATen) + "|cpus "
+           + std::to_string(defaultThreads()) + "|openblas core " + blasCoreName();
 }
 
 std::string blasCoreName()

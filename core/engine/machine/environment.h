@@ -36,8 +36,9 @@ nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann:
 // What `--version` prints: "optlog 0.1.0 (commit 1a2b3c4), LibTorch 1.13.0 (CPU), gcc 12.2.0".
 std::string buildDescription();
 
-// The CPU, its flags and the library versions: what a cached tuning or calibration is valid for.
-// Leaves out OpenBLAS's chosen core, which the tuning itself may change.
+// What a cached tuning is valid for: the CPU, its flags, the library versions and kernels, the
+// logical CPUs this process may use, and OpenBLAS's core as the user or the system left it (read
+// where optlog has set none: in `optlog tune`, and in the launcher before it sets the tuned one).
 std::string machineKey();
 
 // A GEMM with the kernels this process's BLAS chose (or oneDNN's), against a double-precision

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// The workbench's view of this machine's tuning through the real engine binary: `optlog tune
+// --status` on an empty cache, a real (quick, small) tuning, and the main window's offer to tune.
+#include "ui/machinetuning.h"
+#include "ui/mainwindow.h"
+
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace optlog;
+
+class tst_MachineTuning : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_cache.isValid());
+        qputenv("XDG_CACHE_HOME", m_cache.path().toUtf8()); // and so the engine's, started from here
+        QStandardPaths::setTestModeEnabled(true);           // the main window's QSettings too
+    }
+
+    void saysUntunedThenWhatATuningMeasured()
+    {
+        MachineTuning tuning(QStringLiteral(OPTLOG_BINARY));
+        QSignalSpy changed(&tuning, &MachineTuning::changed);
+        tuning.refresh();
+        QVERIFY(changed.wait(60000));
+        QCOMPARE(tuning.families().size(), 2);
+        QVERIFY2(tuning.summary().contains(QLatin1String("fp32: not tuned on this machine")),
+                 qPrintable(tuning.summary()));
+        QVERIFY(!tuning.fullyTuned());
+
+        QVERIFY(tuning.tune({"--quick", "--preset", "smoke", "--modes", "fp32"}));
+        QVERIFY(tuning.isTuning());
+        QVERIFY2(tuning.summary().startsWith(QLatin1String("Tuning this machine")), qPrintable(tuning.summary()));
+        QVERIFY(!tuning.tune()); // one tuning at a time
+        QTRY_VERIFY_WITH_TIMEOUT(!tuning.isTuning()
+                                     && tuning.families().join(u'\n').contains(
+                                         QLatin1String("fp32: tuned by a quick probe")),
+                                 300000);
+        // Probed, and BF16 untouched: still worth a full tuning.
+        QVERIFY2(tuning.summary().contains(QLatin1String("bf16: not tuned")), qPrintable(tuning.summary()));
+        QVERIFY(!tuning.fullyTuned());
+    }
+
+    void theWindowShowsItAndOffersToTune()
+    {
+        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        window.show();
+        auto *label = window.findChild<QLabel *>(QStringLiteral("tuningStatus"));
+        auto *button = window.findChild<QPushButton *>(QStringLiteral("tuneButton"));
+        QVERIFY(label && button);
+        QTRY_VERIFY_WITH_TIMEOUT(label->text().contains(QLatin1String("fp32: tuned by a quick probe")), 60000);
+        QVERIFY(button->isVisible() && button->isEnabled());
+    }
+
+private:
+    QTemporaryDir m_cache;
+};
+
+QTEST_MAIN(tst_MachineTuning)
+#include "tst_machinetuning.moc"

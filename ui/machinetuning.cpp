@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+#include "ui/machinetuning.h"
+
+#include <utility>
+
+namespace optlog {
+
+MachineTuning::MachineTuning(QString engineBinary, QObject *parent)
+    : QObject(parent)
+    , m_engine(std::move(engineBinary))
+{
+    connect(&m_status, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
+        m_families.clear();
+        if (status == QProcess::NormalExit && exitCode == 0)
+            for (const QString &line : QString::fromUtf8(m_status.readAllStandardOutput()).split(u'\n'))
+                if (!line.trimmed().isEmpty())
+                    m_families << line.trimmed();
+        Q_EMIT changed();
+    });
+    connect(&m_tune, &QProcess::readyReadStandardOutput, this, [this] {
+        // Its table's lines as they come: each candidate's tokens/s, then the best for the family.
+        const QStringList lines = QString::fromUtf8(m_tune.readAllStandardOutput()).split(u'\n', Qt::SkipEmptyParts);
+        if (!lines.isEmpty()) {
+            m_progress = lines.last().trimmed();
+            Q_EMIT changed();
+        }
+    });
+    connect(&m_tune, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
+        m_progress = status == QProcess::NormalExit && exitCode == 0
+                         ? QString()
+                         : tr("tuning failed: %1").arg(QString::fromUtf8(m_tune.readAllStandardError()).trimmed());
+        refresh();
+    });
+    connect(&m_tune, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+        if (error == QProcess::FailedToStart) {
+            m_progress = tr("tuning failed: cannot start %1").arg(m_engine);
+            Q_EMIT changed();
+        }
+    });
+}
+
+MachineTuning::~MachineTuning()
+{
+    for (QProcess *process : {&m_status, &m_tune})
+        if (process->state() != QProcess::NotRunning) {
+            process->kill();
+            process->waitForFinished(2000);
+        }
+}
+
+void MachineTuning::refresh()
+{
+    if (m_status.state() == QProcess::NotRunning)
+        m_status.start(m_engine, {QStringLiteral("tune"), QStringLiteral("--status")});
+}
+
+bool MachineTuning::tune(const QStringList &arguments)
+{
+    if (isTuning())
+        return false;
+    m_progress = tr("starting");
+    m_tune.start(m_engine, QStringList{QStringLiteral("tune")} + arguments);
+    Q_EMIT changed();
+    return true;
+}
+
+bool MachineTuning::fullyTuned() const
+{
+    if (m_families.isEmpty())
+        return false;
+    for (const QString &family : m_families)
+        if (!family.contains(QLatin1String("tuned by optlog tune")))
+            return false;
+    return true;
+}
+
+QString MachineTuning::summary() const
+{
+    if (isTuning())
+        return tr("Tuning this machine (a few minutes; runs wait): %1").arg(m_progress);
+    QString text = m_families.isEmpty() ? tr("Machine: tuning unknown") : tr("Machine: %1").arg(m_families.join(u"; "));
+    if (!m_progress.isEmpty())
+        text += QStringLiteral(" (%1)").arg(m_progress);
+    return text;
+}
+
+} // namespace optlog
