@@ -43,6 +43,7 @@ MachineTuning::~MachineTuning()
 {
     for (QProcess *process : {&m_status, &m_tune})
         if (process->state() != QProcess::NotRunning) {
+            process->disconnect(this); // what would hear of its end is being destroyed too
             process->kill();
             process->waitForFinished(2000);
         }
