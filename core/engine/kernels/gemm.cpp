@@ -71,6 +71,9 @@ std::string describe(GemmLibrary library)
 
 namespace {
 
+// Products oneDNN's path has computed in this process: FP32 ones on padded copies, and BF16 ones.
+std::atomic<int64_t> paddedProducts{0}, bf16Products{0};
+
 #ifdef OPTLOG_HAVE_ONEDNN
 
 bool floatOrBf16(const at::Tensor &t)
@@ -168,8 +171,6 @@ int64_t paddedDepthFor(const StoredMatrix &sa, const StoredMatrix &sb, int64_t m
             return depth;
     return 0;
 }
-
-std::atomic<int64_t> paddedProducts{0}, bf16Products{0};
 
 // alpha·a·b for FP32 matrices a (m × k) and b (k × n) into `out`, `chunk` rows of depth at a
 // time, the rows of an operand stored 4 KiB apart read from a padded copy of the chunk.
@@ -291,6 +292,15 @@ void widenedProduct(const at::Tensor &a, const StoredMatrix &sa, const at::Tenso
     });
 }
 
+// How `t`'s last two dimensions are stored, `t` first made contiguous where sgemm cannot read it.
+StoredMatrix readAsStored(at::Tensor &t)
+{
+    if (const std::optional<StoredMatrix> stored = storedMatrix(t))
+        return *stored;
+    t = t.contiguous();
+    return *storedMatrix(t);
+}
+
 // alpha·a·b (+ bias on every row when defined) for BF16 operands of the same batch shape into
 // `out`: on the matmul primitive, which reads any strides, or widened, which reads stored matrices.
 void bf16Product(at::Tensor a, at::Tensor b, float alpha, const at::Tensor &bias, at::Tensor &out)
@@ -300,16 +310,8 @@ void bf16Product(at::Tensor a, at::Tensor b, float alpha, const at::Tensor &bias
         bf16Matmul(a, b, bias, alpha, out);
         return;
     }
-    std::optional<StoredMatrix> sa = storedMatrix(a), sb = storedMatrix(b);
-    if (!sa) {
-        a = a.contiguous();
-        sa = storedMatrix(a);
-    }
-    if (!sb) {
-        b = b.contiguous();
-        sb = storedMatrix(b);
-    }
-    widenedProduct(a, *sa, b, *sb, alpha, bias.defined() ? bias.contiguous() : bias, out);
+    const StoredMatrix sa = readAsStored(a), sb = readAsStored(b);
+    widenedProduct(a, sa, b, sb, alpha, bias.defined() ? bias.contiguous() : bias, out);
 }
 
 // alpha·a·b over the last two dimensions into a new contiguous tensor; batch shapes equal.
@@ -324,18 +326,10 @@ at::Tensor product(at::Tensor a, at::Tensor b, float alpha = 1.0f, int64_t scrat
         bf16Product(a, b, alpha, {}, out);
         return out;
     }
-    std::optional<StoredMatrix> sa = storedMatrix(a), sb = storedMatrix(b);
-    if (!sa) {
-        a = a.contiguous();
-        sa = storedMatrix(a);
-    }
-    if (!sb) {
-        b = b.contiguous();
-        sb = storedMatrix(b);
-    }
+    const StoredMatrix sa = readAsStored(a), sb = readAsStored(b);
     const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-    if (const int64_t chunk = a.dim() == 2 ? paddedDepthFor(*sa, *sb, m, n, k, scratchBytes) : 0) {
-        paddedProduct(a, *sa, b, *sb, chunk, alpha, out);
+    if (const int64_t chunk = a.dim() == 2 ? paddedDepthFor(sa, sb, m, n, k, scratchBytes) : 0) {
+        paddedProduct(a, sa, b, sb, chunk, alpha, out);
         return out;
     }
     const std::vector<int64_t> aOffsets = batchOffsets(a), bOffsets = batchOffsets(b);
@@ -343,7 +337,7 @@ at::Tensor product(at::Tensor a, at::Tensor b, float alpha = 1.0f, int64_t scrat
     const float *bData = b.data_ptr<float>();
     float *outData = out.data_ptr<float>();
     const auto one = [&](int64_t i) {
-        sgemm(*sa, aData + aOffsets[size_t(i)], *sb, bData + bOffsets[size_t(i)], m, n, k, alpha, 0.0f,
+        sgemm(sa, aData + aOffsets[size_t(i)], sb, bData + bOffsets[size_t(i)], m, n, k, alpha, 0.0f,
               outData + i * m * n, n);
     };
     const auto batch = int64_t(aOffsets.size());
@@ -469,20 +463,12 @@ at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::T
 
 int64_t paddedProductCount()
 {
-#ifdef OPTLOG_HAVE_ONEDNN
     return paddedProducts.load(std::memory_order_relaxed);
-#else
-    return 0;
-#endif
 }
 
 int64_t bf16ProductCount()
 {
-#ifdef OPTLOG_HAVE_ONEDNN
     return bf16Products.load(std::memory_order_relaxed);
-#else
-    return 0;
-#endif
 }
 
 at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary library, double alpha)
