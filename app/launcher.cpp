@@ -62,10 +62,11 @@ std::optional<TunedSettings> tuningFor(const char *self, const std::string &prec
         flock(lock, LOCK_EX);
     tuned = readTuning(cache, key, family); // another run may have probed while this one waited
     if (!tuned) {
-        std::fprintf(stderr,
-                     "optlog: this machine has no tuning for %s; probing threads and wait policy first (some seconds; "
-                     "`optlog tune` measures longer)\n",
-                     family.c_str());
+        std::fprintf(
+            stderr,
+            "optlog: this machine has no tuning for %s; probing threads and wait policy first (under a minute; "
+            "`optlog tune` measures longer)\n",
+            family.c_str());
         const auto start = std::chrono::steady_clock::now();
         const int status = runChild(selfPath(self), {"tune", "--quick", "--modes", precisionMode}, {}, true);
         tuned = readTuning(cache, key, family);

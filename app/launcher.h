@@ -17,7 +17,7 @@ namespace optlog {
 // reads OMP_WAIT_POLICY once, OpenBLAS its OPENBLAS_CORETYPE). With `optlog tune`'s measured
 // settings for this machine and the run's precision family it sets those (and passes the thread
 // count on). Where this machine has none for the family, it first makes them with a quick probe
-// (`optlog tune --quick`, some seconds, one line on stderr before and after), one process at a
+// (`optlog tune --quick`, under a minute, one line on stderr before and after), one process at a
 // time, unless OPTLOG_PROBE_UNTUNED=0: then it sets optlog's defaults and marks the run untuned.
 // It re-executes the same binary with the same arguments when it set a variable, and never
 // overrides a value the user or the system already set, even an empty one. Returns only when

@@ -57,8 +57,10 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
     const std::string cache = tuningCacheFile();
     if (request.status)
         return tuneStatus(cache, key);
+    // A quick probe's settings are a first guess: --if-needed replaces them with a tuning.
     if (request.ifNeeded && std::all_of(request.modes.begin(), request.modes.end(), [&](const std::string &mode) {
-            return readTuning(cache, key, precisionFamily(mode)).has_value();
+            const std::optional<TunedSettings> tuned = readTuning(cache, key, precisionFamily(mode));
+            return tuned && tuned->measuredBy == kMeasuredByTune;
         })) {
         std::cout << "optlog tune: this machine is already tuned (" << cache << ")\n";
         return kExitOk;
@@ -153,7 +155,8 @@ Command addTuneCommand(CLI::App &app, const Invocation &invocation)
     command->add_option("--rounds", request->rounds, "alternations of all candidates")
         ->capture_default_str()
         ->check(CLI::Range(1, 100));
-    command->add_flag("--if-needed", request->ifNeeded, "do nothing when every requested family is already tuned here");
+    command->add_flag("--if-needed", request->ifNeeded,
+                      "do nothing when every requested family is already tuned here (a quick probe does not count)");
     command->add_flag("--quick", request->quick,
                       "a quick probe: one round of short runs (seconds), what an untuned machine's first run does");
     command->add_flag("--status", request->status, "say which precision families are tuned here, and by what");

@@ -10,7 +10,7 @@ namespace optlog {
 
 // Whether this machine is tuned for each precision family, and tuning it, through the engine
 // binary: `optlog tune --status` and `optlog tune`. Untuned, a run's first start makes a quick
-// probe (a few seconds of runs); `optlog tune` measures in rounds, a few minutes here, and every
+// probe (under a minute of short runs); `optlog tune` measures in rounds, a few minutes here, and every
 // speed in a study depends on it as much as on a technique (docs/tuning.md).
 class MachineTuning : public QObject
 {

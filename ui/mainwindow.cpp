@@ -347,7 +347,7 @@ void MainWindow::updateTuningStatus()
     m_tuningLabel->setText(summary);
     m_tuningLabel->setToolTip(
         tr("Threads, the OpenMP wait policy and OpenBLAS's kernels change a run's speed as much as a technique "
-           "does. Untuned, a run first makes a quick probe of a few seconds; tuning measures them in rounds "
+           "does. Untuned, a run first makes a quick probe of under a minute; tuning measures them in rounds "
            "(docs/tuning.md)."));
     m_tuneButton->setVisible(!m_tuning->fullyTuned() && !m_tuning->isTuning());
     updateQueueStatus();

@@ -8,7 +8,7 @@
 namespace optlog {
 
 // Who measured a tuning: `optlog tune` (rounds of alternated runs), or the quick probe an untuned
-// machine's first run makes (`optlog tune --quick`: one round of short runs, some seconds).
+// machine's first run makes (`optlog tune --quick`: one round of short runs, under a minute).
 inline constexpr const char *kMeasuredByTune = "optlog tune";
 inline constexpr const char *kMeasuredByProbe = "a quick probe";
 

@@ -589,6 +589,14 @@ void tst_Cli::anUntunedFirstRunProbesAndSaysSo()
     const Result probed = runOptlog({"tune", "--status"}, 60000, environment);
     QVERIFY2(probed.out.contains("fp32: tuned by a quick probe: ") && probed.out.contains("bf16: not tuned"),
              qPrintable(probed.out));
+
+    // A probe is a first guess: `tune --if-needed` (packaging/setup.sh run's) replaces it.
+    const Result tuned = runOptlog({"tune", "--if-needed", "--preset", "smoke", "--modes", "fp32", "--steps", "5",
+                                    "--rounds", "1"},
+                                   300000, environment);
+    QVERIFY2(tuned.exitCode == 0 && !tuned.out.contains("already tuned"), qPrintable(tuned.out + tuned.err));
+    QVERIFY2(runOptlog({"tune", "--status"}, 60000, environment).out.contains("fp32: tuned by optlog tune: "),
+             qPrintable(tuned.out));
 }
 
 QString tst_Cli::curationStudy(const QString &name)
