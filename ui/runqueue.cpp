@@ -65,7 +65,9 @@ RunQueue::RunQueue(QString engineBinary, QObject *parent)
 RunQueue::~RunQueue()
 {
     if (isRunning()) {
-        // Closing the workbench must not leave an engine training unseen.
+        // Closing the workbench must not leave an engine training unseen. Its end is not reported:
+        // whoever would hear of it (the main window's views) is being destroyed too.
+        m_process.disconnect(this);
         m_process.terminate();
         if (!m_process.waitForFinished(3000))
             m_process.kill();

@@ -230,6 +230,25 @@ private Q_SLOTS:
         QTRY_COMPARE(window.runModel()->index(1, RunTableModel::State).data().toString(), QStringLiteral("completed"));
     }
 
+    // Destroying the window mid-run (a script's window, or the workbench's end) stops the engine
+    // cleanly: the run is cancelled at its step, and the window's views, destroyed first, hear
+    // nothing of it (they once did, and the process ended with SIGSEGV).
+    void destroyingTheWindowMidRunCancelsTheRun()
+    {
+        {
+            MainWindow window(QStringLiteral(OPTLOG_BINARY));
+            QVERIFY(window.openStudy(m_study));
+            QSignalSpy events(window.queue(), &RunQueue::engineEvent);
+            window.queue()->enqueue(smoke("interrupted", 100000));
+            window.queue()->start();
+            QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.begin(), events.end(),
+                                                 [](const QList<QVariant> &e) { return stepOf(e) >= 0; }),
+                                     kRunTimeoutMs);
+        }
+        Store store(m_study.toStdString(), Store::Access::ReadOnly);
+        QCOMPARE(std::string(outcomeName(store.findRun("interrupted")->outcome)), std::string("cancelled"));
+    }
+
 private:
     QTemporaryDir m_dir;
     QString m_study;
