@@ -81,6 +81,17 @@ bool floatOrBf16(const at::Tensor &t)
     return t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16;
 }
 
+// Whether oneDNN's path computes BF16 products: on x86-64, widened or on the matmul primitive.
+// Elsewhere (an ARM build of oneDNN) they stay LibTorch's, as before either path existed.
+constexpr bool bf16ProductsOnOneDnn()
+{
+#ifdef __x86_64__
+    return true;
+#else
+    return false;
+#endif
+}
+
 // The dtype oneDNN's path computes a product of `a` and `b` in, if it takes it: FP32 or BF16
 // operands outside autocast, and either kind under BF16 autocast, which casts both.
 std::optional<at::ScalarType> oneDnnTakes(GemmLibrary library, const at::Tensor &a, const at::Tensor &b)
@@ -90,11 +101,12 @@ std::optional<at::ScalarType> oneDnnTakes(GemmLibrary library, const at::Tensor 
         return std::nullopt;
     const at::ScalarType dtype = a.scalar_type();
     if (at::autocast::is_cpu_enabled()) {
-        if (at::autocast::get_autocast_cpu_dtype() == at::kBFloat16 && floatOrBf16(a) && floatOrBf16(b))
+        if (bf16ProductsOnOneDnn() && at::autocast::get_autocast_cpu_dtype() == at::kBFloat16 && floatOrBf16(a)
+            && floatOrBf16(b))
             return at::kBFloat16;
         return std::nullopt;
     }
-    if (b.scalar_type() == dtype && floatOrBf16(a))
+    if (b.scalar_type() == dtype && (dtype == at::kFloat || (dtype == at::kBFloat16 && bf16ProductsOnOneDnn())))
         return dtype;
     return std::nullopt;
 }
