@@ -26,9 +26,11 @@ MachineTuning::MachineTuning(QString engineBinary, QObject *parent)
         }
     });
     connect(&m_tune, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
+        // Its last words say why it failed; the status bar has room for one line.
+        const QStringList said = QString::fromUtf8(m_tune.readAllStandardError()).split(u'\n', Qt::SkipEmptyParts);
         m_progress = status == QProcess::NormalExit && exitCode == 0
                          ? QString()
-                         : tr("tuning failed: %1").arg(QString::fromUtf8(m_tune.readAllStandardError()).trimmed());
+                         : tr("tuning failed: %1").arg(said.isEmpty() ? tr("exit %1").arg(exitCode) : said.last());
         refresh();
     });
     connect(&m_tune, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {

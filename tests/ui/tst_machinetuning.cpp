@@ -47,6 +47,12 @@ private Q_SLOTS:
         // Probed, and BF16 untouched: still worth a full tuning.
         QVERIFY2(tuning.summary().contains(QLatin1String("bf16: not tuned")), qPrintable(tuning.summary()));
         QVERIFY(!tuning.fullyTuned());
+
+        // A tuning the engine refuses says why, in one line.
+        QVERIFY(tuning.tune({"--modes", "fp8"}));
+        QTRY_VERIFY_WITH_TIMEOUT(!tuning.isTuning() && tuning.summary().contains(QLatin1String("tuning failed: ")),
+                                 60000);
+        QVERIFY2(tuning.summary().contains(QLatin1String("fp8")), qPrintable(tuning.summary()));
     }
 
     void theWindowShowsItAndOffersToTune()
