@@ -132,6 +132,12 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     statusBar()->addPermanentWidget(m_tuneButton);
     connect(m_tuneButton, &QPushButton::clicked, this, &MainWindow::tuneMachine);
     connect(m_tuning, &MachineTuning::changed, this, &MainWindow::updateTuningStatus);
+    // A run's first start on an untuned machine probes it first (under a minute): say so while the
+    // Monitor waits, and show what the probe chose once it has.
+    connect(m_queue, &RunQueue::launcherSaid, this, [this](const QString &line) {
+        statusBar()->showMessage(line, 60000);
+        m_tuning->refresh();
+    });
     m_tuning->refresh();
     updateTuningStatus();
 }

@@ -52,7 +52,12 @@ RunQueue::RunQueue(QString engineBinary, QObject *parent)
     });
     connect(&m_process, &QProcess::readyReadStandardOutput, this, &RunQueue::onStdout);
     connect(&m_process, &QProcess::readyReadStandardError, this, [this] {
-        m_stderrTail += m_process.readAllStandardError();
+        const QByteArray said = m_process.readAllStandardError();
+        if (!m_runCreated)
+            for (const QByteArray &line : said.split('\n'))
+                if (line.startsWith("optlog: "))
+                    Q_EMIT launcherSaid(QString::fromUtf8(line.trimmed()));
+        m_stderrTail += said;
         m_stderrTail = m_stderrTail.right(4096);
     });
     connect(&m_process, &QProcess::finished, this, &RunQueue::onFinished);

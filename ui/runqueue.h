@@ -67,6 +67,9 @@ Q_SIGNALS:
     // outcome: an Outcome's name (outcomeName), or "refused" when the engine refused the input
     // before it created a run
     void runFinished(const QString &name, const QString &outcome, const QString &message);
+    // A line the engine's launcher wrote on stderr before the run began ("optlog: this machine has
+    // no tuning for fp32; probing ..."): what a person waiting for the first step wants to read.
+    void launcherSaid(const QString &line);
 
 private:
     void startNext();

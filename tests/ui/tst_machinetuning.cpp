@@ -3,6 +3,7 @@
 // --status` on an empty cache, a real (quick, small) tuning, and the main window's offer to tune.
 #include "ui/machinetuning.h"
 #include "ui/mainwindow.h"
+#include "ui/runqueue.h"
 
 #include <QLabel>
 #include <QPushButton>
@@ -64,6 +65,37 @@ private Q_SLOTS:
         QVERIFY(label && button);
         QTRY_VERIFY_WITH_TIMEOUT(label->text().contains(QLatin1String("fp32: tuned by a quick probe")), 60000);
         QVERIFY(button->isVisible() && button->isEnabled());
+    }
+
+    // The queue's first run on an untuned machine: the launcher's probe is said in the status bar
+    // while the Monitor waits, and the machine's status follows it.
+    void aQueuedRunOnAnUntunedMachineSaysItProbes()
+    {
+        QTemporaryDir cache, studies;
+        const QByteArray previousCache = qgetenv("XDG_CACHE_HOME"), previousProbe = qgetenv("OPTLOG_PROBE_UNTUNED");
+        qputenv("XDG_CACHE_HOME", cache.path().toUtf8());
+        qunsetenv("OPTLOG_PROBE_UNTUNED"); // as a user's machine has it
+        {
+            MainWindow window(QStringLiteral(OPTLOG_BINARY));
+            QVERIFY(window.openStudy(studies.filePath(QStringLiteral("probe.sqlite"))));
+            QSignalSpy said(window.queue(), &RunQueue::launcherSaid);
+            QSignalSpy finished(window.queue(), &RunQueue::runFinished);
+            PlannedRun run;
+            run.name = "first";
+            run.preset = "smoke";
+            run.overrides = {"data.corpus=generated", "train.steps=5"};
+            window.queue()->enqueue(run);
+            window.queue()->start();
+            QTRY_VERIFY_WITH_TIMEOUT(!said.isEmpty(), 60000);
+            QVERIFY2(said.first().first().toString().contains(QLatin1String("probing threads and wait policy first")),
+                     qPrintable(said.first().first().toString()));
+            QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);
+            QCOMPARE(finished.first().at(1).toString(), QStringLiteral("completed"));
+            auto *label = window.findChild<QLabel *>(QStringLiteral("tuningStatus"));
+            QTRY_VERIFY_WITH_TIMEOUT(label->text().contains(QLatin1String("fp32: tuned by a quick probe")), 60000);
+        }
+        qputenv("XDG_CACHE_HOME", previousCache);
+        qputenv("OPTLOG_PROBE_UNTUNED", previousProbe);
     }
 
 private:
