@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ui/machinetuning.h"
 
+#include "core/config/tuning.h"
+
 #include <utility>
 
 namespace optlog {
@@ -72,7 +74,7 @@ bool MachineTuning::fullyTuned() const
     if (m_families.isEmpty())
         return false;
     for (const QString &family : m_families)
-        if (!family.contains(QLatin1String("tuned by optlog tune")))
+        if (!family.contains(QStringLiteral("tuned by ") + QLatin1String(kMeasuredByTune)))
             return false;
     return true;
 }
