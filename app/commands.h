@@ -53,6 +53,7 @@ struct StudyRequest
     std::vector<std::string> overrides;
     std::optional<int64_t> repeats; // replicates of every run over seeds; none = as the plan says
     bool force = false;             // train runs predicted not to fit the budget or the machine
+    bool wide = false;              // the comparison as `optlog compare --wide` prints it
 };
 int studyCommand(const StudyRequest &request, const std::string &self);
 
@@ -60,7 +61,10 @@ struct CompareRequest
 {
     std::string study;
     ComparisonRequest comparison;
+    bool wide = false; // every column on one line per run, for scripts; else within 120 columns
 };
+inline constexpr const char *kWideHelp = "print every column of the verdict table on one line per run, for scripts "
+                                         "(default: within 120 columns, the verdicts in full below)";
 int compareCommand(const CompareRequest &request);
 
 struct EstimateRequest

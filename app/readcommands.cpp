@@ -74,7 +74,7 @@ int compareCommand(const CompareRequest &request)
     if (!store)
         return kExitBadInput;
     return refuseBadInput("compare", [&] {
-        std::cout << formatStudyComparison(request.study, compareStudy(*store, request.comparison));
+        std::cout << formatStudyComparison(request.study, compareStudy(*store, request.comparison), request.wide);
     });
 }
 
@@ -113,6 +113,7 @@ Command addCompareCommand(CLI::App &app, const Invocation &)
                      "nats per token")
         ->capture_default_str()
         ->check(toleranceCheck());
+    command->add_flag("--wide", request->wide, kWideHelp);
     return {command, [request] { return compareCommand(*request); }};
 }
 

@@ -58,6 +58,7 @@ int studyCommand(const StudyRequest &request, const std::string &self)
     compare.study = studyFile;
     compare.comparison.baseline = plan.baseline;
     compare.comparison.tolerance = plan.tolerance;
+    compare.wide = request.wide;
     for (const auto &run : plan.runs) {
         compare.comparison.runs.push_back(run.name);
         if (!run.baseline.empty())
@@ -82,6 +83,7 @@ Command addStudyCommand(CLI::App &app, const Invocation &invocation)
                                                          + std::to_string(PlannedRun::kMaxRepeats)
                                                          + "); default as the plan says");
     command->add_flag("--force", request->force, "train runs predicted not to fit their budget or the machine");
+    command->add_flag("--wide", request->wide, kWideHelp);
     return {command, [request, repeats, repeatsOption, invocation] {
                 if (repeatsOption->count())
                     request->repeats = *repeats;

@@ -2,6 +2,7 @@
 #include "core/analysis/analysis.h"
 
 #include "core/analysis/studytext.h"
+#include "core/analysis/texttable.h"
 #include "core/config/config.h"
 #include "core/contract/dtype.h"
 #include "core/contract/format.h"
@@ -480,43 +481,50 @@ std::string residualText(const RoleMemory &line)
 
 std::string formatMemoryByRole(const std::vector<RunSummary> &runs)
 {
+    // Short headings: seven roles and the peak fit a terminal's 120 columns beside a run's name.
+    const auto heading = [](MemoryRole role) {
+        switch (role) {
+        case MemoryRole::Parameters: return "params";
+        case MemoryRole::Gradients: return "grads";
+        case MemoryRole::MasterWeights: return "masters";
+        case MemoryRole::OptimizerState: return "optimizer";
+        case MemoryRole::CommunicationBuffers: return "comm buffers";
+        case MemoryRole::SavedActivations: return "activations";
+        case MemoryRole::Temporaries: return "temporaries";
+        default: return memoryRoleLabel(role);
+        }
+    };
     // Communication buffers only where a run trained over ranks.
     std::vector<MemoryRole> roles;
     for (MemoryRole role : kPeakParts)
         if (role != MemoryRole::CommunicationBuffers
             || std::any_of(runs.begin(), runs.end(), [](const RunSummary &r) { return !r.ranks.empty(); }))
             roles.push_back(role);
-    std::ostringstream out;
-    char cell[64];
-    std::snprintf(cell, sizeof(cell), "%-26s", "measured memory by role");
-    out << cell;
-    const auto width = [](MemoryRole role) { return int(std::max<size_t>(18, std::strlen(memoryRoleLabel(role)))); };
-    for (MemoryRole role : roles) {
-        std::snprintf(cell, sizeof(cell), " %*s", width(role), memoryRoleLabel(role));
-        out << cell;
-    }
-    std::snprintf(cell, sizeof(cell), " %11s\n", "peak");
-    out << cell;
+    std::vector<TextTable::Column> columns = {{"memory by role"}};
+    for (MemoryRole role : roles)
+        columns.push_back({heading(role), TextTable::Align::Right});
+    columns.push_back({"peak", TextTable::Align::Right});
+    TextTable table(columns);
     for (const auto &run : runs) {
-        std::snprintf(cell, sizeof(cell), "%-26s", printable(run.run.name).c_str());
-        out << cell;
+        std::vector<std::string> cells = {printable(run.run.name)};
         const std::vector<RoleMemory> lines = memoryByRole(run.memory);
         for (MemoryRole role : roles) {
             std::string text = "-";
+            // A state has one dtype; activations and temporaries hold several, as the note says.
             for (const auto &line : lines)
                 if (line.role == role && line.measured >= 0)
-                    text = formatBytes(line.measured) + (line.dtype.empty() ? "" : " " + shortDtype(line.dtype));
-            std::snprintf(cell, sizeof(cell), " %*s", width(role), text.c_str());
-            out << cell;
+                    text = formatBytes(line.measured)
+                           + (line.dtype.empty() || line.dtype == "mixed" ? "" : " " + shortDtype(line.dtype));
+            cells.push_back(text);
         }
-        std::snprintf(cell, sizeof(cell), " %11s\n", run.peakBytes > 0 ? formatBytes(run.peakBytes).c_str() : "-");
-        out << cell;
+        cells.push_back(run.peakBytes > 0 ? formatBytes(run.peakBytes) : "-");
+        table.addRow(cells);
     }
-    out << "Each state with the dtype read from the run's tensors; saved activations and temporaries are the "
-           "allocator's bytes over a step, several dtypes (\"mixed\"); \"-\": the run has no such state (master "
-           "weights exist in the master modes only). `optlog show STUDY RUN` sets each beside the memory model's "
-           "prediction.\n";
-    return out.str();
+    return table.render()
+           + wrapped("Measured; each state with the dtype read from the run's tensors. Saved activations and "
+                     "temporaries are the allocator's bytes over a step, in several dtypes. \"-\": the run has no "
+                     "such state (master weights exist in the master modes only). `optlog show STUDY RUN` sets each "
+                     "beside the memory model's prediction.");
 }
 
 } // namespace optlog

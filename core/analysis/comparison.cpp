@@ -37,19 +37,56 @@ std::string finePercent(double fraction)
     return formatted("%.*f%%", std::max(0, 1 - int(std::floor(std::log10(p)))), p);
 }
 
-std::string speedText(const ComparisonRow &row, const ThroughputSummary &baseline, const Spread &baselineSpread)
+// Noise: the spread of step times within a run, and of the medians between seeds.
+double speedNoise(const ComparisonRow &row, const ThroughputSummary &baseline, const Spread &baselineSpread)
 {
-    // Noise: the spread of step times within a run, and of the medians between seeds.
     const auto seedSpread = [](const Spread &s) { return s.median > 0 ? (s.max - s.min) / s.median : 0.0; };
-    const double noise = std::max({kSameSpeed, row.throughput.relativeSpread() / 2, baseline.relativeSpread() / 2,
-                                   seedSpread(row.tokensPerSecond) / 2, seedSpread(baselineSpread) / 2});
+    return std::max({kSameSpeed, row.throughput.relativeSpread() / 2, baseline.relativeSpread() / 2,
+                     seedSpread(row.tokensPerSecond) / 2, seedSpread(baselineSpread) / 2});
+}
+
+SpeedCall callSpeed(const ComparisonRow &row, double noise)
+{
+    if (row.speedup <= 0)
+        return SpeedCall::Unknown;
     if (noise > kTooNoisy)
-        return "speed too noisy to call (spread " + percent(2 * noise) + ")";
+        return SpeedCall::TooNoisy;
     if (std::fabs(row.speedup - 1) <= noise)
-        return "same speed";
-    if (row.speedup > 1)
-        return formatted("%.2fx faster", row.speedup);
-    return percent(1 - row.speedup) + " slower";
+        return SpeedCall::Same;
+    return row.speedup > 1 ? SpeedCall::Faster : SpeedCall::Slower;
+}
+
+std::string speedText(const ComparisonRow &row, double noise)
+{
+    switch (row.speedCall) {
+    case SpeedCall::TooNoisy: return "speed too noisy to call (spread " + percent(2 * noise) + ")";
+    case SpeedCall::Same: return "same speed";
+    case SpeedCall::Faster: return formatted("%.2fx faster", row.speedup);
+    case SpeedCall::Slower: return percent(1 - row.speedup) + " slower";
+    case SpeedCall::Unknown: break;
+    }
+    return "speed not measured";
+}
+
+// Quality first: a technique that costs quality is not taken, whatever it saves; one whose
+// quality is undecided needs seeds before anything else matters.
+Action decide(const ComparisonRow &row)
+{
+    if (!row.validationDifference.empty())
+        return Action::NotComparable;
+    const bool smaller = row.peakBytes > 0 && row.memorySaved > kSameMemory;
+    switch (row.quality.kind) {
+    case QualityVerdict::Kind::NotComparable: return Action::NotComparable;
+    case QualityVerdict::Kind::Worse: return Action::WorseQuality;
+    case QualityVerdict::Kind::CantTell: return Action::AddSeeds;
+    case QualityVerdict::Kind::Better:
+    case QualityVerdict::Kind::Same: break;
+    }
+    if (row.speedCall == SpeedCall::Faster)
+        return Action::TakeIt;
+    if (smaller)
+        return row.speedCall == SpeedCall::Same ? Action::TakeIt : Action::TakeItWhereMemoryBinds;
+    return row.quality.kind == QualityVerdict::Kind::Better ? Action::TakeIt : Action::SameNotFaster;
 }
 
 std::string memoryText(const ComparisonRow &row, int64_t baselinePeak)
@@ -226,20 +263,24 @@ std::string instabilityText(const std::map<EventKind, int64_t> &counts)
     return out;
 }
 
-std::string numericsText(const std::vector<TensorNumerics> &rows)
+NumericsRisks numericsRisks(const std::vector<TensorNumerics> &rows)
 {
+    NumericsRisks risks;
     if (rows.empty())
-        return "";
-    const int64_t step = rows.back().step; // rows come by step
-    const TensorNumerics *all = nullptr, *underflow = nullptr, *vanishing = nullptr, *activation = nullptr;
+        return risks;
+    risks.step = rows.back().step; // rows come by step
+    const TensorNumerics *underflow = nullptr, *vanishing = nullptr, *activation = nullptr;
     const auto larger = [](const TensorNumerics *best, const TensorNumerics &row, double TensorNumerics::*field) {
         return !std::isnan(row.*field) && (!best || row.*field > best->*field);
     };
     for (const auto &row : rows) {
-        if (row.step != step)
+        if (row.step != risks.step)
             continue;
         if (row.tensor == kAllParameters) {
-            all = &row;
+            risks.fp16Underflow = row.fp16Underflow;
+            risks.scaledUnderflow = row.scaledUnderflow;
+            risks.lossScale = row.lossScale;
+            risks.bf16LostUpdates = row.vanishingUpdates;
             continue;
         }
         if (larger(underflow, row, &TensorNumerics::fp16Underflow))
@@ -249,26 +290,123 @@ std::string numericsText(const std::vector<TensorNumerics> &rows)
         if (larger(activation, row, &TensorNumerics::activationMax))
             activation = &row;
     }
+    if (underflow) {
+        risks.underflowTensor = underflow->tensor;
+        risks.underflowWorst = underflow->fp16Underflow;
+    } else {
+        risks.fp16Underflow = risks.scaledUnderflow = NAN; // no tensor measured: no share to speak of
+    }
+    if (vanishing) {
+        risks.lostUpdatesTensor = vanishing->tensor;
+        risks.lostUpdatesWorst = vanishing->vanishingUpdates;
+    } else {
+        risks.bf16LostUpdates = NAN;
+    }
+    if (activation) {
+        risks.activationTensor = activation->tensor;
+        risks.largestActivation = activation->activationMax;
+    }
+    return risks;
+}
+
+RiskLevel riskLevel(NumericsRisk risk, double value)
+{
+    if (std::isnan(value))
+        return RiskLevel::Unknown;
+    double watch = 0.001, trouble = 0.01; // shares of the gradient's elements
+    if (risk == NumericsRisk::Bf16LostUpdates)
+        watch = 0.01, trouble = 0.1;
+    if (risk == NumericsRisk::LargestActivation)
+        watch = 0.1 * kFp16Largest, trouble = 0.5 * kFp16Largest;
+    return value < watch ? RiskLevel::Fine : value < trouble ? RiskLevel::Watch : RiskLevel::Trouble;
+}
+
+const char *riskTitle(NumericsRisk risk)
+{
+    switch (risk) {
+    case NumericsRisk::Fp16Underflow: return "FP16 zeroed";
+    case NumericsRisk::ScaledUnderflow: return "with scaler";
+    case NumericsRisk::Bf16LostUpdates: return "BF16 lost updates";
+    case NumericsRisk::LargestActivation: return "largest activation";
+    }
+    return "";
+}
+
+std::string riskValueText(NumericsRisk risk, double value)
+{
+    if (std::isnan(value))
+        return "–";
+    if (risk == NumericsRisk::LargestActivation)
+        return formatted("%.3g (%s of max)", value, finePercent(value / kFp16Largest).c_str());
+    return finePercent(value);
+}
+
+double riskValue(const NumericsRisks &risks, NumericsRisk risk)
+{
+    switch (risk) {
+    case NumericsRisk::Fp16Underflow: return risks.fp16Underflow;
+    case NumericsRisk::ScaledUnderflow: return risks.scaledUnderflow;
+    case NumericsRisk::Bf16LostUpdates: return risks.bf16LostUpdates;
+    case NumericsRisk::LargestActivation: return risks.largestActivation;
+    }
+    return NAN;
+}
+
+std::string riskWorstTensor(const NumericsRisks &risks, NumericsRisk risk)
+{
+    switch (risk) {
+    case NumericsRisk::Fp16Underflow:
+    case NumericsRisk::ScaledUnderflow:
+        return risks.underflowTensor.empty()
+                   ? ""
+                   : risks.underflowTensor + " (" + finePercent(risks.underflowWorst) + " without a scaler)";
+    case NumericsRisk::Bf16LostUpdates:
+        return risks.lostUpdatesTensor.empty()
+                   ? ""
+                   : risks.lostUpdatesTensor + " (" + finePercent(risks.lostUpdatesWorst) + ")";
+    case NumericsRisk::LargestActivation: return risks.activationTensor;
+    }
+    return "";
+}
+
+std::string numericsText(const std::vector<TensorNumerics> &rows)
+{
+    const NumericsRisks risks = numericsRisks(rows);
     std::vector<std::string> sentences;
-    if (all && underflow)
+    if (!risks.underflowTensor.empty() && !std::isnan(risks.fp16Underflow))
         sentences.push_back(formatted("FP16 without a scaler would zero %s of the gradient elements (%s of %s's), "
                                       "%s at the scale of 2^%.0f a dynamic scaler would hold",
-                                      finePercent(all->fp16Underflow).c_str(),
-                                      finePercent(underflow->fp16Underflow).c_str(), underflow->tensor.c_str(),
-                                      finePercent(all->scaledUnderflow).c_str(), std::log2(all->lossScale)));
-    if (all && vanishing && !std::isnan(all->vanishingUpdates))
+                                      finePercent(risks.fp16Underflow).c_str(),
+                                      finePercent(risks.underflowWorst).c_str(), risks.underflowTensor.c_str(),
+                                      finePercent(risks.scaledUnderflow).c_str(), std::log2(risks.lossScale)));
+    if (!risks.lostUpdatesTensor.empty() && !std::isnan(risks.bf16LostUpdates))
         sentences.push_back(formatted("BF16 weights would lose %s of AdamW's updates (%s of %s's)",
-                                      finePercent(all->vanishingUpdates).c_str(),
-                                      finePercent(vanishing->vanishingUpdates).c_str(), vanishing->tensor.c_str()));
-    if (activation)
-        sentences.push_back(formatted("largest activation %.3g in %s (FP16 holds 65504)", activation->activationMax,
-                                      activation->tensor.c_str()));
+                                      finePercent(risks.bf16LostUpdates).c_str(),
+                                      finePercent(risks.lostUpdatesWorst).c_str(), risks.lostUpdatesTensor.c_str()));
+    if (!risks.activationTensor.empty())
+        sentences.push_back(formatted("largest activation %.3g in %s (FP16 holds 65504)", risks.largestActivation,
+                                      risks.activationTensor.c_str()));
     if (sentences.empty())
         return "";
-    std::string out = formatted("at step %lld: ", static_cast<long long>(step));
+    std::string out = formatted("at step %lld: ", static_cast<long long>(risks.step));
     for (size_t i = 0; i < sentences.size(); ++i)
         out += (i ? "; " : "") + sentences[i];
     return out;
+}
+
+const char *actionText(Action action)
+{
+    switch (action) {
+    case Action::Baseline: return "baseline";
+    case Action::TakeIt: return "take it";
+    case Action::TakeItWhereMemoryBinds: return "take it where memory binds";
+    case Action::SameNotFaster: return "same quality, not faster here";
+    case Action::AddSeeds: return "can't tell yet: add seeds";
+    case Action::WorseQuality: return "worse quality";
+    case Action::NotComparable: return "not comparable";
+    case Action::NoVerdict: return "no verdict yet";
+    }
+    return "";
 }
 
 std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vector<GroupSummary> &groups,
@@ -292,6 +430,7 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
             for (const auto &[kind, count] : r.instabilities)
                 row.instabilities[kind] += count;
         if (runs.empty() || baselineRuns.empty()) {
+            row.action = group.name == baseline.name ? Action::Baseline : Action::NoVerdict;
             row.verdict = std::string(outcomeName(row.outcome)) + " - no verdict";
             if (const std::string unstable = instabilityText(row.instabilities); !unstable.empty())
                 row.verdict += "; " + unstable;
@@ -356,13 +495,22 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
                 if (n.tensor == kAllParameters && n.step == r->numerics.back().step && n.fp16Underflow > worst) {
                     worst = n.fp16Underflow;
                     row.numerics = numericsText(r->numerics);
+                    row.risks = numericsRisks(r->numerics);
                 }
 
         std::string quality = row.quality.text();
         if (!row.validationDifference.empty() && row.quality.kind != QualityVerdict::Kind::NotComparable)
             quality += " (validated differently: " + row.validationDifference + ")";
-        row.verdict = quality + ", " + speedText(row, medianReplicate(baselineRuns).throughput, baselineRate) + ", "
-                      + memoryText(row, int64_t(baselinePeak));
+        const double noise = speedNoise(row, medianReplicate(baselineRuns).throughput, baselineRate);
+        row.speedCall = callSpeed(row, noise);
+        if (baselineRate.median > 0) {
+            const bool overSeeds = row.seeds > 1;
+            row.speedupSpread = {row.speedup,
+                                 (overSeeds ? row.tokensPerSecond.min : row.throughput.p10) / baselineRate.median,
+                                 (overSeeds ? row.tokensPerSecond.max : row.throughput.p90) / baselineRate.median};
+        }
+        row.action = group.name == baseline.name ? Action::Baseline : decide(row);
+        row.verdict = quality + ", " + speedText(row, noise) + ", " + memoryText(row, int64_t(baselinePeak));
         if (row.completed < row.seeds)
             row.verdict += formatted("; %lld of %lld seeds did not complete",
                                      static_cast<long long>(row.seeds - row.completed),
@@ -412,36 +560,49 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
                          static_cast<long long>(r.matchedTokens), loss.c_str(), r.deltaLoss, rate.c_str(), r.speedup,
                          mfu.c_str(), formatBytes(r.peakBytes).c_str(), verdict.c_str());
     }
-    out << formatted("Validation loss (nats/token) at the most tokens every compared run reached, the mean over seeds "
-                     "with its standard deviation; delta against %s with Welch's 95%% interval where both sides have "
-                     "two seeds or more; same quality = the whole interval within %.3f (with one seed, the "
-                     "difference within it).\n",
-                     baselineName.c_str(), tolerance);
+    for (const std::string &note : comparisonNotes(rows, baselineName, tolerance))
+        out << note << "\n";
+    for (const auto &r : rows)
+        if (!r.numerics.empty())
+            out << "Numerics of " << r.name << ", " << r.numerics << ".\n";
+    return out.str();
+}
+
+std::vector<std::string> comparisonNotes(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
+                                         double tolerance)
+{
+    std::vector<std::string> notes;
+    notes.push_back(
+        formatted("Validation loss (nats/token) at the most tokens every compared run reached, the mean over seeds "
+                  "with its standard deviation; delta against %s with Welch's 95%% interval where both sides have "
+                  "two seeds or more; same quality = the whole interval within %.3f (with one seed, the "
+                  "difference within it).",
+                  baselineName.c_str(), tolerance));
     double samplingError = 0;
     for (const auto &r : rows)
         samplingError = std::max(samplingError, std::isnan(r.samplingError) ? 0.0 : r.samplingError);
     if (samplingError > 0)
-        out << formatted("The validation set's own sampling error is up to ±%.3f nats per run (standard error over "
-                         "its sequences); every run is scored on the same sequences, so it does not enter delta's "
-                         "interval, which covers seed noise.\n",
-                         samplingError);
-    out << "Tokens/s and peak memory: medians over seeds. Peak memory: bytes in tensors (the CPU's counting "
-           "allocator, CUDA's caching allocator) over complete steps after warm-up, optimizer step included; for a run "
-           "over data-parallel ranks, rank 0's (its tokens/s count every rank's).\n";
-    out << "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
-           "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA), once per rank over data-parallel "
-           "ranks.\n";
+        notes.push_back(
+            formatted("The validation set's own sampling error is up to ±%.3f nats per run (standard error over "
+                      "its sequences); every run is scored on the same sequences, so it does not enter delta's "
+                      "interval, which covers seed noise.",
+                      samplingError));
+    notes.push_back(
+        "Tokens/s and peak memory: medians over seeds. Peak memory: bytes in tensors (the CPU's counting "
+        "allocator, CUDA's caching allocator) over complete steps after warm-up, optimizer step included; for a run "
+        "over data-parallel ranks, rank 0's (its tokens/s count every rank's).");
+    notes.push_back(
+        "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
+        "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA), once per rank over data-parallel "
+        "ranks.");
     std::string recorded;
     for (const auto &r : rows)
         if (!r.recorder.empty())
             recorded += (recorded.empty() ? "" : ", ") + printable(r.name);
     if (!recorded.empty())
-        out << "Recorded runs (" << recorded << "), trained by their own trainer: " << recordedRunLimits()
-            << ". Their peak memory is what their trainer measured; optlog show names how.\n";
-    for (const auto &r : rows)
-        if (!r.numerics.empty())
-            out << "Numerics of " << r.name << ", " << r.numerics << ".\n";
-    return out.str();
+        notes.push_back("Recorded runs (" + recorded + "), trained by their own trainer: " + recordedRunLimits()
+                        + ". Their peak memory is what their trainer measured; optlog show names how.");
+    return notes;
 }
 
 } // namespace optlog

@@ -4,6 +4,7 @@
 #include "core/analysis/analysis.h"
 #include "core/analysis/statistics.h"
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -67,6 +68,54 @@ std::string instabilityText(const std::map<EventKind, int64_t> &counts);
 // at step 299; ...". Empty when the run measured none.
 std::string numericsText(const std::vector<TensorNumerics> &rows);
 
+// What 16-bit formats would do to a run's tensors at the last step its numerics diagnostics
+// measured, each risk with the tensor where it is worst. NaN: not measured (no BF16 update
+// measure outside the BF16 modes, say).
+struct NumericsRisks
+{
+    int64_t step = -1;            // -1: the run measured no numerics
+    double fp16Underflow = NAN;   // share of all gradient elements FP16 zeroes without a loss scaler
+    double scaledUnderflow = NAN; // the same at the scale a dynamic scaler would hold
+    double lossScale = NAN;
+    double bf16LostUpdates = NAN;   // share of AdamW's updates a BF16 weight would lose
+    double largestActivation = NAN; // largest absolute activation, against FP16's 65504
+    std::string underflowTensor, lostUpdatesTensor, activationTensor; // where each is worst
+    double underflowWorst = NAN, lostUpdatesWorst = NAN;              // that tensor's own share
+
+    bool measured() const { return step >= 0; }
+};
+NumericsRisks numericsRisks(const std::vector<TensorNumerics> &rows);
+
+// How close a risk is to trouble: the colour of its cell in the workbench, a mark in the terminal.
+enum class RiskLevel { Unknown, Fine, Watch, Trouble };
+enum class NumericsRisk { Fp16Underflow, ScaledUnderflow, Bf16LostUpdates, LargestActivation };
+// Shares: fine under 0.1% (1% for lost updates), trouble from 1% (10%). The largest activation:
+// fine under a tenth of FP16's maximum, trouble from half of it.
+RiskLevel riskLevel(NumericsRisk risk, double value);
+const char *riskTitle(NumericsRisk risk); // "FP16 zeroed", for a column
+// The value as a cell shows it: "0.12%", "812 (1.2% of max)"; "–" when not measured.
+std::string riskValueText(NumericsRisk risk, double value);
+constexpr NumericsRisk kNumericsRisks[] = {NumericsRisk::Fp16Underflow, NumericsRisk::ScaledUnderflow,
+                                           NumericsRisk::Bf16LostUpdates, NumericsRisk::LargestActivation};
+double riskValue(const NumericsRisks &risks, NumericsRisk risk);
+std::string riskWorstTensor(const NumericsRisks &risks, NumericsRisk risk); // "blocks.1.mlp.fc (3.2%)"
+
+// A technique's speed against the baseline's, judged against the noise of both.
+enum class SpeedCall { Unknown, Same, Faster, Slower, TooNoisy };
+
+// What to do about a technique, in plain words: the decision a comparison exists for.
+enum class Action {
+    Baseline,
+    TakeIt,                 // same or better quality, and faster or smaller
+    TakeItWhereMemoryBinds, // same quality, smaller but slower
+    SameNotFaster,          // same quality, neither faster nor smaller here
+    AddSeeds,               // the interval straddles the tolerance
+    WorseQuality,
+    NotComparable, // validated on other tokens, or no common validation tokens
+    NoVerdict,     // a side has no completed run
+};
+const char *actionText(Action action); // "take it", "same quality, not faster here", ...
+
 // The verdict table's columns, in order: the report's table and the workbench's Compare both read
 // this one list, so that they show the same columns under the same titles.
 enum class VerdictColumn {
@@ -104,8 +153,12 @@ struct ComparisonRow
     double mfu = 0;                             // of the median replicate; 0 = unknown
     std::map<EventKind, int64_t> instabilities; // summed over replicates
     std::string numerics;                       // numericsText of the replicate with the most FP16 underflow
-    std::string machineNote;                    // the machine changed under a replicate; usually empty
-    std::string recorder; // who recorded the group's runs (`optlog record`); empty: optlog's engine trained them
+    NumericsRisks risks;                        // of that replicate
+    SpeedCall speedCall = SpeedCall::Unknown;
+    Spread speedupSpread; // tokens/s over the baseline's median: min-max over seeds, one seed p10-p90
+    Action action = Action::NoVerdict;
+    std::string machineNote; // the machine changed under a replicate; usually empty
+    std::string recorder;    // who recorded the group's runs (`optlog record`); empty: optlog's engine trained them
     // The config fields that make the group's validation loss a different measurement from the
     // baseline's ("model.context_length 512 vs 128"); empty when both validate alike.
     std::string validationDifference;
@@ -117,6 +170,14 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
                                    double tolerance);
 // The same for runs alone (each a group of one).
 std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector<RunSummary> &runs, double tolerance);
+// Every column of every row, a line each, with the notes and numerics in full: `--wide`, for scripts.
 std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName, double tolerance);
+// What a person reads in a terminal, within 120 columns: a row per group (name, seeds, Δ loss with
+// its interval, speed with its spread, peak memory with what it saves, the action), the verdicts
+// in full below, then the notes, and the 16-bit numerics as a table of their risks.
+std::string formatDecisions(const std::vector<ComparisonRow> &rows, const std::string &baselineName, double tolerance);
+// The sentences that say how the tables measure (matched tokens, medians, MFU), one per paragraph.
+std::vector<std::string> comparisonNotes(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
+                                         double tolerance);
 
 } // namespace optlog

@@ -79,7 +79,7 @@ StudyComparison compareStudy(const Store &store, const ComparisonRequest &reques
     return comparison;
 }
 
-std::string formatStudyComparison(const std::string &study, const StudyComparison &comparison)
+std::string formatStudyComparison(const std::string &study, const StudyComparison &comparison, bool wide)
 {
     const std::string &baseline = comparison.groups[comparison.baseline].name;
     // Memory by role hardly moves between seeds: each group's first replicate speaks for it.
@@ -89,7 +89,7 @@ std::string formatStudyComparison(const std::string &study, const StudyCompariso
         representatives.back().run.name = group.name;
     }
     return "Study " + study + ", baseline " + baseline + "\n"
-           + formatComparison(comparison.rows, baseline, comparison.tolerance) + "\n"
+           + (wide ? formatComparison : formatDecisions)(comparison.rows, baseline, comparison.tolerance) + "\n"
            + formatMemoryByRole(representatives) + formatDataParallel(representatives);
 }
 

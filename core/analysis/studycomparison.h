@@ -36,7 +36,8 @@ GroupSummary findGroup(const Store &store, const std::vector<RunSummary> &summar
 // the study, a baseline that is not among the compared groups, or a study with no runs.
 StudyComparison compareStudy(const Store &store, const ComparisonRequest &request);
 
-// The verdict table, then each run's measured memory by role.
-std::string formatStudyComparison(const std::string &study, const StudyComparison &comparison);
+// The decisions within a terminal's 120 columns (`wide`: every column of the verdict table on one
+// line per run, for scripts), then each run's measured memory by role.
+std::string formatStudyComparison(const std::string &study, const StudyComparison &comparison, bool wide = false);
 
 } // namespace optlog

@@ -4,6 +4,7 @@
 #include "core/analysis/analysis.h"
 #include "core/analysis/comparison.h"
 #include "core/analysis/memoryjson_p.h"
+#include "core/analysis/texttable.h"
 #include "core/contract/format.h"
 
 #include <nlohmann/json.hpp>
@@ -59,27 +60,16 @@ std::string formatRunList(const Store &store, const RunFilter &filter)
 std::string alignedTable(const std::vector<std::string> &header, const std::vector<std::vector<std::string>> &rows,
                          const std::string &indent)
 {
-    // Widths in characters, not bytes: the headers hold a Greek delta.
-    const auto width = [](const std::string &text) {
-        return size_t(std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-    };
-    std::vector<size_t> widths(header.size(), 0);
+    std::vector<TextTable::Column> columns;
+    for (const std::string &title : header)
+        columns.push_back({title});
+    TextTable table(columns);
     for (const auto &row : rows)
-        for (size_t i = 0; i < row.size() && i < widths.size(); ++i)
-            widths[i] = std::max(widths[i], width(row[i]));
-    for (size_t i = 0; i < header.size(); ++i)
-        widths[i] = std::max(widths[i], width(header[i]));
+        table.addRow(row);
     std::string out;
-    const auto line = [&](const std::vector<std::string> &cells) {
-        out += indent;
-        for (size_t i = 0; i < cells.size() && i < widths.size(); ++i)
-            out += (i ? "  " : "") + cells[i]
-                   + (i + 1 < cells.size() ? std::string(widths[i] - width(cells[i]), ' ') : std::string());
-        out += "\n";
-    };
-    line(header);
-    for (const auto &row : rows)
-        line(row);
+    for (const std::string &line : splitLines(table.render(std::string::npos)))
+        if (!line.empty())
+            out += indent + line + "\n";
     return out;
 }
 

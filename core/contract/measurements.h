@@ -44,6 +44,8 @@ struct ValidationPoint
 
 inline const double kNotApplicable = std::numeric_limits<double>::quiet_NaN();
 
+inline constexpr double kFp16Largest = 65504; // FP16's largest finite value
+
 // The numerics row of every parameter together, each fraction over all their elements.
 inline constexpr const char *kAllParameters = "all parameters";
 

@@ -3,6 +3,7 @@
 #include "core/analysis/report.h"
 #include "core/analysis/studycomparison.h"
 #include "core/analysis/studytext.h"
+#include "core/analysis/texttable.h"
 #include "core/config/config.h"
 #include "core/config/studyplan.h"
 #include "core/memorymodel/modelshape.h"
@@ -43,6 +44,8 @@ private Q_SLOTS:
     void comparesAtMatchedTokens();
     void verdictsInWords_data();
     void verdictsInWords();
+    void decisionsFitATerminal();
+    void textTablesElideAndWrap();
     void noisyThroughputIsNotCalled();
     void aDifferentValidationIsNamedInTheVerdict();
     void memoryByRoleNamesEachStatesDtype();
@@ -102,20 +105,118 @@ void tst_Analysis::verdictsInWords_data()
     QTest::addColumn<double>("tokensPerSecond");
     QTest::addColumn<qint64>("peak");
     QTest::addColumn<QString>("verdict");
+    QTest::addColumn<QString>("action");
     // One seed a side: judged by the tolerance alone, and said so.
     const QString noise = "1 vs 1 seeds: seed noise unknown";
     QTest::newRow("same") << 3.01 << 1010.0 << qint64(1000)
                           << "same quality by the 0.020 tolerance (Δ +0.010 nats; " + noise
-                                 + "), same speed, same memory";
+                                 + "), same speed, same memory"
+                          << "same quality, not faster here";
     QTest::newRow("faster, smaller") << 3.0 << 1500.0 << qint64(600)
                                      << "same quality by the 0.020 tolerance (Δ +0.000 nats; " + noise
-                                            + "), 1.50x faster, saves 40% memory";
+                                            + "), 1.50x faster, saves 40% memory"
+                                     << "take it";
+    QTest::newRow("smaller, slower") << 3.0 << 800.0 << qint64(600)
+                                     << "same quality by the 0.020 tolerance (Δ +0.000 nats; " + noise
+                                            + "), 20% slower, saves 40% memory"
+                                     << "take it where memory binds";
     QTest::newRow("slower, worse, bigger")
         << 3.2 << 800.0 << qint64(1200)
-        << "worse quality by the 0.020 tolerance (Δ +0.200 nats; " + noise + "), 20% slower, uses 20% more memory";
+        << "worse quality by the 0.020 tolerance (Δ +0.200 nats; " + noise + "), 20% slower, uses 20% more memory"
+        << "worse quality";
+    QTest::newRow("faster, worse") << 3.2 << 1500.0 << qint64(600)
+                                   << "worse quality by the 0.020 tolerance (Δ +0.200 nats; " + noise
+                                          + "), 1.50x faster, saves 40% memory"
+                                   << "worse quality";
     QTest::newRow("better") << 2.9 << 1000.0 << qint64(1000)
                             << "better quality by the 0.020 tolerance (Δ -0.100 nats; " + noise
-                                   + "), same speed, same memory";
+                                   + "), same speed, same memory"
+                            << "take it";
+}
+
+void tst_Analysis::verdictsInWords()
+{
+    QFETCH(double, finalLoss);
+    QFETCH(double, tokensPerSecond);
+    QFETCH(qint64, peak);
+    QFETCH(QString, verdict);
+    QFETCH(QString, action);
+    const RunSummary base = summary("base", 1000, 1000, {{9, 1000, 3.0}});
+    const RunSummary run = summary("run", tokensPerSecond, peak, {{9, 1000, finalLoss}});
+    const std::vector<ComparisonRow> rows = compare(base, {base, run}, 0.02);
+    QCOMPARE(QString::fromStdString(rows[1].verdict), verdict);
+    QCOMPARE(QString::fromLatin1(actionText(rows[1].action)), action);
+    QCOMPARE(rows[0].action, Action::Baseline);
+}
+
+// What a terminal shows: every line within 120 columns, however long the names and verdicts;
+// the verdicts in full below the table; the numerics as a table of their risks.
+void tst_Analysis::decisionsFitATerminal()
+{
+    const std::string longName = "autocast-bf16-with-a-dynamic-loss-scaler-and-a-name-from-a-sweep-over-everything";
+    std::vector<GroupSummary> groups;
+    groups.push_back({"fp32", {}});
+    groups.push_back({longName, {}});
+    groups.push_back({"undecided", {}});
+    for (int seed = 0; seed < 3; ++seed) {
+        groups[0].replicates.push_back(
+            summary("fp32-s" + std::to_string(seed), 1000 + seed, 1000, {{9, 1000, 3.0 + 0.002 * seed}}));
+        RunSummary faster = summary(longName + "-s" + std::to_string(seed), 1500 + 10 * seed, 600,
+                                    {{9, 1000, 3.001 + 0.002 * seed}});
+        // FP16 would zero 2% of the gradient (trouble) and BF16 lose 5% of the updates (close to it).
+        faster.numerics = {{9, kAllParameters, 0.02, 0.03, 0.0, 1024, 0.05, kNotApplicable},
+                           {9, "blocks.1.attention.qkv.bias", 0.33, 0.4, 0.0, 1024, 0.2, kNotApplicable},
+                           {9, "blocks.1", kNotApplicable, kNotApplicable, kNotApplicable, kNotApplicable,
+                            kNotApplicable, 812}};
+        faster.run.group = longName;
+        groups[1].replicates.push_back(faster);
+        // Seeds that straddle the tolerance: more of them would decide.
+        groups[2].replicates.push_back(
+            summary("undecided-s" + std::to_string(seed), 1000, 1000, {{9, 1000, 3.0 + 0.03 * seed}}));
+    }
+    const std::vector<ComparisonRow> rows = compare(groups[0], groups, 0.02);
+    QCOMPARE(rows[1].action, Action::TakeIt);
+    QCOMPARE(rows[2].action, Action::AddSeeds);
+    QCOMPARE(QString::fromLatin1(actionText(rows[2].action)), QStringLiteral("can't tell yet: add seeds"));
+    QCOMPARE(riskLevel(NumericsRisk::Fp16Underflow, rows[1].risks.fp16Underflow), RiskLevel::Trouble);
+    QCOMPARE(riskLevel(NumericsRisk::Bf16LostUpdates, rows[1].risks.bf16LostUpdates), RiskLevel::Watch);
+    QCOMPARE(riskLevel(NumericsRisk::LargestActivation, rows[1].risks.largestActivation), RiskLevel::Fine);
+    QCOMPARE(rows[1].risks.underflowTensor, std::string("blocks.1.attention.qkv.bias"));
+
+    const std::string text = formatDecisions(rows, "fp32", 0.02);
+    const QStringList lines = QString::fromStdString(text).split(QLatin1Char('\n'));
+    for (const QString &line : lines)
+        QVERIFY2(line.size() <= 120, qPrintable(QStringLiteral("%1 columns: %2").arg(line.size()).arg(line)));
+    QVERIFY2(lines[0].startsWith(QStringLiteral("run")) && lines[0].contains(QStringLiteral("action")),
+             qPrintable(lines[0]));
+    QVERIFY2(lines[2].contains(QStringLiteral("take it")) && lines[2].contains(QStringLiteral("-40%")),
+             qPrintable(lines[2]));
+    QVERIFY2(lines[2].contains(QStringLiteral("1.5")) && lines[2].contains(QStringLiteral("±")), qPrintable(lines[2]));
+    // The long name is cut in the table and whole in its verdict below, wrapped.
+    QVERIFY(!lines[2].contains(QString::fromStdString(longName)));
+    QVERIFY(QString::fromStdString(text).contains(QString::fromStdString(longName) + ": same quality"));
+    // The numerics: one row per run that measured them, the trouble marked.
+    const int numerics = int(lines.indexOf(QRegularExpression(QStringLiteral("run +step.*"))));
+    QVERIFY2(numerics > 0, text.substr(text.size() / 2).c_str());
+    QVERIFY2(lines[numerics + 1].contains(QStringLiteral("2.0% !!"))
+                 && lines[numerics + 1].contains(QStringLiteral("5.0% !")),
+             qPrintable(lines[numerics + 1]));
+    // --wide keeps one line per run, whatever its width.
+    const QStringList wide = QString::fromStdString(formatComparison(rows, "fp32", 0.02)).split(QLatin1Char('\n'));
+    QVERIFY(wide[2].size() > 120);
+}
+
+void tst_Analysis::textTablesElideAndWrap()
+{
+    QCOMPARE(displayWidth("Δ ± –"), size_t(5));
+    QCOMPARE(elided("ΔΔΔΔΔ", 3), std::string("ΔΔ~"));
+    QCOMPARE(elided("abc", 3), std::string("abc"));
+    QCOMPARE(wrapped("one two three four", 9, "  "), std::string("one two\n  three\n  four\n"));
+    QCOMPARE(wrapped("", 9), std::string("\n"));
+    TextTable table({{"name"}, {"n", TextTable::Align::Right}});
+    table.addRow({"a-very-long-name-indeed", "12"});
+    table.addRow({"b", "3"});
+    QCOMPARE(table.render(14), std::string("name         n\na-very-lo~  12\nb            3\n"));
 }
 
 void tst_Analysis::noisyThroughputIsNotCalled()
@@ -164,24 +265,14 @@ void tst_Analysis::memoryByRoleNamesEachStatesDtype()
                      {MemoryRole::SavedActivations, "mixed", 3 << 19, MemorySource::Measured}};
     const QStringList lines = QString::fromStdString(formatMemoryByRole({plain, master})).split(QLatin1Char('\n'));
     QVERIFY(lines.size() >= 3);
-    QCOMPARE(lines[0].simplified(), QString("measured memory by role parameters gradients master weights optimizer "
-                                            "state saved activations temporaries peak"));
+    QCOMPARE(lines[0].simplified(),
+             QString("memory by role params grads masters optimizer activations temporaries peak"));
     QCOMPARE(lines[1].simplified(), QString("fp32 1.0 MiB fp32 1.0 MiB fp32 - 2.0 MiB fp32 - - 3.0 MiB"));
-    QCOMPARE(lines[2].simplified(), QString("master-bf16 512.0 KiB bf16 - 1.0 MiB fp32 - 1.5 MiB mixed - 4.0 MiB"));
+    // Activations hold several dtypes: the note says so once instead of "mixed" in every row.
+    QCOMPARE(lines[2].simplified(), QString("master-bf16 512.0 KiB bf16 - 1.0 MiB fp32 - 1.5 MiB - 4.0 MiB"));
     // Every cell under its heading: the lines are as wide as the header.
     QCOMPARE(lines[1].size(), lines[0].size());
     QCOMPARE(lines[2].size(), lines[0].size());
-}
-
-void tst_Analysis::verdictsInWords()
-{
-    QFETCH(double, finalLoss);
-    QFETCH(double, tokensPerSecond);
-    QFETCH(qint64, peak);
-    QFETCH(QString, verdict);
-    const RunSummary base = summary("base", 1000, 1000, {{9, 1000, 3.0}});
-    const RunSummary run = summary("run", tokensPerSecond, peak, {{9, 1000, finalLoss}});
-    QCOMPARE(QString::fromStdString(compare(base, {run}, 0.02).front().verdict), verdict);
 }
 
 namespace {

@@ -17,7 +17,6 @@ namespace optlog {
 
 inline constexpr double kFp16SmallestSubnormal = 0x1p-24; // below it FP16 rounds to zero
 inline constexpr double kFp16SmallestNormal = 0x1p-14;    // below it FP16 keeps fewer bits
-inline constexpr double kFp16Largest = 65504;
 // A scaler's scale is capped here: one with nothing to limit it only grows this far in practice.
 inline constexpr double kLargestLossScale = 0x1p24;
 
