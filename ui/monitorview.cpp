@@ -13,18 +13,16 @@
 
 namespace optlog {
 
-namespace {
-constexpr double kMiB = 1024.0 * 1024.0;
-}
+namespace { }
 
 MonitorView::MonitorView(QWidget *parent)
     : QWidget(parent)
     , m_header(new QLabel)
-    , m_loss(new LineChart(tr("Loss"), tr("tokens seen"), tr("nats per token")))
-    , m_speed(new LineChart(tr("Throughput"), tr("tokens seen"), tr("tokens/s")))
-    , m_memory(new LineChart(tr("Allocator memory"), tr("tokens seen"), tr("MiB")))
+    , m_loss(new LineChart(tr("Loss"), tr("tokens seen"), tr("nats per token"), AxisUnit::Plain))
+    , m_speed(new LineChart(tr("Throughput"), tr("tokens seen"), tr("tokens/s"), AxisUnit::Count))
+    , m_memory(new LineChart(tr("Allocator memory"), tr("tokens seen"), tr("bytes"), AxisUnit::Bytes))
     , m_numerics(new LineChart(tr("Gradient elements FP16 would zero without a scaler"), tr("tokens seen"),
-                               tr("% of elements")))
+                               tr("elements"), AxisUnit::Percent))
 {
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);
@@ -58,8 +56,8 @@ void MonitorView::clear()
     m_validationLoss.clear();
     m_instabilities.clear();
     m_tokensPerSecond.clear();
-    m_allocatedMiB.clear();
-    m_peakMiB.clear();
+    m_allocatedBytes.clear();
+    m_peakBytes.clear();
     m_lastStep = -1;
     m_elapsedSeconds = 0;
 }
@@ -148,8 +146,8 @@ void MonitorView::handleEvent(const EngineEvent &event)
             m_trainLoss.append({tokens, m.trainLoss});
         m_tokensPerSecond.append({tokens, m.tokensPerSecond});
         if (step->allocatedBytes && step->peakBytes) {
-            m_allocatedMiB.append({tokens, double(*step->allocatedBytes) / kMiB});
-            m_peakMiB.append({tokens, double(*step->peakBytes) / kMiB});
+            m_allocatedBytes.append({tokens, double(*step->allocatedBytes)});
+            m_peakBytes.append({tokens, double(*step->peakBytes)});
         }
         m_lastStep = m.step;
         m_elapsedSeconds += m.stepSeconds;
@@ -193,16 +191,15 @@ void MonitorView::redraw()
         if (m_live && done > 0 && m_totalSteps > done)
             line += tr(" · about %1 s left")
                         .arg(m_elapsedSeconds / double(done) * double(m_totalSteps - done), 0, 'f', 0);
-        if (!m_peakMiB.isEmpty())
-            line += tr(" · allocator peak %1")
-                        .arg(QString::fromStdString(formatBytes(qint64(m_peakMiB.last().y() * kMiB))));
+        if (!m_peakBytes.isEmpty())
+            line += tr(" · allocator peak %1").arg(QString::fromStdString(formatBytes(qint64(m_peakBytes.last().y()))));
         line += m_live ? tr(" · <i>live</i>") : QString();
         m_header->setText(line);
     }
     m_loss->setSeries({{tr("train"), m_trainLoss}, {tr("validation"), m_validationLoss}});
     m_loss->setMarkers(tr("instabilities (%1)").arg(m_instabilities.size()), m_instabilities);
     m_speed->setSeries({{tr("tokens/s"), m_tokensPerSecond}});
-    m_memory->setSeries({{tr("in use"), m_allocatedMiB}, {tr("peak"), m_peakMiB}});
+    m_memory->setSeries({{tr("in use"), m_allocatedBytes}, {tr("peak"), m_peakBytes}});
     m_numerics->setSeries(m_underflow);
     ++m_redraws;
     m_lastRedrawMs = double(timer.nsecsElapsed()) / 1e6;

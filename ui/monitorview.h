@@ -65,8 +65,8 @@ private:
     QVector<QPointF> m_validationLoss;
     QVector<QPointF> m_instabilities; // on the train loss: spikes, skipped steps, non-finite values
     QVector<QPointF> m_tokensPerSecond;
-    QVector<QPointF> m_allocatedMiB;
-    QVector<QPointF> m_peakMiB;
+    QVector<QPointF> m_allocatedBytes;
+    QVector<QPointF> m_peakBytes;
     QList<LineSeriesData> m_underflow; // % of gradient elements, per tensor
     int m_redraws = 0;
     double m_lastRedrawMs = 0;

@@ -6,11 +6,17 @@
 #include "core/store/store.h"
 #include "tests/common/steadysteps.h"
 #include "ui/charts/bandchart.h"
+#include "ui/charts/charttheme.h"
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/linechart.h"
 #include "ui/charts/scatterchart.h"
+#include "ui/charts/stackedbarchart.h"
 #include "ui/compareview.h"
+#include "ui/decisionsummary.h"
+#include "ui/numericstable.h"
 
+#include <QCategoryAxis>
+#include <QChart>
 #include <QCheckBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -246,6 +252,86 @@ private Q_SLOTS:
         QVERIFY(!view.charts().filledCharts().contains(view.charts().quantization));
     }
 
+    // The decision first: a line per group with its action in plain words; the numerics as a
+    // table coloured by risk, the worst tensor on hover; memory segments say their role and dtype.
+    void theDecisionSummaryLeadsAndTheNumericsAreATable()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("numerics.sqlite")).toStdString();
+        int64_t base = 0, fp16 = 0;
+        {
+            Store store(path);
+            base = addRun(store, {"fp32", "fp32", {{5000, 2.5}, {20000, 1.8}}, 5000, 400 << 20});
+            fp16 = addRun(store, {"fp16", "autocast-fp16", {{5000, 2.5}, {20000, 1.805}}, 7000, 300 << 20});
+            store.appendNumerics(fp16,
+                                 {{19, kAllParameters, 0.02, 0.03, 0.0, 1024, kNotApplicable, kNotApplicable},
+                                  {19, "blocks.0.mlp.fc.bias", 0.4, 0.5, 0.0, 1024, kNotApplicable, kNotApplicable},
+                                  {19, "blocks.0", kNotApplicable, kNotApplicable, kNotApplicable, kNotApplicable,
+                                   kNotApplicable, 40000}});
+        }
+        CompareView view;
+        view.setStudy(loadStudySnapshot(path, {}));
+        view.setSelectedRuns({base, fp16});
+        view.setBaseline(base);
+        DecisionSummary *summary = view.decisionSummary();
+        QCOMPARE(summary->rowCount(), 2);
+        QCOMPARE(summary->item(0, DecisionSummary::Action)->text(), QStringLiteral("baseline"));
+        QCOMPARE(summary->item(1, DecisionSummary::Technique)->text(), QStringLiteral("fp16"));
+        QCOMPARE(summary->item(1, DecisionSummary::Action)->text(), QStringLiteral("take it"));
+        QCOMPARE(summary->item(1, DecisionSummary::Speed)->text(), QStringLiteral("1.40×"));
+        QCOMPARE(summary->item(1, DecisionSummary::Memory)->text(), QStringLiteral("saves 25%"));
+        QVERIFY2(summary->item(1, DecisionSummary::Quality)->text().startsWith(QStringLiteral("same: +0.0050")),
+                 qPrintable(summary->item(1, DecisionSummary::Quality)->text()));
+        QVERIFY(summary->item(1, DecisionSummary::Quality)->toolTip().contains(QStringLiteral("1.40x faster")));
+
+        NumericsTable *numerics = view.numericsTable();
+        QCOMPARE(numerics->rowCount(), 1);
+        QCOMPARE(numerics->runOfRow(0), QStringLiteral("fp16"));
+        QCOMPARE(numerics->item(0, 1)->text(), QStringLiteral("2.0%"));
+        QCOMPARE(numerics->item(0, 1)->background().color(), riskColor(RiskLevel::Trouble));
+        QCOMPARE(numerics->item(0, 1)->toolTip(),
+                 QStringLiteral("worst tensor: blocks.0.mlp.fc.bias (40% without a scaler)"));
+        QCOMPARE(numerics->item(0, 2)->background().color(), riskColor(RiskLevel::Fine));
+        QCOMPARE(numerics->item(0, 3)->text(), QStringLiteral("–")); // no BF16 weights to lose updates
+        QCOMPARE(numerics->item(0, 4)->background().color(), riskColor(RiskLevel::Trouble)); // 40000 of 65504
+        QCOMPARE(numerics->item(0, 4)->toolTip(), QStringLiteral("worst tensor: blocks.0"));
+
+        const StackedBarChart *memory = view.charts().memory;
+        QCOMPARE(memory->categoryCount(), 4); // measured and predicted, per group
+        QCOMPARE(memory->segmentText(0, 0), QStringLiteral("fp32 · measured: parameters, float32 — 100.0 MiB"));
+    }
+
+    // Ticks at round values with the unit written once per label: k and M for tokens, IEC for
+    // bytes, and a share that never goes below zero.
+    void chartsTickAtRoundValues()
+    {
+        const AxisTicks tokens = roundTicks(1024, 58368, AxisUnit::Count);
+        QCOMPARE(tokens.step, 10000.0);
+        QCOMPARE(tokens.values, (QVector<double>{10000, 20000, 30000, 40000, 50000}));
+        QCOMPARE(tickLabel(20000, tokens.step, AxisUnit::Count), QStringLiteral("20k"));
+        QCOMPARE(tickLabel(1500000, 500000, AxisUnit::Count), QStringLiteral("1.5M"));
+        QCOMPARE(tickLabel(500, 100, AxisUnit::Count), QStringLiteral("500"));
+        const AxisTicks bytes = roundTicks(0, 300.0 * (1 << 20), AxisUnit::Bytes);
+        QCOMPARE(bytes.step, 100.0 * (1 << 20));
+        QCOMPARE(tickLabel(bytes.values.last(), bytes.step, AxisUnit::Bytes), QStringLiteral("300 MiB"));
+        QCOMPARE(tickLabel(0, bytes.step, AxisUnit::Bytes), QStringLiteral("0 MiB"));
+        QCOMPARE(tickLabel(1.5 * (1 << 30), 0.5 * (1 << 30), AxisUnit::Bytes), QStringLiteral("1.5 GiB"));
+        QCOMPARE(tickLabel(2.35, 0.05, AxisUnit::Plain), QStringLiteral("2.35"));
+        QCOMPARE(roundTicks(2.31, 2.52, AxisUnit::Plain).step, 0.05);
+
+        // A share whose data sits near zero: the axis starts at zero, not at -10%.
+        BandChart chart(QStringLiteral("underflow"), QStringLiteral("tokens seen"), QStringLiteral("elements"),
+                        AxisUnit::Percent);
+        chart.setGroups({{QStringLiteral("fp16"), {{{1024, 0.0}, {29696, 38.0}, {58368, 0.5}}}, {}}});
+        auto *y = qobject_cast<QCategoryAxis *>(chart.chart()->axes(Qt::Vertical).first());
+        auto *x = qobject_cast<QCategoryAxis *>(chart.chart()->axes(Qt::Horizontal).first());
+        QVERIFY(x && y);
+        QCOMPARE(y->min(), 0.0);
+        QCOMPARE(y->categoriesLabels().first(), QStringLiteral("0%"));
+        QCOMPARE(x->categoriesLabels(), (QStringList{"10k", "20k", "30k", "40k", "50k"}));
+        QCOMPARE(x->max(), 58368.0); // tokens seen reach the right edge
+    }
+
     void fewerThanTwoRunsShowsTheEmptyState()
     {
         CompareView view;
@@ -258,7 +344,8 @@ private Q_SLOTS:
     {
         // Five runs on one loss, two of them on one spot, as checkpointing and its twin would be;
         // "lost" has no validation loss and no place.
-        ScatterChart chart(QStringLiteral("speed"), QStringLiteral("tokens/s"), QStringLiteral("loss"));
+        ScatterChart chart(QStringLiteral("speed"), QStringLiteral("tokens/s"), AxisUnit::Count, QStringLiteral("loss"),
+                           AxisUnit::Plain);
         chart.resize(800, 600);
         chart.show();
         QVERIFY(QTest::qWaitForWindowExposed(&chart));

@@ -4,10 +4,10 @@
 #include "ui/charts/charttheme.h"
 
 #include <QAreaSeries>
+#include <QCategoryAxis>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
-#include <QValueAxis>
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -38,12 +38,13 @@ QColor withAlpha(QColor color, int alpha)
 
 } // namespace
 
-BandChart::BandChart(const QString &title, const QString &xTitle, const QString &yTitle, QWidget *parent)
+BandChart::BandChart(const QString &title, const QString &xTitle, const QString &yTitle, AxisUnit yUnit, QWidget *parent)
     : QChartView(parent)
-    , m_x(new QValueAxis)
-    , m_y(new QValueAxis)
+    , m_x(roundAxis(xTitle))
+    , m_y(roundAxis(yTitle))
+    , m_yUnit(yUnit)
 {
-    addValueAxes(setUpChartView(this, title), m_x, xTitle, m_y, yTitle);
+    addAxes(setUpChartView(this, title), m_x, m_y);
 }
 
 Band BandChart::band(const QList<QVector<QPointF>> &replicates)
@@ -145,7 +146,7 @@ void BandChart::setGroups(const QList<BandGroupData> &groups)
         }
     }
     c->legend()->setAlignment(groups.size() > 3 ? Qt::AlignRight : Qt::AlignBottom);
-    bounds.fit(m_x, m_y);
+    bounds.fit(m_x, AxisUnit::Count, m_y, m_yUnit);
 }
 
 QStringList BandChart::legendNames() const

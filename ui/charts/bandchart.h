@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "ui/charts/charttheme.h"
+
 #include <QChartView>
 #include <QList>
 #include <QPointF>
 #include <QString>
 #include <QVector>
 
-class QValueAxis;
+class QCategoryAxis;
 
 namespace optlog {
 
@@ -33,7 +35,8 @@ class BandChart : public QChartView
 {
     Q_OBJECT
 public:
-    BandChart(const QString &title, const QString &xTitle, const QString &yTitle, QWidget *parent = nullptr);
+    BandChart(const QString &title, const QString &xTitle, const QString &yTitle, AxisUnit yUnit,
+              QWidget *parent = nullptr);
 
     void setGroups(const QList<BandGroupData> &groups);
     // The legend's entries, in order: what a reader sees the lines called.
@@ -44,8 +47,9 @@ public:
     static Band band(const QList<QVector<QPointF>> &replicates);
 
 private:
-    QValueAxis *m_x;
-    QValueAxis *m_y;
+    QCategoryAxis *m_x; // tokens seen
+    QCategoryAxis *m_y;
+    AxisUnit m_yUnit;
     QStringList m_legendNames;
 };
 

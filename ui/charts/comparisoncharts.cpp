@@ -14,7 +14,17 @@
 namespace optlog {
 
 namespace {
-constexpr double kMiB = 1024.0 * 1024.0;
+
+// What hovering a memory segment says: the role, and the dtype of a state (the rest hold several).
+QString segmentName(MemoryRole role, const std::vector<MemoryRow> &rows, MemorySource source)
+{
+    QString text = QString::fromLatin1(memoryRoleLabel(role));
+    for (const auto &row : rows)
+        if (row.role == role && row.source == source && !row.dtype.empty())
+            return text + QStringLiteral(", ") + QString::fromStdString(row.dtype);
+    return text;
+}
+
 } // namespace
 
 ChartGroup chartGroup(const ComparisonRow &row, const std::vector<RunSummary> &replicates)
@@ -53,6 +63,8 @@ ChartGroup chartGroup(const ComparisonRow &row, const std::vector<RunSummary> &r
         group.throughputHigh = row.throughput.p90;
     }
     group.finalValidationLoss = row.completed > 0 ? row.validationLoss : std::nan("");
+    group.deltaLoss = row.completed > 0 ? row.deltaLoss : std::nan("");
+    group.speedup = row.speedup;
     group.peakBytes = row.peakBytes;
     if (!replicates.empty()) {
         group.memory = replicates.front().memory;
@@ -62,25 +74,33 @@ ChartGroup chartGroup(const ComparisonRow &row, const std::vector<RunSummary> &r
 }
 
 ComparisonCharts::ComparisonCharts()
-    : validation(
-        new BandChart(QObject::tr("Validation loss"), QObject::tr("tokens seen"), QObject::tr("nats per token")))
+    : validation(new BandChart(QObject::tr("Validation loss"), QObject::tr("tokens seen"),
+                               QObject::tr("nats per token"), AxisUnit::Plain))
     , throughput(new SpreadChart(QObject::tr("Steady-state throughput: median, whiskers min–max over seeds "
                                              "(one seed: p10–p90 of its steps)"),
                                  QObject::tr("tokens/s")))
-    , memory(new StackedBarChart(QObject::tr("Peak memory by role: measured and predicted"), QObject::tr("MiB")))
-    , speedVsQuality(new ScatterChart(QObject::tr("Quality against speed"), QObject::tr("tokens/s"),
-                                      QObject::tr("final validation loss")))
-    , memoryVsQuality(new ScatterChart(QObject::tr("Quality against memory"), QObject::tr("peak MiB"),
-                                       QObject::tr("final validation loss")))
+    , memory(new StackedBarChart(QObject::tr("Peak memory by role: measured and predicted (hover a segment for its "
+                                             "dtype)"),
+                                 QObject::tr("bytes")))
+    , speedVsQuality(new ScatterChart(QObject::tr("Quality against speed (marker area: peak memory)"),
+                                      QObject::tr("speed-up over the baseline (×)"), AxisUnit::Plain,
+                                      QObject::tr("Δ validation loss, nats per token"), AxisUnit::Plain))
+    , memoryVsQuality(new ScatterChart(QObject::tr("Quality against memory"), QObject::tr("peak memory"),
+                                       AxisUnit::Bytes, QObject::tr("final validation loss"), AxisUnit::Plain))
     , fp16Underflow(
           new BandChart(QObject::tr("Gradient elements FP16 would zero without a loss scaler (all parameters)"),
-                        QObject::tr("tokens seen"), QObject::tr("% of gradient elements")))
+                        QObject::tr("tokens seen"), QObject::tr("gradient elements"), AxisUnit::Percent))
     , bf16Vanishing(new BandChart(QObject::tr("AdamW updates a BF16 weight would lose (all parameters)"),
-                                  QObject::tr("tokens seen"), QObject::tr("% of updates")))
+                                  QObject::tr("tokens seen"), QObject::tr("updates"), AxisUnit::Percent))
     , quantization(new ScatterChart(QObject::tr("Post-training quantization: bits per weight against the loss it costs "
                                                 "(optlog quantize)"),
-                                    QObject::tr("bits per weight"), QObject::tr("Δ validation loss, nats per token")))
-{ }
+                                    QObject::tr("bits per weight"), AxisUnit::Plain,
+                                    QObject::tr("Δ validation loss, nats per token"), AxisUnit::Plain))
+{
+    speedVsQuality->setBestCorner(Qt::BottomRightCorner, QObject::tr("faster, lower loss"));
+    memoryVsQuality->setBestCorner(Qt::BottomLeftCorner, QObject::tr("smaller, lower loss"));
+    quantization->setBestCorner(Qt::BottomLeftCorner, QObject::tr("fewer bits, less loss"));
+}
 
 ComparisonCharts::~ComparisonCharts()
 {
@@ -115,13 +135,15 @@ void ComparisonCharts::fill(const QList<ChartGroup> &groups)
     QList<ScatterPoint> speed, peak;
     QStringList categories;
     QList<QVector<double>> roleValues(int(std::size(kPeakParts)));
+    QList<QStringList> roleNames(int(std::size(kPeakParts)));
     for (const ChartGroup &run : groups) {
         lines << BandGroupData{run.name, run.validation, run.instabilityTokens};
         underflow << BandGroupData{run.name, run.underflow, {}};
         vanishing << BandGroupData{run.name, run.vanishing, {}};
         spreads << SpreadData{run.name, run.throughputLow, run.throughputMedian, run.throughputHigh};
-        speed << ScatterPoint{run.name, run.throughputMedian, run.finalValidationLoss};
-        peak << ScatterPoint{run.name, double(run.peakBytes) / kMiB, run.finalValidationLoss};
+        if (run.speedup > 0)
+            speed << ScatterPoint{run.name, run.speedup, run.deltaLoss, double(run.peakBytes)};
+        peak << ScatterPoint{run.name, double(run.peakBytes), run.finalValidationLoss};
         for (MemorySource source : {MemorySource::Measured, MemorySource::Predicted}) {
             categories << QStringLiteral("%1 · %2").arg(run.name, QLatin1String(memorySourceName(source)));
             for (size_t r = 0; r < std::size(kPeakParts); ++r) {
@@ -129,7 +151,8 @@ void ComparisonCharts::fill(const QList<ChartGroup> &groups)
                 for (const auto &row : run.memory)
                     if (row.role == kPeakParts[r] && row.source == source)
                         bytes = double(row.bytes);
-                roleValues[int(r)].append(bytes / kMiB);
+                roleValues[int(r)].append(bytes);
+                roleNames[int(r)].append(segmentName(kPeakParts[r], run.memory, source));
             }
         }
     }
@@ -140,7 +163,7 @@ void ComparisonCharts::fill(const QList<ChartGroup> &groups)
     fp16Underflow->setGroups(underflow);
     bf16Vanishing->setGroups(vanishing);
     throughput->setData(spreads);
-    memory->setData(categories, parts, roleValues);
+    memory->setData(categories, parts, roleValues, roleNames);
     memory->setMinimumHeight(std::max(300, int(categories.size()) * 28 + 120));
     speedVsQuality->setPoints(speed);
     memoryVsQuality->setPoints(peak);

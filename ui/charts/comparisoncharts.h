@@ -30,7 +30,9 @@ struct ChartGroup
     QVector<double> instabilityTokens;  // where a seed recorded an instability
     double throughputLow = 0, throughputMedian = 0, throughputHigh = 0; // tokens/s
     double finalValidationLoss = 0;                                     // mean over seeds; NaN when there is none
-    qint64 peakBytes = 0;                                               // median over seeds
+    double deltaLoss = 0;                          // against the baseline at matched tokens; NaN when there is none
+    double speedup = 0;                            // median tokens/s over the baseline's; 0 unknown
+    qint64 peakBytes = 0;                          // median over seeds
     std::vector<MemoryRow> memory;                 // the first seed's, predicted and measured, by role
     std::vector<QuantizationResult> quantizations; // of the first seed's final weights
 };

@@ -3,21 +3,22 @@
 
 #include "ui/charts/charttheme.h"
 
+#include <QCategoryAxis>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
-#include <QValueAxis>
 #include <algorithm>
 #include <cmath>
 
 namespace optlog {
 
-LineChart::LineChart(const QString &title, const QString &xTitle, const QString &yTitle, QWidget *parent)
+LineChart::LineChart(const QString &title, const QString &xTitle, const QString &yTitle, AxisUnit yUnit, QWidget *parent)
     : QChartView(parent)
-    , m_x(new QValueAxis)
-    , m_y(new QValueAxis)
+    , m_x(roundAxis(xTitle))
+    , m_y(roundAxis(yTitle))
+    , m_yUnit(yUnit)
 {
-    addValueAxes(setUpChartView(this, title), m_x, xTitle, m_y, yTitle);
+    addAxes(setUpChartView(this, title), m_x, m_y);
 }
 
 QVector<QPointF> LineChart::downsample(const QVector<QPointF> &points, int maxPoints)
@@ -88,7 +89,7 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
     }
     // Many runs: names beside the plot, where each gets a line; few: below it, where they take less room.
     c->legend()->setAlignment(series.size() > 3 ? Qt::AlignRight : Qt::AlignBottom);
-    bounds.fit(m_x, m_y);
+    bounds.fit(m_x, AxisUnit::Count, m_y, m_yUnit);
 }
 
 void LineChart::setMarkers(const QString &name, const QVector<QPointF> &points)

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "ui/charts/charttheme.h"
+
 #include <QChartView>
 #include <QList>
 #include <QPointF>
 #include <QString>
 #include <QVector>
 
+class QCategoryAxis;
 class QScatterSeries;
-class QValueAxis;
 
 namespace optlog {
 
@@ -24,7 +26,8 @@ class LineChart : public QChartView
 {
     Q_OBJECT
 public:
-    LineChart(const QString &title, const QString &xTitle, const QString &yTitle, QWidget *parent = nullptr);
+    LineChart(const QString &title, const QString &xTitle, const QString &yTitle, AxisUnit yUnit,
+              QWidget *parent = nullptr);
 
     void setSeries(const QList<LineSeriesData> &series);
     // Points marked on top of the lines (instabilities), as one legend entry `name`; none hides it.
@@ -39,8 +42,9 @@ public:
     static QVector<QPointF> downsample(const QVector<QPointF> &points, int maxPoints);
 
 private:
-    QValueAxis *m_x;
-    QValueAxis *m_y;
+    QCategoryAxis *m_x; // tokens seen
+    QCategoryAxis *m_y;
+    AxisUnit m_yUnit;
     QScatterSeries *m_markers = nullptr;
     int m_maxDisplayPoints = 2000;
 };

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "ui/charts/charttheme.h"
+
 #include <QChartView>
 #include <QList>
 #include <QRectF>
 #include <QString>
 
+class QCategoryAxis;
 class QGraphicsSimpleTextItem;
 class QScatterSeries;
-class QValueAxis;
 
 namespace optlog {
 
@@ -17,6 +19,7 @@ struct ScatterPoint
     QString name;
     double x = 0;
     double y = 0;
+    double size = 0; // the marker's area follows it (peak bytes); 0 for all: every marker alike
 };
 
 // One marked point per run, labelled with its name in the run's colour: a trade-off at a glance
@@ -27,8 +30,13 @@ class ScatterChart : public QChartView
 {
     Q_OBJECT
 public:
-    ScatterChart(const QString &title, const QString &xTitle, const QString &yTitle, QWidget *parent = nullptr);
+    ScatterChart(const QString &title, const QString &xTitle, AxisUnit xUnit, const QString &yTitle, AxisUnit yUnit,
+                 QWidget *parent = nullptr);
     void setPoints(const QList<ScatterPoint> &points);
+    // Names the corner where the best trade-off lies ("faster, lower loss"), written in it with an arrow.
+    void setBestCorner(Qt::Corner corner, const QString &text);
+    QString bestCornerText() const;
+    double markerSize(int point) const; // in pixels, of the drawn points in order
     int pointCount() const { return int(chart()->series().size()); }
 
     struct PlacedLabel
@@ -44,9 +52,14 @@ protected:
 
 private:
     void placeLabels();
+    void placeBestCorner(const QRectF &area, const QList<QRectF> &taken);
 
-    QValueAxis *m_x;
-    QValueAxis *m_y;
+    QCategoryAxis *m_x;
+    QCategoryAxis *m_y;
+    AxisUnit m_xUnit, m_yUnit;
+    Qt::Corner m_bestCorner = Qt::BottomRightCorner;
+    QString m_bestText;
+    QGraphicsSimpleTextItem *m_bestItem = nullptr;
     QList<ScatterPoint> m_points;     // the drawn ones, in the order given
     QList<QScatterSeries *> m_series; // one per drawn point
     QList<int> m_colours;             // each drawn point's run colour index

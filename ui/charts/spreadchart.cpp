@@ -6,7 +6,7 @@
 #include <QBarCategoryAxis>
 #include <QBoxPlotSeries>
 #include <QBoxSet>
-#include <QValueAxis>
+#include <QCategoryAxis>
 #include <algorithm>
 
 namespace optlog {
@@ -42,9 +42,8 @@ void SpreadChart::setData(const QList<SpreadData> &data)
     auto *x = new QBarCategoryAxis;
     x->append(names.isEmpty() ? QStringList{QString()} : names);
     x->setLabelsAngle(names.size() > 4 ? -35 : 0); // long run names stay readable when slanted
-    auto *y = new QValueAxis;
-    y->setTitleText(m_yTitle);
-    setAxisRange(y, 0, top > 0 ? top * 1.1 : 1);
+    auto *y = roundAxis(m_yTitle);
+    setAxisRange(y, 0, top > 0 ? top * 1.1 : 1, AxisUnit::Count);
     c->addAxis(x, Qt::AlignBottom);
     c->addAxis(y, Qt::AlignLeft);
     series->attachAxis(x);
