@@ -9,6 +9,8 @@
 #include "ui/charts/scatterchart.h"
 #include "ui/charts/spreadchart.h"
 #include "ui/charts/stackedbarchart.h"
+#include "ui/decisionsummary.h"
+#include "ui/numericstable.h"
 
 #include <QChartView>
 #include <QCheckBox>
@@ -80,9 +82,10 @@ CompareView::CompareView(QWidget *parent)
     , m_onlyDifferences(new QCheckBox(tr("Only differences")))
     , m_pages(new QStackedWidget)
     , m_summary(new QLabel)
-    , m_numerics(new QLabel)
     , m_notes(new QLabel)
+    , m_decisions(new DecisionSummary)
     , m_verdicts(readOnlyTable(int(verdictColumnTitles().size())))
+    , m_numerics(new NumericsTable)
     , m_charts(std::make_unique<ComparisonCharts>())
     , m_memory(readOnlyTable(1))
     , m_config(readOnlyTable(1))
@@ -165,8 +168,10 @@ QWidget *CompareView::buildResults()
     m_memory->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_memory->setSelectionBehavior(QAbstractItemView::SelectItems);
     m_summary->setWordWrap(true);
-    m_numerics->setWordWrap(true);
     m_notes->setWordWrap(true);
+    // The run's name stands in the rows' header, where it stays when the wide table scrolls sideways.
+    m_verdicts->setColumnHidden(int(VerdictColumn::Run), true);
+    m_verdicts->verticalHeader()->show();
     m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     auto *content = new QWidget;
@@ -174,8 +179,13 @@ QWidget *CompareView::buildResults()
     // One column: beside the runs dock, two charts side by side would each be too narrow to read
     // at 1280 pixels; the page scrolls instead.
     int row = 0;
-    grid->addWidget(m_summary, row++, 0);
+    grid->addWidget(new QLabel(tr("<b>Every measure</b>")), row++, 0);
     grid->addWidget(m_verdicts, row++, 0);
+    m_numericsHeading = new QLabel(tr("<b>16-bit numerics</b>, measured on each group's own tensors at its last "
+                                      "measured step: green is fine, amber close to trouble, red trouble; hover "
+                                      "a cell for its worst tensor"));
+    m_numericsHeading->setWordWrap(true);
+    grid->addWidget(m_numericsHeading, row++, 0);
     grid->addWidget(m_numerics, row++, 0);
     grid->addWidget(m_notes, row++, 0);
     for (QChartView *chart : m_charts->charts()) {
@@ -193,7 +203,14 @@ QWidget *CompareView::buildResults()
     scroll->setWidget(content);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    return scroll;
+    // The decision stays in view, above the details that scroll.
+    auto *page = new QWidget;
+    auto *layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_decisions);
+    layout->addWidget(scroll, 1);
+    return page;
 }
 
 void CompareView::setStudy(const StudySnapshot &study)
@@ -332,16 +349,9 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
                                                   : tr(" <i>Untuned runtime settings</i> (no <tt>optlog tune</tt> for "
                                                        "this machine and precision): %1.")
                                                         .arg(untuned.join(QStringLiteral(", ")))));
-    QStringList numerics;
-    for (const auto &r : m_rows)
-        if (!r.numerics.empty())
-            numerics << tr("<b>%1</b> %2.")
-                            .arg(QString::fromStdString(r.name).toHtmlEscaped(),
-                                 QString::fromStdString(r.numerics).toHtmlEscaped());
-    m_numerics->setText(numerics.isEmpty() ? QString()
-                                           : tr("<b>16-bit numerics</b>, measured on each group's own tensors:<br>")
-                                                 + numerics.join(QStringLiteral("<br>")));
-    m_numerics->setVisible(!numerics.isEmpty());
+    m_decisions->setRows(m_rows);
+    m_numerics->setRows(m_rows);
+    m_numericsHeading->setVisible(m_numerics->rowCount() > 0);
     // The user's own words about each compared run: shown as text, never as markup.
     QStringList notes;
     for (const auto &run : m_shown) {
@@ -370,8 +380,9 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
         const GroupSummary &group = groups[i];
         const int row = m_verdicts->rowCount();
         m_verdicts->insertRow(row);
-        m_verdicts->setItem(row, int(VerdictColumn::Run),
-                            cell(QString::fromStdString(r.name) + (i == 0 ? tr(" (baseline)") : QString())));
+        const QString name = QString::fromStdString(r.name) + (i == 0 ? tr(" (baseline)") : QString());
+        m_verdicts->setItem(row, int(VerdictColumn::Run), cell(name));
+        m_verdicts->setVerticalHeaderItem(row, new QTableWidgetItem(name));
         m_verdicts->setItem(row, int(VerdictColumn::Seeds), cell(QString::number(r.seeds), right));
         const RunRecord &record = group.replicates.front().run;
         auto *outcomeItem = cell(r.seeds == 1             ? QString::fromStdString(outcomeText(record))
@@ -429,7 +440,9 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
             if (const std::string unstable = instabilityText(r.instabilities); !unstable.empty())
                 verdict += QStringLiteral("; ") + QString::fromStdString(unstable);
         }
-        m_verdicts->setItem(row, kVerdictColumn, cell(verdict));
+        QTableWidgetItem *verdictItem = cell(verdict);
+        verdictItem->setToolTip(verdict); // the column may be narrower than the sentence
+        m_verdicts->setItem(row, kVerdictColumn, verdictItem);
     }
     // Every verdict in view at once: the table is the answer, it should not scroll.
     fitHeightToRows(m_verdicts);

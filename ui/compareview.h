@@ -20,9 +20,12 @@ class QTableWidget;
 namespace optlog {
 
 class ComparisonCharts;
+class DecisionSummary;
+class NumericsTable;
 
 // Selected runs side by side against a baseline, grouped by their group (a run's replicates over
-// seeds; a run alone is a group of one): the verdicts first, then validation loss against tokens
+// seeds; a run alone is a group of one): the decision summary first, pinned above the rest, then
+// the verdict table in detail, the 16-bit numerics table, validation loss against tokens
 // seen as a mean with its band over seeds, throughput with its spread, memory by role measured
 // beside predicted, the quality-versus-speed and quality-versus-memory trade-offs, the 16-bit
 // numerics, memory by role with each state's dtype, and the config diff.
@@ -42,7 +45,9 @@ public:
     double tolerance() const;
 
     const std::vector<ComparisonRow> &rows() const { return m_rows; }
+    DecisionSummary *decisionSummary() const { return m_decisions; }
     QTableWidget *verdictTable() const { return m_verdicts; }
+    NumericsTable *numericsTable() const { return m_numerics; }
     QTableWidget *memoryTable() const { return m_memory; }
     QTableWidget *configTable() const { return m_config; }
     const ComparisonCharts &charts() const { return *m_charts; }
@@ -70,9 +75,11 @@ private:
     QCheckBox *m_onlyDifferences;
     QStackedWidget *m_pages; // the empty state, or the results
     QLabel *m_summary;
-    QLabel *m_numerics; // what FP16 and BF16 would do, per group, under the verdicts
-    QLabel *m_notes;    // the compared runs' notes, tags and origins, as the user wrote them
+    QLabel *m_notes; // the compared runs' notes, tags and origins, as the user wrote them
+    DecisionSummary *m_decisions;
     QTableWidget *m_verdicts;
+    NumericsTable *m_numerics; // what FP16 and BF16 would do, per group, under the verdicts
+    QLabel *m_numericsHeading = nullptr;
     std::unique_ptr<ComparisonCharts> m_charts;
     QTableWidget *m_memory;
     QTableWidget *m_config;

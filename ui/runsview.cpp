@@ -24,6 +24,7 @@
 #include <QTableView>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <iterator>
 
 namespace optlog {
 
@@ -79,13 +80,20 @@ RunsView::RunsView(RunTableModel *model, QWidget *parent)
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_table->setColumnWidth(RunTableModel::Name, 150);
+    m_table->setColumnWidth(RunTableModel::Name, 130);
     m_table->setColumnWidth(RunTableModel::State, 85);
     m_table->setColumnWidth(RunTableModel::Progress, 85);
-    m_table->setColumnWidth(RunTableModel::ValidationLoss, 70);
-    m_table->setColumnWidth(RunTableModel::TokensPerSecond, 70);
-    m_table->setColumnWidth(RunTableModel::PeakMemory, 90);
+    m_table->setColumnWidth(RunTableModel::ValidationLoss, 62);
+    m_table->setColumnWidth(RunTableModel::TokensPerSecond, 62);
+    m_table->setColumnWidth(RunTableModel::PeakMemory, 75);
     m_table->setColumnWidth(RunTableModel::Eta, 60);
+    // What a finished run measured beside its name, where the narrowest dock (350 px at 1280
+    // across) still shows it; its state and progress follow, and the Monitor shows a live one.
+    QHeaderView *header = m_table->horizontalHeader();
+    const int shownFirst[] = {RunTableModel::Name, RunTableModel::ValidationLoss, RunTableModel::TokensPerSecond,
+                              RunTableModel::PeakMemory};
+    for (int visual = 0; visual < int(std::size(shownFirst)); ++visual)
+        header->moveSection(header->visualIndex(shownFirst[visual]), visual);
 
     auto *empty = new QWidget;
     auto *emptyLayout = new QVBoxLayout(empty);

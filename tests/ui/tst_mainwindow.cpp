@@ -3,6 +3,9 @@
 // empty states and restored window state.
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
+#include "tests/common/steadysteps.h"
+#include "ui/compareview.h"
+#include "ui/decisionsummary.h"
 #include "ui/mainwindow.h"
 #include "ui/runqueue.h"
 #include "ui/runsview.h"
@@ -10,11 +13,13 @@
 #include "ui/studywatcher.h"
 
 #include <QDockWidget>
+#include <QHeaderView>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
@@ -158,6 +163,68 @@ private Q_SLOTS:
         window.resize(1280, 800);
         QTest::qWait(100);
         QCOMPARE(dock->width(), 300);
+    }
+
+    // The one thing a comparison is for, in view without scrolling at 1280x800: every technique's
+    // quality verdict and action, whole, with eight groups of long names; and in the Runs list,
+    // what each run measured beside its name.
+    void theDecisionIsInViewAt1280x800()
+    {
+        QSettings().clear(); // the fitted dock, not a saved layout
+        const QString study = m_dir.filePath(QStringLiteral("decision.sqlite"));
+        QList<qint64> ids;
+        {
+            Store store(study.toStdString());
+            for (int r = 0; r < 8; ++r) {
+                const std::string name = "technique-" + std::to_string(r)
+                                         + "-with-a-name-as-long-as-people-write-them-in-a-sweep";
+                const int64_t id = store.createRun(name, "");
+                store.appendMetrics(id, testing::steadySteps(20, 1000, 5000 + 700 * r));
+                store.appendValidation(id, {{19, 20000, 2.5 + 0.013 * r}});
+                store.replaceMemory(id, {{MemoryRole::Peak, "mixed", (400 - 30 * r) << 20, MemorySource::Measured}});
+                store.finishRun(id, Outcome::Completed, 19, "");
+                ids << id;
+            }
+        }
+        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        window.resize(1280, 800);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(window.openStudy(study));
+        QTRY_COMPARE(window.runModel()->rowCount(), 8);
+        window.compareView()->setSelectedRuns(ids);
+        window.showPage(2);
+        DecisionSummary *summary = window.compareView()->decisionSummary();
+        QTRY_COMPARE(summary->rowCount(), 8);
+        QTRY_VERIFY(summary->isVisible() && summary->viewport()->width() > 0);
+        QTest::qWait(50); // the layout settles on the shown page
+
+        for (int row = 0; row < summary->rowCount(); ++row) {
+            for (int column : {int(DecisionSummary::Quality), int(DecisionSummary::Speed), int(DecisionSummary::Memory),
+                               int(DecisionSummary::Action)}) {
+                const QModelIndex index = summary->model()->index(row, column);
+                const QRect cell = summary->visualRect(index);
+                const QString where
+                    = QStringLiteral("row %1, column %2: %3").arg(row).arg(column).arg(index.data().toString());
+                QVERIFY2(summary->viewport()->rect().contains(cell), qPrintable(where));
+                const QRect inWindow(summary->viewport()->mapTo(&window, cell.topLeft()), cell.size());
+                QVERIFY2(window.rect().contains(inWindow), qPrintable(where));
+                // The whole text within its cell: wrapped onto its lines, never cut.
+                const QRect needed = QFontMetrics(summary->font())
+                                         .boundingRect(cell.adjusted(4, 0, -4, 0), Qt::TextWordWrap,
+                                                       index.data().toString());
+                QVERIFY2(needed.width() <= cell.width() - 6 && needed.height() <= cell.height(), qPrintable(where));
+            }
+        }
+        QCOMPARE(summary->item(0, DecisionSummary::Action)->text(), QStringLiteral("baseline"));
+
+        auto *runs = window.runsView()->findChild<QTableView *>();
+        QVERIFY(runs);
+        for (int column : {RunTableModel::Name, RunTableModel::ValidationLoss, RunTableModel::TokensPerSecond,
+                           RunTableModel::PeakMemory}) {
+            const QRect cell = runs->visualRect(runs->model()->index(0, column));
+            QVERIFY2(runs->viewport()->rect().contains(cell), qPrintable(QString::number(column)));
+        }
     }
 
     void windowStateIsRestored()
