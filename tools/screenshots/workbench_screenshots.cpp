@@ -14,6 +14,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QEventLoop>
+#include <QPalette>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
@@ -43,6 +44,30 @@ bool save(QWidget *window, const QString &folder, const QString &name)
     return true;
 }
 
+// A dark palette as a desktop's dark theme gives one, for the Fusion style.
+QPalette darkPalette()
+{
+    QPalette p;
+    const QColor window(0x2b, 0x2b, 0x2e), base(0x1e, 0x1e, 0x20), text(0xe8, 0xe8, 0xe8);
+    p.setColor(QPalette::Window, window);
+    p.setColor(QPalette::WindowText, text);
+    p.setColor(QPalette::Base, base);
+    p.setColor(QPalette::AlternateBase, window);
+    p.setColor(QPalette::ToolTipBase, base);
+    p.setColor(QPalette::ToolTipText, text);
+    p.setColor(QPalette::PlaceholderText, QColor(0x9a, 0x9a, 0x9a));
+    p.setColor(QPalette::Text, text);
+    p.setColor(QPalette::Button, window);
+    p.setColor(QPalette::ButtonText, text);
+    p.setColor(QPalette::BrightText, Qt::red);
+    p.setColor(QPalette::Link, QColor(0x56, 0xb4, 0xe9));
+    p.setColor(QPalette::Highlight, QColor(0x00, 0x72, 0xb2));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x80, 0x80, 0x80));
+    p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x80, 0x80, 0x80));
+    return p;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -51,7 +76,8 @@ int main(int argc, char **argv)
     QStandardPaths::setTestModeEnabled(true); // leave the user's settings and recent files alone
     QSettings().clear();                      // and show the window as on a first start
     if (argc < 4) {
-        std::fprintf(stderr, "usage: %s STUDY(.sqlite, with finished runs) OUTPUT_FOLDER ENGINE [WIDTHxHEIGHT...]\n",
+        std::fprintf(stderr,
+                     "usage: %s STUDY(.sqlite, with finished runs) OUTPUT_FOLDER ENGINE [--dark] [WIDTHxHEIGHT...]\n",
                      argv[0]);
         return 2;
     }
@@ -59,10 +85,25 @@ int main(int argc, char **argv)
     const QString folder = QString::fromLocal8Bit(argv[2]);
     QDir().mkpath(folder);
     QStringList sizes;
-    for (int i = 4; i < argc; ++i)
-        sizes << QString::fromLocal8Bit(argv[i]);
+    bool dark = false;
+    for (int i = 4; i < argc; ++i) {
+        if (QString::fromLocal8Bit(argv[i]) == QStringLiteral("--dark"))
+            dark = true;
+        else
+            sizes << QString::fromLocal8Bit(argv[i]);
+    }
     if (sizes.isEmpty())
         sizes << QStringLiteral("1280x800") << QStringLiteral("1920x1080");
+    if (dark) {
+        QApplication::setStyle(QStringLiteral("Fusion"));
+        QApplication::setPalette(darkPalette());
+    }
+    // The variants (dark, a scale factor) are of the pages with charts and tables; the plain
+    // light ones of every page.
+    const double scale = qEnvironmentVariableIsSet("QT_SCALE_FACTOR") ? qgetenv("QT_SCALE_FACTOR").toDouble() : 1.0;
+    const bool variant = dark || scale != 1.0;
+    const QString suffix = (scale != 1.0 ? QStringLiteral("@%1x").arg(scale) : QString())
+                           + (dark ? QStringLiteral("-dark") : QString()) + QStringLiteral(".png");
 
     // The monitor streams a fresh run into a copy, so the study handed in stays as it was.
     const QString live = QDir(folder).filePath(QStringLiteral("screenshot-study.sqlite"));
@@ -114,23 +155,30 @@ int main(int argc, char **argv)
         window.resize(wh.value(0).toInt(), wh.value(1).toInt());
         wait(500);
         bool saved = true;
-        window.showPage(0);
-        saved = save(&window, folder, QStringLiteral("design-%1.png").arg(size)) && saved;
+        if (!variant) {
+            window.showPage(0);
+            saved = save(&window, folder, QStringLiteral("design-%1").arg(size) + suffix) && saved;
+        }
         window.showPage(1);
-        saved = save(&window, folder, QStringLiteral("monitor-%1.png").arg(size)) && saved;
+        saved = save(&window, folder, QStringLiteral("monitor-%1").arg(size) + suffix) && saved;
         window.showPage(2);
-        saved = save(&window, folder, QStringLiteral("compare-%1.png").arg(size)) && saved;
-        // The lower half of Compare: memory by role, trade-offs and the config diff.
+        saved = save(&window, folder, QStringLiteral("compare-%1").arg(size) + suffix) && saved;
+        // Compare's details scrolled: the charts halfway, then memory by role and the config diff.
         if (auto *scroll = window.compareView()->findChild<QScrollArea *>()) {
-            scroll->verticalScrollBar()->setValue(scroll->verticalScrollBar()->maximum());
-            saved = save(&window, folder, QStringLiteral("compare-lower-%1.png").arg(size)) && saved;
-            scroll->verticalScrollBar()->setValue(0);
+            QScrollBar *bar = scroll->verticalScrollBar();
+            bar->setValue(bar->maximum() / 3);
+            saved = save(&window, folder, QStringLiteral("compare-charts-%1").arg(size) + suffix) && saved;
+            bar->setValue(bar->maximum());
+            saved = save(&window, folder, QStringLiteral("compare-lower-%1").arg(size) + suffix) && saved;
+            bar->setValue(0);
         }
         if (!saved)
             return 1;
     }
     window.queue()->cancelRunning();
     wait(2000);
+    if (variant)
+        return 0;
 
     // Curation: the 16-bit runs tagged, one with a note, the Runs list filtered to them, and the
     // note beside the verdicts in Compare.
