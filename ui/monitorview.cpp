@@ -196,6 +196,12 @@ void MonitorView::redraw()
         line += m_live ? tr(" · <i>live</i>") : QString();
         m_header->setText(line);
     }
+    // Behind another page the charts wait: drawing what nobody sees would only stall the page shown.
+    if (!isVisible()) {
+        m_chartsStale = true;
+        return;
+    }
+    m_chartsStale = false;
     m_loss->setSeries({{tr("train"), m_trainLoss}, {tr("validation"), m_validationLoss}});
     m_loss->setMarkers(tr("instabilities (%1)").arg(m_instabilities.size()), m_instabilities);
     m_speed->setSeries({{tr("tokens/s"), m_tokensPerSecond}});
@@ -203,6 +209,13 @@ void MonitorView::redraw()
     m_numerics->setSeries(m_underflow);
     ++m_redraws;
     m_lastRedrawMs = double(timer.nsecsElapsed()) / 1e6;
+}
+
+void MonitorView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_chartsStale)
+        redraw();
 }
 
 } // namespace optlog

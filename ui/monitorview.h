@@ -37,8 +37,11 @@ public:
     qsizetype trainPoints() const { return m_trainLoss.size(); }
     qsizetype validationPoints() const { return m_validationLoss.size(); }
     qsizetype instabilityMarks() const { return m_instabilities.size(); }
-    int redraws() const { return m_redraws; }
+    int redraws() const { return m_redraws; } // of the charts: none while the page is hidden
     double lastRedrawMilliseconds() const { return m_lastRedrawMs; }
+
+protected:
+    void showEvent(QShowEvent *event) override;
 
 private:
     // The numerics diagnostics of `run` as lines against tokens: every parameter together, then
@@ -68,6 +71,7 @@ private:
     QVector<QPointF> m_allocatedBytes;
     QVector<QPointF> m_peakBytes;
     QList<LineSeriesData> m_underflow; // % of gradient elements, per tensor
+    bool m_chartsStale = false;        // events arrived while hidden: the charts redraw when shown
     int m_redraws = 0;
     double m_lastRedrawMs = 0;
 };

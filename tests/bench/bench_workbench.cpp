@@ -108,14 +108,16 @@ int main(int argc, char **argv)
                 window.compareView()->lastUpdateMilliseconds());
 
     // The stall probe: a 5 ms timer; any gap beyond that is time the event loop was blocked.
-    std::vector<double> gaps;
-    QElapsedTimer tick;
+    std::vector<double> gaps, gapEnds; // each stall, and when it ended (ms since the probe started)
+    QElapsedTimer tick, since;
     QTimer probe;
     probe.setTimerType(Qt::PreciseTimer);
     probe.setInterval(5);
     QObject::connect(&probe, &QTimer::timeout, &window, [&] {
-        if (tick.isValid())
+        if (tick.isValid()) {
             gaps.push_back(std::max(0.0, double(tick.nsecsElapsed()) / 1e6 - 5.0));
+            gapEnds.push_back(double(since.nsecsElapsed()) / 1e6);
+        }
         tick.restart();
     });
 
@@ -139,8 +141,10 @@ int main(int argc, char **argv)
         wait(10);
     window.showPage(1); // the monitor draws while Compare holds its 20 runs
     probe.start();
+    since.start();
     const int halfway = seconds * 500;
     wait(halfway);
+    const double switched = double(since.nsecsElapsed()) / 1e6;
     window.showPage(2); // and switching back re-lays out Compare under the stream
     wait(halfway);
     probe.stop();
@@ -153,5 +157,21 @@ int main(int argc, char **argv)
         percentile(gaps, 1.0), percentile(gaps, 0.99), percentile(gaps, 0.5), gaps.size());
     std::printf("monitor redraws: %zu, median %.1f ms, longest %.1f ms\n", redraws.size(), percentile(redraws, 0.5),
                 percentile(redraws, 1.0));
+    // Where the longest stalls were: at the switch to Compare, or while streaming.
+    std::vector<size_t> order(gaps.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return gaps[a] > gaps[b]; });
+    std::printf("longest stalls:");
+    for (size_t k = 0; k < std::min<size_t>(5, order.size()); ++k) {
+        const double start = gapEnds[order[k]] - gaps[order[k]] - 5.0 - switched;
+        std::printf(" %.1f ms %s", gaps[order[k]],
+                    std::abs(start) < 20
+                        ? "(the switch to Compare)"
+                        : qPrintable(QStringLiteral("(%1 s %2 the switch)")
+                                         .arg(std::abs(start) / 1000, 0, 'f', 1)
+                                         .arg(start < 0 ? QStringLiteral("before") : QStringLiteral("after"))));
+    }
+    std::printf("\n");
     return 0;
 }
