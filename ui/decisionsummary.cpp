@@ -63,7 +63,7 @@ QString DecisionSummary::qualityText(const ComparisonRow &row)
 {
     const QualityVerdict &q = row.quality;
     if (row.action == Action::Baseline)
-        return tr("baseline, %n seed(s)", nullptr, int(row.seeds));
+        return row.seeds == 1 ? tr("baseline, 1 seed") : tr("baseline, %1 seeds").arg(row.seeds);
     if (row.action == Action::NoVerdict || q.kind == QualityVerdict::Kind::NotComparable)
         return row.validationDifference.empty()
                    ? tr("no verdict")

@@ -21,8 +21,8 @@ MonitorView::MonitorView(QWidget *parent)
     , m_loss(new LineChart(tr("Loss"), tr("tokens seen"), tr("nats per token"), AxisUnit::Plain))
     , m_speed(new LineChart(tr("Throughput"), tr("tokens seen"), tr("tokens/s"), AxisUnit::Count))
     , m_memory(new LineChart(tr("Allocator memory"), tr("tokens seen"), tr("bytes"), AxisUnit::Bytes))
-    , m_numerics(new LineChart(tr("Gradient elements FP16 would zero without a scaler"), tr("tokens seen"),
-                               tr("elements"), AxisUnit::Percent))
+    , m_numerics(
+          new LineChart(tr("FP16 underflow, no scaler"), tr("tokens seen"), tr("gradient elements"), AxisUnit::Percent))
 {
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);

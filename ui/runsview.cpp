@@ -80,12 +80,12 @@ RunsView::RunsView(RunTableModel *model, QWidget *parent)
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_table->setColumnWidth(RunTableModel::Name, 130);
+    m_table->setColumnWidth(RunTableModel::Name, 135);
     m_table->setColumnWidth(RunTableModel::State, 85);
     m_table->setColumnWidth(RunTableModel::Progress, 85);
     m_table->setColumnWidth(RunTableModel::ValidationLoss, 62);
     m_table->setColumnWidth(RunTableModel::TokensPerSecond, 62);
-    m_table->setColumnWidth(RunTableModel::PeakMemory, 75);
+    m_table->setColumnWidth(RunTableModel::PeakMemory, 70);
     m_table->setColumnWidth(RunTableModel::Eta, 60);
     // What a finished run measured beside its name, where the narrowest dock (350 px at 1280
     // across) still shows it; its state and progress follow, and the Monitor shows a live one.

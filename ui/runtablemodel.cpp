@@ -218,7 +218,7 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
     case Eta: return tr("ETA");
     case ValidationLoss: return tr("Val loss");
     case TokensPerSecond: return tr("Tokens/s");
-    case PeakMemory: return tr("Peak memory");
+    case PeakMemory: return tr("Peak");
     case Tags: return tr("Tags");
     }
     return {};

@@ -417,6 +417,7 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
     for (const auto &group : groups) {
         ComparisonRow row;
         row.name = group.name;
+        row.baseline = baseline.name;
         row.seeds = group.seeds();
         const std::vector<const RunSummary *> runs = completedOf(group);
         row.completed = int64_t(runs.size());

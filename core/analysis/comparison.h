@@ -135,6 +135,7 @@ const std::vector<std::string> &verdictColumnTitles(); // indexed by VerdictColu
 struct ComparisonRow
 {
     std::string name;               // the group
+    std::string baseline;           // the group it is judged against
     int64_t seeds = 1;              // replicates compared
     std::optional<Outcome> outcome; // Completed when every replicate completed; else the first other; empty: running
     int64_t completed = 0;          // replicates that completed

@@ -89,9 +89,14 @@ std::string formatDecisions(const std::vector<ComparisonRow> &rows, const std::s
                      {"speed [range]", TextTable::Align::Right},
                      {"peak memory", TextTable::Align::Right},
                      {"action"}});
-    for (const auto &r : rows)
-        table.addRow({printable(r.name), std::to_string(r.seeds), deltaCell(r), speedCell(r), memoryCell(r),
-                      actionText(r.action)});
+    for (const auto &r : rows) {
+        // A plan may judge a run against another baseline than the study's (chunked against naive
+        // attention at the same context): its row says which.
+        std::string action = actionText(r.action);
+        if (r.action != Action::Baseline && !r.baseline.empty() && r.baseline != baselineName)
+            action += " vs " + printable(r.baseline);
+        table.addRow({printable(r.name), std::to_string(r.seeds), deltaCell(r), speedCell(r), memoryCell(r), action});
+    }
     std::string out = table.render() + "\n";
     for (const auto &r : rows) {
         std::string verdict = r.verdict;

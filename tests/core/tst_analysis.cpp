@@ -462,6 +462,12 @@ void tst_Analysis::comparesTheNewestOfEachNameEachAgainstItsBaseline()
     QCOMPARE(chunkedAlone.rows[0].speedup, 1.0);
     QVERIFY2(chunkedAlone.rows[0].verdict.rfind("vs chunked: ", 0) == 0, chunkedAlone.rows[0].verdict.c_str());
     QVERIFY(formatStudyComparison("s.sqlite", all).rfind("Study s.sqlite, baseline naive\n", 0) == 0);
+    // The terminal's table says which baseline a run was judged against when it is not the study's.
+    request.baselineOf = {{"naive", "chunked"}};
+    const std::string text = formatStudyComparison("s.sqlite", compareStudy(store, request));
+    const QStringList lines = QString::fromStdString(text).split(QLatin1Char('\n'));
+    QVERIFY2(lines[3].startsWith(QStringLiteral("naive")) && lines[3].endsWith(QStringLiteral(" vs chunked")),
+             text.c_str());
 }
 
 void tst_Analysis::reportsShowHostileNamesAsText()

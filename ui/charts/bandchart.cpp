@@ -146,7 +146,8 @@ void BandChart::setGroups(const QList<BandGroupData> &groups)
         }
     }
     c->legend()->setAlignment(groups.size() > 3 ? Qt::AlignRight : Qt::AlignBottom);
-    bounds.fit(m_x, AxisUnit::Count, m_y, m_yUnit);
+    const double plotWidth = c->plotArea().width() > 0 ? c->plotArea().width() : width() * 0.7;
+    bounds.fit(m_x, AxisUnit::Count, m_y, m_yUnit, ticksFor(plotWidth));
 }
 
 QStringList BandChart::legendNames() const

@@ -134,6 +134,7 @@ QCategoryAxis *roundAxis(const QString &title)
     auto *axis = new QCategoryAxis;
     axis->setTitleText(title);
     axis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    axis->setTruncateLabels(false); // few ticks, never "2…": a label is read whole or not drawn at all
     return axis;
 }
 
@@ -143,17 +144,22 @@ void addAxes(QChart *chart, QCategoryAxis *x, QCategoryAxis *y)
     chart->addAxis(y, Qt::AlignLeft);
 }
 
-void setAxisRange(QCategoryAxis *axis, double low, double high, AxisUnit unit, bool roundEnds)
+int ticksFor(double pixels)
+{
+    return std::clamp(int(pixels / 90), 2, 6);
+}
+
+void setAxisRange(QCategoryAxis *axis, double low, double high, AxisUnit unit, bool roundEnds, int target)
 {
     if (neverNegative(unit))
         low = std::max(low, 0.0), high = std::max(high, 0.0);
     if (!(high > low))
         high = low + (low > 0 ? low * 0.1 : 1);
-    AxisTicks ticks = roundTicks(low, high, unit);
+    AxisTicks ticks = roundTicks(low, high, unit, target);
     if (roundEnds && !ticks.values.isEmpty()) {
         low = std::floor(low / ticks.step + 1e-9) * ticks.step;
         high = std::ceil(high / ticks.step - 1e-9) * ticks.step;
-        ticks = roundTicks(low, high, unit);
+        ticks = roundTicks(low, high, unit, target);
     }
     QStringList labels;
     for (double v : ticks.values)
@@ -180,15 +186,15 @@ void DataBounds::add(const QPointF &p)
     m_yMax = std::max(m_yMax, p.y());
 }
 
-void DataBounds::fit(QCategoryAxis *x, AxisUnit xUnit, QCategoryAxis *y, AxisUnit yUnit) const
+void DataBounds::fit(QCategoryAxis *x, AxisUnit xUnit, QCategoryAxis *y, AxisUnit yUnit, int xTicks) const
 {
     if (m_xMin > m_xMax) {
-        setAxisRange(x, 0, 1, xUnit, false);
+        setAxisRange(x, 0, 1, xUnit, false, xTicks);
         setAxisRange(y, 0, 1, yUnit);
         return;
     }
     const double yPad = std::max(1e-9, (m_yMax - m_yMin) * 0.05);
-    setAxisRange(x, m_xMin, m_xMax > m_xMin ? m_xMax : m_xMin + 1, xUnit, false);
+    setAxisRange(x, m_xMin, m_xMax > m_xMin ? m_xMax : m_xMin + 1, xUnit, false, xTicks);
     setAxisRange(y, m_yMin - yPad, m_yMax + yPad, yUnit);
 }
 

@@ -54,7 +54,10 @@ void addAxes(QChart *chart, QCategoryAxis *x, QCategoryAxis *y);
 // Sets `axis` to [low, high], clipped at zero for a unit that cannot go below it, with labels at
 // round ticks; `roundEnds` widens the range to whole steps (not for tokens seen: the data should
 // reach the right edge).
-void setAxisRange(QCategoryAxis *axis, double low, double high, AxisUnit unit, bool roundEnds = true);
+void setAxisRange(QCategoryAxis *axis, double low, double high, AxisUnit unit, bool roundEnds = true, int ticks = 5);
+// About how many labelled ticks an axis `pixels` long takes without crowding: one per 90 pixels,
+// two to six.
+int ticksFor(double pixels);
 
 // The extent of the finite points of a chart's curves.
 class DataBounds
@@ -69,7 +72,7 @@ public:
     }
     // x over the data's extent (tokens seen reach the right edge), y with 5% room around it;
     // 0 to 1 on both when there is no data.
-    void fit(QCategoryAxis *x, AxisUnit xUnit, QCategoryAxis *y, AxisUnit yUnit) const;
+    void fit(QCategoryAxis *x, AxisUnit xUnit, QCategoryAxis *y, AxisUnit yUnit, int xTicks = 5) const;
 
 private:
     double m_xMin = INFINITY, m_xMax = -INFINITY, m_yMin = INFINITY, m_yMax = -INFINITY;

@@ -91,9 +91,12 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
         line->replace(shown);
         bounds.addAll(shown);
     }
-    // Many runs: names beside the plot, where each gets a line; few: below it, where they take less room.
-    c->legend()->setAlignment(series.size() > 3 ? Qt::AlignRight : Qt::AlignBottom);
-    bounds.fit(m_x, AxisUnit::Count, m_y, m_yUnit);
+    // Many runs in a wide chart: names beside the plot, where each gets a line; else below it,
+    // where they leave a narrow plot its width (a name cut short shows whole on hover).
+    c->legend()->setAlignment(series.size() > 3 && width() > 600 ? Qt::AlignRight : Qt::AlignBottom);
+    // The plot's width once laid out (the view's before): a narrow chart gets fewer ticks.
+    const double plotWidth = c->plotArea().width() > 0 ? c->plotArea().width() : width() * 0.7;
+    bounds.fit(m_x, AxisUnit::Count, m_y, m_yUnit, ticksFor(plotWidth));
 }
 
 void LineChart::setMarkers(const QString &name, const QVector<QPointF> &points)

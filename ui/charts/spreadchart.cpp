@@ -42,6 +42,7 @@ void SpreadChart::setData(const QList<SpreadData> &data)
     auto *x = new QBarCategoryAxis;
     x->append(names.isEmpty() ? QStringList{QString()} : names);
     x->setLabelsAngle(names.size() > 4 ? -35 : 0); // long run names stay readable when slanted
+    x->setTruncateLabels(false);                   // and whole: a cut name could be any of several runs
     auto *y = roundAxis(m_yTitle);
     setAxisRange(y, 0, top > 0 ? top * 1.1 : 1, AxisUnit::Count);
     c->addAxis(x, Qt::AlignBottom);

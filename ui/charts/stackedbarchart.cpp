@@ -65,6 +65,7 @@ void StackedBarChart::setData(const QStringList &categories, const QStringList &
     series->setBarWidth(0.7);
     c->addSeries(series);
     auto *names = new QBarCategoryAxis;
+    names->setTruncateLabels(false);
     names->append(categories.isEmpty() ? QStringList{QString()} : categories);
     auto *axis = roundAxis(m_valueTitle);
     const double top = totals.isEmpty() ? 0 : *std::max_element(totals.begin(), totals.end());
