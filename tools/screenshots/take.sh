@@ -29,4 +29,4 @@ shots 1
 shots 1 --dark
 shots 2 1280x800
 shots 2 --dark 1280x800
-rm -f "$out/screenshot-study.sqlite" "$out/screenshot-study.sqlite-wal" "$out/screenshot-study.sqlite-shm"
+rm -rf "$out"/screenshot-study.sqlite*

@@ -41,8 +41,10 @@ void SpreadChart::setData(const QList<SpreadData> &data)
     c->addSeries(series);
     auto *x = new QBarCategoryAxis;
     x->append(names.isEmpty() ? QStringList{QString()} : names);
-    x->setLabelsAngle(names.size() > 4 ? -35 : 0); // long run names stay readable when slanted
-    x->setTruncateLabels(false);                   // and whole: a cut name could be any of several runs
+    // Many long names: upright, each in its own column, where slanted ones would collide and Qt
+    // would drop some; and whole, never cut, since a cut name could be any of several runs.
+    x->setLabelsAngle(names.size() > 4 ? -90 : 0);
+    x->setTruncateLabels(false);
     auto *y = roundAxis(m_yTitle);
     setAxisRange(y, 0, top > 0 ? top * 1.1 : 1, AxisUnit::Count);
     c->addAxis(x, Qt::AlignBottom);
