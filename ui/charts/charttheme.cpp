@@ -14,10 +14,11 @@ namespace optlog {
 
 QColor runColor(int index)
 {
-    // Okabe-Ito: distinguishable for the common colour-vision deficiencies.
+    // Okabe-Ito: distinguishable for the common colour-vision deficiencies; its black as a mid
+    // grey, which reads on a dark chart as well as on a light one.
     static const QColor palette[] = {QColor(0x00, 0x72, 0xb2), QColor(0xe6, 0x9f, 0x00), QColor(0x00, 0x9e, 0x73),
                                      QColor(0xd5, 0x5e, 0x00), QColor(0xcc, 0x79, 0xa7), QColor(0x56, 0xb4, 0xe9),
-                                     QColor(0x33, 0x33, 0x33), QColor(0xf0, 0xe4, 0x42)};
+                                     QColor(0x80, 0x80, 0x80), QColor(0xf0, 0xe4, 0x42)};
     constexpr int count = int(sizeof(palette) / sizeof(palette[0]));
     return palette[((index % count) + count) % count];
 }
