@@ -61,6 +61,7 @@ private Q_SLOTS:
         RunQueue queue(QStringLiteral(OPTLOG_BINARY));
         QVERIFY(queue.setStudy(m_study));
         MonitorView monitor;
+        monitor.show(); // a hidden Monitor leaves its charts until it is shown
         monitor.setRedrawInterval(50);
         connect(&queue, &RunQueue::engineEvent, &monitor, &MonitorView::handleEvent);
         QSignalSpy finished(&queue, &RunQueue::runFinished);
