@@ -203,68 +203,71 @@ std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<
         names.push_back(name);
         copies.push_back(std::move(run));
     }
-    const int64_t seed = studySeed();
     return guarded(m_path, "copy the runs", [&] {
         SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
         std::vector<int64_t> ids;
         for (size_t i = 0; i < copies.size(); ++i) {
             const RunRecord &run = copies[i];
-            SQLite::Statement
-                insert(*m_db,
-                       "INSERT INTO runs (name, config_toml, status, outcome, outcome_step, message, created_at, "
-                       "finished_at, pid, host, environment, dtypes, group_name, note, archived, derived_from_study, "
-                       "derived_from_run, derived_from_name, validation_seed) "
-                       "VALUES (?, ?, 'finished', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-            insert.bind(1, names[i]);
-            insert.bind(2, run.configToml);
-            insert.bind(3, outcomeName(*run.outcome));
-            insert.bind(4, run.outcomeStep);
-            insert.bind(5, run.message);
-            insert.bind(6, run.createdAt);
-            insert.bind(7, run.finishedAt);
-            insert.bind(8, run.pid);
-            insert.bind(9, run.host);
-            insert.bind(10, run.environmentJson);
-            insert.bind(11, run.dtypesJson);
             // A run that is its own group stays its own group under its new name; replicates keep
             // theirs, marked like their names.
-            if (run.group == run.name)
-                insert.bind(12);
-            else
-                insert.bind(12, run.group + suffix);
-            if (!run.note.empty())
-                insert.bind(13, run.note);
-            insert.bind(14, int(run.archived));
-            if (!run.derivedFrom.empty()) {
-                insert.bind(15, run.derivedFrom.study);
-                insert.bind(16, run.derivedFrom.runId);
-                insert.bind(17, run.derivedFrom.runName);
-            }
-            if (run.validationSeed != seed)
-                insert.bind(18, run.validationSeed);
-            insert.exec();
-            const int64_t id = m_db->getLastInsertRowid();
-            executeEach(*m_db, kInsertMetrics, id, source.metrics(run.id), bindMetrics);
-            executeEach(*m_db, kInsertValidation, id, source.validation(run.id), bindValidation);
-            executeEach(*m_db, kInsertMemory, id, source.memory(run.id), bindMemoryOf(0));
-            const std::vector<RankRecord> ranks = source.ranks(run.id);
-            executeEach(*m_db, kInsertRank, id, ranks, bindRank);
-            for (const RankRecord &rank : ranks)
-                if (rank.rank > 0)
-                    executeEach(*m_db, kInsertMemory, id, source.memory(run.id, rank.rank), bindMemoryOf(rank.rank));
-            executeEach(*m_db, kInsertEvent, id, source.events(run.id), bindEvent);
-            executeEach(*m_db, kInsertNumerics, id, source.numerics(run.id), bindNumerics);
-            executeEach(*m_db, "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags, bindTag);
-            executeEach(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id,
-                        run.formerNames, [&](SQLite::Statement &s, const std::string &name) {
-                            s.bind(2, name);
-                            s.bind(3, run.finishedAt); // the source keeps no date for a name it had
-                        });
-            ids.push_back(id);
+            ids.push_back(insertCopy(source, run, names[i], run.group == run.name ? "" : run.group + suffix));
         }
         transaction.commit();
         return ids;
     });
+}
+
+int64_t Store::insertCopy(const Store &source, const RunRecord &run, const std::string &name, const std::string &group)
+{
+    SQLite::Statement insert(*m_db,
+                             "INSERT INTO runs (name, config_toml, status, outcome, outcome_step, message, created_at, "
+                             "finished_at, pid, host, environment, dtypes, group_name, note, archived, "
+                             "derived_from_study, derived_from_run, derived_from_name, validation_seed) "
+                             "VALUES (?, ?, 'finished', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    insert.bind(1, name);
+    insert.bind(2, run.configToml);
+    insert.bind(3, outcomeName(*run.outcome));
+    insert.bind(4, run.outcomeStep);
+    insert.bind(5, run.message);
+    insert.bind(6, run.createdAt);
+    insert.bind(7, run.finishedAt);
+    insert.bind(8, run.pid);
+    insert.bind(9, run.host);
+    insert.bind(10, run.environmentJson);
+    insert.bind(11, run.dtypesJson);
+    if (group.empty())
+        insert.bind(12);
+    else
+        insert.bind(12, group);
+    if (!run.note.empty())
+        insert.bind(13, run.note);
+    insert.bind(14, int(run.archived));
+    if (!run.derivedFrom.empty()) {
+        insert.bind(15, run.derivedFrom.study);
+        insert.bind(16, run.derivedFrom.runId);
+        insert.bind(17, run.derivedFrom.runName);
+    }
+    if (run.validationSeed != studySeed())
+        insert.bind(18, run.validationSeed);
+    insert.exec();
+    const int64_t id = m_db->getLastInsertRowid();
+    executeEach(*m_db, kInsertMetrics, id, source.metrics(run.id), bindMetrics);
+    executeEach(*m_db, kInsertValidation, id, source.validation(run.id), bindValidation);
+    executeEach(*m_db, kInsertMemory, id, source.memory(run.id), bindMemoryOf(0));
+    const std::vector<RankRecord> ranks = source.ranks(run.id);
+    executeEach(*m_db, kInsertRank, id, ranks, bindRank);
+    for (const RankRecord &rank : ranks)
+        if (rank.rank > 0)
+            executeEach(*m_db, kInsertMemory, id, source.memory(run.id, rank.rank), bindMemoryOf(rank.rank));
+    executeEach(*m_db, kInsertEvent, id, source.events(run.id), bindEvent);
+    executeEach(*m_db, kInsertNumerics, id, source.numerics(run.id), bindNumerics);
+    executeEach(*m_db, "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags, bindTag);
+    executeEach(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id, run.formerNames,
+                [&](SQLite::Statement &s, const std::string &former) {
+                    s.bind(2, former);
+                    s.bind(3, run.finishedAt); // the source keeps no date for a name it had
+                });
+    return id;
 }
 
 std::vector<int64_t> Store::copyRunsInto(const Store &source, const std::vector<int64_t> &runIds,

@@ -186,6 +186,28 @@ const std::vector<const char *> kMigrations = {
         message TEXT NOT NULL,
         PRIMARY KEY (run_id, rank)) WITHOUT ROWID;
     )sql",
+    // 8 -> 9: runs handed to a cluster scheduler: each job with the plan and batch script it was
+    // submitted with, and each array task with its run, its shard study, the scheduler's last state
+    // seen, and the run gathered from its shard (with the shard run's end, so that a run resumed in
+    // its shard is gathered again, replacing the earlier copy).
+    R"sql(
+    CREATE TABLE cluster_jobs (
+        job_id TEXT PRIMARY KEY,
+        scheduler TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        script TEXT NOT NULL,
+        submitted_at TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE cluster_tasks (
+        job_id TEXT NOT NULL REFERENCES cluster_jobs(job_id) ON DELETE CASCADE,
+        task INTEGER NOT NULL,
+        run_name TEXT NOT NULL,
+        shard TEXT NOT NULL,
+        state TEXT NOT NULL,
+        state_at TEXT NOT NULL,
+        gathered_run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+        gathered_finished_at TEXT,
+        PRIMARY KEY (job_id, task)) WITHOUT ROWID;
+    )sql",
 };
 
 } // namespace

@@ -62,6 +62,30 @@ struct RunRecord
     bool isFinished() const { return outcome.has_value(); }
 };
 
+// A run handed to a cluster scheduler (`optlog study --scheduler slurm`): one task of a job array,
+// which trains the run into a shard study of its own (never this file: SQLite must not have writers
+// on several machines over a network filesystem), gathered into this study once it has ended.
+struct ClusterTask
+{
+    std::string jobId; // the scheduler's job id, "4242"
+    int64_t task = 0;  // the index in the job array
+    std::string runName;
+    std::string shard;              // the shard study, relative to this study's folder
+    std::string state;              // the scheduler's state when last seen: PENDING, RUNNING, COMPLETED, FAILED, ...
+    std::string stateAt;            // when it was seen, ISO 8601, UTC
+    int64_t gatheredRunId = 0;      // the copy of the shard's run in this study; 0: not gathered
+    std::string gatheredFinishedAt; // that shard run's end when it was gathered
+};
+struct ClusterJob
+{
+    std::string jobId;
+    std::string scheduler; // "slurm"
+    std::string plan;      // the study plan it ran, as TOML with the overrides it was given
+    std::string script;    // the batch script it was submitted with
+    std::string submittedAt;
+    std::vector<ClusterTask> tasks; // by task index
+};
+
 // A log message of a run (the engine's events that are not measurements).
 struct EventRecord
 {
@@ -78,7 +102,7 @@ class Store
 {
 public:
     enum class Access { ReadOnly, ReadWrite };
-    static constexpr int kSchemaVersion = 8;
+    static constexpr int kSchemaVersion = 9;
     static constexpr size_t kMaxNoteBytes = 8192;
     static constexpr size_t kMaxTagBytes = 64;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
@@ -157,6 +181,16 @@ public:
     // refused. Returns the copies' ids in the destination.
     static std::vector<int64_t> copyRunsInto(const Store &source, const std::vector<int64_t> &runIds,
                                              const std::string &destination, const std::string &suffix = "");
+    // Runs on a cluster. The job and its tasks, as submitted (tasks not yet gathered).
+    void addClusterJob(const ClusterJob &job);
+    std::vector<ClusterJob> clusterJobs() const; // oldest first
+    void setClusterTaskState(const std::string &jobId, int64_t task, const std::string &state);
+    // Copies the ended run `shardRunId` of `shard` in as task `task` of job `jobId` records it, with
+    // every row, under its own name (a run trained again has the name of its earlier attempt, as in
+    // a local study); a copy gathered earlier from the same task is replaced. One transaction: the
+    // run is gathered once, or not at all. Refused as copyRunsFrom() refuses a run still running.
+    int64_t gatherClusterRun(const Store &shard, int64_t shardRunId, const std::string &jobId, int64_t task);
+
     // Rewrites the file without its free pages: the bytes of the file (and its write-ahead log)
     // before and after.
     struct Compaction
@@ -213,6 +247,9 @@ private:
     };
     std::vector<DeadRun> deadRuns() const;
     void requireFreeName(const std::string &name) const;
+    // Inserts `run` of `source` with every row under `name` (and `group`: empty keeps the run its
+    // own group), inside the caller's transaction; its id here.
+    int64_t insertCopy(const Store &source, const RunRecord &run, const std::string &name, const std::string &group);
 
     void removeStaleReserves() const noexcept;
 

@@ -583,13 +583,14 @@ void tst_Hostile::terminateCancelsInEveryPhase()
 
 void tst_Hostile::fullDiskEndsTheRunFailedWithItsCause()
 {
-    // A small tmpfs in a mount namespace of its own: the study fills it mid-run.
+    // A small tmpfs in a mount namespace of its own: the study (about 84 KiB new), its write-ahead log
+    // and the run's 64 KiB reserve fill it mid-run.
     if (geteuid() != 0 || QStandardPaths::findExecutable("unshare").isEmpty())
         QSKIP("needs root and unshare(1) to mount a small file system");
     const QString folder = m_dir.filePath("full-disk");
     QDir().mkpath(folder);
     const QString script
-        = QString("mount -t tmpfs -o size=200k tmpfs '%1' && cd '%1' && '%2' run --db study.sqlite --jsonl "
+        = QString("mount -t tmpfs -o size=240k tmpfs '%1' && cd '%1' && '%2' run --db study.sqlite --jsonl "
                   "--set train.steps=5000 --set train.eval_interval=50 %3; code=$?; "
                   "'%2' runs study.sqlite; exit $code")
               .arg(folder, OPTLOG_BINARY, kSmoke.join(' '));
@@ -612,10 +613,11 @@ void tst_Hostile::fullDiskEndsTheRunFailedWithItsCause()
 
 void tst_Hostile::fileSizeLimitEndsTheRunFailedWithItsCause()
 {
-    // A file-size limit (ulimit -f) makes a write fail as an I/O error, without privileges.
+    // A file-size limit (ulimit -f, in sh's 512-byte blocks: 100 KiB) makes a write fail as an I/O
+    // error, without privileges. A new study takes about 84 KiB, so the limit falls during training.
     const QString folder = m_dir.filePath("size-limit");
     QDir().mkpath(folder);
-    const QString script = QString("cd '%1' && ulimit -f 160 && exec '%2' run --db study.sqlite --set train.steps=5000 "
+    const QString script = QString("cd '%1' && ulimit -f 200 && exec '%2' run --db study.sqlite --set train.steps=5000 "
                                    "--set train.eval_interval=50 %3")
                                .arg(folder, OPTLOG_BINARY, kSmoke.join(' '));
     QProcess shell;

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// Runs on a cluster: the jobs a study handed to a scheduler, their tasks' states, and the runs
+// gathered from the tasks' shard studies.
+#include "core/store/store_p.h"
+
+#include <string>
+#include <vector>
+
+namespace optlog {
+
+using namespace StorePrivate;
+
+void Store::addClusterJob(const ClusterJob &job)
+{
+    guarded(m_path, "record the cluster job", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement insertJob(
+            *m_db, "INSERT INTO cluster_jobs (job_id, scheduler, plan, script, submitted_at) VALUES (?, ?, ?, ?, ?)");
+        insertJob.bind(1, job.jobId);
+        insertJob.bind(2, job.scheduler);
+        insertJob.bind(3, job.plan);
+        insertJob.bind(4, job.script);
+        insertJob.bind(5, job.submittedAt.empty() ? utcNow() : job.submittedAt);
+        insertJob.exec();
+        SQLite::Statement insertTask(*m_db,
+                                     "INSERT INTO cluster_tasks (job_id, task, run_name, shard, state, state_at) "
+                                     "VALUES (?, ?, ?, ?, ?, ?)");
+        for (const ClusterTask &task : job.tasks) {
+            insertTask.bind(1, job.jobId);
+            insertTask.bind(2, task.task);
+            insertTask.bind(3, task.runName);
+            insertTask.bind(4, task.shard);
+            insertTask.bind(5, task.state.empty() ? std::string("PENDING") : task.state);
+            insertTask.bind(6, utcNow());
+            insertTask.exec();
+            insertTask.reset();
+        }
+        transaction.commit();
+    });
+}
+
+std::vector<ClusterJob> Store::clusterJobs() const
+{
+    return guarded(m_path, "read the cluster jobs", [&] {
+        std::vector<ClusterJob> jobs;
+        SQLite::Statement job(*m_db, "SELECT job_id, scheduler, plan, script, submitted_at FROM cluster_jobs "
+                                     "ORDER BY submitted_at, CAST(job_id AS INTEGER)");
+        SQLite::Statement task(*m_db,
+                               "SELECT task, run_name, shard, state, state_at, gathered_run_id, gathered_finished_at "
+                               "FROM cluster_tasks WHERE job_id = ? ORDER BY task");
+        while (job.executeStep()) {
+            ClusterJob j{job.getColumn(0).getString(), job.getColumn(1).getString(), job.getColumn(2).getString(),
+                         job.getColumn(3).getString(), job.getColumn(4).getString(), {}};
+            task.bind(1, j.jobId);
+            while (task.executeStep()) {
+                ClusterTask t;
+                t.jobId = j.jobId;
+                t.task = task.getColumn(0).getInt64();
+                t.runName = task.getColumn(1).getString();
+                t.shard = task.getColumn(2).getString();
+                t.state = task.getColumn(3).getString();
+                t.stateAt = task.getColumn(4).getString();
+                t.gatheredRunId = task.getColumn(5).isNull() ? 0 : task.getColumn(5).getInt64();
+                t.gatheredFinishedAt = task.getColumn(6).getString();
+                j.tasks.push_back(std::move(t));
+            }
+            task.reset();
+            jobs.push_back(std::move(j));
+        }
+        return jobs;
+    });
+}
+
+void Store::setClusterTaskState(const std::string &jobId, int64_t task, const std::string &state)
+{
+    guarded(m_path, "record the cluster task's state", [&] {
+        SQLite::Statement update(*m_db,
+                                 "UPDATE cluster_tasks SET state = ?, state_at = ? WHERE job_id = ? AND task = ? "
+                                 "AND state != ?");
+        update.bind(1, state);
+        update.bind(2, utcNow());
+        update.bind(3, jobId);
+        update.bind(4, task);
+        update.bind(5, state);
+        update.exec();
+    });
+}
+
+int64_t Store::gatherClusterRun(const Store &shard, int64_t shardRunId, const std::string &jobId, int64_t task)
+{
+    const RunRecord run = shard.requireRun(shardRunId);
+    if (!run.isFinished())
+        throw StoreError("shard '" + shard.path() + "': " + runLabel(run)
+                         + " is still running; gather it when its task has ended");
+    return guarded(m_path, "gather the run", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement earlier(*m_db, "SELECT gathered_run_id FROM cluster_tasks WHERE job_id = ? AND task = ?");
+        earlier.bind(1, jobId);
+        earlier.bind(2, task);
+        if (!earlier.executeStep())
+            throw StoreError("study '" + m_path + "' has no task " + std::to_string(task) + " of cluster job " + jobId);
+        if (!earlier.getColumn(0).isNull()) {
+            SQLite::Statement erase(*m_db, "DELETE FROM runs WHERE id = ?");
+            erase.bind(1, earlier.getColumn(0).getInt64());
+            erase.exec();
+        }
+        const int64_t id = insertCopy(shard, run, run.name, run.group == run.name ? "" : run.group);
+        SQLite::Statement mark(*m_db, "UPDATE cluster_tasks SET gathered_run_id = ?, gathered_finished_at = ? "
+                                      "WHERE job_id = ? AND task = ?");
+        mark.bind(1, id);
+        mark.bind(2, run.finishedAt);
+        mark.bind(3, jobId);
+        mark.bind(4, task);
+        mark.exec();
+        transaction.commit();
+        return id;
+    });
+}
+
+} // namespace optlog
