@@ -3,6 +3,7 @@
 
 #include "app/cli.h"
 #include "core/analysis/studycomparison.h"
+#include "core/cluster/slurm.h"
 #include "core/config/config.h"
 #include "core/contract/outcome.h"
 #include "core/engine/run/runrequest.h"
@@ -54,8 +55,22 @@ struct StudyRequest
     std::optional<int64_t> repeats; // replicates of every run over seeds; none = as the plan says
     bool force = false;             // train runs predicted not to fit the budget or the machine
     bool wide = false;              // the comparison as `optlog compare --wide` prints it
+    std::string scheduler;          // "slurm": hand the runs to it as a job array; empty: train them here
+    SubmitOptions submit;           // --partition, --max-parallel, --time, --sbatch-arg
+    bool wait = false;              // with a scheduler: gather as the tasks end, then compare
 };
 int studyCommand(const StudyRequest &request, const std::string &self);
+// The study's comparison as its plan asks for it (baseline, tolerance, per-run baselines).
+int comparePlannedStudy(const StudyPlan &plan, const std::string &studyFile, bool wide);
+
+// Runs on a cluster (app/clustercommands.cpp). `optlog study --scheduler slurm`: gathers what earlier
+// jobs finished, then submits the plan's runs still to do (`replicates` less those completed or
+// queued) as one job array, each task training into a shard of its own; with `wait`, gathers as
+// they end and compares.
+int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, const std::vector<PlannedRun> &replicates,
+                        const std::string &studyFile, const std::string &self);
+Command addGatherCommand(CLI::App &app, const Invocation &invocation);
+Command addCancelCommand(CLI::App &app, const Invocation &invocation);
 
 struct CompareRequest
 {

@@ -53,7 +53,8 @@ int main(int argc, char **argv)
          {addRunCommand,      addStudyCommand,   addCompareCommand, addEstimateCommand, addFitCommand,
           addTuneCommand,     addReportCommand,  addRunsCommand,    addNoteCommand,     addTagCommand,
           addRenameCommand,   addArchiveCommand, addDeleteCommand,  addCopyCommand,     addVacuumCommand,
-          addQuantizeCommand, addPruneCommand,   addShowCommand,    addExportCommand,   addRecordCommand})
+          addQuantizeCommand, addPruneCommand,   addShowCommand,    addExportCommand,   addRecordCommand,
+          addGatherCommand,   addCancelCommand})
         commands.push_back(add(app, invocation));
 
     // Internal, for the build: the manual page written from the definitions above.

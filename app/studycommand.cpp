@@ -6,6 +6,7 @@
 #include "app/launcher.h"
 #include "core/analysis/analysis.h"
 #include "core/config/cachefile.h"
+#include "core/config/configerror.h"
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
 
@@ -31,9 +32,15 @@ int studyCommand(const StudyRequest &request, const std::string &self)
                     replicates.push_back(std::move(replicate));
             }
             studyFile = request.study.empty() ? studyFilePath(plan.name + ".sqlite") : request.study;
-            todo = runsToDo(replicates, Store(studyFile).runs());
+            if (!request.scheduler.empty() && request.scheduler != "slurm")
+                throw ConfigError("--scheduler " + request.scheduler
+                                  + " is not one optlog submits to; the one it knows is slurm");
+            if (request.scheduler.empty())
+                todo = runsToDo(replicates, Store(studyFile).runs());
         }))
         return refused;
+    if (!request.scheduler.empty())
+        return clusterStudyCommand(request, plan, replicates, studyFile, self);
 
     for (size_t i = 0; i < replicates.size(); ++i) {
         const PlannedRun &run = replicates[i];
@@ -54,11 +61,16 @@ int studyCommand(const StudyRequest &request, const std::string &self)
         }
     }
 
+    return comparePlannedStudy(plan, studyFile, request.wide);
+}
+
+int comparePlannedStudy(const StudyPlan &plan, const std::string &studyFile, bool wide)
+{
     CompareRequest compare;
     compare.study = studyFile;
     compare.comparison.baseline = plan.baseline;
     compare.comparison.tolerance = plan.tolerance;
-    compare.wide = request.wide;
+    compare.wide = wide;
     for (const auto &run : plan.runs) {
         compare.comparison.runs.push_back(run.name);
         if (!run.baseline.empty())
@@ -84,6 +96,17 @@ Command addStudyCommand(CLI::App &app, const Invocation &invocation)
                                                          + "); default as the plan says");
     command->add_flag("--force", request->force, "train runs predicted not to fit their budget or the machine");
     command->add_flag("--wide", request->wide, kWideHelp);
+    command->add_option("--scheduler", request->scheduler,
+                        "hand the runs to a cluster scheduler instead of training them here: slurm (one job array, "
+                        "a task per run, each into a shard that `optlog gather` collects)");
+    command->add_option("--partition", request->submit.partition, "with --scheduler: the Slurm partition");
+    command->add_option("--max-parallel", request->submit.maxParallel, "with --scheduler: tasks running at once")
+        ->check(CLI::Range(int64_t(1), int64_t(10000)));
+    command->add_option("--time", request->submit.timeLimit, "with --scheduler: each task's time limit, HH:MM:SS");
+    command->add_option("--sbatch-arg", request->submit.extra,
+                        "with --scheduler: an argument for sbatch as it is, e.g. --sbatch-arg=--mem=8G (repeatable)");
+    command->add_flag("--wait", request->wait,
+                      "with --scheduler: wait for the tasks, gathering each run as it ends, then compare");
     return {command, [request, repeats, repeatsOption, invocation] {
                 if (repeatsOption->count())
                     request->repeats = *repeats;

@@ -31,6 +31,8 @@ packages=(
   clang-format-14
   # The Python recorder's tests train the example PyTorch trainer into a study (optlog record).
   python3 python3-torch
+  # Studies on a cluster: Slurm (sbatch, squeue, ...) and munge; the test starts a one-node Slurm.
+  slurm-wlm munge
 )
 
 missing=()

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+// Runs on a cluster: `optlog study --scheduler slurm` submits a plan's runs as one job array,
+// `optlog gather` collects the runs from the tasks' shard studies, `optlog cancel` stops tasks.
+#include "app/cli.h"
+#include "app/commands.h"
+#include "app/launcher.h"
+#include "core/analysis/analysis.h"
+#include "core/cluster/gather.h"
+#include "core/cluster/slurm.h"
+#include "core/config/presets.h"
+#include "core/config/studyplan.h"
+#include "core/contract/outcome.h"
+#include "core/engine/run/runrequest.h"
+#include "core/store/store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+namespace optlog {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// How often `--wait` asks Slurm how the tasks stand.
+constexpr auto kPollInterval = std::chrono::seconds(2);
+
+// One task of the job to submit: the run, and the shard it trains into. A run that stopped in an
+// earlier task's shard with a checkpoint goes on there (`--resume`); any other starts in a new
+// shard named after the job and task, which exist only once Slurm has answered.
+struct TaskPlan
+{
+    PlannedRun run;
+    std::string resumeShard; // absolute; empty: a new shard
+};
+
+TaskStatesOf statesFrom(const Slurm *slurm)
+{
+    return [slurm](const std::string &jobId) {
+        return slurm ? slurm->taskStates(jobId) : std::map<int64_t, std::string>{};
+    };
+}
+
+// Says what a gathering did, on stderr as the study's progress; true when no shard was refused.
+bool report(const char *command, const Gathering &gathering)
+{
+    for (const std::string &run : gathering.gathered)
+        std::cerr << "optlog " << command << ": gathered " << run << "\n";
+    for (const std::string &lost : gathering.lost)
+        std::cerr << "optlog " << command << ": " << lost << "\n";
+    for (const std::string &refused : gathering.refused)
+        std::cerr << "optlog " << command << ": refused shard " << refused << "\n";
+    return gathering.refused.empty();
+}
+
+// The shard of an earlier task where `run` stopped (cancelled, crashed) with a checkpoint it can go
+// on from, newest first; empty when there is none.
+std::string resumableShard(const Store &study, const PlannedRun &run)
+{
+    const std::vector<ClusterJob> jobs = study.clusterJobs();
+    for (auto job = jobs.rbegin(); job != jobs.rend(); ++job)
+        for (const ClusterTask &task : job->tasks) {
+            if (task.runName != run.name)
+                continue;
+            const std::string shard = study.absolutePath(task.shard);
+            if (!fs::exists(shard))
+                continue;
+            try {
+                RunRequest resume;
+                resume.study = shard;
+                resume.resume = run.name;
+                const Resumption resumption = resumptionOf(resume);
+                if (resumption.run.configToml == toToml(run.config()))
+                    return shard;
+            } catch (const InputError &) {
+                // not resumable there: it starts afresh
+            }
+            return "";
+        }
+    return "";
+}
+
+// A name Slurm shows in squeue: the plan's, in plain characters.
+std::string jobName(const std::string &plan)
+{
+    std::string name = "optlog-";
+    for (const char c : plan)
+        name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+    return name;
+}
+
+// The batch script of the array: task i runs `optlog run` for the i-th run into its shard. The
+// new shards' names hold the job id, which the task reads from Slurm's environment.
+std::string batchScript(const std::vector<TaskPlan> &tasks, const std::string &planName, const std::string &shards,
+                        const std::string &self)
+{
+    std::ostringstream script;
+    script << "#!/bin/bash\n"
+           << "# optlog study " << planName << " on Slurm, written by `optlog study --scheduler slurm`: one run per\n"
+           << "# array task, each into a shard study of its own; `optlog gather` copies them into the study.\n"
+           << "#SBATCH --job-name=" << jobName(planName) << "\n"
+           << "#SBATCH --output=" << shards << "/%A-%a.log\n"
+           << "#SBATCH --open-mode=append\n"
+           << "set -u\n"
+           << "case \"$SLURM_ARRAY_TASK_ID\" in\n";
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        const TaskPlan &task = tasks[i];
+        std::vector<std::string> arguments;
+        if (!task.resumeShard.empty()) {
+            arguments = {"run", "--resume", task.resumeShard, task.run.name};
+        } else {
+            arguments = runArguments(task.run, "@SHARD@");
+        }
+        script << i << ") exec " << shellQuoted(self);
+        for (const std::string &argument : arguments)
+            script << " "
+                   << (argument == "@SHARD@"
+                           ? "\"" + shards + "/${SLURM_ARRAY_JOB_ID}-" + std::to_string(i) + ".sqlite\""
+                           : shellQuoted(argument));
+        script << " ;;\n";
+    }
+    script << "esac\n"
+           << "echo \"optlog: this job has no task $SLURM_ARRAY_TASK_ID\" >&2\n"
+           << "exit 2\n";
+    return script.str();
+}
+
+std::string planText(const std::string &source, const std::vector<std::string> &overrides)
+{
+    std::string text;
+    if (fs::exists(source)) {
+        std::ifstream in(source);
+        text.assign(std::istreambuf_iterator<char>(in), {});
+    } else {
+        text = studyText(source);
+    }
+    for (const std::string &override : overrides)
+        text += "\n# --set " + override;
+    return text;
+}
+
+// Waits for every task of the study to end, gathering each run as it does.
+bool waitAndGather(Store &study, const Slurm &slurm)
+{
+    bool whole = true;
+    while (true) {
+        const Gathering gathering = gatherClusterRuns(study, statesFrom(&slurm));
+        whole = report("study", gathering) && whole;
+        if (gathering.waiting == 0)
+            return whole;
+        std::this_thread::sleep_for(kPollInterval);
+    }
+}
+
+} // namespace
+
+int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, const std::vector<PlannedRun> &replicates,
+                        const std::string &studyFile, const std::string &self)
+{
+    std::unique_ptr<Slurm> slurm;
+    std::unique_ptr<Store> study;
+    std::vector<TaskPlan> tasks;
+    if (const int refused = refuseBadInput("study", [&] {
+            slurm = std::make_unique<Slurm>();
+            study = std::make_unique<Store>(studyFile);
+            // What earlier jobs finished counts as done; what they still run is not submitted again.
+            report("study", gatherClusterRuns(*study, statesFrom(slurm.get())));
+            std::vector<std::string> queued;
+            for (const ClusterJob &job : study->clusterJobs())
+                for (const ClusterTask &task : job.tasks)
+                    if (!hasEnded(taskStateOf(task.state)))
+                        queued.push_back(task.runName);
+            for (PlannedRun &run : runsToDo(replicates, study->runs())) {
+                if (std::find(queued.begin(), queued.end(), run.name) != queued.end()) {
+                    std::cerr << "optlog study: " << run.name << " is already queued or running on Slurm, kept\n";
+                    continue;
+                }
+                tasks.push_back({run, resumableShard(*study, run)});
+            }
+        }))
+        return refused;
+
+    if (!tasks.empty()) {
+        const std::string shards = fs::absolute(studyFile).string() + ".shards";
+        const std::string shardsRelative = fs::path(studyFile).filename().string() + ".shards";
+        fs::create_directories(shards);
+        const std::string stamp = utcNow();
+        std::string scriptPath = shards + "/submit-" + stamp + ".sh";
+        std::replace(scriptPath.begin() + long(shards.size()), scriptPath.end(), ':', '-');
+        const std::string script = batchScript(tasks, plan.name, shards, self);
+        std::ofstream(scriptPath) << script;
+        SubmitOptions options = request.submit;
+        options.workingDirectory = fs::current_path().string();
+        std::string jobId;
+        if (const int refused = refuseBadInput("study", [&] {
+                jobId = slurm->submitHeld(scriptPath, int64_t(tasks.size()), options);
+            }))
+            return refused;
+        // Held until the study records it: a task never starts before its shard and row exist.
+        try {
+            ClusterJob job{jobId, "slurm", planText(request.plan, request.overrides), script, stamp, {}};
+            for (size_t i = 0; i < tasks.size(); ++i) {
+                ClusterTask task;
+                task.task = int64_t(i);
+                task.runName = tasks[i].run.name;
+                if (tasks[i].resumeShard.empty()) {
+                    const std::string name = jobId + "-" + std::to_string(i) + ".sqlite";
+                    Store(shards + "/" + name).setStudySeed(study->studySeed()); // validated on the study's windows
+                    task.shard = shardsRelative + "/" + name;
+                } else {
+                    task.shard = fs::relative(tasks[i].resumeShard, fs::absolute(studyFile).parent_path()).string();
+                }
+                job.tasks.push_back(task);
+            }
+            study->addClusterJob(job);
+            slurm->release(jobId);
+        } catch (const std::exception &e) {
+            try {
+                slurm->cancel(jobId);
+            } catch (const SchedulerError &) {
+            }
+            std::cerr << "optlog study: " << e.what() << "; job " << jobId << " was cancelled\n";
+            return kExitFailed;
+        }
+        std::cerr << "optlog study: submitted " << tasks.size() << " run" << (tasks.size() == 1 ? "" : "s")
+                  << " to Slurm as job " << jobId;
+        if (request.submit.maxParallel > 0)
+            std::cerr << ", at most " << request.submit.maxParallel << " at once";
+        std::cerr << " (script " << scriptPath << ")\n";
+    } else {
+        std::cerr << "optlog study: nothing to submit: every run of " << plan.name << " is done or queued\n";
+    }
+    if (!request.wait) {
+        std::cerr << "optlog study: `optlog runs --db " << studyFile << "` shows the tasks, `optlog gather "
+                  << studyFile << "` collects the runs that have ended, `optlog cancel " << studyFile
+                  << "` stops the rest\n";
+        return kExitOk;
+    }
+    std::cerr << "optlog study: waiting for the tasks (Ctrl-C stops waiting; the tasks go on)\n";
+    if (!waitAndGather(*study, *slurm))
+        return kExitBadInput;
+    return comparePlannedStudy(plan, studyFile, request.wide);
+}
+
+Command addGatherCommand(CLI::App &app, const Invocation &)
+{
+    auto study = std::make_shared<std::string>();
+    CLI::App *command = app.add_subcommand("gather", "copy the runs of a study's cluster tasks that have ended from "
+                                                     "their shards into the study (each once)");
+    command->add_option("study", *study, "the study file the runs were submitted from")->required();
+    return {command, [study] {
+                std::unique_ptr<Store> store;
+                std::unique_ptr<Slurm> slurm;
+                if (const int refused = refuseBadInput("gather", [&] { store = openExistingStudy(*study); }))
+                    return refused;
+                try {
+                    slurm = std::make_unique<Slurm>();
+                } catch (const SchedulerError &e) {
+                    std::cerr << "optlog gather: " << e.what() << "; gathering with the states last seen\n";
+                }
+                Gathering gathering;
+                if (const int refused = refuseBadInput("gather", [&] {
+                        gathering = gatherClusterRuns(*store, statesFrom(slurm.get()));
+                    }))
+                    return refused;
+                const bool whole = report("gather", gathering);
+                std::cerr << "optlog gather: " << gathering.gathered.size() << " run"
+                          << (gathering.gathered.size() == 1 ? "" : "s") << " gathered into " << *study << ", "
+                          << gathering.waiting << " task" << (gathering.waiting == 1 ? "" : "s")
+                          << " still queued or running\n";
+                return int(whole ? kExitOk : kExitBadInput);
+            }};
+}
+
+Command addCancelCommand(CLI::App &app, const Invocation &)
+{
+    auto study = std::make_shared<std::string>();
+    auto runs = std::make_shared<std::vector<std::string>>();
+    CLI::App *command = app.add_subcommand("cancel", "cancel a study's cluster tasks still queued or running "
+                                                     "(scancel); a running run ends cancelled, as with Ctrl-C");
+    command->add_option("study", *study, "the study file the runs were submitted from")->required();
+    command->add_option("runs", *runs, "only the tasks of these runs (names); default every task");
+    return {command, [study, runs] {
+                std::unique_ptr<Store> store;
+                std::unique_ptr<Slurm> slurm;
+                int cancelled = 0;
+                if (const int refused = refuseBadInput("cancel", [&] {
+                        store = openExistingStudy(*study);
+                        slurm = std::make_unique<Slurm>();
+                        for (const ClusterJob &job : store->clusterJobs()) {
+                            const std::map<int64_t, std::string> states = slurm->taskStates(job.jobId);
+                            for (const ClusterTask &task : job.tasks) {
+                                const auto seen = states.find(task.task);
+                                const std::string state = seen == states.end() ? task.state : seen->second;
+                                const bool named = runs->empty()
+                                                   || std::find(runs->begin(), runs->end(), task.runName)
+                                                          != runs->end();
+                                if (!named || hasEnded(taskStateOf(state)))
+                                    continue;
+                                slurm->cancel(job.jobId, task.task);
+                                std::cerr << "optlog cancel: cancelled " << task.runName << " (job " << job.jobId
+                                          << " task " << task.task << ", was " << state << ")\n";
+                                ++cancelled;
+                            }
+                        }
+                    }))
+                    return refused;
+                if (cancelled == 0)
+                    std::cerr << "optlog cancel: no task of " << *study << " is queued or running"
+                              << (runs->empty() ? "" : " for those runs") << "\n";
+                return int(kExitOk);
+            }};
+}
+
+} // namespace optlog

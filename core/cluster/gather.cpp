@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+#include "core/cluster/gather.h"
+
+#include "core/cluster/slurm.h"
+
+#include <filesystem>
+#include <string>
+
+namespace optlog {
+
+namespace {
+
+std::string taskLabel(const ClusterTask &task)
+{
+    return "job " + task.jobId + " task " + std::to_string(task.task);
+}
+
+// A run its shard still calls running though its task has ended: crashed at its last step, with why.
+void markEndedTaskCrashed(const std::string &shardPath, int64_t runId, const std::string &slurmState)
+{
+    Store shard(shardPath);
+    const RunRecord run = shard.requireRun(runId);
+    if (run.isFinished())
+        return; // opening it for writing found its engine gone on this host, and said so
+    const std::vector<StepMetrics> metrics = shard.metrics(runId);
+    shard.finishRun(runId, Outcome::Crashed, metrics.empty() ? -1 : metrics.back().step,
+                    "its Slurm task ended " + slurmState + " while the run was training");
+}
+
+} // namespace
+
+int64_t shardRunOf(const Store &shard, const ClusterTask &task)
+{
+    int64_t newest = 0;
+    for (const RunRecord &run : shard.runs())
+        if (run.name == task.runName)
+            newest = run.id;
+    return newest;
+}
+
+Gathering gatherClusterRuns(Store &study, const TaskStatesOf &statesOf)
+{
+    Gathering result;
+    for (const ClusterJob &job : study.clusterJobs()) {
+        const std::map<int64_t, std::string> states = statesOf(job.jobId);
+        for (ClusterTask task : job.tasks) {
+            if (const auto seen = states.find(task.task); seen != states.end() && seen->second != task.state) {
+                study.setClusterTaskState(task.jobId, task.task, seen->second);
+                task.state = seen->second;
+            }
+            const bool ended = hasEnded(taskStateOf(task.state));
+            const std::string shardPath = study.absolutePath(task.shard);
+            try {
+                int64_t runId = 0;
+                if (std::filesystem::exists(shardPath))
+                    runId = shardRunOf(Store(shardPath, Store::Access::ReadOnly), task);
+                if (runId == 0) {
+                    if (ended && task.gatheredRunId == 0)
+                        result.lost.push_back(task.runName + " (" + taskLabel(task) + ") ended " + task.state
+                                              + " before its run started; see its log beside " + shardPath);
+                    else if (!ended)
+                        ++result.waiting;
+                    continue;
+                }
+                RunRecord run = Store(shardPath, Store::Access::ReadOnly).requireRun(runId);
+                if (!run.isFinished()) {
+                    if (!ended) {
+                        ++result.waiting;
+                        continue;
+                    }
+                    markEndedTaskCrashed(shardPath, runId, task.state);
+                    run = Store(shardPath, Store::Access::ReadOnly).requireRun(runId);
+                }
+                if (task.gatheredRunId != 0 && task.gatheredFinishedAt == run.finishedAt)
+                    continue; // gathered already, and unchanged since
+                const Store shard(shardPath, Store::Access::ReadOnly);
+                study.gatherClusterRun(shard, runId, task.jobId, task.task);
+                result.gathered.push_back(run.name + " (" + taskLabel(task) + ", " + outcomeName(*run.outcome) + ")");
+            } catch (const StoreError &e) {
+                result.refused.push_back(shardPath + ": " + e.what());
+            }
+        }
+    }
+    return result;
+}
+
+} // namespace optlog

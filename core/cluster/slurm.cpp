@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+#include "core/cluster/slurm.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace optlog {
+
+namespace {
+
+// `program` on the PATH, else empty.
+std::string onPath(const std::string &program)
+{
+    const char *path = std::getenv("PATH");
+    std::stringstream folders(path ? path : "/usr/bin:/bin");
+    std::string folder;
+    while (std::getline(folders, folder, ':')) {
+        const std::string candidate = (folder.empty() ? "." : folder) + "/" + program;
+        if (access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+    }
+    return "";
+}
+
+std::string firstLine(const std::string &text)
+{
+    std::string line = text.substr(0, text.find('\n'));
+    return line.empty() ? "(no message)" : line;
+}
+
+std::string trimmed(std::string text)
+{
+    text.erase(0, text.find_first_not_of(" \t\r\n"));
+    text.erase(text.find_last_not_of(" \t\r\n") + 1);
+    return text;
+}
+
+} // namespace
+
+TaskState taskStateOf(const std::string &slurmState)
+{
+    const std::string state = slurmState.substr(0, slurmState.find(' ')); // "CANCELLED by 0"
+    for (const char *s : {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"})
+        if (state == s)
+            return TaskState::Queued;
+    for (const char *s : {"RUNNING", "COMPLETING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESIZING"})
+        if (state == s)
+            return TaskState::Running;
+    if (state == "COMPLETED")
+        return TaskState::Done;
+    if (state == "CANCELLED" || state == "REVOKED")
+        return TaskState::Cancelled;
+    for (const char *s :
+         {"FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED", "SPECIAL_EXIT"})
+        if (state == s)
+            return TaskState::Failed;
+    return TaskState::Unknown;
+}
+
+const char *taskStateName(TaskState state)
+{
+    switch (state) {
+    case TaskState::Queued: return "queued";
+    case TaskState::Running: return "running";
+    case TaskState::Done: return "done";
+    case TaskState::Failed: return "failed";
+    case TaskState::Cancelled: return "cancelled";
+    case TaskState::Unknown: break;
+    }
+    return "unknown";
+}
+
+ProgramOutput runProgram(const std::vector<std::string> &argv)
+{
+    ProgramOutput result;
+    int outPipe[2], errPipe[2];
+    if (pipe2(outPipe, O_CLOEXEC) != 0)
+        return result;
+    if (pipe2(errPipe, O_CLOEXEC) != 0) {
+        close(outPipe[0]);
+        close(outPipe[1]);
+        return result;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, outPipe[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, errPipe[1], STDERR_FILENO);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    std::vector<char *> args;
+    for (const std::string &a : argv)
+        args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(outPipe[1]);
+    close(errPipe[1]);
+    if (spawned == 0) {
+        // Both pipes at once, so that a program that fills one while we wait on the other never stalls.
+        pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
+        std::string *sinks[2] = {&result.out, &result.err};
+        int open = 2;
+        while (open > 0) {
+            if (poll(fds, 2, -1) < 0) {
+                if (errno == EINTR)
+                    continue;
+                break;
+            }
+            for (int i = 0; i < 2; ++i) {
+                if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                    continue;
+                char buffer[4096];
+                const ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
+                if (n > 0) {
+                    sinks[i]->append(buffer, size_t(n));
+                } else if (n == 0 || errno != EINTR) {
+                    fds[i].fd = -1;
+                    --open;
+                }
+            }
+        }
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    close(outPipe[0]);
+    close(errPipe[0]);
+    return result;
+}
+
+std::string shellQuoted(const std::string &value)
+{
+    std::string quoted = "'";
+    for (const char c : value)
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
+Slurm::Slurm()
+    : m_sbatch(onPath("sbatch"))
+    , m_squeue(onPath("squeue"))
+    , m_sacct(onPath("sacct"))
+    , m_scontrol(onPath("scontrol"))
+    , m_scancel(onPath("scancel"))
+{
+    if (m_sbatch.empty() || m_squeue.empty() || m_scontrol.empty() || m_scancel.empty())
+        throw SchedulerError("--scheduler slurm: Slurm's commands (sbatch, squeue, scontrol, scancel) are not on "
+                             "this machine's PATH; run it on a Slurm login node, or without --scheduler to train "
+                             "here");
+    const ProgramOutput reach = runProgram({m_squeue, "-h", "--me", "-o", "%i"});
+    if (reach.exitCode != 0)
+        throw SchedulerError("--scheduler slurm: squeue cannot reach a Slurm controller: " + firstLine(reach.err)
+                             + " (is SLURM_CONF or /etc/slurm/slurm.conf right, and slurmctld up?)");
+}
+
+std::string Slurm::submitHeld(const std::string &script, int64_t tasks, const SubmitOptions &options) const
+{
+    std::vector<std::string> argv = {m_sbatch, "--parsable", "--hold"};
+    std::string array = "--array=0-" + std::to_string(tasks - 1);
+    if (options.maxParallel > 0)
+        array += "%" + std::to_string(options.maxParallel);
+    argv.push_back(array);
+    if (!options.partition.empty())
+        argv.push_back("--partition=" + options.partition);
+    if (!options.timeLimit.empty())
+        argv.push_back("--time=" + options.timeLimit);
+    if (!options.workingDirectory.empty())
+        argv.push_back("--chdir=" + options.workingDirectory);
+    argv.insert(argv.end(), options.extra.begin(), options.extra.end());
+    argv.push_back(script);
+    const ProgramOutput submitted = runProgram(argv);
+    const std::string jobId = trimmed(submitted.out.substr(0, submitted.out.find(';'))); // "4242;cluster"
+    if (submitted.exitCode != 0 || jobId.empty()
+        || !std::all_of(jobId.begin(), jobId.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        throw SchedulerError("sbatch refused the job: "
+                             + firstLine(submitted.err.empty() ? submitted.out : submitted.err));
+    return jobId;
+}
+
+void Slurm::release(const std::string &jobId) const
+{
+    const ProgramOutput released = runProgram({m_scontrol, "release", jobId});
+    if (released.exitCode != 0)
+        throw SchedulerError("scontrol release " + jobId + " failed: " + firstLine(released.err)
+                             + "; release it by hand, or cancel it with scancel " + jobId);
+}
+
+std::map<int64_t, std::string> Slurm::taskStates(const std::string &jobId) const
+{
+    std::map<int64_t, std::string> states;
+    const ProgramOutput queue = runProgram({m_squeue, "-h", "-r", "--states=all", "-j", jobId, "-o", "%K %T"});
+    if (queue.exitCode == 0) {
+        std::istringstream lines(queue.out);
+        std::string task, state;
+        while (lines >> task >> state)
+            if (!task.empty() && std::all_of(task.begin(), task.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                states[std::stoll(task)] = state;
+    }
+    if (!states.empty() || m_sacct.empty())
+        return states;
+    // The controller has forgotten the job (past MinJobAge): accounting remembers, where it is on.
+    const ProgramOutput accounted = runProgram({m_sacct, "-n", "-P", "-X", "-j", jobId, "-o", "JobID,State"});
+    if (accounted.exitCode != 0)
+        return states;
+    std::istringstream lines(accounted.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+        const size_t underscore = line.find('_'), bar = line.find('|');
+        if (underscore == std::string::npos || bar == std::string::npos || bar < underscore)
+            continue;
+        const std::string task = line.substr(underscore + 1, bar - underscore - 1);
+        if (!task.empty() && std::all_of(task.begin(), task.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            states[std::stoll(task)] = trimmed(line.substr(bar + 1));
+    }
+    return states;
+}
+
+void Slurm::cancel(const std::string &jobId, int64_t task) const
+{
+    const std::string target = task < 0 ? jobId : jobId + "_" + std::to_string(task);
+    const ProgramOutput cancelled = runProgram({m_scancel, target});
+    if (cancelled.exitCode != 0)
+        throw SchedulerError("scancel " + target + " failed: " + firstLine(cancelled.err));
+}
+
+} // namespace optlog

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+// A study on a real Slurm: a one-node cluster on the loopback (tests/cluster/onenode.sh: munged,
+// slurmctld and slurmd, started in a scratch folder), the real `optlog` submitting a job array with
+// sbatch, its tasks training into shards, gathered into the study. Skipped, saying why, where the
+// daemons cannot start (no root, Slurm not installed); never passed without them.
+#include "core/store/store.h"
+#include "tests/common/enginebinary.h"
+#include "tests/common/files.h"
+
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <filesystem>
+
+using namespace optlog;
+using optlog::testing::Result;
+using optlog::testing::runOptlog;
+using optlog::testing::waitForSteps;
+using optlog::testing::writtenFile;
+
+namespace {
+
+// A plan of smoke runs, each as a [[run]] with its own overrides.
+QByteArray planOf(const QString &name, const QList<QPair<QString, QStringList>> &runs)
+{
+    QByteArray plan = "name = \"" + name.toUtf8() + "\"\nbaseline = \"" + runs.front().first.toUtf8()
+                      + "\"\ntolerance = 0.02\n";
+    for (const auto &[run, overrides] : runs) {
+        plan += "\n[[run]]\nname = \"" + run.toUtf8() + "\"\npreset = \"smoke\"\noverrides = [";
+        QStringList quoted = {"\"data.corpus=generated\""};
+        for (QString o : overrides)
+            quoted << "\"" + o.replace("\"", "\\\"") + "\"";
+        plan += quoted.join(", ").toUtf8() + "]\n";
+    }
+    return plan;
+}
+
+// The job id `optlog study --scheduler slurm` printed ("... as job 12 ...").
+QString jobIdIn(const QString &err)
+{
+    return QRegularExpression("as job (\\d+)").match(err).captured(1);
+}
+
+// Slurm's state of each task of `job`, as squeue sees it: "COMPLETED RUNNING".
+QStringList taskStates(const QString &job)
+{
+    QProcess squeue;
+    squeue.start("squeue", {"-h", "-r", "--states=all", "-j", job, "-o", "%T"});
+    squeue.waitForFinished(10000);
+    return QString::fromUtf8(squeue.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+}
+
+bool waitForTasksToEnd(const QString &job, int tasks, int timeoutMs = 120000)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < timeoutMs) {
+        const QStringList states = taskStates(job);
+        if (states.size() == tasks && !states.contains("PENDING") && !states.contains("RUNNING")
+            && !states.contains("COMPLETING"))
+            return true;
+        QThread::msleep(250);
+    }
+    return false;
+}
+
+struct RunRows
+{
+    std::vector<double> trainLosses, validationLosses;
+    std::vector<MemoryRow> memory; // the roles in tensor bytes; the process's RSS is left out
+};
+
+std::map<std::string, RunRows> rowsByName(const QString &study)
+{
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    std::map<std::string, RunRows> rows;
+    for (const RunRecord &run : store.runs()) {
+        RunRows &r = rows[run.name];
+        for (const StepMetrics &m : store.metrics(run.id))
+            r.trainLosses.push_back(m.trainLoss);
+        for (const ValidationPoint &v : store.validation(run.id))
+            r.validationLosses.push_back(v.loss);
+        for (const MemoryRow &m : store.memory(run.id))
+            if (m.role != MemoryRole::PeakRss)
+                r.memory.push_back(m);
+    }
+    return rows;
+}
+
+} // namespace
+
+class tst_Slurm : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void aStudyOnSlurmEqualsTheSameStudyRunHere();
+    void aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered();
+    void aTruncatedShardIsRefusedWithItsPathAndTheOthersGathered();
+    void withoutSlurmTheSchedulerIsRefused();
+
+private:
+    QTemporaryDir m_dir;
+    QString m_cluster;
+    QString m_skip; // why Slurm cannot run here; empty when it runs
+};
+
+void tst_Slurm::initTestCase()
+{
+    QVERIFY(m_dir.isValid());
+    m_cluster = m_dir.filePath("cluster");
+    QProcess start;
+    start.start("bash", {QString(OPTLOG_SOURCE_DIR) + "/tests/cluster/onenode.sh", "start", m_cluster});
+    QVERIFY(start.waitForFinished(60000));
+    const QString out = QString::fromUtf8(start.readAllStandardOutput());
+    const QString err = QString::fromUtf8(start.readAllStandardError());
+    if (start.exitCode() == 77) {
+        m_skip = err.trimmed();
+        return;
+    }
+    QVERIFY2(start.exitCode() == 0, qPrintable(err));
+    qputenv("SLURM_CONF", (m_cluster + "/slurm.conf").toUtf8());
+}
+
+void tst_Slurm::cleanupTestCase()
+{
+    QProcess::execute("bash", {QString(OPTLOG_SOURCE_DIR) + "/tests/cluster/onenode.sh", "stop", m_cluster});
+}
+
+void tst_Slurm::aStudyOnSlurmEqualsTheSameStudyRunHere()
+{
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const QString plan = writtenFile(m_dir, "four.toml",
+                                     planOf("four", {{"fp32", {}},
+                                                     {"accum2", {"train.microbatch=2", "train.accumulation=2"}},
+                                                     {"bf16", {"precision.mode=\"autocast-bf16\""}},
+                                                     {"ckpt", {"memory.checkpoint_every=1"}}}));
+    const QString onSlurm = m_dir.filePath("slurm.sqlite"), here = m_dir.filePath("here.sqlite");
+    const Result submitted = runOptlog({"study", plan, "--db", onSlurm, "--scheduler", "slurm", "--max-parallel", "2",
+                                        "--wait"},
+                                       300000);
+    QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
+    QVERIFY2(submitted.err.contains("submitted 4 runs to Slurm as job") && submitted.err.contains("at most 2 at once"),
+             qPrintable(submitted.err));
+    QCOMPARE(submitted.err.count("optlog study: gathered "), 4);
+    QVERIFY2(submitted.out.contains("accum2"), qPrintable(submitted.out)); // the comparison follows
+    const QString job = jobIdIn(submitted.err);
+    QCOMPARE(taskStates(job), QStringList({"COMPLETED", "COMPLETED", "COMPLETED", "COMPLETED"}));
+
+    // The study records the job, its plan and each task, every run gathered once.
+    {
+        const Store store(onSlurm.toStdString(), Store::Access::ReadOnly);
+        const std::vector<ClusterJob> jobs = store.clusterJobs();
+        QCOMPARE(jobs.size(), size_t(1));
+        QCOMPARE(QString::fromStdString(jobs[0].jobId), job);
+        QVERIFY(QString::fromStdString(jobs[0].plan).contains("name = \"four\""));
+        QVERIFY(QString::fromStdString(jobs[0].script).contains("#SBATCH"));
+        QCOMPARE(jobs[0].tasks.size(), size_t(4));
+        for (const ClusterTask &task : jobs[0].tasks) {
+            QCOMPARE(QString::fromStdString(task.state), QString("COMPLETED"));
+            QVERIFY(task.gatheredRunId > 0);
+            QVERIFY(std::filesystem::exists(store.absolutePath(task.shard)));
+        }
+        QCOMPARE(store.runs().size(), size_t(4));
+    }
+    // Gathering again copies nothing: a run is gathered once.
+    const Result again = runOptlog({"gather", onSlurm});
+    QVERIFY2(again.exitCode == 0 && again.err.contains("0 runs gathered"), qPrintable(again.err));
+    // Submitting the plan again submits nothing: every run is done.
+    const Result resubmitted = runOptlog({"study", plan, "--db", onSlurm, "--scheduler", "slurm"});
+    QVERIFY2(resubmitted.exitCode == 0 && resubmitted.err.contains("nothing to submit"), qPrintable(resubmitted.err));
+
+    // The same plan trained here, one run after another: the same losses bit for bit on this CPU,
+    // and the same bytes in every memory role.
+    const Result local = runOptlog({"study", plan, "--db", here}, 300000);
+    QVERIFY2(local.exitCode == 0, qPrintable(local.err));
+    const auto slurmRows = rowsByName(onSlurm), hereRows = rowsByName(here);
+    QCOMPARE(slurmRows.size(), size_t(4));
+    for (const auto &[name, rows] : hereRows) {
+        const RunRows &other = slurmRows.at(name);
+        QVERIFY2(rows.trainLosses.size() == 40 && rows.trainLosses == other.trainLosses, name.c_str());
+        QVERIFY2(!rows.validationLosses.empty() && rows.validationLosses == other.validationLosses, name.c_str());
+        QCOMPARE(rows.memory.size(), other.memory.size());
+        for (size_t i = 0; i < rows.memory.size(); ++i) {
+            QVERIFY(rows.memory[i].role == other.memory[i].role);
+            QCOMPARE(rows.memory[i].bytes, other.memory[i].bytes);
+        }
+    }
+}
+
+void tst_Slurm::aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered()
+{
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const QString plan = writtenFile(m_dir, "cancel.toml",
+                                     planOf("cancel", {{"short", {}}, {"long", {"train.steps=100000"}}}));
+    const QString study = m_dir.filePath("cancel.sqlite");
+    const Result submitted = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm"});
+    QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
+    const QString job = jobIdIn(submitted.err);
+    QVERIFY(waitForSteps(study + ".shards/" + job + "-1.sqlite", 5, 120000));
+    const Result cancelled = runOptlog({"cancel", study, "long"});
+    QVERIFY2(cancelled.exitCode == 0 && cancelled.err.contains("cancelled long (job " + job + " task 1"),
+             qPrintable(cancelled.err));
+    QVERIFY(waitForTasksToEnd(job, 2));
+    const Result gathered = runOptlog({"gather", study});
+    QVERIFY2(gathered.exitCode == 0 && gathered.err.contains("2 runs gathered"), qPrintable(gathered.err));
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    QCOMPARE(std::string(outcomeName(store.findRun("short")->outcome)), std::string("completed"));
+    const RunRecord stopped = *store.findRun("long");
+    QCOMPARE(std::string(outcomeName(stopped.outcome)), std::string("cancelled"));
+    QCOMPARE(stopped.outcomeStep, store.metrics(stopped.id).back().step); // every step it took was kept
+    QCOMPARE(QString::fromStdString(store.clusterJobs().at(0).tasks.at(1).state), QString("CANCELLED"));
+}
+
+void tst_Slurm::aTruncatedShardIsRefusedWithItsPathAndTheOthersGathered()
+{
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const QString plan = writtenFile(m_dir, "truncated.toml", planOf("truncated", {{"a", {}}, {"b", {}}}));
+    const QString study = m_dir.filePath("truncated.sqlite");
+    const Result submitted = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm"});
+    QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
+    const QString job = jobIdIn(submitted.err);
+    QVERIFY(waitForTasksToEnd(job, 2));
+    const QString shard = study + ".shards/" + job + "-0.sqlite";
+    std::filesystem::resize_file(shard.toStdString(), 8192);
+    const Result gathered = runOptlog({"gather", study});
+    QCOMPARE(gathered.exitCode, 2);
+    QVERIFY2(gathered.err.contains("refused shard " + shard) && gathered.err.contains("gathered b (job " + job),
+             qPrintable(gathered.err));
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    QCOMPARE(store.runs().size(), size_t(1));
+    QCOMPARE(store.runs().front().name, std::string("b"));
+}
+
+void tst_Slurm::withoutSlurmTheSchedulerIsRefused()
+{
+    // Slurm's commands missing from the PATH: refused, exit 2, nothing written.
+    const QString plan = writtenFile(m_dir, "none.toml", planOf("none", {{"a", {}}}));
+    const QString study = m_dir.filePath("none.sqlite");
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("PATH", "/nonexistent");
+    const Result refused = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm"}, 60000, environment);
+    QCOMPARE(refused.exitCode, 2);
+    QVERIFY2(refused.err.contains(
+                 "Slurm's commands (sbatch, squeue, scontrol, scancel) are not on this machine's PATH"),
+             qPrintable(refused.err));
+    QVERIFY(!QFile::exists(study));
+    const Result unknown = runOptlog({"study", plan, "--db", study, "--scheduler", "pbs"});
+    QCOMPARE(unknown.exitCode, 2);
+    QVERIFY2(unknown.err.contains("--scheduler pbs is not one optlog submits to; the one it knows is slurm"),
+             qPrintable(unknown.err));
+}
+
+QTEST_GUILESS_MAIN(tst_Slurm)
+#include "tst_slurm.moc"
