@@ -44,41 +44,41 @@ Gathering gatherClusterRuns(Store &study, const TaskStatesOf &statesOf)
     for (const ClusterJob &job : study.clusterJobs()) {
         const std::map<int64_t, std::string> states = statesOf(job.jobId);
         for (ClusterTask task : job.tasks) {
-            if (const auto seen = states.find(task.task); seen != states.end() && seen->second != task.state) {
+            const auto seen = states.find(task.task);
+            if (seen != states.end() && seen->second != task.state) {
                 study.setClusterTaskState(task.jobId, task.task, seen->second);
                 task.state = seen->second;
             }
-            const bool ended = hasEnded(taskStateOf(task.state));
+            // Ended as Slurm says; or its run has finished and Slurm no longer knows the task (past
+            // MinJobAge, no accounting): then it has ended too.
+            bool ended = hasEnded(taskStateOf(task.state));
             const std::string shardPath = study.absolutePath(task.shard);
             try {
-                int64_t runId = 0;
-                if (std::filesystem::exists(shardPath))
-                    runId = shardRunOf(Store(shardPath, Store::Access::ReadOnly), task);
+                const int64_t runId = std::filesystem::exists(shardPath)
+                                          ? shardRunOf(Store(shardPath, Store::Access::ReadOnly), task)
+                                          : 0;
                 if (runId == 0) {
                     if (ended && task.gatheredRunId == 0)
                         result.lost.push_back(task.runName + " (" + taskLabel(task) + ") ended " + task.state
                                               + " before its run started; see its log beside " + shardPath);
-                    else if (!ended)
-                        ++result.waiting;
-                    continue;
-                }
-                RunRecord run = Store(shardPath, Store::Access::ReadOnly).requireRun(runId);
-                if (!run.isFinished()) {
-                    if (!ended) {
-                        ++result.waiting;
-                        continue;
+                } else {
+                    RunRecord run = Store(shardPath, Store::Access::ReadOnly).requireRun(runId);
+                    if (!run.isFinished() && ended) {
+                        markEndedTaskCrashed(shardPath, runId, task.state);
+                        run = Store(shardPath, Store::Access::ReadOnly).requireRun(runId);
                     }
-                    markEndedTaskCrashed(shardPath, runId, task.state);
-                    run = Store(shardPath, Store::Access::ReadOnly).requireRun(runId);
+                    ended = ended || (run.isFinished() && seen == states.end());
+                    if (run.isFinished() && (task.gatheredRunId == 0 || task.gatheredFinishedAt != run.finishedAt)) {
+                        study.gatherClusterRun(Store(shardPath, Store::Access::ReadOnly), runId, task.jobId, task.task);
+                        result.gathered.push_back(run.name + " (" + taskLabel(task) + ", " + outcomeName(*run.outcome)
+                                                  + ")");
+                    }
                 }
-                if (task.gatheredRunId != 0 && task.gatheredFinishedAt == run.finishedAt)
-                    continue; // gathered already, and unchanged since
-                const Store shard(shardPath, Store::Access::ReadOnly);
-                study.gatherClusterRun(shard, runId, task.jobId, task.task);
-                result.gathered.push_back(run.name + " (" + taskLabel(task) + ", " + outcomeName(*run.outcome) + ")");
             } catch (const StoreError &e) {
                 result.refused.push_back(shardPath + ": " + e.what());
             }
+            if (!ended)
+                ++result.waiting;
         }
     }
     return result;

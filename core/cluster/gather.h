@@ -17,7 +17,7 @@ struct Gathering
     std::vector<std::string> gathered; // "<run> (job 4242 task 1, completed)"
     std::vector<std::string> refused;  // "<shard path>: <why>": a shard that cannot be read is left out
     std::vector<std::string> lost;     // tasks that ended with no run in their shard, and why
-    int64_t waiting = 0;               // tasks still queued or running
+    int64_t waiting = 0;               // tasks still queued or running (a run that finished may still be exiting)
 };
 
 // Each job's tasks' Slurm states (Slurm::taskStates), by job id; a task it does not know keeps the
