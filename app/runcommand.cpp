@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -84,9 +85,13 @@ int runJoinedRank(const RunRequest &request)
     if (const int refused = refuseBadInput("run", [&] { rendezvous = joinedRankRendezvous(request); }))
         return refused;
     try {
-        // Waits up to 300 s for rank 0's store and the run's config, which then sets the timeout.
-        RankGroup ranks(rendezvous, std::chrono::seconds(300));
+        // Waits for rank 0's store up to the default distributed.timeout (it has no config of its
+        // own yet); the run's config, from rank 0, then sets the timeout of everything after.
+        RankGroup ranks(rendezvous, std::chrono::seconds(RunConfig().distributed.timeout), &stopRequested());
         return exitCodeFor(runRank(ranks, stopRequested()));
+    } catch (const RankStopped &e) {
+        std::cerr << "optlog run: " << e.what() << "\n";
+        return kExitCancelled;
     } catch (const std::exception &e) {
         std::cerr << "optlog run: rank " << request.rank << ": " << e.what() << "\n";
         return kExitFailed;
@@ -105,6 +110,34 @@ void nameDerivedRun(RunRequest &request)
         existing = Store(request.study, Store::Access::ReadOnly).runs();
     request.overrides.push_back(
         fieldAssignment(*findConfigField("name"), derivedRunName(source.origin.runName, existing)));
+}
+
+// Under a launcher (srun --ntasks N, torchrun) every task runs the same command line: the rank,
+// world size and rendezvous come from its environment, unless --rendezvous or --rank says. Rank 0
+// trains into the study (and does not start ranks of its own); the others join it and take the
+// run from it, so the config options their command line also has are theirs to leave.
+// Returns the launcher's name, empty when there is none.
+std::string takeLauncherRank(RunRequest &run, bool ranksGiven)
+{
+    if (!run.rendezvous.empty() || run.rank >= 0 || run.worldSize > 0)
+        return "";
+    const std::optional<LauncherRank> given = launcherRank(std::getenv);
+    if (!given)
+        return "";
+    run.rendezvous = given->rendezvous;
+    run.rank = given->rank;
+    run.worldSize = given->worldSize;
+    if (run.rank > 0) {
+        RunRequest joining;
+        joining.rendezvous = run.rendezvous;
+        joining.rank = run.rank;
+        joining.worldSize = run.worldSize;
+        run = joining;
+        return given->launcher;
+    }
+    if (!ranksGiven)
+        run.overrides.push_back("distributed.ranks=" + std::to_string(given->worldSize));
+    return given->launcher;
 }
 
 } // namespace
@@ -225,6 +258,10 @@ Command addRunCommand(CLI::App &app, const Invocation &invocation)
                     run.study = extra->resume.at(0);
                     run.resume = extra->resume.at(1);
                 }
+                std::string launcher;
+                if (const int refused = refuseBadInput("run",
+                                                       [&] { launcher = takeLauncherRank(run, ranks->count() > 0); }))
+                    return refused;
                 if (run.rank > 0) { // a joining rank takes everything from rank 0
                     holdStopSignals();
                     return runCommand(run, invocation.self);
@@ -235,6 +272,9 @@ Command addRunCommand(CLI::App &app, const Invocation &invocation)
                     run.preset = "default";
                 holdStopSignals();
                 relaunchFor(invocation.argv, [&] { return requestedConfig(run); });
+                if (!launcher.empty())
+                    std::cerr << "optlog run: rank 0 of " << run.worldSize << " (from " << launcher
+                              << "), serving the rendezvous at " << run.rendezvous << "\n";
                 if (!extra->budget.empty())
                     run.overrides.push_back("memory.budget=\"" + extra->budget + "\"");
                 if (run.study.empty())

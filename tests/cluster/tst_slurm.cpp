@@ -101,16 +101,28 @@ private Q_SLOTS:
     void aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered();
     void aTruncatedShardIsRefusedWithItsPathAndTheOthersGathered();
     void withoutSlurmTheSchedulerIsRefused();
+    void srunRanksTrainAsTheRanksOptlogStarts();
+    void aStoppedRankThatWaitsForRankZeroEndsCancelled();
+    void aRankWhoseRankZeroNeverComesGivesUpAfterTheTimeout();
 
 private:
+    // Started first, checked last: a rank that waits the default distributed.timeout (60 s) in
+    // vain, beside the other tests.
+    QProcess m_abandonedRank;
+    QElapsedTimer m_abandonedSince;
     QTemporaryDir m_dir;
     QString m_cluster;
     QString m_skip; // why Slurm cannot run here; empty when it runs
 };
 
+// A joining rank's command line with nowhere to join: nothing listens on port 1.
+const QStringList kRankWithoutRankZero = {"run", "--rendezvous", "127.0.0.1:1", "--rank", "1", "--world-size", "2"};
+
 void tst_Slurm::initTestCase()
 {
     QVERIFY(m_dir.isValid());
+    m_abandonedRank.start(OPTLOG_BINARY, kRankWithoutRankZero);
+    m_abandonedSince.start();
     m_cluster = m_dir.filePath("cluster");
     QProcess start;
     start.start("bash", {QString(OPTLOG_SOURCE_DIR) + "/tests/cluster/onenode.sh", "start", m_cluster});
@@ -255,6 +267,62 @@ void tst_Slurm::withoutSlurmTheSchedulerIsRefused()
     QCOMPARE(unknown.exitCode, 2);
     QVERIFY2(unknown.err.contains("--scheduler pbs is not one optlog submits to; the one it knows is slurm"),
              qPrintable(unknown.err));
+}
+
+void tst_Slurm::srunRanksTrainAsTheRanksOptlogStarts()
+{
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    // Every task of the step runs the same command line; each takes its rank from srun.
+    const QStringList zero1 = {"--preset", "smoke",
+                               "--set",    "data.corpus=generated",
+                               "--set",    "train.steps=20",
+                               "--set",    "memory.warmup_steps=2",
+                               "--set",    "train.microbatch=4",
+                               "--set",    "distributed.zero_stage=1",
+                               "--set",    "name=zero1"};
+    const QString underSrun = m_dir.filePath("srun.sqlite"), startedHere = m_dir.filePath("ranks.sqlite");
+    QProcess srun;
+    srun.start("srun", QStringList{"--ntasks", "2", OPTLOG_BINARY, "run", "--db", underSrun} + zero1);
+    QVERIFY(srun.waitForFinished(180000));
+    const QString err = QString::fromUtf8(srun.readAllStandardError());
+    QVERIFY2(srun.exitCode() == 0, qPrintable(err));
+    QVERIFY2(err.contains("rank 0 of 2 (from srun)"), qPrintable(err));
+    const Result local = runOptlog(QStringList{"run", "--db", startedHere, "--ranks", "2"} + zero1, 180000);
+    QVERIFY2(local.exitCode == 0, qPrintable(local.err));
+    const auto srunRows = rowsByName(underSrun), localRows = rowsByName(startedHere);
+    QCOMPARE(srunRows.at("zero1").trainLosses.size(), size_t(20));
+    QVERIFY(srunRows.at("zero1").trainLosses == localRows.at("zero1").trainLosses);
+    QVERIFY(srunRows.at("zero1").validationLosses == localRows.at("zero1").validationLosses);
+    const Store store(underSrun.toStdString(), Store::Access::ReadOnly);
+    QCOMPARE(store.ranks(store.runs().front().id).size(), size_t(2)); // only rank 0 wrote, of both ranks
+}
+
+void tst_Slurm::aStoppedRankThatWaitsForRankZeroEndsCancelled()
+{
+    QProcess rank;
+    rank.start(OPTLOG_BINARY, kRankWithoutRankZero);
+    QVERIFY(rank.waitForStarted());
+    QThread::msleep(1500);
+    QElapsedTimer stopping;
+    stopping.start();
+    rank.terminate();
+    QVERIFY(rank.waitForFinished(10000));
+    QVERIFY2(stopping.elapsed() < 3000, qPrintable(QString::number(stopping.elapsed())));
+    QCOMPARE(rank.exitCode(), 4);
+    QVERIFY(QString::fromUtf8(rank.readAllStandardError()).contains("was stopped while waiting for rank 0"));
+}
+
+void tst_Slurm::aRankWhoseRankZeroNeverComesGivesUpAfterTheTimeout()
+{
+    QVERIFY(m_abandonedRank.waitForFinished(120000));
+    const qint64 waited = m_abandonedSince.elapsed();
+    const QString err = QString::fromUtf8(m_abandonedRank.readAllStandardError());
+    QCOMPARE(m_abandonedRank.exitCode(), 1);
+    // distributed.timeout's default, not c10d's 300 s; optlog's message, not glog's lines.
+    QVERIFY2(waited >= 59000 && waited < 90000, qPrintable(QString::number(waited)));
+    QVERIFY2(err.contains("could not reach rank 0's rendezvous at 127.0.0.1:1 within 60 s"), qPrintable(err));
+    QVERIFY2(!err.contains("InitGoogleLogging") && !err.contains("[c10d]"), qPrintable(err));
 }
 
 QTEST_GUILESS_MAIN(tst_Slurm)

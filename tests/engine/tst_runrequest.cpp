@@ -12,6 +12,7 @@
 
 #include <QtTest>
 #include <csignal>
+#include <map>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -222,6 +223,55 @@ private Q_SLOTS:
         request.preset.clear();
         request.rank = 2;
         QVERIFY(mentions(refusal([&] { joinedRankRendezvous(request); }), "--rank 2"));
+    }
+
+    void aLaunchersEnvironmentGivesTheRank()
+    {
+        std::map<std::string, std::string> environment;
+        const auto variable = [&environment](const char *name) -> const char * {
+            const auto found = environment.find(name);
+            return found == environment.end() ? nullptr : found->second.c_str();
+        };
+        QVERIFY(!launcherRank(variable)); // no launcher
+
+        // srun --ntasks 4: the step's first node, a port from the job id.
+        environment = {{"SLURM_STEP_ID", "0"},
+                       {"SLURM_PROCID", "2"},
+                       {"SLURM_NTASKS", "4"},
+                       {"SLURM_JOB_ID", "123456"},
+                       {"SLURM_JOB_NODELIST", "node[07-08],gpu1"},
+                       {"SLURM_STEP_NODELIST", "node[07-08]"}};
+        std::optional<LauncherRank> given = launcherRank(variable);
+        QVERIFY(given);
+        QCOMPARE(given->launcher, std::string("srun"));
+        QCOMPARE(given->rank, int64_t(2));
+        QCOMPARE(given->worldSize, int64_t(4));
+        QCOMPARE(given->rendezvous, std::string("node07:23456"));
+        environment["MASTER_ADDR"] = "10.0.0.5";
+        environment["MASTER_PORT"] = "29500";
+        QCOMPARE(launcherRank(variable)->rendezvous, std::string("10.0.0.5:29500"));
+
+        // torchrun's names win.
+        environment["RANK"] = "1";
+        environment["WORLD_SIZE"] = "2";
+        given = launcherRank(variable);
+        QCOMPARE(given->launcher, std::string("torchrun"));
+        QCOMPARE(given->rank, int64_t(1));
+        QCOMPARE(given->worldSize, int64_t(2));
+        environment.erase("MASTER_PORT");
+        QVERIFY(mentions(refusal([&] { launcherRank(variable); }), "MASTER_ADDR or MASTER_PORT is not"));
+        environment["MASTER_PORT"] = "29500";
+        environment["RANK"] = "one";
+        QVERIFY(mentions(refusal([&] { launcherRank(variable); }), "RANK=one"));
+
+        // A batch script's single task is no data-parallel run.
+        environment = {{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}};
+        QVERIFY(!launcherRank(variable));
+
+        QCOMPARE(firstSlurmNode("node[07-09,12],gpu1"), std::string("node07"));
+        QCOMPARE(firstSlurmNode("gpu1,node[07-09]"), std::string("gpu1"));
+        QCOMPARE(firstSlurmNode("localhost"), std::string("localhost"));
+        QCOMPARE(firstSlurmNode("n[3,5]"), std::string("n3"));
     }
 
     // In a child process of its own: the test runner handles SIGTERM itself, and the second

@@ -7,26 +7,112 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#ifdef OPTLOG_HAS_GLOG
+#include <glog/logging.h>
+#endif
+
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace optlog {
 
-RankGroup::RankGroup(Rendezvous rendezvous, std::chrono::seconds timeout)
+namespace {
+
+// c10d reports each failed connection attempt through glog, raw and before the exception that
+// optlog turns into its own message; glog also warns that it was never initialized. Both go: the
+// user reads optlog's message. GLOG_minloglevel, where set, still decides.
+void quietLibTorchLogging()
+{
+#ifdef OPTLOG_HAS_GLOG
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (!google::IsGoogleLoggingInitialized())
+            google::InitGoogleLogging("optlog");
+        if (!std::getenv("GLOG_minloglevel"))
+            FLAGS_minloglevel = google::GLOG_FATAL;
+    });
+#endif
+}
+
+// Whether something listens at host:port: a plain TCP connect, refused at once where nothing does.
+// c10d's own client retries a refused connect in a busy loop until its timeout, so a joining rank
+// asks this first, between pauses.
+bool listening(const std::string &host, uint16_t port)
+{
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *found = nullptr;
+    if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0)
+        return false;
+    bool answered = false;
+    for (addrinfo *a = found; a && !answered; a = a->ai_next) {
+        const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0)
+            continue;
+        answered = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+        close(fd);
+    }
+    freeaddrinfo(found);
+    return answered;
+}
+
+// The pause between a joining rank's attempts: a stop request is seen within it.
+constexpr std::chrono::milliseconds kRetryPause(250);
+
+} // namespace
+
+RankGroup::RankGroup(Rendezvous rendezvous, std::chrono::seconds timeout, const std::atomic<bool> *stop)
     : m_rendezvous(std::move(rendezvous))
     , m_timeout(timeout)
 {
+    quietLibTorchLogging();
     c10d::TCPStoreOptions options;
     options.port = m_rendezvous.port;
     options.isServer = m_rendezvous.rank == 0;
     options.waitWorkers = false; // rank 0 starts the others after the store is up
     options.timeout = m_timeout;
-    try {
-        m_store = c10::make_intrusive<c10d::TCPStore>(m_rendezvous.host, options);
-    } catch (const std::exception &e) {
-        throw RankLost("rank " + std::to_string(m_rendezvous.rank) + " could not "
-                       + (options.isServer ? "serve" : "reach") + " the rendezvous at " + m_rendezvous.host + ":"
-                       + std::to_string(m_rendezvous.port) + ": " + c10::GetExceptionString(e));
+    const std::string where = m_rendezvous.host + ":" + std::to_string(m_rendezvous.port);
+    if (options.isServer) {
+        try {
+            m_store = c10::make_intrusive<c10d::TCPStore>(m_rendezvous.host, options);
+        } catch (const std::exception &e) {
+            throw RankLost("rank 0 could not serve the rendezvous at " + where + ": " + c10::GetExceptionString(e));
+        }
+        return;
     }
+    // A joining rank tries for up to the timeout, pausing between attempts, so that a stop request
+    // ends the wait at once rather than after c10d's own timeout.
+    const auto deadline = std::chrono::steady_clock::now() + m_timeout;
+    while (!m_store) {
+        if (stop && stop->load())
+            throw RankStopped("rank " + std::to_string(m_rendezvous.rank) + " was stopped while waiting for rank 0 at "
+                              + where);
+        const auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+            throw RankLost("rank " + std::to_string(m_rendezvous.rank) + " could not reach rank 0's rendezvous at "
+                           + where + " within " + std::to_string(m_timeout.count())
+                           + " s: no rank 0 answered there (is it running, and is the address one this machine "
+                             "can reach?)");
+        if (!listening(m_rendezvous.host, m_rendezvous.port)) {
+            std::this_thread::sleep_for(kRetryPause);
+            continue;
+        }
+        options.timeout = left;
+        try {
+            m_store = c10::make_intrusive<c10d::TCPStore>(m_rendezvous.host, options);
+        } catch (const std::exception &e) {
+            throw RankLost("rank " + std::to_string(m_rendezvous.rank) + " could not join rank 0's rendezvous at "
+                           + where + ": " + c10::GetExceptionString(e));
+        }
+    }
+    m_store->setTimeout(m_timeout);
 }
 
 struct RankGroup::Collectives

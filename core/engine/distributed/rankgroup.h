@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/util/intrusive_ptr.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -27,6 +28,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A joining rank was stopped (SIGINT, SIGTERM) before it reached rank 0.
+class RankStopped : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // The ranks of one data-parallel run: the rendezvous store, which also carries the run's config
 // to the other ranks and their results back to rank 0, and LibTorch's c10d process group over
 // Gloo. Every collective blocks until done and adds its wall time to collectiveSeconds(); a
@@ -36,8 +44,9 @@ class RankGroup
 public:
     // Rank 0 starts serving the store at once (port() is then known); every rank joins the process
     // group in connect(), which waits up to `timeout` for all of them: Gloo's on the CPU, NCCL's
-    // when `cuda` (written, not yet run on a GPU).
-    RankGroup(Rendezvous rendezvous, std::chrono::seconds timeout);
+    // when `cuda` (written, not yet run on a GPU). A joining rank waits up to `timeout` for rank 0's
+    // store, then throws RankLost; when `stop` turns true meanwhile, RankStopped.
+    RankGroup(Rendezvous rendezvous, std::chrono::seconds timeout, const std::atomic<bool> *stop = nullptr);
     ~RankGroup();
 
     int64_t rank() const { return m_rendezvous.rank; }
