@@ -43,8 +43,8 @@ struct TaskPlan
 
 TaskStatesOf statesFrom(const Slurm *slurm)
 {
-    return [slurm](const std::string &jobId) {
-        return slurm ? slurm->taskStates(jobId) : std::map<int64_t, std::string>{};
+    return [slurm](const std::string &jobId, int64_t tasks) {
+        return slurm ? slurm->taskStates(jobId, tasks) : std::map<int64_t, std::string>{};
     };
 }
 
@@ -69,7 +69,7 @@ std::string resumableShard(const Store &study, const PlannedRun &run)
         for (const ClusterTask &task : job->tasks) {
             if (task.runName != run.name)
                 continue;
-            const std::string shard = study.absolutePath(task.shard);
+            const std::string shard = fs::absolute(study.absolutePath(task.shard)).string();
             if (!fs::exists(shard))
                 continue;
             try {
@@ -238,9 +238,9 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
         std::cerr << "optlog study: nothing to submit: every run of " << plan.name << " is done or queued\n";
     }
     if (!request.wait) {
-        std::cerr << "optlog study: `optlog runs --db " << studyFile << "` shows the tasks, `optlog gather "
-                  << studyFile << "` collects the runs that have ended, `optlog cancel " << studyFile
-                  << "` stops the rest\n";
+        std::cerr << "optlog study: `optlog runs " << studyFile << "` shows the tasks,\n"
+                  << "optlog study: `optlog gather " << studyFile << "` collects the runs that have ended,\n"
+                  << "optlog study: `optlog cancel " << studyFile << "` stops the rest\n";
         return kExitOk;
     }
     std::cerr << "optlog study: waiting for the tasks (Ctrl-C stops waiting; the tasks go on)\n";
@@ -295,7 +295,8 @@ Command addCancelCommand(CLI::App &app, const Invocation &)
                         store = openExistingStudy(*study);
                         slurm = std::make_unique<Slurm>();
                         for (const ClusterJob &job : store->clusterJobs()) {
-                            const std::map<int64_t, std::string> states = slurm->taskStates(job.jobId);
+                            const std::map<int64_t, std::string> states = slurm->taskStates(job.jobId,
+                                                                                            int64_t(job.tasks.size()));
                             for (const ClusterTask &task : job.tasks) {
                                 const auto seen = states.find(task.task);
                                 const std::string state = seen == states.end() ? task.state : seen->second;

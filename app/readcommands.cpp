@@ -5,12 +5,15 @@
 #include "core/analysis/runfilter.h"
 #include "core/analysis/studycomparison.h"
 #include "core/analysis/studytext.h"
+#include "core/cluster/slurm.h"
+#include "core/cluster/tasklist.h"
 #include "core/config/config.h"
 #include "core/memorymodel/memorymodel.h"
 #include "core/store/store.h"
 
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 
 namespace optlog {
@@ -53,6 +56,17 @@ int runsCommand(const RunsRequest &request)
         return refused;
     filter.setShowArchived(request.all);
     std::cout << formatRunList(*store, filter);
+    if (!store->clusterJobs().empty()) {
+        std::unique_ptr<Slurm> slurm;
+        try {
+            slurm = std::make_unique<Slurm>();
+        } catch (const SchedulerError &) {
+            // Not on a Slurm machine: the states as last seen, marked so.
+        }
+        std::cout << formatPendingClusterTasks(*store, [&slurm](const std::string &jobId, int64_t tasks) {
+            return slurm ? slurm->taskStates(jobId, tasks) : std::map<int64_t, std::string>{};
+        });
+    }
     return kExitOk;
 }
 

@@ -27,7 +27,24 @@ void markEndedTaskCrashed(const std::string &shardPath, int64_t runId, const std
                     "its Slurm task ended " + slurmState + " while the run was training");
 }
 
+// Where the task's output is, when it wrote any: Slurm's log beside its shard.
+std::string logNote(const std::string &shardPath)
+{
+    const std::filesystem::path log = std::filesystem::path(shardPath).replace_extension(".log");
+    return std::filesystem::exists(log) ? "; its output: " + log.string() : "";
+}
+
 } // namespace
+
+bool isSuperseded(const std::vector<ClusterJob> &jobs, const ClusterTask &task)
+{
+    const ClusterTask *newest = nullptr;
+    for (const ClusterJob &job : jobs)
+        for (const ClusterTask &other : job.tasks)
+            if (other.shard == task.shard)
+                newest = &other;
+    return newest && (newest->jobId != task.jobId || newest->task != task.task);
+}
 
 int64_t shardRunOf(const Store &shard, const ClusterTask &task)
 {
@@ -41,9 +58,12 @@ int64_t shardRunOf(const Store &shard, const ClusterTask &task)
 Gathering gatherClusterRuns(Store &study, const TaskStatesOf &statesOf)
 {
     Gathering result;
-    for (const ClusterJob &job : study.clusterJobs()) {
-        const std::map<int64_t, std::string> states = statesOf(job.jobId);
+    const std::vector<ClusterJob> jobs = study.clusterJobs();
+    for (const ClusterJob &job : jobs) {
+        const std::map<int64_t, std::string> states = statesOf(job.jobId, int64_t(job.tasks.size()));
         for (ClusterTask task : job.tasks) {
+            if (isSuperseded(jobs, task))
+                continue; // its run belongs to the later task (its state would say the resumed run crashed)
             const auto seen = states.find(task.task);
             if (seen != states.end() && seen->second != task.state) {
                 study.setClusterTaskState(task.jobId, task.task, seen->second);
@@ -60,7 +80,7 @@ Gathering gatherClusterRuns(Store &study, const TaskStatesOf &statesOf)
                 if (runId == 0) {
                     if (ended && task.gatheredRunId == 0)
                         result.lost.push_back(task.runName + " (" + taskLabel(task) + ") ended " + task.state
-                                              + " before its run started; see its log beside " + shardPath);
+                                              + " before its run started" + logNote(shardPath));
                 } else {
                     RunRecord run = Store(shardPath, Store::Access::ReadOnly).requireRun(runId);
                     if (!run.isFinished() && ended) {

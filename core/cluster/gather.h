@@ -22,7 +22,7 @@ struct Gathering
 
 // Each job's tasks' Slurm states (Slurm::taskStates), by job id; a task it does not know keeps the
 // state last stored.
-using TaskStatesOf = std::function<std::map<int64_t, std::string>(const std::string &jobId)>;
+using TaskStatesOf = std::function<std::map<int64_t, std::string>(const std::string &jobId, int64_t tasks)>;
 
 // Gathers the study's cluster tasks: records each task's state as `statesOf` says, and copies each
 // ended run from its shard into the study, once (a run resumed in its shard since replaces its
@@ -31,6 +31,10 @@ using TaskStatesOf = std::function<std::map<int64_t, std::string>(const std::str
 // checkpoint. A shard that cannot be read (truncated, not a study) is refused with its path; the
 // other shards are gathered. Idempotent: a second gathering with nothing new copies nothing.
 Gathering gatherClusterRuns(Store &study, const TaskStatesOf &statesOf);
+
+// Whether a later task of `jobs` trains into the same shard as `task` (resuming its run there):
+// that run is then the later task's to gather.
+bool isSuperseded(const std::vector<ClusterJob> &jobs, const ClusterTask &task);
 
 // The run of `task` in its shard: the newest of its name; 0 when the shard has none (yet).
 int64_t shardRunOf(const Store &shard, const ClusterTask &task);

@@ -199,33 +199,43 @@ void Slurm::release(const std::string &jobId) const
                              + "; release it by hand, or cancel it with scancel " + jobId);
 }
 
-std::map<int64_t, std::string> Slurm::taskStates(const std::string &jobId) const
+std::map<int64_t, std::string> Slurm::taskStates(const std::string &jobId, int64_t tasks) const
 {
+    const auto isNumber = [](const std::string &text) {
+        return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
     std::map<int64_t, std::string> states;
+    std::string rest; // the job's own record: the state of the tasks it does not list one by one
     const ProgramOutput queue = runProgram({m_squeue, "-h", "-r", "--states=all", "-j", jobId, "-o", "%K %T"});
     if (queue.exitCode == 0) {
         std::istringstream lines(queue.out);
         std::string task, state;
-        while (lines >> task >> state)
-            if (!task.empty() && std::all_of(task.begin(), task.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        while (lines >> task >> state) {
+            if (isNumber(task))
                 states[std::stoll(task)] = state;
+            else
+                rest = state; // "N/A": the array's record
+        }
     }
-    if (!states.empty() || m_sacct.empty())
-        return states;
-    // The controller has forgotten the job (past MinJobAge): accounting remembers, where it is on.
-    const ProgramOutput accounted = runProgram({m_sacct, "-n", "-P", "-X", "-j", jobId, "-o", "JobID,State"});
-    if (accounted.exitCode != 0)
-        return states;
-    std::istringstream lines(accounted.out);
-    std::string line;
-    while (std::getline(lines, line)) {
-        const size_t underscore = line.find('_'), bar = line.find('|');
-        if (underscore == std::string::npos || bar == std::string::npos || bar < underscore)
-            continue;
-        const std::string task = line.substr(underscore + 1, bar - underscore - 1);
-        if (!task.empty() && std::all_of(task.begin(), task.end(), [](char c) { return c >= '0' && c <= '9'; }))
-            states[std::stoll(task)] = trimmed(line.substr(bar + 1));
+    if (states.empty() && rest.empty() && !m_sacct.empty()) {
+        // The controller has forgotten the job (past MinJobAge): accounting remembers, where it is on.
+        const ProgramOutput accounted = runProgram({m_sacct, "-n", "-P", "-X", "-j", jobId, "-o", "JobID,State"});
+        std::istringstream lines(accounted.exitCode == 0 ? accounted.out : std::string());
+        std::string line;
+        while (std::getline(lines, line)) {
+            const size_t underscore = line.find('_'), bar = line.find('|');
+            if (underscore == std::string::npos || bar == std::string::npos || bar < underscore)
+                continue;
+            const std::string task = line.substr(underscore + 1, bar - underscore - 1);
+            if (isNumber(task))
+                states[std::stoll(task)] = trimmed(line.substr(bar + 1));
+            else
+                rest = trimmed(line.substr(bar + 1)); // "[2-3]": the tasks that never started
+        }
     }
+    if (!rest.empty())
+        for (int64_t task = 0; task < tasks; ++task)
+            states.emplace(task, rest);
     return states;
 }
 

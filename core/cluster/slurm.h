@@ -49,9 +49,10 @@ public:
     // job's id. Throws SchedulerError with sbatch's own message when it refuses.
     std::string submitHeld(const std::string &script, int64_t tasks, const SubmitOptions &options) const;
     void release(const std::string &jobId) const;
-    // Each task's Slurm state (RUNNING, COMPLETED, ...), from squeue while the controller
-    // remembers the job, else from sacct where accounting is on; a task neither knows is absent.
-    std::map<int64_t, std::string> taskStates(const std::string &jobId) const;
+    // The Slurm state (RUNNING, COMPLETED, ...) of each of the job's `tasks` tasks, from squeue while
+    // the controller remembers the job, else from sacct where accounting is on; a task neither knows
+    // is absent. Tasks that never started share the job's own record (a cancelled array's rest).
+    std::map<int64_t, std::string> taskStates(const std::string &jobId, int64_t tasks) const;
     // scancel: the whole job, or one task of it. Throws SchedulerError with scancel's message.
     void cancel(const std::string &jobId, int64_t task = -1) const;
 

@@ -35,6 +35,17 @@ void Store::addClusterJob(const ClusterJob &job)
             insertTask.exec();
             insertTask.reset();
         }
+        // A task that resumes a run in an earlier task's shard starts with that shard's copy.
+        SQLite::Statement inherit(
+            *m_db,
+            "UPDATE cluster_tasks SET "
+            "gathered_run_id = (SELECT e.gathered_run_id FROM cluster_tasks e WHERE e.shard = cluster_tasks.shard "
+            "AND e.job_id != cluster_tasks.job_id AND e.gathered_run_id IS NOT NULL), "
+            "gathered_finished_at = (SELECT e.gathered_finished_at FROM cluster_tasks e WHERE e.shard = "
+            "cluster_tasks.shard AND e.job_id != cluster_tasks.job_id AND e.gathered_run_id IS NOT NULL) "
+            "WHERE job_id = ?");
+        inherit.bind(1, job.jobId);
+        inherit.exec();
         transaction.commit();
     });
 }
@@ -86,31 +97,31 @@ void Store::setClusterTaskState(const std::string &jobId, int64_t task, const st
     });
 }
 
-int64_t Store::gatherClusterRun(const Store &shard, int64_t shardRunId, const std::string &jobId, int64_t task)
+int64_t Store::gatherClusterRun(const Store &source, int64_t shardRunId, const std::string &jobId, int64_t task)
 {
-    const RunRecord run = shard.requireRun(shardRunId);
+    const RunRecord run = source.requireRun(shardRunId);
     if (!run.isFinished())
-        throw StoreError("shard '" + shard.path() + "': " + runLabel(run)
+        throw StoreError("shard '" + source.path() + "': " + runLabel(run)
                          + " is still running; gather it when its task has ended");
     return guarded(m_path, "gather the run", [&] {
         SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement earlier(*m_db, "SELECT gathered_run_id FROM cluster_tasks WHERE job_id = ? AND task = ?");
-        earlier.bind(1, jobId);
-        earlier.bind(2, task);
-        if (!earlier.executeStep())
+        // Every task that trained into this shard (a run resumed there by a later job) shares one copy.
+        SQLite::Statement shard(*m_db, "SELECT shard FROM cluster_tasks WHERE job_id = ? AND task = ?");
+        shard.bind(1, jobId);
+        shard.bind(2, task);
+        if (!shard.executeStep())
             throw StoreError("study '" + m_path + "' has no task " + std::to_string(task) + " of cluster job " + jobId);
-        if (!earlier.getColumn(0).isNull()) {
-            SQLite::Statement erase(*m_db, "DELETE FROM runs WHERE id = ?");
-            erase.bind(1, earlier.getColumn(0).getInt64());
-            erase.exec();
-        }
-        const int64_t id = insertCopy(shard, run, run.name, run.group == run.name ? "" : run.group);
-        SQLite::Statement mark(*m_db, "UPDATE cluster_tasks SET gathered_run_id = ?, gathered_finished_at = ? "
-                                      "WHERE job_id = ? AND task = ?");
+        const std::string shardPath = shard.getColumn(0).getString();
+        SQLite::Statement earlier(*m_db, "DELETE FROM runs WHERE id IN (SELECT gathered_run_id FROM cluster_tasks "
+                                         "WHERE shard = ? AND gathered_run_id IS NOT NULL)");
+        earlier.bind(1, shardPath);
+        earlier.exec();
+        const int64_t id = insertCopy(source, run, run.name, run.group == run.name ? "" : run.group);
+        SQLite::Statement
+            mark(*m_db, "UPDATE cluster_tasks SET gathered_run_id = ?, gathered_finished_at = ? WHERE shard = ?");
         mark.bind(1, id);
         mark.bind(2, run.finishedAt);
-        mark.bind(3, jobId);
-        mark.bind(4, task);
+        mark.bind(3, shardPath);
         mark.exec();
         transaction.commit();
         return id;

@@ -185,11 +185,13 @@ public:
     void addClusterJob(const ClusterJob &job);
     std::vector<ClusterJob> clusterJobs() const; // oldest first
     void setClusterTaskState(const std::string &jobId, int64_t task, const std::string &state);
-    // Copies the ended run `shardRunId` of `shard` in as task `task` of job `jobId` records it, with
+    // Copies the ended run `shardRunId` of the shard `source` in as task `task` of job `jobId` records it, with
     // every row, under its own name (a run trained again has the name of its earlier attempt, as in
-    // a local study); a copy gathered earlier from the same task is replaced. One transaction: the
-    // run is gathered once, or not at all. Refused as copyRunsFrom() refuses a run still running.
-    int64_t gatherClusterRun(const Store &shard, int64_t shardRunId, const std::string &jobId, int64_t task);
+    // a local study). A copy gathered earlier from the same shard (by this task, or by an earlier
+    // task whose run this one resumed there) is replaced, and every task of the shard refers to the
+    // new one. One transaction: the run is gathered once, or not at all. Refused as copyRunsFrom()
+    // refuses a run still running.
+    int64_t gatherClusterRun(const Store &source, int64_t shardRunId, const std::string &jobId, int64_t task);
 
     // Rewrites the file without its free pages: the bytes of the file (and its write-ahead log)
     // before and after.

@@ -209,24 +209,46 @@ void tst_Slurm::aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered()
     if (!m_skip.isEmpty())
         QSKIP(qPrintable(m_skip));
     const QString plan = writtenFile(m_dir, "cancel.toml",
-                                     planOf("cancel", {{"short", {}}, {"long", {"train.steps=100000"}}}));
+                                     planOf("cancel", {{"short", {}},
+                                                       {"long", {"train.steps=3000", "train.checkpoint_interval=50"}}}));
     const QString study = m_dir.filePath("cancel.sqlite");
     const Result submitted = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm"});
     QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
     const QString job = jobIdIn(submitted.err);
-    QVERIFY(waitForSteps(study + ".shards/" + job + "-1.sqlite", 5, 120000));
+    QVERIFY(waitForSteps(study + ".shards/" + job + "-1.sqlite", 60, 120000));
     const Result cancelled = runOptlog({"cancel", study, "long"});
     QVERIFY2(cancelled.exitCode == 0 && cancelled.err.contains("cancelled long (job " + job + " task 1"),
              qPrintable(cancelled.err));
     QVERIFY(waitForTasksToEnd(job, 2));
     const Result gathered = runOptlog({"gather", study});
     QVERIFY2(gathered.exitCode == 0 && gathered.err.contains("2 runs gathered"), qPrintable(gathered.err));
+    int64_t stoppedAt = 0;
+    {
+        const Store store(study.toStdString(), Store::Access::ReadOnly);
+        QCOMPARE(std::string(outcomeName(store.findRun("short")->outcome)), std::string("completed"));
+        const RunRecord stopped = *store.findRun("long");
+        QCOMPARE(std::string(outcomeName(stopped.outcome)), std::string("cancelled"));
+        QCOMPARE(stopped.outcomeStep, store.metrics(stopped.id).back().step); // every step it took was kept
+        QCOMPARE(QString::fromStdString(store.clusterJobs().at(0).tasks.at(1).state), QString("CANCELLED"));
+        stoppedAt = stopped.outcomeStep;
+    }
+
+    // The plan again: the cancelled run goes on from its checkpoint in its shard, and its
+    // completed run replaces the cancelled copy; the completed one is not submitted again.
+    const Result resumed = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm", "--wait"}, 300000);
+    QVERIFY2(resumed.exitCode == 0 && resumed.err.contains("submitted 1 run to Slurm"), qPrintable(resumed.err));
     const Store store(study.toStdString(), Store::Access::ReadOnly);
-    QCOMPARE(std::string(outcomeName(store.findRun("short")->outcome)), std::string("completed"));
-    const RunRecord stopped = *store.findRun("long");
-    QCOMPARE(std::string(outcomeName(stopped.outcome)), std::string("cancelled"));
-    QCOMPARE(stopped.outcomeStep, store.metrics(stopped.id).back().step); // every step it took was kept
-    QCOMPARE(QString::fromStdString(store.clusterJobs().at(0).tasks.at(1).state), QString("CANCELLED"));
+    const std::vector<ClusterJob> jobs = store.clusterJobs();
+    QCOMPARE(jobs.size(), size_t(2));
+    QVERIFY(QString::fromStdString(jobs[1].script).contains("'--resume'"));
+    QCOMPARE(jobs[1].tasks.at(0).shard, jobs[0].tasks.at(1).shard);
+    QCOMPARE(store.runs().size(), size_t(2));
+    const RunRecord finished = *store.findRun("long");
+    QCOMPARE(std::string(outcomeName(finished.outcome)), std::string("completed"));
+    const std::vector<StepMetrics> steps = store.metrics(finished.id);
+    QCOMPARE(steps.size(), size_t(3000));
+    QVERIFY(store.events(finished.id).size() > 0);
+    QVERIFY(stoppedAt < 2999);
 }
 
 void tst_Slurm::aTruncatedShardIsRefusedWithItsPathAndTheOthersGathered()
