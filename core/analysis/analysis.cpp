@@ -430,6 +430,10 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
     s.peakDtype = dtypeName(precisionModeOf(config).compute);
     try {
         s.untunedSettings = environment.value("tuning", std::string()).rfind("untuned", 0) == 0;
+        if (environment.contains("cpu_model"))
+            s.machineKind = environment.value("cpu_model", std::string()) + ", "
+                            + std::to_string(environment.value("logical_cpus", 0)) + " CPUs, "
+                            + environment.value("device", std::string("cpu"));
         // Rank 0's peak at its threads, once per rank: the throughput counts every rank's tokens.
         if (environment.contains("matmul_peak"))
             s.peakGflops = environment["matmul_peak"].value(s.peakDtype + "_gflops", 0.0)

@@ -95,6 +95,9 @@ struct RunSummary
     int64_t peakRssBytes = 0;      // process high-water mark
     std::vector<MemoryRow> memory; // every role, measured and predicted
     MachineSpeed machine;
+    // The kind of machine it ran on, from its environment: "Intel(R) Xeon(R) Processor, 2 CPUs, cpu";
+    // empty when the run does not say. Speeds on different kinds compare only through the index.
+    std::string machineKind;
     double flopsPerToken = 0;     // model FLOPs per token
     double achievedGflops = 0;    // flopsPerToken x steady tokens/s
     double peakGflops = 0;        // the matmul peak measured on this machine for the run's compute dtype; 0 = unknown

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <set>
 #include <sstream>
 
 namespace optlog {
@@ -43,6 +44,35 @@ double speedNoise(const ComparisonRow &row, const ThroughputSummary &baseline, c
     const auto seedSpread = [](const Spread &s) { return s.median > 0 ? (s.max - s.min) / s.median : 0.0; };
     return std::max({kSameSpeed, row.throughput.relativeSpread() / 2, baseline.relativeSpread() / 2,
                      seedSpread(row.tokensPerSecond) / 2, seedSpread(baselineSpread) / 2});
+}
+
+bool hasSpeedIndex(const RunSummary *run)
+{
+    return run->machine.medianGflops > 0;
+}
+
+// "" when every run of both sides ran on one kind of machine (or does not say); else the kinds,
+// the group's then the baseline's: "AMD EPYC, 2 CPUs, cpu vs Intel Xeon, 2 CPUs, cpu".
+std::string machineKinds(const std::vector<const RunSummary *> &runs, const std::vector<const RunSummary *> &baseline)
+{
+    std::set<std::string> all, group, base;
+    for (const auto *r : runs)
+        if (!r->machineKind.empty())
+            group.insert(r->machineKind);
+    for (const auto *r : baseline)
+        if (!r->machineKind.empty())
+            base.insert(r->machineKind);
+    all.insert(group.begin(), group.end());
+    all.insert(base.begin(), base.end());
+    if (all.size() <= 1)
+        return "";
+    const auto joined = [](const std::set<std::string> &kinds) {
+        std::string text;
+        for (const std::string &kind : kinds)
+            text += (text.empty() ? "" : " and ") + kind;
+        return text;
+    };
+    return joined(group) + " vs " + joined(base);
 }
 
 SpeedCall callSpeed(const ComparisonRow &row, double noise)
@@ -463,21 +493,32 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
                 errors.push_back(r->validation.back().samplingError());
         row.samplingError = errors.empty() ? kNaN : sampleStats(errors).mean;
 
-        // Speed, memory and MFU: medians over the replicates.
-        std::vector<double> rates, baselineRates, peaks, baselinePeaks;
+        // Speed, memory and MFU: medians over the replicates. Runs on different kinds of machine
+        // compare tokens/s per unit of each one's machine-speed index, or not at all.
+        row.acrossMachines = machineKinds(runs, baselineRuns);
+        const bool indexed = std::all_of(runs.begin(), runs.end(), hasSpeedIndex)
+                             && std::all_of(baselineRuns.begin(), baselineRuns.end(), hasSpeedIndex);
+        const auto speedOf = [&](const RunSummary *r) {
+            return row.acrossMachines.empty() ? r->throughput.median : r->throughput.median / r->machine.medianGflops;
+        };
+        const bool speedComparable = row.acrossMachines.empty() || indexed;
+        std::vector<double> rates, speeds, baselineSpeeds, peaks, baselinePeaks;
         for (const auto *r : runs) {
             rates.push_back(r->throughput.median);
+            if (speedComparable)
+                speeds.push_back(speedOf(r));
             peaks.push_back(double(r->peakBytes));
         }
         for (const auto *r : baselineRuns) {
-            baselineRates.push_back(r->throughput.median);
+            if (speedComparable)
+                baselineSpeeds.push_back(speedOf(r));
             baselinePeaks.push_back(double(r->peakBytes));
         }
-        const Spread baselineRate = spreadOf(baselineRates);
+        const Spread baselineRate = spreadOf(baselineSpeeds), speed = spreadOf(speeds);
         const RunSummary &typical = medianReplicate(runs);
         row.throughput = typical.throughput;
         row.tokensPerSecond = spreadOf(rates);
-        row.speedup = baselineRate.median > 0 ? row.tokensPerSecond.median / baselineRate.median : 0;
+        row.speedup = baselineRate.median > 0 ? speed.median / baselineRate.median : 0;
         row.peak = spreadOf(peaks);
         row.peakBytes = int64_t(row.peak.median);
         const double baselinePeak = spreadOf(baselinePeaks).median;
@@ -506,12 +547,19 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
         row.speedCall = callSpeed(row, noise);
         if (baselineRate.median > 0) {
             const bool overSeeds = row.seeds > 1;
-            row.speedupSpread = {row.speedup,
-                                 (overSeeds ? row.tokensPerSecond.min : row.throughput.p10) / baselineRate.median,
-                                 (overSeeds ? row.tokensPerSecond.max : row.throughput.p90) / baselineRate.median};
+            // One run's p10-p90 of tokens/s, in the units its speed is compared in.
+            const double unit = speed.median > 0 ? row.tokensPerSecond.median / speed.median : 1;
+            row.speedupSpread = {row.speedup, (overSeeds ? speed.min : row.throughput.p10 / unit) / baselineRate.median,
+                                 (overSeeds ? speed.max : row.throughput.p90 / unit) / baselineRate.median};
         }
         row.action = group.name == baseline.name ? Action::Baseline : decide(row);
-        row.verdict = quality + ", " + speedText(row, noise) + ", " + memoryText(row, int64_t(baselinePeak));
+        std::string speedWords = speedText(row, noise);
+        if (!row.acrossMachines.empty())
+            speedWords = speedComparable ? speedWords + " per unit of machine speed (different machines: "
+                                               + row.acrossMachines + ")"
+                                         : "speed not called: different machines (" + row.acrossMachines
+                                               + ") and a run without the machine-speed index";
+        row.verdict = quality + ", " + speedWords + ", " + memoryText(row, int64_t(baselinePeak));
         if (row.completed < row.seeds)
             row.verdict += formatted("; %lld of %lld seeds did not complete",
                                      static_cast<long long>(row.seeds - row.completed),

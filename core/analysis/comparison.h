@@ -159,7 +159,11 @@ struct ComparisonRow
     Spread speedupSpread; // tokens/s over the baseline's median: min-max over seeds, one seed p10-p90
     Action action = Action::NoVerdict;
     std::string machineNote; // the machine changed under a replicate; usually empty
-    std::string recorder;    // who recorded the group's runs (`optlog record`); empty: optlog's engine trained them
+    // The group and its baseline ran on different kinds of machine: the kinds, "A vs B". Their speed
+    // is then the ratio of tokens/s per unit of each run's machine-speed index, or not called
+    // where a run has no index.
+    std::string acrossMachines;
+    std::string recorder; // who recorded the group's runs (`optlog record`); empty: optlog's engine trained them
     // The config fields that make the group's validation loss a different measurement from the
     // baseline's ("model.context_length 512 vs 128"); empty when both validate alike.
     std::string validationDifference;

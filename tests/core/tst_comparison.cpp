@@ -58,6 +58,7 @@ private Q_SLOTS:
     void groupsCompareTheirMeansAndMedians();
     void runsGroupInOrderWithRerunsReplaced();
     void instabilitiesAreCountedInWords();
+    void speedsOnDifferentMachinesCompareThroughTheIndexOrNotAtAll();
     void numericsSayWhatFp16AndBf16WouldDo();
 };
 
@@ -224,6 +225,43 @@ void tst_Comparison::runsGroupInOrderWithRerunsReplaced()
     QCOMPARE(groups[0].replicates[0].run.id, int64_t(99));
     QCOMPARE(groups[1].name, std::string("bf16"));
     QCOMPARE(groups[2].name, std::string("alone")); // no group: a group of its own name
+}
+
+void tst_Comparison::speedsOnDifferentMachinesCompareThroughTheIndexOrNotAtAll()
+{
+    // The technique ran on a machine twice as fast (its index says so) at twice the tokens/s: per
+    // unit of machine speed, the same speed; quality and memory are judged as ever.
+    RunSummary baseline = replicate("fp32", "fp32", 3.0, 1000, 1000);
+    RunSummary technique = replicate("bf16", "bf16", 3.0, 2000, 500);
+    baseline.machineKind = "AMD EPYC 7B13, 2 CPUs, cpu";
+    technique.machineKind = "Intel(R) Xeon(R) Processor, 2 CPUs, cpu";
+    baseline.machine.medianGflops = 50;
+    technique.machine.medianGflops = 100;
+    std::vector<ComparisonRow> rows = compare(baseline, {technique}, 0.02);
+    QCOMPARE(rows.size(), size_t(1));
+    QCOMPARE(rows[0].acrossMachines,
+             std::string("Intel(R) Xeon(R) Processor, 2 CPUs, cpu vs AMD EPYC 7B13, 2 CPUs, cpu"));
+    QCOMPARE(rows[0].speedup, 1.0);
+    QCOMPARE(int(rows[0].speedCall), int(SpeedCall::Same));
+    QVERIFY2(QString::fromStdString(rows[0].verdict)
+                 .contains("same speed per unit of machine speed (different machines: "),
+             rows[0].verdict.c_str());
+    QCOMPARE(rows[0].memorySaved, 0.5);
+
+    // A run without the index: the speed is not called.
+    technique.machine.medianGflops = 0;
+    rows = compare(baseline, {technique}, 0.02);
+    QCOMPARE(rows[0].speedup, 0.0);
+    QCOMPARE(int(rows[0].speedCall), int(SpeedCall::Unknown));
+    QVERIFY2(QString::fromStdString(rows[0].verdict).contains("speed not called: different machines ("),
+             rows[0].verdict.c_str());
+    QCOMPARE(int(rows[0].quality.kind), int(QualityVerdict::Kind::Same));
+
+    // One kind of machine: tokens/s compare directly, as before.
+    technique.machineKind = baseline.machineKind;
+    rows = compare(baseline, {technique}, 0.02);
+    QCOMPARE(rows[0].speedup, 2.0);
+    QVERIFY(rows[0].acrossMachines.empty());
 }
 
 void tst_Comparison::instabilitiesAreCountedInWords()
