@@ -159,6 +159,32 @@ bool waitAndGather(Store &study, const Slurm &slurm)
     }
 }
 
+// Cancels the study's tasks still queued or running (of `runs` only, when named), saying each on
+// stderr: the number cancelled. Queued tasks go first: cancelling a running one first would let a
+// queued one start in its place.
+int cancelTasks(const Store &study, const Slurm &slurm, const std::vector<std::string> &runs)
+{
+    int cancelled = 0;
+    for (const bool running : {false, true}) {
+        for (const ClusterJob &job : study.clusterJobs()) {
+            const std::map<int64_t, std::string> states = slurm.taskStates(job.jobId, int64_t(job.tasks.size()));
+            for (const ClusterTask &task : job.tasks) {
+                const auto seen = states.find(task.task);
+                const std::string state = seen == states.end() ? task.state : seen->second;
+                const TaskState now = taskStateOf(state);
+                const bool named = runs.empty() || std::find(runs.begin(), runs.end(), task.runName) != runs.end();
+                if (!named || hasEnded(now) || (now == TaskState::Running) != running)
+                    continue;
+                slurm.cancel(job.jobId, task.task);
+                std::cerr << "optlog cancel: cancelled " << task.runName << " (job " << job.jobId << " task "
+                          << task.task << ", was " << state << ")\n";
+                ++cancelled;
+            }
+        }
+    }
+    return cancelled;
+}
+
 } // namespace
 
 int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, const std::vector<PlannedRun> &replicates,
@@ -294,23 +320,7 @@ Command addCancelCommand(CLI::App &app, const Invocation &)
                 if (const int refused = refuseBadInput("cancel", [&] {
                         store = openExistingStudy(*study);
                         slurm = std::make_unique<Slurm>();
-                        for (const ClusterJob &job : store->clusterJobs()) {
-                            const std::map<int64_t, std::string> states = slurm->taskStates(job.jobId,
-                                                                                            int64_t(job.tasks.size()));
-                            for (const ClusterTask &task : job.tasks) {
-                                const auto seen = states.find(task.task);
-                                const std::string state = seen == states.end() ? task.state : seen->second;
-                                const bool named = runs->empty()
-                                                   || std::find(runs->begin(), runs->end(), task.runName)
-                                                          != runs->end();
-                                if (!named || hasEnded(taskStateOf(state)))
-                                    continue;
-                                slurm->cancel(job.jobId, task.task);
-                                std::cerr << "optlog cancel: cancelled " << task.runName << " (job " << job.jobId
-                                          << " task " << task.task << ", was " << state << ")\n";
-                                ++cancelled;
-                            }
-                        }
+                        cancelled = cancelTasks(*store, *slurm, *runs);
                     }))
                     return refused;
                 if (cancelled == 0)

@@ -6,6 +6,7 @@
 #include "core/config/cachefile.h"
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
+#include "ui/clustercontrol.h"
 #include "ui/compareview.h"
 #include "ui/curationcontroller.h"
 #include "ui/designerview.h"
@@ -49,6 +50,7 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     , m_compare(new CompareView)
     , m_curation(new CurationController(m_runs, m_watcher, m_designer, this))
     , m_tuning(new MachineTuning(engineBinary, this))
+    , m_cluster(new ClusterControl(engineBinary, this))
     , m_pages(new QTabWidget)
 {
     setObjectName(QStringLiteral("optlogMainWindow"));
@@ -72,9 +74,12 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
             statusBar()->showMessage(tr("Cannot read the study: %1").arg(QString::fromStdString(snapshot.error)), 5000);
         refreshRows();
         m_compare->setStudy(snapshot);
-        const qint64 shown = m_monitor->isLive() ? m_monitor->runId() : m_runs->currentRunId();
-        if (const RunSnapshotPtr run = snapshot.find(shown))
-            m_monitor->showRun(run);
+        if (m_monitor->isLive()) {
+            if (const RunSnapshotPtr run = snapshot.find(m_monitor->runId()))
+                m_monitor->showRun(run);
+        } else {
+            followCurrentRow();
+        }
     });
     connect(m_queue, &RunQueue::entriesChanged, this, [this] {
         refreshRows();
@@ -108,9 +113,13 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     connect(m_runs, &RunsView::studyFileDropped, m_curation, &CurationController::importRunsDialog);
     connect(m_curation, &CurationController::runDerived, this, [this] { showPage(0); });
     connect(m_runs, &RunsView::addPresetsRequested, this, [this] { queuePlan(QStringLiteral("optimization-log")); });
-    connect(m_runs, &RunsView::currentRunChanged, this, [this](qint64 runId) {
+    connect(m_runs, &RunsView::currentRunChanged, this, [this] {
         if (!m_monitor->isLive())
-            m_monitor->showRun(m_watcher->snapshot().find(runId));
+            followCurrentRow();
+    });
+    connect(m_cluster, &ClusterControl::finished, this, [this](const QString &said, bool ok) {
+        statusBar()->showMessage(ok ? tr("Cluster: %1").arg(said) : tr("Cluster: failed: %1").arg(said), 15000);
+        m_watcher->refreshClusterStates();
     });
 
     QSettings settings;
@@ -189,6 +198,13 @@ void MainWindow::buildMenus()
     run->addAction(tr("&Remove selected queued runs"), QKeySequence::Delete, this, [this] {
         for (int entry : m_runs->selectedQueueEntries())
             m_queue->remove(entry);
+    });
+    run->addSeparator();
+    m_cancelCluster = run->addAction(tr("Cancel selected runs on the c&luster (scancel)"), this,
+                                     &MainWindow::cancelSelectedClusterRuns);
+    m_gather = run->addAction(tr("&Gather finished runs from the cluster"), this, [this] {
+        if (m_cluster->gather(studyPath()))
+            statusBar()->showMessage(tr("Gathering the runs that ended on the cluster…"));
     });
     run->addSeparator();
     m_tune = run->addAction(tr("&Tune this machine…"), this, &MainWindow::tuneMachine);
@@ -279,6 +295,31 @@ int MainWindow::queuePlan(const QString &plan)
     return queued;
 }
 
+void MainWindow::followCurrentRow()
+{
+    const StudySnapshot &snapshot = m_watcher->snapshot();
+    if (const QString task = m_runs->currentClusterTask(); !task.isEmpty()) {
+        if (const ClusterTaskSnapshot *onCluster = snapshot.findClusterTask(task.toStdString()))
+            m_monitor->showRun(onCluster->run, tr("on Slurm as job %1, from its shard").arg(task));
+        return;
+    }
+    if (const RunSnapshotPtr run = snapshot.find(m_runs->currentRunId()))
+        m_monitor->showRun(run);
+}
+
+void MainWindow::cancelSelectedClusterRuns()
+{
+    const QStringList runs = m_runs->selectedClusterRuns();
+    if (runs.isEmpty()) {
+        statusBar()->showMessage(tr("Select the runs on the cluster to cancel: their state says \"queued\" or "
+                                    "\"running\" with a Slurm job"),
+                                 8000);
+        return;
+    }
+    if (m_cluster->cancel(studyPath(), runs))
+        statusBar()->showMessage(tr("Cancelling %1 on the cluster…").arg(runs.join(QStringLiteral(", "))));
+}
+
 void MainWindow::refreshRows()
 {
     const StudySnapshot &snapshot = m_watcher->snapshot();
@@ -293,6 +334,10 @@ void MainWindow::refreshRows()
     m_runs->setGroups(groups);
     m_runs->setRecordedKeys(recordedConfigKeys(recorded));
     m_model->setRows(runRows(snapshot, m_queue->entries(), m_runs->filter()));
+    if (m_cancelCluster) {
+        m_cancelCluster->setEnabled(!snapshot.clusterTasks.empty());
+        m_gather->setEnabled(!snapshot.clusterTasks.empty());
+    }
 }
 
 namespace {

@@ -13,6 +13,7 @@ class QTabWidget;
 
 namespace optlog {
 
+class ClusterControl;
 class CompareView;
 class CurationController;
 class DesignerView;
@@ -52,6 +53,9 @@ public:
     CompareView *compareView() const { return m_compare; }
     CurationController *curation() const { return m_curation; }
     MachineTuning *tuning() const { return m_tuning; }
+    ClusterControl *cluster() const { return m_cluster; }
+    QAction *cancelClusterAction() const { return m_cancelCluster; }
+    QAction *gatherAction() const { return m_gather; }
     void showPage(int page); // 0 Design, 1 Monitor, 2 Compare
 
 protected:
@@ -72,6 +76,10 @@ private:
     void exportReport();
     void saveFilterState();
     void restoreFilterState();
+    // The Monitor shows the current row's run, from the study or from a cluster task's shard,
+    // unless the queue's run streams live.
+    void followCurrentRow();
+    void cancelSelectedClusterRuns();
 
     StudyWatcher *m_watcher;
     RunQueue *m_queue;
@@ -82,6 +90,7 @@ private:
     CompareView *m_compare;
     CurationController *m_curation;
     MachineTuning *m_tuning;
+    ClusterControl *m_cluster;
     QTabWidget *m_pages;
     QDockWidget *m_runsDock = nullptr;
     // The width fitRunsDock() last gave the dock; -1 once the user or a saved layout chose one.
@@ -91,6 +100,8 @@ private:
     QAction *m_pause = nullptr;
     QAction *m_cancel = nullptr;
     QAction *m_tune = nullptr;
+    QAction *m_cancelCluster = nullptr;
+    QAction *m_gather = nullptr;
     QLabel *m_tuningLabel = nullptr;
     QPushButton *m_tuneButton = nullptr;
 };

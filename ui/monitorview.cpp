@@ -62,12 +62,13 @@ void MonitorView::clear()
     m_elapsedSeconds = 0;
 }
 
-void MonitorView::showRun(const RunSnapshotPtr &run)
+void MonitorView::showRun(const RunSnapshotPtr &run, const QString &source)
 {
     if (!run)
         return;
     const RunRecord &record = run->run();
     m_name = QString::fromStdString(record.name);
+    m_source = source;
     m_recorder = QString::fromStdString(run->summary.recorder);
     takeNumerics(*run); // not streamed: the study file has them, live or not
     if (m_live && record.id == m_runId) {
@@ -132,6 +133,7 @@ void MonitorView::handleEvent(const EngineEvent &event)
         m_runId = event.run;
         m_name.clear();
         m_recorder.clear(); // the queue's own engine
+        m_source.clear();
         m_totalSteps = started->totalSteps;
         clear();
         scheduleRedraw();
@@ -177,8 +179,9 @@ void MonitorView::redraw()
         m_header->setText(tr("<b>No run to monitor.</b> Start the queue (Ctrl+R) or select a run in the runs table."));
     } else {
         const qint64 done = m_lastStep + 1;
-        QString line
-            = tr("<b>%1</b> (run %2)").arg(m_name.isEmpty() ? tr("starting") : m_name.toHtmlEscaped()).arg(m_runId);
+        const QString name = m_name.isEmpty() ? tr("starting") : m_name.toHtmlEscaped();
+        QString line = m_source.isEmpty() ? tr("<b>%1</b> (run %2)").arg(name).arg(m_runId)
+                                          : tr("<b>%1</b> (%2)").arg(name, m_source.toHtmlEscaped());
         // A run its own trainer reports through `optlog record`: followed from the study file.
         if (!m_recorder.isEmpty())
             line += tr(" · <i>recorded by %1, not launched here</i>").arg(m_recorder.toHtmlEscaped());

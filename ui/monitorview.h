@@ -25,8 +25,9 @@ public:
     explicit MonitorView(QWidget *parent = nullptr);
 
     // A run from the study file (a finished one, or one started elsewhere). Ignored while the
-    // same run streams live: its events are newer than the file.
-    void showRun(const RunSnapshotPtr &run);
+    // same run streams live: its events are newer than the file. `source` says where the run is
+    // when it is not the study's (a cluster task's shard); the header names it in place of the id.
+    void showRun(const RunSnapshotPtr &run, const QString &source = {});
     // One event of the engine the queue runs (started, step, validation, finished, ...).
     void handleEvent(const EngineEvent &event);
     void setRedrawInterval(int milliseconds) { m_redraw.setInterval(milliseconds); }
@@ -60,6 +61,7 @@ private:
     qint64 m_runId = 0;
     bool m_live = false;
     QString m_name;
+    QString m_source;   // where the run shown is read from, when not the study: "on Slurm as job 4242_1"
     QString m_recorder; // who recorded the run shown (`optlog record`); empty for the engine's runs
     qint64 m_totalSteps = 0;
     qint64 m_lastStep = -1;

@@ -310,4 +310,21 @@ qint64 RunsView::currentRunId() const
     return current.isValid() ? current.data(RunTableModel::RunIdRole).toLongLong() : 0;
 }
 
+QString RunsView::currentClusterTask() const
+{
+    const QModelIndex current = m_table->currentIndex();
+    return current.isValid() ? current.data(RunTableModel::ClusterTaskRole).toString() : QString();
+}
+
+QStringList RunsView::selectedClusterRuns() const
+{
+    QStringList names;
+    for (const QModelIndex &index : m_table->selectionModel()->selectedRows()) {
+        const RunRow &row = m_model->row(index.row());
+        if (!row.clusterTask.isEmpty() && row.clusterState && !hasEnded(*row.clusterState) && !names.contains(row.name))
+            names << row.name;
+    }
+    return names;
+}
+
 } // namespace optlog

@@ -31,6 +31,10 @@ public:
     QList<qint64> selectedRunIds() const;
     QList<int> selectedQueueEntries() const;
     qint64 currentRunId() const;
+    // The current row's Slurm task ("4242_1") when it is a run on a cluster not gathered yet.
+    QString currentClusterTask() const;
+    // The names of the selected runs on a cluster that are still queued or running there.
+    QStringList selectedClusterRuns() const;
     QTableView *table() const { return m_table; }
 
     // What the list shows: the filter's words (RunFilter's syntax, the CLI's --filter), an outcome
@@ -61,7 +65,7 @@ public:
 
 Q_SIGNALS:
     void addPresetsRequested();
-    void currentRunChanged(qint64 runId);
+    void currentRunChanged(qint64 runId); // 0 for a queued run, or one on a cluster
     void filterChanged();
     // Runs dragged here from another workbench's study, or a study file dropped here.
     void runsDropped(const QString &sourceStudy, const QList<qint64> &runIds);

@@ -22,8 +22,43 @@ bool RunRow::operator==(const RunRow &o) const
     return key == o.key && runId == o.runId && queueEntryId == o.queueEntryId && name == o.name && state == o.state
            && message == o.message && stepsDone == o.stepsDone && totalSteps == o.totalSteps
            && etaSeconds == o.etaSeconds && sameLoss && tokensPerSecond == o.tokensPerSecond && peakBytes == o.peakBytes
-           && tags == o.tags && note == o.note && archived == o.archived;
+           && tags == o.tags && note == o.note && archived == o.archived && clusterTask == o.clusterTask
+           && clusterState == o.clusterState;
 }
+
+namespace {
+
+// A run's name, outcome, progress and measurements, from the study or from a task's shard.
+void takeRun(RunRow &row, const RunSnapshot &snapshot)
+{
+    const RunRecord &run = snapshot.run();
+    row.name = QString::fromStdString(run.name);
+    row.outcome = run.outcome;
+    row.message = QString::fromStdString(run.message);
+    row.stepsDone = qint64(snapshot.metrics.size());
+    row.totalSteps = snapshot.totalSteps;
+    row.etaSeconds = snapshot.etaSeconds;
+    row.finalValidationLoss = snapshot.finalValidationLoss();
+    row.tokensPerSecond = snapshot.summary.throughput.median;
+    row.peakBytes = snapshot.summary.peakBytes;
+}
+
+RunRow clusterRow(const ClusterTaskSnapshot &task)
+{
+    RunRow row;
+    row.clusterTask = QString::fromStdString(task.pending.slurmId());
+    row.key = QStringLiteral("cluster:") + row.clusterTask;
+    if (task.run)
+        takeRun(row, *task.run);
+    row.name = QString::fromStdString(task.pending.task.runName);
+    row.clusterState = task.pending.state;
+    row.state = QString::fromStdString(task.pending.stateText());
+    if (!task.shardError.empty())
+        row.message = QString::fromStdString(task.shardError);
+    return row;
+}
+
+} // namespace
 
 QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue, const RunFilter &filter)
 {
@@ -34,22 +69,23 @@ QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue
         if (!filter.matches(run, config ? &*config : nullptr))
             continue;
         RunRow row;
+        takeRun(row, *snapshot);
         row.runId = run.id;
         row.key = QStringLiteral("run:%1").arg(run.id);
-        row.name = QString::fromStdString(run.name);
-        row.outcome = run.outcome;
         row.state = QString::fromLatin1(outcomeName(run.outcome));
-        row.message = QString::fromStdString(run.message);
-        row.stepsDone = qint64(snapshot->metrics.size());
-        row.totalSteps = snapshot->totalSteps;
-        row.etaSeconds = snapshot->etaSeconds;
-        row.finalValidationLoss = snapshot->finalValidationLoss();
-        row.tokensPerSecond = snapshot->summary.throughput.median;
-        row.peakBytes = snapshot->summary.peakBytes;
         row.tags = QString::fromStdString(tagsText(run));
         row.note = QString::fromStdString(run.note);
         row.archived = run.archived;
         rows.append(row);
+    }
+    for (const ClusterTaskSnapshot &task : study.clusterTasks) {
+        // Filtered as the run it is: by its shard's record once it has one, else by its name.
+        RunRecord run;
+        run.name = task.pending.task.runName;
+        const RunRecord &record = task.run ? task.run->run() : run;
+        const std::optional<RunConfig> *config = task.run ? &task.run->summary.config : nullptr;
+        if (filter.matches(record, config && *config ? &**config : nullptr))
+            rows.append(clusterRow(task));
     }
     for (const auto &entry : queue) {
         if (entry.state == QueueEntry::State::Running)
@@ -148,6 +184,10 @@ QString durationText(double seconds)
 
 QColor stateColor(const RunRow &row)
 {
+    if (row.clusterState == TaskState::Running)
+        return QColor(0x15, 0x65, 0xc0);
+    if (row.clusterState == TaskState::Queued || row.clusterState == TaskState::Unknown)
+        return QColor(0x61, 0x61, 0x61);
     if (row.outcome == Outcome::Completed)
         return QColor(0x2e, 0x7d, 0x32);
     if (row.runId > 0 && !row.outcome)
@@ -155,6 +195,17 @@ QColor stateColor(const RunRow &row)
     if (row.queueState == QueueEntry::State::Queued)
         return QColor(0x61, 0x61, 0x61);
     return QColor(0xc6, 0x28, 0x28); // every other outcome needs the user's attention
+}
+
+// "running · Slurm job 4242_1"; a task that ended says how its run ended, not gathered yet.
+QString clusterStateText(const RunRow &row)
+{
+    QString text = RunTableModel::tr("%1 · Slurm job %2").arg(row.state, row.clusterTask);
+    if (row.outcome)
+        text += RunTableModel::tr(" · run %1, not gathered").arg(QString::fromLatin1(outcomeName(row.outcome)));
+    if (!row.message.isEmpty())
+        text += QStringLiteral(": ") + row.message;
+    return text;
 }
 
 } // namespace
@@ -168,10 +219,14 @@ QVariant RunTableModel::data(const QModelIndex &index, int role) const
         return r.runId;
     if (role == QueueEntryRole)
         return r.queueEntryId;
+    if (role == ClusterTaskRole)
+        return r.clusterTask;
     if (role == ProgressRole)
         return r.totalSteps > 0 ? double(r.stepsDone) / double(r.totalSteps) : 0.0;
     if (role == Qt::ToolTipRole) {
         QString tip = r.message.isEmpty() ? r.name : r.name + QStringLiteral("\n") + r.message;
+        if (!r.clusterTask.isEmpty())
+            tip += tr("\nOn Slurm as job %1, not gathered into the study yet (optlog gather)").arg(r.clusterTask);
         if (!r.tags.isEmpty())
             tip += tr("\nTags: %1").arg(r.tags);
         if (!r.note.isEmpty())
@@ -194,10 +249,14 @@ QVariant RunTableModel::data(const QModelIndex &index, int role) const
     switch (index.column()) {
     case Name: return r.name;
     case State:
+        if (!r.clusterTask.isEmpty())
+            return clusterStateText(r);
         return r.message.isEmpty() || r.outcome == Outcome::Completed ? r.state
                                                                       : r.state + QStringLiteral(": ") + r.message;
     case Progress: return r.totalSteps > 0 ? QStringLiteral("%1 / %2").arg(r.stepsDone).arg(r.totalSteps) : QString();
-    case Eta: return r.runId > 0 && !r.outcome ? durationText(r.etaSeconds) : QString();
+    case Eta:
+        return (r.runId > 0 || r.clusterState == TaskState::Running) && !r.outcome ? durationText(r.etaSeconds)
+                                                                                   : QString();
     case ValidationLoss:
         return qIsNaN(r.finalValidationLoss) ? QString() : QString::number(r.finalValidationLoss, 'f', 4);
     case TokensPerSecond: return r.tokensPerSecond > 0 ? QString::number(r.tokensPerSecond, 'f', 0) : QString();

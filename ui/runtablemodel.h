@@ -12,15 +12,18 @@
 
 namespace optlog {
 
-// One line of the runs table: a run of the study, or a queued run the engine has not created yet.
+// One line of the runs table: a run of the study, a queued run the engine has not created yet, or
+// a run on a cluster not gathered into the study yet.
 struct RunRow
 {
-    QString key;          // "run:<id>" or "queued:<entry id>": stable while the row lives
+    QString key;          // "run:<id>", "queued:<entry id>" or "cluster:<job>_<task>": stable while the row lives
     qint64 runId = 0;     // 0 for queued rows
     int queueEntryId = 0; // 0 for study rows
     QString name;
     std::optional<Outcome> outcome;              // study rows: empty while running
     std::optional<QueueEntry::State> queueState; // queue rows
+    QString clusterTask;                         // cluster rows: Slurm's id of the task, "4242_1"
+    std::optional<TaskState> clusterState;       // cluster rows: as the scheduler says
     QString state;                               // in words: the outcome, "running", or the queue entry's state
     QString message;
     qint64 stepsDone = 0;
@@ -39,8 +42,8 @@ struct RunRow
 // The MIME type of runs dragged out of a study: JSON {"study": path, "runs": [ids]}.
 inline constexpr const char *kRunsMimeType = "application/x-optlog-runs";
 
-// The study's runs the filter keeps (by default all but the archived ones), followed by the queue's
-// pending entries.
+// The study's runs the filter keeps (by default all but the archived ones), its runs on a cluster
+// not gathered yet, then the queue's pending entries.
 QList<RunRow> runRows(const StudySnapshot &study, const QList<QueueEntry> &queue, const RunFilter &filter = {});
 
 class RunTableModel : public QAbstractTableModel
@@ -49,7 +52,7 @@ class RunTableModel : public QAbstractTableModel
 public:
     // ETA comes last: it is empty for every run but the running one.
     enum Column { Name, State, Progress, ValidationLoss, TokensPerSecond, PeakMemory, Tags, Eta, ColumnCount };
-    enum Role { ProgressRole = Qt::UserRole + 1, RunIdRole, QueueEntryRole };
+    enum Role { ProgressRole = Qt::UserRole + 1, RunIdRole, QueueEntryRole, ClusterTaskRole };
 
     using QAbstractTableModel::QAbstractTableModel;
 

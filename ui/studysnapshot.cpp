@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 
 namespace optlog {
@@ -20,6 +21,14 @@ RunSnapshotPtr StudySnapshot::find(int64_t runId) const
     for (const auto &run : runs)
         if (run->run().id == runId)
             return run;
+    return nullptr;
+}
+
+const ClusterTaskSnapshot *StudySnapshot::findClusterTask(const std::string &slurmId) const
+{
+    for (const auto &task : clusterTasks)
+        if (task.pending.slurmId() == slurmId)
+            return &task;
     return nullptr;
 }
 
@@ -65,9 +74,28 @@ bool curatedAlike(const RunRecord &a, const RunRecord &b)
            && a.formerNames == b.formerNames && a.archived == b.archived;
 }
 
+// The task's run as its shard has it now. A shard is being written by its task, so it is read
+// whole each time, as a running run is.
+ClusterTaskSnapshot readClusterTask(const Store &study, PendingClusterTask pending)
+{
+    ClusterTaskSnapshot snapshot{std::move(pending), {}, nullptr, {}};
+    snapshot.shard = study.absolutePath(snapshot.pending.task.shard);
+    if (!std::filesystem::exists(snapshot.shard))
+        return snapshot; // queued: its task has not started
+    try {
+        const Store shard(snapshot.shard, Store::Access::ReadOnly);
+        if (const int64_t runId = shardRunOf(shard, snapshot.pending.task); runId != 0)
+            snapshot.run = readRun(shard, shard.requireRun(runId));
+    } catch (const StoreError &e) {
+        snapshot.shardError = e.what();
+    }
+    return snapshot;
+}
+
 } // namespace
 
-StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t, RunSnapshotPtr> &finishedCache)
+StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t, RunSnapshotPtr> &finishedCache,
+                                const TaskStatesOf &statesOf)
 {
     StudySnapshot snapshot;
     snapshot.path = path;
@@ -88,9 +116,12 @@ StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t,
                 snapshot.runs.push_back(updated);
             }
         }
+        for (PendingClusterTask &pending : pendingClusterTasks(store, statesOf))
+            snapshot.clusterTasks.push_back(readClusterTask(store, std::move(pending)));
     } catch (const std::exception &e) {
         snapshot.error = e.what();
         snapshot.runs.clear();
+        snapshot.clusterTasks.clear();
     }
     return snapshot;
 }

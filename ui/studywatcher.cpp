@@ -1,16 +1,25 @@
 // SPDX-License-Identifier: MIT
 #include "ui/studywatcher.h"
 
+#include "core/cluster/statepoll.h"
+
 #include <QtConcurrent/QtConcurrentRun>
 
 namespace optlog {
 
 StudyWatcher::StudyWatcher(QObject *parent)
     : QObject(parent)
+    , m_clusterStates(std::make_shared<TaskStatePoll>())
 {
     m_timer.setInterval(1000);
     connect(&m_timer, &QTimer::timeout, this, &StudyWatcher::refresh);
     connect(&m_load, &QFutureWatcher<StudySnapshot>::finished, this, &StudyWatcher::onLoaded);
+}
+
+void StudyWatcher::refreshClusterStates()
+{
+    m_clusterStates->forget();
+    refresh();
 }
 
 void StudyWatcher::setPath(const QString &path)
@@ -38,8 +47,10 @@ void StudyWatcher::refresh()
     std::map<int64_t, RunSnapshotPtr> cache;
     for (const auto &run : m_snapshot.runs)
         cache[run->run().id] = run;
-    m_load.setFuture(QtConcurrent::run(
-        [path = m_path.toStdString(), cache = std::move(cache)] { return loadStudySnapshot(path, cache); }));
+    m_load.setFuture(QtConcurrent::run([path = m_path.toStdString(), cache = std::move(cache), poll = m_clusterStates] {
+        return loadStudySnapshot(path, cache,
+                                 [&poll](const std::string &job, int64_t tasks) { return poll->statesOf(job, tasks); });
+    }));
 }
 
 void StudyWatcher::onLoaded()

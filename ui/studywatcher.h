@@ -7,11 +7,15 @@
 #include <QObject>
 #include <QString>
 #include <QTimer>
+#include <memory>
 
 namespace optlog {
 
+class TaskStatePoll;
+
 // Re-reads the open study about once per second on a worker thread, so the GUI thread never
-// waits on SQLite, and hands each complete snapshot to the GUI thread.
+// waits on SQLite, and hands each complete snapshot to the GUI thread. A study with runs on a
+// cluster also asks the scheduler how their tasks stand, a few times a minute.
 class StudyWatcher : public QObject
 {
     Q_OBJECT
@@ -24,6 +28,8 @@ public:
     // Asks for a read now (coalesced with one already in flight).
     void refresh();
     const StudySnapshot &snapshot() const { return m_snapshot; }
+    // The next read asks the scheduler again rather than use its last answer (after a cancel).
+    void refreshClusterStates();
 
 Q_SIGNALS:
     void snapshotChanged();
@@ -36,6 +42,7 @@ private:
     QFutureWatcher<StudySnapshot> m_load;
     bool m_refreshAgain = false;
     StudySnapshot m_snapshot;
+    std::shared_ptr<TaskStatePoll> m_clusterStates; // shared with the read in flight
 };
 
 } // namespace optlog

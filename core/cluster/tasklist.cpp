@@ -2,16 +2,34 @@
 #include "core/cluster/tasklist.h"
 
 #include "core/analysis/texttable.h"
-#include "core/cluster/slurm.h"
 
 #include <filesystem>
 #include <string>
 
 namespace optlog {
 
+std::string PendingClusterTask::stateText() const
+{
+    const std::string name = taskStateName(state);
+    return seenNow ? name : name + " (last seen " + task.stateAt + ")";
+}
+
 namespace {
 
-// "step 120 of 300" from the task's shard, or why there is nothing to say yet.
+// Whether the task's shard holds its run (or cannot be read: then there is something to say).
+bool shardHoldsRun(const Store &study, const ClusterTask &task)
+{
+    const std::string shard = study.absolutePath(task.shard);
+    if (!std::filesystem::exists(shard))
+        return false;
+    try {
+        return shardRunOf(Store(shard, Store::Access::ReadOnly), task) != 0;
+    } catch (const StoreError &) {
+        return true;
+    }
+}
+
+// "step 120" from the task's shard, or why there is nothing to say yet.
 std::string progressOf(const Store &study, const ClusterTask &task)
 {
     const std::string shard = study.absolutePath(task.shard);
@@ -33,35 +51,41 @@ std::string progressOf(const Store &study, const ClusterTask &task)
 
 } // namespace
 
-std::string formatPendingClusterTasks(const Store &study, const TaskStatesOf &statesOf)
+std::vector<PendingClusterTask> pendingClusterTasks(const Store &study, const TaskStatesOf &statesOf)
 {
-    TextTable table({{"run"}, {"job"}, {"task", TextTable::Align::Right}, {"state"}, {"progress"}, {"shard"}});
-    bool any = false;
+    std::vector<PendingClusterTask> pending;
     const std::vector<ClusterJob> jobs = study.clusterJobs();
     for (const ClusterJob &job : jobs) {
-        bool pending = false;
+        bool anyPending = false;
         for (const ClusterTask &task : job.tasks)
-            pending = pending || task.gatheredRunId == 0;
-        if (!pending)
-            continue; // asks Slurm only about jobs with something to show
-        const std::map<int64_t, std::string> states = statesOf(job.jobId, int64_t(job.tasks.size()));
+            anyPending = anyPending || task.gatheredRunId == 0;
+        if (!anyPending)
+            continue;
+        const std::map<int64_t, std::string> states = statesOf ? statesOf(job.jobId, int64_t(job.tasks.size()))
+                                                               : std::map<int64_t, std::string>{};
         for (const ClusterTask &task : job.tasks) {
             if (task.gatheredRunId != 0 || isSuperseded(jobs, task))
                 continue;
             const auto seen = states.find(task.task);
-            const TaskState state = taskStateOf(seen != states.end() ? seen->second : task.state);
-            const std::string progress = progressOf(study, task);
-            if (hasEnded(state) && progress == "-")
-                continue; // ended without a run: `optlog gather` says so, and nothing is left to gather
-            table.addRow({task.runName, job.jobId, std::to_string(task.task),
-                          seen != states.end() ? taskStateName(state)
-                                               : std::string(taskStateName(state)) + " (last seen " + task.stateAt + ")",
-                          progress, task.shard});
-            any = true;
+            PendingClusterTask entry{task, taskStateOf(seen != states.end() ? seen->second : task.state),
+                                     seen != states.end()};
+            if (hasEnded(entry.state) && !shardHoldsRun(study, task))
+                continue;
+            pending.push_back(std::move(entry));
         }
     }
-    if (!any)
+    return pending;
+}
+
+std::string formatPendingClusterTasks(const Store &study, const TaskStatesOf &statesOf)
+{
+    TextTable table({{"run"}, {"job"}, {"task", TextTable::Align::Right}, {"state"}, {"progress"}, {"shard"}});
+    const std::vector<PendingClusterTask> pending = pendingClusterTasks(study, statesOf);
+    if (pending.empty())
         return "";
+    for (const PendingClusterTask &entry : pending)
+        table.addRow({entry.task.runName, entry.task.jobId, std::to_string(entry.task.task), entry.stateText(),
+                      progressOf(study, entry.task), entry.task.shard});
     return "\nOn the cluster, not gathered yet (`optlog gather " + study.path() + "` collects the runs that ended):\n"
            + table.render();
 }
