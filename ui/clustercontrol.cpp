@@ -29,7 +29,7 @@ ClusterControl::ClusterControl(QString engineBinary, QObject *parent)
 ClusterControl::~ClusterControl()
 {
     if (isBusy()) {
-        m_command.disconnect(this); // what would hear of its end is being destroyed too
+        m_command.disconnect(this);      // what would hear of its end is being destroyed too
         m_command.waitForFinished(5000); // a cancel half done would leave the user unsure what stopped
         m_command.kill();
         m_command.waitForFinished(1000);

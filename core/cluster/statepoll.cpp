@@ -8,8 +8,7 @@ namespace optlog {
 TaskStatePoll::TaskStatePoll(std::chrono::milliseconds interval, std::chrono::milliseconds retry)
     : m_interval(interval)
     , m_retry(retry)
-{
-}
+{ }
 
 TaskStatePoll::~TaskStatePoll() = default;
 

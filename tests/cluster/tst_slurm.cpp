@@ -2,13 +2,21 @@
 // A study on a real Slurm: a one-node cluster on the loopback (tests/cluster/onenode.sh: munged,
 // slurmctld and slurmd, started in a scratch folder), the real `optlog` submitting a job array with
 // sbatch, its tasks training into shards, gathered into the study. Skipped, saying why, where the
-// daemons cannot start (no root, Slurm not installed); never passed without them.
+// daemons cannot start (no root, Slurm not installed); never passed without them. The workbench
+// shows the same tasks, follows one's shard in its Monitor and cancels them, in a real window
+// (offscreen).
 #include "core/store/store.h"
 #include "tests/common/enginebinary.h"
 #include "tests/common/files.h"
+#include "ui/mainwindow.h"
+#include "ui/monitorview.h"
+#include "ui/runsview.h"
+#include "ui/runtablemodel.h"
 
 #include <QProcess>
 #include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <filesystem>
@@ -100,6 +108,7 @@ private Q_SLOTS:
     void aStudyOnSlurmEqualsTheSameStudyRunHere();
     void aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered();
     void aTruncatedShardIsRefusedWithItsPathAndTheOthersGathered();
+    void theWorkbenchShowsTheTasksFollowsARunningShardAndCancels();
     void withoutSlurmTheSchedulerIsRefused();
     void srunRanksTrainAsTheRanksOptlogStarts();
     void aStoppedRankThatWaitsForRankZeroEndsCancelled();
@@ -121,6 +130,7 @@ const QStringList kRankWithoutRankZero = {"run", "--rendezvous", "127.0.0.1:1", 
 void tst_Slurm::initTestCase()
 {
     QVERIFY(m_dir.isValid());
+    QStandardPaths::setTestModeEnabled(true); // the workbench's settings, not the user's
     m_abandonedRank.start(OPTLOG_BINARY, kRankWithoutRankZero);
     m_abandonedSince.start();
     m_cluster = m_dir.filePath("cluster");
@@ -272,6 +282,62 @@ void tst_Slurm::aTruncatedShardIsRefusedWithItsPathAndTheOthersGathered()
     QCOMPARE(store.runs().front().name, std::string("b"));
 }
 
+void tst_Slurm::theWorkbenchShowsTheTasksFollowsARunningShardAndCancels()
+{
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    // One task at a time: "long" trains while "waits" is queued behind it.
+    const QString plan = writtenFile(m_dir, "workbench.toml",
+                                     planOf("workbench", {{"long", {"train.steps=3000", "train.checkpoint_interval=50"}},
+                                                          {"waits", {}}}));
+    const QString study = m_dir.filePath("workbench.sqlite");
+    const Result submitted = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm", "--max-parallel", "1"});
+    QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
+    const QString job = jobIdIn(submitted.err);
+
+    MainWindow window(QStringLiteral(OPTLOG_BINARY));
+    QVERIFY(window.openStudy(study));
+    window.show();
+    RunTableModel *model = window.runModel();
+    const auto stateOf = [model](int row) {
+        return row < model->rowCount() ? model->index(row, RunTableModel::State).data().toString() : QString();
+    };
+    // The runs list shows each task with Slurm's state and job, as squeue says.
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(0), "running · Slurm job " + job + "_0", 60000);
+    QCOMPARE(model->rowCount(), 2);
+    QCOMPARE(model->index(0, RunTableModel::Name).data().toString(), QStringLiteral("long"));
+    QCOMPARE(stateOf(1), "queued · Slurm job " + job + "_1");
+
+    // Selected, the running task's run is followed in the Monitor from its shard, step after step.
+    window.runsView()->table()->setCurrentIndex(model->index(0, 0));
+    window.showPage(1);
+    MonitorView *monitor = window.monitor();
+    QTRY_VERIFY_WITH_TIMEOUT(monitor->trainPoints() >= 20, 60000);
+    QTRY_VERIFY2(monitor->headerText().contains("<b>long</b> (on Slurm as job " + job + "_0, from its shard)"),
+                 qPrintable(monitor->headerText()));
+    const qsizetype seen = monitor->trainPoints();
+    QTRY_VERIFY_WITH_TIMEOUT(monitor->trainPoints() > seen + 10, 30000);
+    QVERIFY(window.cancelClusterAction()->isEnabled());
+
+    // Cancel, from the Run menu: scancel of both tasks; the running run ends cancelled in its shard.
+    window.runsView()->table()->selectAll();
+    window.cancelClusterAction()->trigger();
+    const QString cancelled = "cancelled · Slurm job " + job + "_0 · run cancelled, not gathered: stopped by a signal";
+    QTRY_VERIFY_WITH_TIMEOUT(stateOf(0).startsWith(cancelled), 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 1, 30000); // the queued task never made a run
+    QCOMPARE(taskStates(job), QStringList({"CANCELLED", "CANCELLED"}));
+
+    // Gather, from the Run menu: the cancelled run becomes the study's, with every step it took.
+    window.gatherAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(stateOf(0).startsWith("cancelled: stopped by a signal"), 30000);
+    QCOMPARE(model->rowCount(), 1);
+    QVERIFY(model->index(0, 0).data(RunTableModel::RunIdRole).toLongLong() > 0);
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    const RunRecord gathered = *store.findRun("long");
+    QCOMPARE(std::string(outcomeName(gathered.outcome)), std::string("cancelled"));
+    QVERIFY(store.metrics(gathered.id).size() > size_t(seen));
+}
+
 void tst_Slurm::withoutSlurmTheSchedulerIsRefused()
 {
     // Slurm's commands missing from the PATH: refused, exit 2, nothing written.
@@ -347,5 +413,5 @@ void tst_Slurm::aRankWhoseRankZeroNeverComesGivesUpAfterTheTimeout()
     QVERIFY2(!err.contains("InitGoogleLogging") && !err.contains("[c10d]"), qPrintable(err));
 }
 
-QTEST_GUILESS_MAIN(tst_Slurm)
+QTEST_MAIN(tst_Slurm)
 #include "tst_slurm.moc"

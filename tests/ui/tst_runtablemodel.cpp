@@ -6,6 +6,8 @@
 #include "ui/studywatcher.h"
 
 #include <QAbstractItemModelTester>
+#include <QDir>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -123,6 +125,70 @@ private Q_SLOTS:
         watcher.refresh();
         QTRY_VERIFY(spy.count() >= 1);
         QCOMPARE(watcher.snapshot().find(run).get(), before.get());
+    }
+
+    void runsOnAClusterShowWithTheirTaskStateAndTheirShardsProgress()
+    {
+        // A study that handed three runs to Slurm as job 7: task 0 trains into its shard, task 1
+        // waits in the queue (no shard yet), task 2 failed before it created its run.
+        Store study(m_path.toStdString());
+        const std::string shards = QFileInfo(m_path).fileName().toStdString() + ".shards/";
+        QVERIFY(QDir().mkpath(m_path + ".shards"));
+        Store shard(study.absolutePath(shards + "7-0.sqlite"));
+        const int64_t running = shard.createRun("long", configWithSteps(100));
+        shard.appendMetrics(running, steps(0, 30));
+        ClusterJob job{"7", "slurm", "plan", "script", "2026-12-03T06:00:00Z", {}};
+        const std::vector<std::pair<std::string, std::string>> tasks = {{"long", "RUNNING"},
+                                                                        {"short", "PENDING"},
+                                                                        {"lost", "FAILED"}};
+        for (size_t i = 0; i < tasks.size(); ++i)
+            job.tasks.push_back({"7", int64_t(i), tasks[i].first, shards + "7-" + std::to_string(i) + ".sqlite",
+                                 tasks[i].second, "", 0, ""});
+        study.addClusterJob(job);
+        const QString seenAt = QString::fromStdString(study.clusterJobs().at(0).tasks.at(0).stateAt);
+
+        // Where Slurm cannot be asked, each task shows the state last stored, marked so.
+        RunTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setRows(runRows(loadStudySnapshot(m_path.toStdString(), {}), {}));
+        QCOMPARE(model.rowCount(), 2); // the task that ended with no run has nothing to show or gather
+        QCOMPARE(model.index(0, RunTableModel::Name).data().toString(), QStringLiteral("long"));
+        QCOMPARE(model.index(0, RunTableModel::State).data().toString(),
+                 QStringLiteral("running (last seen %1) · Slurm job 7_0").arg(seenAt));
+        QCOMPARE(model.index(0, RunTableModel::Progress).data().toString(), QStringLiteral("30 / 100"));
+        QCOMPARE(model.index(0, RunTableModel::Eta).data().toString(), QStringLiteral("14 s")); // 70 steps x 0.2 s
+        QCOMPARE(model.index(0, RunTableModel::Name).data(RunTableModel::RunIdRole).toLongLong(), 0);
+        QCOMPARE(model.index(0, RunTableModel::Name).data(RunTableModel::ClusterTaskRole).toString(),
+                 QStringLiteral("7_0"));
+        QVERIFY(!(model.flags(model.index(0, 0)) & Qt::ItemIsDragEnabled)); // not the study's run yet
+        QCOMPARE(model.index(1, RunTableModel::State).data().toString(),
+                 QStringLiteral("queued (last seen %1) · Slurm job 7_1").arg(seenAt));
+        QCOMPARE(model.index(1, RunTableModel::Progress).data().toString(), QString());
+
+        // The scheduler's answer replaces what was stored; a task that ended says how its run did.
+        shard.finishRun(running, Outcome::Completed, 29, "");
+        const TaskStatesOf slurmSays = [](const std::string &jobId, int64_t count) {
+            return jobId == "7" && count == 3 ? std::map<int64_t, std::string>{{0, "COMPLETED"}, {1, "RUNNING"}}
+                                              : std::map<int64_t, std::string>{};
+        };
+        model.setRows(runRows(loadStudySnapshot(m_path.toStdString(), {}, slurmSays), {}));
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.index(0, RunTableModel::State).data().toString(),
+                 QStringLiteral("done · Slurm job 7_0 · run completed, not gathered"));
+        QCOMPARE(model.index(0, RunTableModel::Eta).data().toString(), QString());
+        QCOMPARE(model.index(1, RunTableModel::State).data().toString(), QStringLiteral("running · Slurm job 7_1"));
+
+        // The filter applies to them as to the study's runs.
+        model.setRows(runRows(loadStudySnapshot(m_path.toStdString(), {}), {}, RunFilter::parse("name:short")));
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(model.index(0, RunTableModel::Name).data().toString(), QStringLiteral("short"));
+
+        // Once gathered, the run is the study's: its cluster row goes.
+        study.gatherClusterRun(shard, running, "7", 0);
+        const StudySnapshot gathered = loadStudySnapshot(m_path.toStdString(), {}, slurmSays);
+        QCOMPARE(gathered.runs.size(), size_t(1));
+        QCOMPARE(gathered.clusterTasks.size(), size_t(1));
+        QVERIFY(gathered.findClusterTask("7_1") && !gathered.findClusterTask("7_0"));
     }
 
     void aFileThatIsNotAStudyIsReportedNotThrown()
