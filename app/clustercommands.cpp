@@ -108,6 +108,9 @@ std::string batchScript(const std::vector<TaskPlan> &tasks, const std::string &p
            << "#SBATCH --job-name=" << jobName(planName) << "\n"
            << "#SBATCH --output=" << shards << "/%A-%a.log\n"
            << "#SBATCH --open-mode=append\n"
+           << "# Never started again by Slurm after a node fails: that would train the run afresh beside\n"
+           << "# its crashed attempt. `optlog study` again resumes it from its checkpoint.\n"
+           << "#SBATCH --no-requeue\n"
            << "set -u\n"
            << "case \"$SLURM_ARRAY_TASK_ID\" in\n";
     for (size_t i = 0; i < tasks.size(); ++i) {

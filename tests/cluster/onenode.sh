@@ -7,6 +7,11 @@
 #                                        slurmctld and slurmd, waits for the node to be idle and
 #                                        prints the line to source (export SLURM_CONF=...)
 #   tests/cluster/onenode.sh stop DIR    stops the daemons it started
+#   tests/cluster/onenode.sh kill-node DIR
+#                                        the node dies: slurmd, its job steps and their tasks are
+#                                        killed with SIGKILL; slurmctld notices after SlurmdTimeout
+#   tests/cluster/onenode.sh revive-node DIR
+#                                        starts slurmd again and waits for the node to be idle
 #
 # It needs root (slurmd starts jobs as their user) and Debian's slurm-wlm and munge. Exit 77 says
 # why it cannot start here; the tests skip on 77 and fail on anything else.
@@ -14,8 +19,8 @@ set -euo pipefail
 
 action=${1:-}
 dir=${2:-}
-[[ ( $action == start || $action == stop ) && -n $dir ]] || {
-  echo "usage: $0 start|stop DIR" >&2
+[[ ( $action == start || $action == stop || $action == kill-node || $action == revive-node ) && -n $dir ]] || {
+  echo "usage: $0 start|stop|kill-node|revive-node DIR" >&2
   exit 2
 }
 mkdir -p "$dir"
@@ -37,6 +42,49 @@ if [[ $action == stop ]]; then
   exit 0
 fi
 
+# Every process below PID, children before their parents are looked up.
+descendants() {
+  local child
+  for child in $(ps -o pid= --ppid "$1"); do
+    echo "$child"
+    descendants "$child"
+  done
+}
+
+export PATH=$PATH:/usr/sbin
+export SLURM_CONF=$dir/slurm.conf
+
+wait_idle() {
+  for _ in $(seq 150); do
+    state=$(sinfo -h -N -o %T 2>/dev/null || true)
+    [[ $state == idle ]] && return 0
+    sleep 0.2
+  done
+  echo "onenode.sh: the node did not become idle within 30 s (sinfo: ${state:-no answer})" >&2
+  return 1
+}
+
+if [[ $action == kill-node ]]; then
+  [[ -f $dir/slurmd.pid ]] || { echo "onenode.sh: no slurmd of $dir is running" >&2; exit 1; }
+  victims=$(cat "$dir/slurmd.pid")
+  # This cluster's job steps only: they carry its SLURM_CONF.
+  for stepd in $(pgrep -x slurmstepd || true); do
+    tr '\0' '\n' < "/proc/$stepd/environ" 2>/dev/null | grep -qx "SLURM_CONF=$SLURM_CONF" || continue
+    victims="$victims $stepd $(descendants "$stepd")"
+  done
+  # shellcheck disable=SC2086 # one pid per word
+  kill -9 $victims 2>/dev/null || true
+  rm -f "$dir/slurmd.pid"
+  exit 0
+fi
+
+if [[ $action == revive-node ]]; then
+  slurmd -f "$SLURM_CONF" 2>>"$dir/start.log" || { echo "onenode.sh: slurmd did not start again" >&2; exit 1; }
+  # A node that failed stays down until slurmctld hears from it; ReturnToService=2 then takes it back.
+  wait_idle
+  exit 0
+fi
+
 cannot() {
   echo "onenode.sh: cannot start a one-node Slurm here: $*" >&2
   stop
@@ -46,7 +94,6 @@ for program in munged slurmctld slurmd sbatch; do
   command -v "$program" >/dev/null || [[ -x /usr/sbin/$program ]] || cannot "$program is not installed (apt-get install slurm-wlm munge)"
 done
 [[ $(id -u) == 0 ]] || cannot "slurmd must run as root"
-export PATH=$PATH:/usr/sbin
 
 # Two free ports on the loopback for slurmctld and slurmd.
 read -r ctld_port slurmd_port < <(python3 - <<'PY'
@@ -92,7 +139,7 @@ MpiDefault=none
 ReturnToService=2
 MinJobAge=3600
 KillWait=5
-SlurmdTimeout=30
+SlurmdTimeout=15
 InactiveLimit=0
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory State=UNKNOWN
 PartitionName=onenode Nodes=localhost Default=YES MaxTime=INFINITE State=UP
@@ -101,12 +148,7 @@ CONF
 munged --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.socket" --pid-file="$dir/munged.pid" \
   --log-file="$dir/munged.log" --seed-file="$dir/munge/munge.seed" --force 2>>"$dir/start.log" \
   || cannot "munged did not start: $(tail -n 3 "$dir/munged.log" "$dir/start.log" 2>/dev/null | tr '\n' ' ')"
-export SLURM_CONF=$dir/slurm.conf
 slurmctld -f "$SLURM_CONF" 2>>"$dir/start.log" || cannot "slurmctld did not start: $(tail -n 3 "$dir/slurmctld.log" 2>/dev/null | tr '\n' ' ')"
 slurmd -f "$SLURM_CONF" 2>>"$dir/start.log" || cannot "slurmd did not start: $(tail -n 3 "$dir/slurmd.log" 2>/dev/null | tr '\n' ' ')"
-for _ in $(seq 100); do
-  state=$(sinfo -h -N -o %T 2>/dev/null || true)
-  [[ $state == idle ]] && { echo "export SLURM_CONF=$SLURM_CONF"; exit 0; }
-  sleep 0.2
-done
-cannot "the node did not become idle within 20 s (sinfo: ${state:-no answer}); see $dir/slurmctld.log and $dir/slurmd.log"
+wait_idle 2>>"$dir/start.log" || cannot "$(tail -n 1 "$dir/start.log"); see $dir/slurmctld.log and $dir/slurmd.log"
+echo "export SLURM_CONF=$SLURM_CONF"

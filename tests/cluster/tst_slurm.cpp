@@ -109,6 +109,7 @@ private Q_SLOTS:
     void aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered();
     void aTruncatedShardIsRefusedWithItsPathAndTheOthersGathered();
     void theWorkbenchShowsTheTasksFollowsARunningShardAndCancels();
+    void aNodeThatDiesMidRunLeavesItsRunCrashedAndResumable();
     void withoutSlurmTheSchedulerIsRefused();
     void srunRanksTrainAsTheRanksOptlogStarts();
     void aStoppedRankThatWaitsForRankZeroEndsCancelled();
@@ -336,6 +337,54 @@ void tst_Slurm::theWorkbenchShowsTheTasksFollowsARunningShardAndCancels()
     const RunRecord gathered = *store.findRun("long");
     QCOMPARE(std::string(outcomeName(gathered.outcome)), std::string("cancelled"));
     QVERIFY(store.metrics(gathered.id).size() > size_t(seen));
+}
+
+void tst_Slurm::aNodeThatDiesMidRunLeavesItsRunCrashedAndResumable()
+{
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const QString plan = writtenFile(m_dir, "nodefail.toml",
+                                     planOf("nodefail",
+                                            {{"long", {"train.steps=1500", "train.checkpoint_interval=50"}}}));
+    const QString study = m_dir.filePath("nodefail.sqlite");
+    const Result submitted = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm"});
+    QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
+    const QString job = jobIdIn(submitted.err);
+    const QString shard = study + ".shards/" + job + "-0.sqlite";
+    QVERIFY(waitForSteps(shard, 120, 120000));
+
+    // The node dies: slurmd, the job's step and the run's processes, with SIGKILL. Slurm notices
+    // when slurmd stops answering (SlurmdTimeout, 15 s here) and ends the task NODE_FAIL.
+    const QString onenode = QString(OPTLOG_SOURCE_DIR) + "/tests/cluster/onenode.sh";
+    QCOMPARE(QProcess::execute("bash", {onenode, "kill-node", m_cluster}), 0);
+    QVERIFY(waitForTasksToEnd(job, 1, 120000));
+    QCOMPARE(taskStates(job), QStringList({"NODE_FAIL"}));
+    const Result gathered = runOptlog({"gather", study});
+    QVERIFY2(gathered.exitCode == 0 && gathered.err.contains("gathered long (job " + job + " task 0, crashed)"),
+             qPrintable(gathered.err));
+    int64_t crashedAt = 0;
+    {
+        const Store store(study.toStdString(), Store::Access::ReadOnly);
+        const RunRecord crashed = *store.findRun("long");
+        QCOMPARE(std::string(outcomeName(crashed.outcome)), std::string("crashed"));
+        const std::vector<StepMetrics> steps = store.metrics(crashed.id);
+        QVERIFY(steps.size() >= 120);
+        QCOMPARE(crashed.outcomeStep, steps.back().step); // every step it wrote, and nothing after
+        QCOMPARE(int64_t(steps.size()), steps.back().step + 1);
+        crashedAt = crashed.outcomeStep;
+    }
+    QCOMPARE(QProcess::execute("bash", {onenode, "revive-node", m_cluster}), 0);
+
+    // The plan again: the run goes on from its last checkpoint in its shard and completes.
+    const Result resumed = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm", "--wait"}, 300000);
+    QVERIFY2(resumed.exitCode == 0 && resumed.err.contains("submitted 1 run to Slurm"), qPrintable(resumed.err));
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    QCOMPARE(store.runs().size(), size_t(1));
+    const RunRecord finished = *store.findRun("long");
+    QCOMPARE(std::string(outcomeName(finished.outcome)), std::string("completed"));
+    QCOMPARE(store.metrics(finished.id).size(), size_t(1500));
+    QVERIFY(QString::fromStdString(store.clusterJobs().at(1).script).contains("'--resume'"));
+    QVERIFY(crashedAt < 1499);
 }
 
 void tst_Slurm::withoutSlurmTheSchedulerIsRefused()
