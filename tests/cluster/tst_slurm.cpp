@@ -112,6 +112,7 @@ private Q_SLOTS:
     void aNodeThatDiesMidRunLeavesItsRunCrashedAndResumable();
     void withoutSlurmTheSchedulerIsRefused();
     void srunRanksTrainAsTheRanksOptlogStarts();
+    void aRankZeroWhosePeerNeverComesEndsItsTaskWithTheRunCrashed();
     void aStoppedRankThatWaitsForRankZeroEndsCancelled();
     void aRankWhoseRankZeroNeverComesGivesUpAfterTheTimeout();
 
@@ -433,6 +434,29 @@ void tst_Slurm::srunRanksTrainAsTheRanksOptlogStarts()
     QVERIFY(srunRows.at("zero1").validationLosses == localRows.at("zero1").validationLosses);
     const Store store(underSrun.toStdString(), Store::Access::ReadOnly);
     QCOMPARE(store.ranks(store.runs().front().id).size(), size_t(2)); // only rank 0 wrote, of both ranks
+}
+
+void tst_Slurm::aRankZeroWhosePeerNeverComesEndsItsTaskWithTheRunCrashed()
+{
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    // A step of one task told that it is one of two: the other rank's node never gave it a task.
+    const QString study = m_dir.filePath("alone.sqlite");
+    QProcess srun;
+    srun.start("srun", {"--ntasks", "1", "bash", "-c", "SLURM_NTASKS=2 exec \"$0\" \"$@\"", OPTLOG_BINARY, "run",
+                        "--db", study, "--preset", "smoke", "--set", "data.corpus=generated", "--set",
+                        "distributed.timeout=5", "--set", "name=alone"});
+    QVERIFY(srun.waitForFinished(120000));
+    const QString err = QString::fromUtf8(srun.readAllStandardError());
+    QVERIFY2(srun.exitCode() == 1, qPrintable(err)); // the task ends, failed in Slurm's eyes
+    QVERIFY2(err.contains("rank 0 of 2 (from srun)"), qPrintable(err));
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    const RunRecord run = *store.findRun("alone");
+    QCOMPARE(std::string(outcomeName(run.outcome)), std::string("crashed"));
+    QVERIFY2(QString::fromStdString(run.message).startsWith("rank 1 of 2 never joined within 5 s (under a scheduler"),
+             run.message.c_str());
+    QVERIFY2(!QString::fromStdString(run.message).contains("Exception raised from"), run.message.c_str());
+    QVERIFY(store.metrics(run.id).empty());
 }
 
 void tst_Slurm::aStoppedRankThatWaitsForRankZeroEndsCancelled()

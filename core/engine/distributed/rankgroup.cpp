@@ -63,6 +63,24 @@ bool listening(const std::string &host, uint16_t port)
     return answered;
 }
 
+// What LibTorch said, without the stack of frames c10::Error appends: the user reads one line.
+std::string withoutBacktrace(const std::exception &e)
+{
+    if (const auto *error = dynamic_cast<const c10::Error *>(&e))
+        return error->what_without_backtrace();
+    std::string message = e.what();
+    if (const size_t frames = message.find("\nException raised from"); frames != std::string::npos)
+        message.resize(frames);
+    return message;
+}
+
+// The store key a rank sets when it starts joining the process group: rank 0 can then name the
+// ranks that never came.
+std::string joinedKey(int64_t rank)
+{
+    return "optlog/joined/" + std::to_string(rank);
+}
+
 // The pause between a joining rank's attempts: a stop request is seen within it.
 constexpr std::chrono::milliseconds kRetryPause(250);
 
@@ -83,7 +101,7 @@ RankGroup::RankGroup(Rendezvous rendezvous, std::chrono::seconds timeout, const 
         try {
             m_store = c10::make_intrusive<c10d::TCPStore>(m_rendezvous.host, options);
         } catch (const std::exception &e) {
-            throw RankLost("rank 0 could not serve the rendezvous at " + where + ": " + c10::GetExceptionString(e));
+            throw RankLost("rank 0 could not serve the rendezvous at " + where + ": " + withoutBacktrace(e));
         }
         return;
     }
@@ -109,7 +127,7 @@ RankGroup::RankGroup(Rendezvous rendezvous, std::chrono::seconds timeout, const 
             m_store = c10::make_intrusive<c10d::TCPStore>(m_rendezvous.host, options);
         } catch (const std::exception &e) {
             throw RankLost("rank " + std::to_string(m_rendezvous.rank) + " could not join rank 0's rendezvous at "
-                           + where + ": " + c10::GetExceptionString(e));
+                           + where + ": " + withoutBacktrace(e));
         }
     }
     m_store->setTimeout(m_timeout);
@@ -143,13 +161,33 @@ void RankGroup::connect(bool cuda)
     else
         options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     options->threads = 1;
+    publish(joinedKey(m_rendezvous.rank), "1");
     try {
         m_collectives->group = c10::make_intrusive<c10d::ProcessGroupGloo>(m_store, int(m_rendezvous.rank),
                                                                            int(m_rendezvous.worldSize), options);
     } catch (const std::exception &e) {
-        throw RankLost("the " + std::to_string(m_rendezvous.worldSize) + " ranks did not all join within "
-                       + std::to_string(m_timeout.count()) + " s: " + c10::GetExceptionString(e));
+        throw RankLost(missingRanks() + withoutBacktrace(e) + ")");
     }
+}
+
+std::string RankGroup::missingRanks() const
+{
+    std::string missing;
+    int64_t count = 0;
+    try {
+        for (int64_t rank = 0; rank < m_rendezvous.worldSize; ++rank)
+            if (!m_store->check({joinedKey(rank)})) {
+                missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
+                ++count;
+            }
+    } catch (const std::exception &) {
+        count = 0; // the store itself is gone (rank 0 died): nothing to name
+    }
+    const std::string within = " within " + std::to_string(m_timeout.count()) + " s (";
+    if (count == 0)
+        return "the " + std::to_string(m_rendezvous.worldSize) + " ranks did not all join" + within;
+    return std::string(count == 1 ? "rank " : "ranks ") + missing + " of " + std::to_string(m_rendezvous.worldSize)
+           + " never joined" + within + "under a scheduler, its node may be down or its task not started; ";
 }
 
 void RankGroup::publish(const std::string &key, const std::string &value)
@@ -164,7 +202,7 @@ std::string RankGroup::read(const std::string &key)
         return std::string(value.begin(), value.end());
     } catch (const std::exception &e) {
         throw RankLost("rank " + std::to_string(m_rendezvous.rank) + " did not receive '" + key
-                       + "' from the store: " + c10::GetExceptionString(e));
+                       + "' from the store: " + withoutBacktrace(e));
     }
 }
 
@@ -185,10 +223,8 @@ void RankGroup::timed(const char *what, Collective &&collective)
     try {
         collective()->wait();
     } catch (const std::exception &e) {
-        std::string message = c10::GetExceptionString(e);
-        if (const size_t frames = message.find("\nException raised from"); frames != std::string::npos)
-            message.resize(frames);
-        throw RankLost(std::string(what) + " failed on rank " + std::to_string(m_rendezvous.rank) + ": " + message);
+        throw RankLost(std::string(what) + " failed on rank " + std::to_string(m_rendezvous.rank) + ": "
+                       + withoutBacktrace(e));
     }
     m_collectiveSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

@@ -76,6 +76,9 @@ public:
     std::string lostRank() const { return m_lostRankProbe ? m_lostRankProbe() : std::string(); }
 
 private:
+    // Which ranks never started to join, for connect()'s message: "rank 1 of 2 never joined within
+    // 60 s (...; ".
+    std::string missingRanks() const;
     template<typename Collective>
     void timed(const char *what, Collective &&collective);
 
