@@ -83,12 +83,17 @@ Gathering gatherClusterRuns(Store &study, const TaskStatesOf &statesOf)
                                               + " before its run started" + logNote(shardPath));
                 } else {
                     RunRecord run = Store(shardPath, Store::Access::ReadOnly).requireRun(runId);
-                    if (!run.isFinished() && ended) {
+                    ended = ended || (run.isFinished() && seen == states.end());
+                    // A run with no end stored: still training, or crashed as only a reader sees it
+                    // (its engine gone on this host). Once its task has ended, the crash is stored
+                    // in its shard first, so the copy gathered is the shard's final word on it.
+                    const bool endStored = run.isFinished() && !run.finishedAt.empty();
+                    if (ended && !endStored) {
                         markEndedTaskCrashed(shardPath, runId, task.state);
                         run = Store(shardPath, Store::Access::ReadOnly).requireRun(runId);
                     }
-                    ended = ended || (run.isFinished() && seen == states.end());
-                    if (run.isFinished() && (task.gatheredRunId == 0 || task.gatheredFinishedAt != run.finishedAt)) {
+                    if (run.isFinished() && !run.finishedAt.empty()
+                        && (task.gatheredRunId == 0 || task.gatheredFinishedAt != run.finishedAt)) {
                         study.gatherClusterRun(Store(shardPath, Store::Access::ReadOnly), runId, task.jobId, task.task);
                         result.gathered.push_back(run.name + " (" + taskLabel(task) + ", " + outcomeName(*run.outcome)
                                                   + ")");

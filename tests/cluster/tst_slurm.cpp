@@ -379,6 +379,9 @@ void tst_Slurm::aNodeThatDiesMidRunLeavesItsRunCrashedAndResumable()
     // The plan again: the run goes on from its last checkpoint in its shard and completes.
     const Result resumed = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm", "--wait"}, 300000);
     QVERIFY2(resumed.exitCode == 0 && resumed.err.contains("submitted 1 run to Slurm"), qPrintable(resumed.err));
+    // Gathered once, completed: the crashed copy was the shard's final word until the run resumed.
+    QVERIFY2(resumed.err.count("gathered long") == 1 && resumed.err.contains("gathered long (job"),
+             qPrintable(resumed.err));
     const Store store(study.toStdString(), Store::Access::ReadOnly);
     QCOMPARE(store.runs().size(), size_t(1));
     const RunRecord finished = *store.findRun("long");
