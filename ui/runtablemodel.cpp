@@ -197,10 +197,11 @@ QColor stateColor(const RunRow &row)
     return QColor(0xc6, 0x28, 0x28); // every other outcome needs the user's attention
 }
 
-// "running · Slurm job 4242_1"; a task that ended says how its run ended, not gathered yet.
+// "Slurm 4242_1 · running": the job first, so that a narrow column wraps it above the state. A task
+// that ended says how its run ended, not gathered yet.
 QString clusterStateText(const RunRow &row)
 {
-    QString text = RunTableModel::tr("%1 · Slurm job %2").arg(row.state, row.clusterTask);
+    QString text = RunTableModel::tr("Slurm %1 · %2").arg(row.clusterTask, row.state);
     if (row.outcome)
         text += RunTableModel::tr(" · run %1, not gathered").arg(QString::fromLatin1(outcomeName(row.outcome)));
     if (!row.message.isEmpty())

@@ -154,7 +154,7 @@ private Q_SLOTS:
         QCOMPARE(model.rowCount(), 2); // the task that ended with no run has nothing to show or gather
         QCOMPARE(model.index(0, RunTableModel::Name).data().toString(), QStringLiteral("long"));
         QCOMPARE(model.index(0, RunTableModel::State).data().toString(),
-                 QStringLiteral("running (last seen %1) · Slurm job 7_0").arg(seenAt));
+                 QStringLiteral("Slurm 7_0 · running (last seen %1)").arg(seenAt));
         QCOMPARE(model.index(0, RunTableModel::Progress).data().toString(), QStringLiteral("30 / 100"));
         QCOMPARE(model.index(0, RunTableModel::Eta).data().toString(), QStringLiteral("14 s")); // 70 steps x 0.2 s
         QCOMPARE(model.index(0, RunTableModel::Name).data(RunTableModel::RunIdRole).toLongLong(), 0);
@@ -162,7 +162,7 @@ private Q_SLOTS:
                  QStringLiteral("7_0"));
         QVERIFY(!(model.flags(model.index(0, 0)) & Qt::ItemIsDragEnabled)); // not the study's run yet
         QCOMPARE(model.index(1, RunTableModel::State).data().toString(),
-                 QStringLiteral("queued (last seen %1) · Slurm job 7_1").arg(seenAt));
+                 QStringLiteral("Slurm 7_1 · queued (last seen %1)").arg(seenAt));
         QCOMPARE(model.index(1, RunTableModel::Progress).data().toString(), QString());
 
         // The scheduler's answer replaces what was stored; a task that ended says how its run did.
@@ -174,9 +174,9 @@ private Q_SLOTS:
         model.setRows(runRows(loadStudySnapshot(m_path.toStdString(), {}, slurmSays), {}));
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(model.index(0, RunTableModel::State).data().toString(),
-                 QStringLiteral("done · Slurm job 7_0 · run completed, not gathered"));
+                 QStringLiteral("Slurm 7_0 · done · run completed, not gathered"));
         QCOMPARE(model.index(0, RunTableModel::Eta).data().toString(), QString());
-        QCOMPARE(model.index(1, RunTableModel::State).data().toString(), QStringLiteral("running · Slurm job 7_1"));
+        QCOMPARE(model.index(1, RunTableModel::State).data().toString(), QStringLiteral("Slurm 7_1 · running"));
 
         // The filter applies to them as to the study's runs.
         model.setRows(runRows(loadStudySnapshot(m_path.toStdString(), {}), {}, RunFilter::parse("name:short")));
