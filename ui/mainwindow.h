@@ -53,7 +53,6 @@ public:
     CompareView *compareView() const { return m_compare; }
     CurationController *curation() const { return m_curation; }
     MachineTuning *tuning() const { return m_tuning; }
-    ClusterControl *cluster() const { return m_cluster; }
     QAction *cancelClusterAction() const { return m_cancelCluster; }
     QAction *gatherAction() const { return m_gather; }
     void showPage(int page); // 0 Design, 1 Monitor, 2 Compare

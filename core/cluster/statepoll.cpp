@@ -23,9 +23,8 @@ std::map<int64_t, std::string> TaskStatePoll::statesOf(const std::string &jobId,
         m_triedAt = now;
         try {
             m_slurm = std::make_unique<Slurm>();
-            m_unavailable.clear();
-        } catch (const SchedulerError &e) {
-            m_unavailable = e.what();
+        } catch (const SchedulerError &) {
+            // no Slurm here (a study copied off the cluster): the states last stored stand
         }
     }
     if (!m_slurm)
@@ -40,12 +39,6 @@ void TaskStatePoll::forget()
 {
     const std::lock_guard lock(m_mutex);
     m_answers.clear();
-}
-
-std::string TaskStatePoll::unavailable() const
-{
-    const std::lock_guard lock(m_mutex);
-    return m_unavailable;
 }
 
 } // namespace optlog

@@ -26,8 +26,6 @@ public:
     std::map<int64_t, std::string> statesOf(const std::string &jobId, int64_t tasks);
     // The states of the next call are asked of Slurm, not remembered (after a cancel, say).
     void forget();
-    // Why Slurm cannot be asked here; empty while it can (or before the first try).
-    std::string unavailable() const;
 
 private:
     using Clock = std::chrono::steady_clock;
@@ -38,11 +36,10 @@ private:
     };
 
     const std::chrono::milliseconds m_interval, m_retry;
-    mutable std::mutex m_mutex;
+    std::mutex m_mutex;
     std::unique_ptr<Slurm> m_slurm;
     Clock::time_point m_triedAt;
     bool m_tried = false;
-    std::string m_unavailable;
     std::map<std::string, Answer> m_answers; // by job id
 };
 
