@@ -27,8 +27,9 @@ packages=(
   poppler-utils
   # The package's checks: its validators and the manual pages' renderer.
   desktop-file-utils appstream lintian groff
-  # The test command checks that the code is formatted as .clang-format says.
-  clang-format-14
+  # The test command checks that the code is formatted as .clang-format says, and runs the
+  # fuzzers: clang's libFuzzer with its sanitizers (tests/fuzz).
+  clang-format-14 clang-14 libclang-rt-14-dev
   # The Python recorder's tests train the example PyTorch trainer into a study (optlog record).
   python3 python3-torch
   # Studies on a cluster: Slurm (sbatch, squeue, ...) and munge; the test starts a one-node Slurm.
@@ -66,9 +67,15 @@ case "$mode" in
     echo "The study is in out/default.sqlite: build/app/optlog runs out/default.sqlite lists its runs."
     ;;
   test)
-    cd "$build"
+    # The fuzzers build in a folder of their own: clang, ASan and UBSan (cmake/Fuzzing.cmake).
+    fuzz_build=${build}-fuzz
+    cmake -S "$here" -B "$fuzz_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+      -DOPTLOG_FUZZ=ON >/dev/null
+    cmake --build "$fuzz_build"
     # In parallel, one test per core; those that time the machine run alone (tests/CMakeLists.txt).
-    ctest --output-on-failure --timeout 900 -j "$(nproc)"
+    (cd "$build" && ctest --output-on-failure --timeout 900 -j "$(nproc)")
+    # Then each fuzzer for its short budget (OPTLOG_FUZZ_SECONDS, 20 s), from its seeds.
+    (cd "$fuzz_build" && ctest --output-on-failure --timeout 300 -j "$(nproc)")
     ;;
   package)
     (cd "$build" && cpack >/dev/null)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # How stopped runs end: starts a smoke run N times, sends it SIGTERM once its first metric row is
 # stored (plus up to 0.9 s), and counts the exit codes: 4 (cancelled, as it should), 134 (aborted,
-# the heap-corruption defect in docs/benchmarks.md) and any other. Runs beside other load to see it.
+# the heap-corruption defect in docs/benchmarks.md) and any other, whose last 40 lines of stderr it
+# prints (a sanitizer's report under an OPTLOG_SANITIZE build). Runs beside other load to see it.
 #   tests/bench/stopped_runs.sh [N] [OPTLOG]   (default: 48 build/app/optlog)
 set -uo pipefail
 n=${1:-48}
@@ -26,8 +27,8 @@ for i in $(seq 1 "$n"); do
   code=$?
   case $code in
     4) cancelled=$((cancelled + 1)) ;;
-    134) aborted=$((aborted + 1)); echo "run $i aborted: $(tail -1 "$work/stderr")" ;;
-    *) other=$((other + 1)); echo "run $i exited $code: $(tail -1 "$work/stderr")" ;;
+    134) aborted=$((aborted + 1)); echo "run $i aborted:"; tail -40 "$work/stderr" ;;
+    *) other=$((other + 1)); echo "run $i exited $code:"; tail -40 "$work/stderr" ;;
   esac
   rm -rf "$study" "$study".*
 done
