@@ -111,6 +111,12 @@ void tst_TextData::badDataIsRefused()
     writeFile(dir.filePath("train.bin"), QByteArray(51, 'x'));
     QVERIFY(refusal(tokens, 256, 8).contains("odd size"));
 
+    // Found by fuzz_tokens: an empty token file was copied from a null pointer (undefined
+    // behaviour, which UBSan stops at) and then refused only for its length.
+    writeFile(dir.filePath("train.bin"), QByteArray());
+    QVERIFY2(refusal(tokens, 256, 8).contains("train.bin' is empty; expected uint16 token ids"),
+             qPrintable(refusal(tokens, 256, 8)));
+
     writeFile(dir.filePath("short.txt"), QByteArray(50, 'x'));
     DataConfig text;
     text.corpus = "text";

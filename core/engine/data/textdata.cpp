@@ -76,6 +76,9 @@ std::vector<uint16_t> readTokenFile(const fs::path &path, int64_t vocabSize)
         throw DataError("data: token file '" + path.string()
                         + "' does not exist; corpus = \"tokens\" needs train.bin and val.bin in data.path");
     const std::string bytes = readDataFile(path);
+    if (bytes.empty())
+        throw DataError("data: token file '" + path.string()
+                        + "' is empty; expected uint16 token ids as nanoGPT writes them");
     if (bytes.size() % 2 != 0)
         throw DataError("data: token file '" + path.string() + "' has an odd size (" + std::to_string(bytes.size())
                         + " bytes); expected uint16 token ids as nanoGPT writes them");
