@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/model/weightfiles.h"
 
-#include "core/config/config.h"
 #include "core/contract/format.h"
 #include "core/engine/data/textdata.h"
-#include "core/engine/model/gpt.h"
-#include "core/engine/precision/precision.h"
 
 #include <openssl/evp.h>
 #include <torch/nn/module.h>
@@ -150,15 +147,6 @@ void loadModelWeights(torch::nn::Module &model, torch::serialize::InputArchive &
                             + ", but the run's config makes it " + c10::toString(shape.scalar_type()) + " "
                             + c10::str(shape.sizes()) + ": the study's config and its weights do not belong together");
     }
-}
-
-void checkWeightsFitConfig(const RunConfig &config, const std::string &path, const WeightFile &recorded)
-{
-    torch::serialize::InputArchive archive;
-    loadVerified(archive, path, recorded);
-    GPT model(GPTOptions::from(config));
-    model->to(precisionPlan(config.precision.mode).weights);
-    loadModelWeights(*model, archive, path);
 }
 
 } // namespace optlog

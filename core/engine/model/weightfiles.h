@@ -15,8 +15,6 @@ class Module;
 
 namespace optlog {
 
-struct RunConfig;
-
 // The SHA-256 of a file's bytes, lower-case hex; throws DataError naming the path when it cannot
 // be read.
 std::string sha256OfFile(const std::string &path);
@@ -36,8 +34,5 @@ void loadVerified(torch::serialize::InputArchive &archive, const std::string &pa
 // the model has: LibTorch's own load would take any shape, and fail only in the forward. Another
 // shape, dtype or a missing tensor is a DataError naming it.
 void loadModelWeights(torch::nn::Module &model, torch::serialize::InputArchive &archive, const std::string &path);
-// Whether the weights file at `path` is whole and fits the model `config` describes: loadVerified,
-// then the weights into a model built from the config. Writes nothing.
-void checkWeightsFitConfig(const RunConfig &config, const std::string &path, const WeightFile &recorded);
 
 } // namespace optlog

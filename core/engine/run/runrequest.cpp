@@ -3,13 +3,32 @@
 
 #include "core/config/configerror.h"
 #include "core/contract/format.h"
+#include "core/engine/model/gpt.h"
 #include "core/engine/model/weightfiles.h"
+#include "core/engine/precision/precision.h"
 #include "core/engine/run/enginerun.h"
 #include "core/engine/run/storedweights.h"
+
+#include <torch/serialize/input-archive.h>
 
 #include <filesystem>
 
 namespace optlog {
+
+namespace {
+
+// Whether the weights file at `path` is whole and fits the model `config` describes: loadVerified,
+// then the weights into a model built from the config. Writes nothing.
+void checkWeightsFitConfig(const RunConfig &config, const std::string &path, const WeightFile &recorded)
+{
+    torch::serialize::InputArchive archive;
+    loadVerified(archive, path, recorded);
+    GPT model(GPTOptions::from(config));
+    model->to(precisionPlan(config.precision.mode).weights);
+    loadModelWeights(*model, archive, path);
+}
+
+} // namespace
 
 SourceRun sourceRunOf(const std::string &from)
 {
