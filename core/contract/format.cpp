@@ -52,7 +52,10 @@ Utf8Character decodeUtf8(const std::string &text, size_t at)
     const unsigned char lead = byte(at);
     if (lead < 0x80)
         return {lead, 1};
-    const size_t length = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 && lead < 0xE0 ? 2 : 0;
+    const size_t length = lead >= 0xF0 && lead <= 0xF4  ? 4
+                          : lead >= 0xE0 && lead < 0xF0 ? 3
+                          : lead >= 0xC2 && lead < 0xE0 ? 2
+                                                        : 0;
     if (length == 0 || at + length > text.size())
         return {};
     int32_t codePoint = lead & (0xFF >> (length + 1));

@@ -35,6 +35,7 @@ private Q_SLOTS:
     void aStudyPlanRepeatsItsRuns();
     void aPlannedRunIsOneEngineCommandLine();
     void fuzzedConfigTextIsAcceptedOrRefusedWithConfigError();
+    void aNameWithALeadByteUtf8NeverHasIsRefused();
     void aRecordedConfigIsStoredAsDottedKeys();
     void recordedAndEngineConfigsCompareKeyByKey();
 };
@@ -342,6 +343,25 @@ void tst_Config::badConfigIsRefusedWithItsReason()
     } catch (const ConfigError &e) {
         QVERIFY2(QString(e.what()).contains(expected), e.what());
         QCOMPARE(QString::fromStdString(e.field()), field);
+    }
+}
+
+// Found by fuzz_config: the bytes F5 to FF never start UTF-8, but were read as the start of a
+// three-byte character, so such a name was accepted, and toToml then wrote it as other characters
+// (U+0080 among them) that the config read back refused.
+void tst_Config::aNameWithALeadByteUtf8NeverHasIsRefused()
+{
+    for (const char *name : {"run\xF6\xBF\x80", "run\xF5\x80\x80", "run\xFF\xBF\xBF"}) {
+        RunConfig config;
+        applyOverride(config, std::string("name=") + name);
+        const QString expected = QString::asprintf("holds a byte that is not UTF-8 (0x%02X) at byte 3",
+                                                   unsigned(uint8_t(name[3])));
+        try {
+            validate(config);
+            QFAIL(qPrintable("accepted a name that " + expected));
+        } catch (const ConfigError &e) {
+            QVERIFY2(QString(e.what()).contains(expected), e.what());
+        }
     }
 }
 
