@@ -315,8 +315,8 @@ std::vector<Store::DeadRun> Store::deadRuns() const
             dead.push_back({running.getColumn(0).getInt64(), lastStep,
                             "engine process " + std::to_string(pid)
                                 + " ended without finishing the run (killed, crashed or the machine stopped); "
-                                  "metrics up to step "
-                                + std::to_string(lastStep) + " are kept"});
+                                + (lastStep < 0 ? std::string("it ended before its first step")
+                                                : "metrics up to step " + std::to_string(lastStep) + " are kept")});
         }
         return dead;
     });

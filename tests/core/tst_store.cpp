@@ -237,6 +237,8 @@ void tst_Store::marksRunsOfDeadProcessesCrashed()
         SQLite::Database db(path, SQLite::OPEN_READWRITE);
         db.exec("UPDATE runs SET pid = 2147483000, pid_start = '1'");
         store.createRun("alive", ""); // written by this very process, which is alive
+        store.createRun("stillborn", "");
+        db.exec("UPDATE runs SET pid = 2147483000, pid_start = '1' WHERE name = 'stillborn'");
     }
     Store store(path);
     const auto ghost = store.findRun("ghost");
@@ -246,6 +248,11 @@ void tst_Store::marksRunsOfDeadProcessesCrashed()
     QVERIFY(QString::fromStdString(ghost->message).contains("metrics up to step 4 are kept"));
     QCOMPARE(store.metrics(ghost->id).size(), size_t(5));
     QVERIFY(!store.findRun("alive")->isFinished()); // still running
+    // A run whose engine died before its first step has no step to name.
+    const auto stillborn = store.findRun("stillborn");
+    QCOMPARE(stillborn->outcomeStep, int64_t(-1));
+    QVERIFY2(QString::fromStdString(stillborn->message).endsWith("it ended before its first step"),
+             stillborn->message.c_str());
 }
 
 void tst_Store::unknownOutcomeReadsAsAFailureThatNamesIt()
