@@ -14,7 +14,9 @@ namespace optlog {
 std::unique_ptr<Store> openExistingStudy(const std::string &path)
 {
     if (!std::filesystem::exists(path))
-        throw StoreError("study '" + path + "' does not exist; `optlog runs` reads an existing study");
+        throw StoreError("study '" + path
+                         + "' does not exist; give the path of an existing study file (`optlog run --db " + path
+                         + "` creates one)");
     return std::make_unique<Store>(path, Store::Access::ReadWrite);
 }
 
