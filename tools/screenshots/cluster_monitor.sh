@@ -5,12 +5,8 @@
 # (tests/cluster/onenode.sh, root), under Xvfb:
 #   tools/screenshots/cluster_monitor.sh [OUTPUT.png]   (about a minute)
 set -eu
-here=$(cd "$(dirname "$0")/../.." && pwd)
-build="$here/build"
+. "$(dirname "$0")/monitor_common.sh"
 out=${1:-"$here/docs/screenshots/monitor-cluster-1680x900.png"}
-command -v xvfb-run >/dev/null || { echo "cluster_monitor.sh: needs xvfb-run (apt-get install xvfb xauth)" >&2; exit 2; }
-cmake --build "$build" --target optlog recorded_monitor_screenshot
-scratch=$(mktemp -d)
 trap 'SLURM_CONF="$scratch/cluster/slurm.conf" scancel --name=optlog-two 2>/dev/null || true
       bash "$here/tests/cluster/onenode.sh" stop "$scratch/cluster"; rm -rf "$scratch"' EXIT
 bash "$here/tests/cluster/onenode.sh" start "$scratch/cluster" >/dev/null
@@ -33,5 +29,4 @@ PLAN
 # One task at a time: fp32 trains while bf16 waits in the queue.
 "$build/app/optlog" study "$scratch/two.toml" --db "$scratch/two.sqlite" --scheduler slurm --max-parallel 1
 sleep 15 # a few validations in, so that both curves show
-QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1920x1080x24" \
-  "$build/tools/screenshots/recorded_monitor_screenshot" "$scratch/two.sqlite" "$out" "$build/app/optlog" "on Slurm as job" 1680x900
+monitor_shot "$scratch/two.sqlite" "$out" "on Slurm as job" 1680x900
