@@ -5,6 +5,8 @@
 # the heap-corruption defect in docs/benchmarks.md) and any other, whose last 40 lines of stderr it
 # prints (a sanitizer's report under an OPTLOG_SANITIZE build). Runs beside other load to see it.
 #   tests/bench/stopped_runs.sh [N] [OPTLOG]   (default: 48 build/app/optlog)
+# OPTLOG may be a wrapper (valgrind ... optlog "$@"); STOPPED_RUNS_WAIT (seconds, default 60) is
+# how long it waits for the first row before it sends the signal anyway.
 set -uo pipefail
 n=${1:-48}
 optlog=${2:-$(dirname "$0")/../../build/app/optlog}
@@ -16,7 +18,7 @@ for i in $(seq 1 "$n"); do
   "$optlog" run --db "$study" --preset smoke --set data.corpus='"generated"' --set train.steps=100000 \
     >/dev/null 2>"$work/stderr" &
   pid=$!
-  for _ in $(seq 1 600); do
+  for _ in $(seq 1 $((${STOPPED_RUNS_WAIT:-60} * 10))); do
     rows=$(sqlite3 "$study" "SELECT count(*) FROM metrics" 2>/dev/null || echo 0)
     [ "${rows:-0}" -ge 1 ] && break
     sleep 0.1
