@@ -195,6 +195,10 @@ void Store::open(Access mode, bool isNew)
             throw StoreError("'" + path
                              + "' is not an optlog study: it is an SQLite database of another "
                                "application; choose a new file name for the study");
+        if (userVersion < 0)
+            throw StoreError("study '" + path + "' has schema version " + std::to_string(userVersion)
+                             + ", which no optlog writes (versions count up from 0): the file is damaged or "
+                               "was changed by another program. The file was not changed.");
         if (userVersion > kSchemaVersion)
             throw StoreError("study '" + path + "' has schema version " + std::to_string(userVersion)
                              + ", newer than this optlog knows (" + std::to_string(kSchemaVersion)
