@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         config.corpus = "tokens";
         vocab = (choice & 2) ? 50304 : 256;
-        folder = std::filesystem::temp_directory_path() / ("optlog-fuzz-tokens-" + std::to_string(::getpid()));
+        folder = fuzz::scratchPath("-tokens");
         std::filesystem::create_directories(folder);
         const size_t cut = bytes.size() * data[1] / 255;
         std::ofstream(folder / "train.bin", std::ios::binary) << bytes.substr(0, cut);

@@ -18,15 +18,19 @@ inline std::string textOf(const uint8_t *data, size_t size)
     return std::string(reinterpret_cast<const char *>(data), size);
 }
 
-// A fuzzer's input as a file, for the readers that take a path (a study, a plan, a corpus). One
-// path per process, so that fuzzers run side by side; removed when it goes, with SQLite's -wal
-// and -shm beside it.
+// A path of this process's own in the temporary folder, so that fuzzers run side by side.
+inline std::string scratchPath(const std::string &suffix)
+{
+    return (std::filesystem::temp_directory_path() / ("optlog-fuzz-" + std::to_string(::getpid()) + suffix)).string();
+}
+
+// A fuzzer's input as a file, for the readers that take a path (a study, a plan, a corpus), at
+// scratchPath(suffix); removed when it goes, with SQLite's -wal and -shm beside it.
 class InputFile
 {
 public:
     InputFile(const std::string &bytes, const std::string &suffix)
-        : m_path(
-            (std::filesystem::temp_directory_path() / ("optlog-fuzz-" + std::to_string(::getpid()) + suffix)).string())
+        : m_path(scratchPath(suffix))
     {
         remove();
         std::ofstream(m_path, std::ios::binary) << bytes;
