@@ -13,7 +13,9 @@
 #include <QtTest>
 #include <csignal>
 #include <map>
+#include <thread>
 
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -310,6 +312,47 @@ private Q_SLOTS:
         QCOMPARE(waitpid(child, &status, 0), child);
         QCOMPARE(said, QByteArray("held taken "));
         QVERIFY(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    }
+
+    // A library's thread, started before main() held the signals, can be the one the kernel gives
+    // SIGTERM to. It must be held all the same, not end the process (the start-up SIGTERM that
+    // tst_hostile saw end the engine by its default action, once in a loaded CI run).
+    void aStopSignalGivenToAThreadStartedEarlierIsHeldToo()
+    {
+        int progress[2];
+        QVERIFY(pipe(progress) == 0);
+        const pid_t child = fork();
+        QVERIFY(child >= 0);
+        if (child == 0) {
+            close(progress[0]);
+            std::signal(SIGTERM, SIG_DFL);
+            std::atomic<pid_t> early{0};
+            std::thread library([&early] {
+                early.store(pid_t(syscall(SYS_gettid)));
+                usleep(3000 * 1000);
+            });
+            while (!early.load())
+                usleep(1000);
+            holdStopSignals();
+            syscall(SYS_tgkill, getpid(), early.load(), SIGTERM); // to the early thread alone
+            usleep(50 * 1000);
+            if (!stopRequested().load())
+                (void) !write(progress[1], "held ", 5);
+            watchStopSignals();
+            if (stopRequested().load())
+                (void) !write(progress[1], "taken", 5);
+            _exit(0); // the library thread still sleeps
+        }
+        close(progress[1]);
+        QByteArray said;
+        char buffer[64];
+        for (ssize_t n; (n = read(progress[0], buffer, sizeof(buffer))) > 0;)
+            said.append(buffer, n);
+        close(progress[0]);
+        int status = 0;
+        QCOMPARE(waitpid(child, &status, 0), child);
+        QCOMPARE(said, QByteArray("held taken"));
+        QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
 };
 

@@ -100,17 +100,22 @@ StudyRows studyRows(const QString &path)
     return s;
 }
 
-// Whether the process has blocked SIGTERM on its main thread, as optlog's main() does first
-// (holdStopSignals): from then on a stop signal is optlog's to take, not the default action's,
-// which ends a process still loading its libraries (docs/robustness.md).
+// Whether the process holds SIGTERM, as optlog's main() does first (holdStopSignals): blocked on its
+// main thread and caught, for a library's thread that started earlier. From then on a stop signal is
+// optlog's to take, not the default action's, which ends a process still loading its libraries
+// (docs/robustness.md). Blocked alone is not enough: a library blocks every signal for a moment
+// while it starts a thread, before main().
 bool holdsStopSignals(qint64 pid)
 {
     QFile status(QString("/proc/%1/status").arg(pid));
     if (!status.open(QIODevice::ReadOnly))
         return false;
-    const QRegularExpressionMatch blocked = QRegularExpression("SigBlk:\\s*([0-9a-f]+)")
-                                                .match(QString::fromLatin1(status.readAll()));
-    return blocked.hasMatch() && (blocked.captured(1).toULongLong(nullptr, 16) >> (SIGTERM - 1) & 1);
+    const QString text = QString::fromLatin1(status.readAll());
+    const auto has = [&text](const char *mask) {
+        const QRegularExpressionMatch match = QRegularExpression(QString(mask) + ":\\s*([0-9a-f]+)").match(text);
+        return match.hasMatch() && (match.captured(1).toULongLong(nullptr, 16) >> (SIGTERM - 1) & 1);
+    };
+    return has("SigBlk") && has("SigCgt");
 }
 
 // The suite's figures, for docs/robustness.md: every case tried, how many ended as documented, how many

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace optlog {
@@ -12,6 +13,7 @@ namespace optlog {
 namespace {
 
 std::atomic<bool> g_stopRequested{false};
+pid_t g_holdingThread = 0; // the thread that called holdStopSignals()
 
 sigset_t stopSignals()
 {
@@ -35,12 +37,24 @@ void requestStop(int)
     endOnTheNextStopSignal();
 }
 
+// A stop signal the kernel gave to a thread started before the signals were held (a library's,
+// started before main()) goes on to the holding thread, which holds it as it would one sent to the
+// process. Sent to that thread alone, it stays pending across the re-exec, which keeps the
+// execing thread's pending signals; the default action here would end the process instead.
+void sendToTheHoldingThread(int signal)
+{
+    syscall(SYS_tgkill, getpid(), g_holdingThread, signal);
+}
+
 } // namespace
 
 void holdStopSignals()
 {
     const sigset_t stop = stopSignals();
     sigprocmask(SIG_BLOCK, &stop, nullptr);
+    g_holdingThread = pid_t(syscall(SYS_gettid));
+    std::signal(SIGINT, sendToTheHoldingThread);
+    std::signal(SIGTERM, sendToTheHoldingThread);
 }
 
 // Stopped runs that aborted with a corrupted heap inside oneDNN's sgemm (docs/benchmarks.md) were
@@ -53,13 +67,23 @@ void watchStopSignals()
 {
     std::signal(SIGINT, requestStop);
     std::signal(SIGTERM, requestStop);
-    std::thread([] {
-        const sigset_t stop = stopSignals();
-        int signal = 0;
-        if (sigwait(&stop, &signal) != 0)
-            return;
+    // One held until now, sent to the process or to this thread (which only this thread can take).
+    const sigset_t stop = stopSignals();
+    const timespec now{0, 0};
+    const bool held = sigtimedwait(&stop, nullptr, &now) > 0;
+    if (held) {
         g_stopRequested.store(true);
         endOnTheNextStopSignal();
+    }
+    std::thread([held] {
+        const sigset_t stop = stopSignals();
+        int signal = 0;
+        if (!held) {
+            if (sigwait(&stop, &signal) != 0)
+                return;
+            g_stopRequested.store(true);
+            endOnTheNextStopSignal();
+        }
         // Only this thread takes the next one, and must be alive to: its default action ends the process.
         pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
         for (;;)

@@ -11,7 +11,8 @@ namespace optlog {
 //
 // Holds both signals (blocks them in this thread, and so in every thread started after it, and
 // across an exec, since a signal mask survives it), so that a signal while starting is taken
-// later instead of killing the process. Call it before any thread starts.
+// later instead of killing the process. One that a thread started earlier (a library's) is given
+// comes back to this thread and is held here. Call it on the thread that will watch them.
 void holdStopSignals();
 // From now on the stop signals set the flag stopRequested() returns. One thread of their own
 // takes them with sigwait, so that no signal interrupts a library's kernels, as a handler does;
