@@ -17,6 +17,7 @@
 #include <QtTest>
 #include <csignal>
 
+#include <sys/syscall.h>
 #include <unistd.h>
 
 using namespace optlog;
@@ -141,6 +142,7 @@ private Q_SLOTS:
     void killAtAnyPointKeepsEveryCommittedRow();
     void terminateCancelsInEveryPhase_data();
     void terminateCancelsInEveryPhase();
+    void noTrainingThreadRunsAStopHandler();
     void fullDiskEndsTheRunFailedWithItsCause();
     void fileSizeLimitEndsTheRunFailedWithItsCause();
     void fuzzedConfigsNeverCrashOrChangeARefusedStudy();
@@ -600,6 +602,52 @@ void tst_Hostile::terminateCancelsInEveryPhase()
         if (phase == "validation")
             QVERIFY(!store.validation(run.id).empty()); // the validation in progress finished and was kept
     }
+}
+
+// oneDNN's AVX-512 sgemm keeps data below its stack pointer, where a signal handler's frame is
+// written: a handler that runs on a thread inside it corrupts the heap (docs/benchmarks.md, "Stopped
+// runs that aborted"). So while an engine trains, every thread holds the stop signals but the one
+// that waits for them in sigtimedwait, and no handler of theirs can run on a thread in a kernel.
+void tst_Hostile::noTrainingThreadRunsAStopHandler()
+{
+    const QString study = studyCopy("thread-masks");
+    QProcess engine;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.remove("OMP_WAIT_POLICY"); // so that it re-executes, as a run from a fresh shell does
+    environment.remove("OPTLOG_SET_VARIABLES");
+    engine.setProcessEnvironment(environment);
+    engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study, "--jsonl", "--set", "train.steps=100000"} + kSmoke);
+    QVERIFY(engine.waitForStarted());
+    QByteArray out;
+    QElapsedTimer timer;
+    timer.start();
+    while (!out.contains("\"step\":3,") && timer.elapsed() < 60000) {
+        engine.waitForReadyRead(100);
+        out += engine.readAllStandardOutput();
+    }
+    QVERIFY2(out.contains("\"step\":3,"), out.right(500).constData());
+    const QString tasks = QString("/proc/%1/task").arg(engine.processId());
+    QStringList takers;
+    int threads = 0;
+    for (const QString &thread : QDir(tasks).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        ++threads;
+        QFile status(tasks + "/" + thread + "/status"), call(tasks + "/" + thread + "/syscall");
+        if (!status.open(QIODevice::ReadOnly) || !call.open(QIODevice::ReadOnly))
+            continue; // it ended meanwhile
+        const QRegularExpressionMatch blocked = QRegularExpression("SigBlk:\\s*([0-9a-f]+)")
+                                                    .match(QString::fromLatin1(status.readAll()));
+        const quint64 mask = blocked.captured(1).toULongLong(nullptr, 16);
+        const bool holds = (mask >> (SIGTERM - 1) & 1) && (mask >> (SIGINT - 1) & 1);
+        const QByteArray inCall = call.readAll().split(' ').value(0).trimmed();
+        if (!holds)
+            takers << thread + (inCall == QByteArray::number(SYS_rt_sigtimedwait) ? " (waiting)" : " (" + inCall + ")");
+    }
+    engine.terminate();
+    QVERIFY(engine.waitForFinished(60000));
+    QVERIFY2(threads > 1, "the engine trained on one thread: nothing to check");
+    QCOMPARE(takers.size(), 1); // the waiting thread
+    QVERIFY2(takers.front().endsWith("(waiting)"), qPrintable(takers.join(", ")));
+    QCOMPARE(engine.exitCode(), 4);
 }
 
 void tst_Hostile::fullDiskEndsTheRunFailedWithItsCause()
