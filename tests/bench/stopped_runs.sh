@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # How stopped runs end: starts a smoke run N times, sends it SIGTERM once its first metric row is
 # stored (plus up to 0.9 s), and counts the exit codes: 4 (cancelled, as it should), 134 (aborted,
-# the heap-corruption defect in docs/benchmarks.md) and any other, whose last 40 lines of stderr it
-# prints (a sanitizer's report under an OPTLOG_SANITIZE build). Runs beside other load to see it.
+# as runs did while a stop handler could run inside oneDNN's sgemm: docs/benchmarks.md) and any
+# other, whose last 40 lines of stderr it prints (a sanitizer's report under an OPTLOG_SANITIZE
+# build). Runs beside other load to see it.
 #   tests/bench/stopped_runs.sh [N] [OPTLOG]   (default: 48 build/app/optlog)
 # OPTLOG may be a wrapper (valgrind ... optlog "$@"); STOPPED_RUNS_WAIT (seconds, default 60) is
 # how long it waits for the first row before it sends the signal anyway.

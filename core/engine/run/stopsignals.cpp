@@ -57,12 +57,12 @@ void holdStopSignals()
     std::signal(SIGTERM, sendToTheHoldingThread);
 }
 
-// Stopped runs that aborted with a corrupted heap inside oneDNN's sgemm (docs/benchmarks.md) were
-// why the signals are taken by a thread of their own rather than by a handler, which runs on
-// whichever thread the kernel picks, on that thread's stack; that this was their cause is not
-// shown. The handler stays for threads started before the signals were blocked, to which the
-// kernel may deliver them instead: where the process did not re-execute (its variables already
-// set), a library's thread is there before main().
+// The signals are taken by a thread of their own rather than by a handler, which runs on whichever
+// thread the kernel picks, on that thread's stack: a handler's frame written on a thread inside
+// oneDNN's sgemm corrupts the heap (docs/benchmarks.md, "Stopped runs that aborted";
+// tests/bench/sgemm_under_signals). The handler stays for threads started before the signals were
+// held, to which the kernel may deliver them instead: where the process did not re-execute (its
+// variables already set), OpenBLAS's thread is there before main().
 void watchStopSignals()
 {
     std::signal(SIGINT, requestStop);
