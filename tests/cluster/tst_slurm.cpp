@@ -469,7 +469,8 @@ void tst_Slurm::aStoppedRankThatWaitsForRankZeroEndsCancelled()
     QProcess rank;
     rank.start(OPTLOG_BINARY, kRankWithoutRankZero);
     QVERIFY(rank.waitForStarted());
-    QThread::msleep(1500);
+    QVERIFY(testing::waitUntilItHoldsStopSignals(rank)); // past loading its libraries, seconds under ASan
+    QThread::msleep(300);
     QElapsedTimer stopping;
     stopping.start();
     rank.terminate();

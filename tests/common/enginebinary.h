@@ -8,9 +8,11 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QString>
 #include <QStringList>
 #include <QThread>
+#include <csignal>
 
 namespace optlog::testing {
 
@@ -55,6 +57,37 @@ inline bool waitForSteps(const QString &study, size_t steps, int timeoutMs = 600
         QThread::msleep(50);
     }
     return false;
+}
+
+// Whether the process holds SIGTERM, as optlog's main() does first (holdStopSignals): blocked on its
+// main thread and caught, for a library's thread that started earlier. From then on a stop signal is
+// optlog's to take, not the default action's, which ends a process still loading its libraries
+// (seconds under a sanitizer). Blocked alone is not enough: a library blocks every signal for a
+// moment while it starts a thread, before main().
+inline bool holdsStopSignals(qint64 pid)
+{
+    QFile status(QString("/proc/%1/status").arg(pid));
+    if (!status.open(QIODevice::ReadOnly))
+        return false;
+    const QString text = QString::fromLatin1(status.readAll());
+    const auto has = [&text](const char *mask) {
+        const QRegularExpressionMatch match = QRegularExpression(QString(mask) + ":\\s*([0-9a-f]+)").match(text);
+        return match.hasMatch() && (match.captured(1).toULongLong(nullptr, 16) >> (SIGTERM - 1) & 1);
+    };
+    return has("SigBlk") && has("SigCgt");
+}
+
+// Waits until `process` holds its stop signals; false if it did not within the time.
+inline bool waitUntilItHoldsStopSignals(const QProcess &process, int timeoutMs = 60000)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (!holdsStopSignals(process.processId())) {
+        if (timer.elapsed() > timeoutMs)
+            return false;
+        QThread::msleep(20);
+    }
+    return true;
 }
 
 } // namespace optlog::testing

@@ -6,6 +6,7 @@
 // input file; what a run committed is never lost.
 #include "core/store/store.h"
 #include "tests/common/configfuzzer.h"
+#include "tests/common/enginebinary.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
@@ -99,24 +100,6 @@ StudyRows studyRows(const QString &path)
     }
     s.integrity = QString::fromStdString(db.execAndGet("PRAGMA integrity_check").getString());
     return s;
-}
-
-// Whether the process holds SIGTERM, as optlog's main() does first (holdStopSignals): blocked on its
-// main thread and caught, for a library's thread that started earlier. From then on a stop signal is
-// optlog's to take, not the default action's, which ends a process still loading its libraries
-// (docs/robustness.md). Blocked alone is not enough: a library blocks every signal for a moment
-// while it starts a thread, before main().
-bool holdsStopSignals(qint64 pid)
-{
-    QFile status(QString("/proc/%1/status").arg(pid));
-    if (!status.open(QIODevice::ReadOnly))
-        return false;
-    const QString text = QString::fromLatin1(status.readAll());
-    const auto has = [&text](const char *mask) {
-        const QRegularExpressionMatch match = QRegularExpression(QString(mask) + ":\\s*([0-9a-f]+)").match(text);
-        return match.hasMatch() && (match.captured(1).toULongLong(nullptr, 16) >> (SIGTERM - 1) & 1);
-    };
-    return has("SigBlk") && has("SigCgt");
 }
 
 // The suite's figures, for docs/robustness.md: every case tried, how many ended as documented, how many
@@ -571,8 +554,7 @@ void tst_Hostile::terminateCancelsInEveryPhase()
     timer.start();
     if (phase == "start-up") {
         // Past loading the libraries (seconds under a sanitizer), into reading data and measuring the machine.
-        while (!holdsStopSignals(engine.processId()) && timer.elapsed() < 60000)
-            QThread::msleep(20);
+        QVERIFY(testing::waitUntilItHoldsStopSignals(engine));
         QThread::msleep(300);
         QVERIFY2(!engine.readAllStandardOutput().contains("\"started\""), "start-up was over before the signal");
     } else {
