@@ -33,7 +33,9 @@ built=$SECONDS
 export ASAN_OPTIONS="exitcode=99:halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export LSAN_OPTIONS="suppressions=$here/tools/sanitize.lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=99"
-export TSAN_OPTIONS="exitcode=99:halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tools/sanitize.tsan.supp"
+# die_after_fork=0: a test process is multi-threaded when QProcess forks an engine, and TSan
+# otherwise ends a child that starts a thread before its exec.
+export TSAN_OPTIONS="exitcode=99:halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:suppressions=$here/tools/sanitize.tsan.supp"
 # Not run: the format check (no code runs) and the package check (it would package this build).
 status=0
 (cd "$build" && ctest --output-on-failure --timeout 3600 -j "$(nproc)" -E '^(format|package)$' "$@") || status=$?
