@@ -12,6 +12,7 @@
 
 #include <QtTest>
 #include <csignal>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -57,6 +58,32 @@ std::string refusal(Call call)
 bool mentions(const std::string &message, const std::string &part)
 {
     return message.find(part) != std::string::npos;
+}
+
+// Runs `body` in a child process of its own, with SIGTERM's default action: the test runner
+// handles SIGTERM itself, and a signal may have to end the process. `body` writes what it got past
+// to the descriptor it is given; returns that, and the child's wait status in `status`.
+QByteArray saidInAChild(const std::function<void(int)> &body, int &status)
+{
+    int progress[2];
+    if (pipe(progress) != 0)
+        return "no pipe";
+    const pid_t child = fork();
+    if (child == 0) {
+        close(progress[0]);
+        std::signal(SIGTERM, SIG_DFL);
+        body(progress[1]);
+        _exit(0);
+    }
+    close(progress[1]);
+    QByteArray said;
+    char buffer[64];
+    for (ssize_t n; (n = read(progress[0], buffer, sizeof(buffer))) > 0;)
+        said.append(buffer, n);
+    close(progress[0]);
+    if (child < 0 || waitpid(child, &status, 0) != child)
+        return "no child";
+    return said;
 }
 
 } // namespace
@@ -276,40 +303,26 @@ private Q_SLOTS:
         QCOMPARE(firstSlurmNode("n[3,5]"), std::string("n3"));
     }
 
-    // In a child process of its own: the test runner handles SIGTERM itself, and the second
-    // signal must end the process. The child writes what it got past to a pipe.
     void aHeldStopSignalIsTakenOnceWatchedAndTheNextEndsTheProcess()
     {
-        int progress[2];
-        QVERIFY(pipe(progress) == 0);
-        const pid_t child = fork();
-        QVERIFY(child >= 0);
-        if (child == 0) {
-            close(progress[0]);
-            std::signal(SIGTERM, SIG_DFL);
-            holdStopSignals();
-            kill(getpid(), SIGTERM); // held: neither the stop flag nor the default action yet
-            usleep(50 * 1000);
-            if (!stopRequested().load())
-                (void) !write(progress[1], "held ", 5);
-            watchStopSignals();
-            for (int i = 0; i < 500 && !stopRequested().load(); ++i)
-                usleep(10 * 1000);
-            if (stopRequested().load())
-                (void) !write(progress[1], "taken ", 6);
-            kill(getpid(), SIGTERM); // the second: the default action, the end of the process
-            usleep(2000 * 1000);
-            (void) !write(progress[1], "alive", 5);
-            _exit(0);
-        }
-        close(progress[1]);
-        QByteArray said;
-        char buffer[64];
-        for (ssize_t n; (n = read(progress[0], buffer, sizeof(buffer))) > 0;)
-            said.append(buffer, n);
-        close(progress[0]);
         int status = 0;
-        QCOMPARE(waitpid(child, &status, 0), child);
+        const QByteArray said = saidInAChild(
+            [](int progress) {
+                holdStopSignals();
+                kill(getpid(), SIGTERM); // held: neither the stop flag nor the default action yet
+                usleep(50 * 1000);
+                if (!stopRequested().load())
+                    (void) !write(progress, "held ", 5);
+                watchStopSignals();
+                for (int i = 0; i < 500 && !stopRequested().load(); ++i)
+                    usleep(10 * 1000);
+                if (stopRequested().load())
+                    (void) !write(progress, "taken ", 6);
+                kill(getpid(), SIGTERM); // the second: the default action, the end of the process
+                usleep(2000 * 1000);
+                (void) !write(progress, "alive", 5);
+            },
+            status);
         QCOMPARE(said, QByteArray("held taken "));
         QVERIFY(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
     }
@@ -319,38 +332,27 @@ private Q_SLOTS:
     // tst_hostile saw end the engine by its default action, once in a loaded CI run).
     void aStopSignalGivenToAThreadStartedEarlierIsHeldToo()
     {
-        int progress[2];
-        QVERIFY(pipe(progress) == 0);
-        const pid_t child = fork();
-        QVERIFY(child >= 0);
-        if (child == 0) {
-            close(progress[0]);
-            std::signal(SIGTERM, SIG_DFL);
-            std::atomic<pid_t> early{0};
-            std::thread library([&early] {
-                early.store(pid_t(syscall(SYS_gettid)));
-                usleep(3000 * 1000);
-            });
-            while (!early.load())
-                usleep(1000);
-            holdStopSignals();
-            syscall(SYS_tgkill, getpid(), early.load(), SIGTERM); // to the early thread alone
-            usleep(50 * 1000);
-            if (!stopRequested().load())
-                (void) !write(progress[1], "held ", 5);
-            watchStopSignals();
-            if (stopRequested().load())
-                (void) !write(progress[1], "taken", 5);
-            _exit(0); // the library thread still sleeps
-        }
-        close(progress[1]);
-        QByteArray said;
-        char buffer[64];
-        for (ssize_t n; (n = read(progress[0], buffer, sizeof(buffer))) > 0;)
-            said.append(buffer, n);
-        close(progress[0]);
         int status = 0;
-        QCOMPARE(waitpid(child, &status, 0), child);
+        const QByteArray said = saidInAChild(
+            [](int progress) {
+                std::atomic<pid_t> early{0};
+                std::thread library([&early] {
+                    early.store(pid_t(syscall(SYS_gettid)));
+                    usleep(3000 * 1000);
+                });
+                while (!early.load())
+                    usleep(1000);
+                holdStopSignals();
+                syscall(SYS_tgkill, getpid(), early.load(), SIGTERM); // to the early thread alone
+                usleep(50 * 1000);
+                if (!stopRequested().load())
+                    (void) !write(progress, "held ", 5);
+                watchStopSignals();
+                if (stopRequested().load())
+                    (void) !write(progress, "taken", 5);
+                _exit(0); // the library thread still sleeps
+            },
+            status);
         QCOMPARE(said, QByteArray("held taken"));
         QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
