@@ -26,8 +26,8 @@ QColor runLabelColor(int index, const QPalette &palette);
 // A cell's background by how close it is to trouble (green, amber, red; none when unknown): the
 // same three in the numerics table and the decision summary. Text on it is dark in either palette.
 QColor riskColor(RiskLevel level);
-// Gives `view` a new chart with the shared style (title font, margins, legend, no animation) and the title,
-// and returns it for the caller's axes and series.
+// Gives `view` a new chart with the shared style (title font, margins, legend, no animation)
+// and the title, and returns it for the caller's axes and series.
 QChart *setUpChartView(QChartView *view, const QString &title);
 
 // What an axis counts, which decides how its ticks read and whether it may go below zero.
