@@ -586,10 +586,10 @@ void tst_Hostile::terminateCancelsInEveryPhase()
     }
 }
 
-// oneDNN's AVX-512 sgemm keeps data below its stack pointer, where a signal handler's frame is
-// written: a handler that runs on a thread inside it corrupts the heap (docs/benchmarks.md, "Stopped
-// runs that aborted"). So while an engine trains, every thread holds the stop signals but the one
-// that waits for them in sigtimedwait, and no handler of theirs can run on a thread in a kernel.
+// A signal handler that runs on a thread inside oneDNN's sgemm corrupts the heap (docs/benchmarks.md,
+// "Stopped runs that aborted"). So while an engine trains, every thread holds the stop signals but
+// the one that waits for them in sigtimedwait, and no handler of theirs can run on a thread in a
+// kernel.
 void tst_Hostile::noTrainingThreadRunsAStopHandler()
 {
     const QString study = studyCopy("thread-masks");
