@@ -59,6 +59,14 @@ inline bool waitForSteps(const QString &study, size_t steps, int timeoutMs = 600
     return false;
 }
 
+// A signal mask (SigBlk, SigCgt, ...) from the text of a /proc/<pid>/status or task status file;
+// 0 when it is not there.
+inline quint64 signalMask(const QString &statusText, const char *mask)
+{
+    const QRegularExpressionMatch match = QRegularExpression(QString(mask) + ":\\s*([0-9a-f]+)").match(statusText);
+    return match.hasMatch() ? match.captured(1).toULongLong(nullptr, 16) : 0;
+}
+
 // Whether the process holds SIGTERM, as optlog's main() does first (holdStopSignals): blocked on its
 // main thread and caught, for a library's thread that started earlier. From then on a stop signal is
 // optlog's to take, not the default action's, which ends a process still loading its libraries
@@ -70,11 +78,8 @@ inline bool holdsStopSignals(qint64 pid)
     if (!status.open(QIODevice::ReadOnly))
         return false;
     const QString text = QString::fromLatin1(status.readAll());
-    const auto has = [&text](const char *mask) {
-        const QRegularExpressionMatch match = QRegularExpression(QString(mask) + ":\\s*([0-9a-f]+)").match(text);
-        return match.hasMatch() && (match.captured(1).toULongLong(nullptr, 16) >> (SIGTERM - 1) & 1);
-    };
-    return has("SigBlk") && has("SigCgt");
+    const quint64 term = quint64(1) << (SIGTERM - 1);
+    return (signalMask(text, "SigBlk") & term) && (signalMask(text, "SigCgt") & term);
 }
 
 // Waits until `process` holds its stop signals; false if it did not within the time.

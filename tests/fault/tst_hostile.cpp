@@ -616,9 +616,7 @@ void tst_Hostile::noTrainingThreadRunsAStopHandler()
         QFile status(tasks + "/" + thread + "/status"), call(tasks + "/" + thread + "/syscall");
         if (!status.open(QIODevice::ReadOnly) || !call.open(QIODevice::ReadOnly))
             continue; // it ended meanwhile
-        const QRegularExpressionMatch blocked = QRegularExpression("SigBlk:\\s*([0-9a-f]+)")
-                                                    .match(QString::fromLatin1(status.readAll()));
-        const quint64 mask = blocked.captured(1).toULongLong(nullptr, 16);
+        const quint64 mask = testing::signalMask(QString::fromLatin1(status.readAll()), "SigBlk");
         const bool holds = (mask >> (SIGTERM - 1) & 1) && (mask >> (SIGINT - 1) & 1);
         const QByteArray inCall = call.readAll().split(' ').value(0).trimmed();
         if (!holds)
