@@ -65,6 +65,28 @@ private Q_SLOTS:
         QVERIFY2(events.front().message.find("data: ") != std::string::npos, events.front().message.c_str());
     }
 
+    void aRunToldToMeasureNoMatmulPeakStoresWhyAndCachesNone()
+    {
+        QTemporaryDir dir;
+        const QByteArray previousCache = qgetenv("XDG_CACHE_HOME");
+        qputenv("XDG_CACHE_HOME", dir.filePath("cache").toUtf8());
+        qputenv("OPTLOG_MATMUL_PEAK", "0");
+        const std::string path = dir.filePath("study.sqlite").toStdString();
+        EngineRun run(smoke({"train.steps=6", "train.eval_interval=3"}));
+        run.open(path);
+        const std::atomic<bool> stop{false};
+        const EngineRun::Result result = run.train({}, stop);
+        qunsetenv("OPTLOG_MATMUL_PEAK");
+        qputenv("XDG_CACHE_HOME", previousCache);
+
+        QCOMPARE(std::string(outcomeName(result.outcome.outcome)), std::string("completed"));
+        const Store store(path, Store::Access::ReadOnly);
+        const std::string environment = store.findRun(std::to_string(result.runId))->environmentJson;
+        QVERIFY2(environment.find(R"("matmul_peak":{"not_measured":"OPTLOG_MATMUL_PEAK=0"})") != std::string::npos,
+                 environment.c_str());
+        QVERIFY(!QFileInfo::exists(dir.filePath("cache/optlog/matmul-peak.json")));
+    }
+
     void replicatesTrainAsOneGroupOnTheSameValidationWindows()
     {
         QTemporaryDir dir;

@@ -99,6 +99,8 @@ double MatmulPeak::gflops(at::ScalarType dtype) const
 
 nlohmann::json MatmulPeak::toJson() const
 {
+    if (!notMeasured.empty())
+        return {{"not_measured", notMeasured}};
     nlohmann::json out = {{"float32_gflops", float32Gflops},
                           {"bfloat16_gflops", bfloat16Gflops},
                           {"shapes", shapes},
@@ -109,6 +111,12 @@ nlohmann::json MatmulPeak::toJson() const
     if (float16Gflops > 0)
         out["float16_gflops"] = float16Gflops;
     return out;
+}
+
+bool matmulPeakWanted()
+{
+    const char *setting = std::getenv("OPTLOG_MATMUL_PEAK");
+    return !setting || std::string(setting) != "0";
 }
 
 int64_t matmulPeakBytes(const RunConfig &config)

@@ -27,6 +27,7 @@ struct MatmulPeak
     bool fromCache = false;
     bool remeasured = false; // the cached entry was beaten by the run's own kernels (below)
     double seconds = 0;      // what measuring took (0 from the cache)
+    std::string notMeasured; // why no peak was measured (matmulPeakWanted()); empty when one was
 
     // The peak of a compute dtype (FP32, BF16, FP16); 0 for another.
     double gflops(at::ScalarType dtype) const;
@@ -39,6 +40,11 @@ struct ObservedRate
     at::ScalarType dtype = at::kFloat;
     double gflops = 0;
 };
+
+// Whether a run measures the peak: unless OPTLOG_MATMUL_PEAK=0, which a run whose rates are not
+// the machine's sets. Under Valgrind (tools/valgrind-optlog.sh) the squares took over 25 minutes
+// before the first step; such a run stores why it has no peak, and shows no MFU.
+bool matmulPeakWanted();
 
 // `cacheFile` empty: $XDG_CACHE_HOME/optlog/matmul-peak.json, else ~/.cache/optlog/....
 // Measured on the config's runtime.device with square GEMMs (1024 and 2048 on a CPU, 4096 and

@@ -82,6 +82,10 @@ void EngineRun::open(const std::string &studyPath)
     m_heap = keepTensorMemoryInHeap();
     CountingAllocator::install();
     m_threads = applyThreadSettings(m_config.runtime);
+    if (!matmulPeakWanted()) {
+        m_peak.notMeasured = "OPTLOG_MATMUL_PEAK=0";
+        return;
+    }
     // Before the budget, which rehearses the run's memory, not the machine's (the calibration's
     // matrices are not counted in any case).
     // With the rate this run's kernels reach now, which a peak cached at a busier hour falls short
