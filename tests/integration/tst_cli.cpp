@@ -58,6 +58,7 @@ private Q_SLOTS:
     void fitsProposalRunsUnderTheSameBudget();
     void tunedSettingsAreUsedAndRecorded();
     void anUntunedFirstRunProbesAndSaysSo();
+    void aRunWithOneDnnCappedBelowAvx512WidensItsBf16Products();
     void curationCommandsChangeTheStudy();
     void curationBadInputChangesNeitherStudy_data();
     void curationBadInputChangesNeitherStudy();
@@ -556,6 +557,22 @@ void tst_Cli::tunedSettingsAreUsedAndRecorded()
 
     // The GEMM check that guards a core type passes with the kernels in use.
     QCOMPARE(runOptlog({"tune", "--gemm-check"}, 60000, environment).exitCode, 0);
+}
+
+void tst_Cli::aRunWithOneDnnCappedBelowAvx512WidensItsBf16Products()
+{
+    // ONEDNN_MAX_CPU_ISA=AVX2 leaves oneDNN no BF16 matmul, AVX-512 CPU or not. When the BF16 path
+    // was chosen by the CPU's flags, every run's start on an AVX-512 machine failed with "could not
+    // create a primitive descriptor iterator" (its environment names the path).
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("ONEDNN_MAX_CPU_ISA", "AVX2");
+    const QString study = m_dir.filePath("avx2-capped.sqlite");
+    const Result r = runOptlog(QStringList{"run", "--db", study, "--set", "train.steps=6"} + kSmoke, 120000,
+                               environment);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    const std::string runEnvironment = store.findRun("smoke")->environmentJson;
+    QVERIFY2(runEnvironment.find(", bf16 widened") != std::string::npos, runEnvironment.c_str());
 }
 
 void tst_Cli::anUntunedFirstRunProbesAndSaysSo()

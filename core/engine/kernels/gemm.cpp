@@ -48,8 +48,9 @@ bool oneDnnGemmBuilt()
 bool bf16ProductsWidened()
 {
 #if defined(OPTLOG_HAVE_ONEDNN) && defined(__x86_64__)
-    static const bool widened = !(__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")
-                                  && __builtin_cpu_supports("avx512dq"));
+    // oneDNN's own view, not the CPU's: ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 machine leaves it no
+    // BF16 matmul, and asking the CPU instead failed every run's start there.
+    static const bool widened = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core;
     return widened;
 #else
     return false;
