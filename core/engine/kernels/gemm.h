@@ -23,10 +23,10 @@ GemmLibrary gemmLibraryFrom(const std::string &setting);
 bool oneDnnGemmBuilt();
 // Whether oneDNN's path computes BF16 products here in FP32 arithmetic, where oneDNN may not use
 // AVX-512 (BW, VL, DQ: the CPU lacks it, or ONEDNN_MAX_CPU_ISA caps it): there oneDNN 2.6 has no
-// BF16 matmul, and LibTorch 1.13 runs a scalar one-thread
-// kernel, about 30x slower than FP32 (docs/benchmarks.md). Operands are widened to FP32 exactly and
-// each sum is rounded to BF16 once, as oneDNN's own BF16 product rounds its FP32 sums. With AVX-512,
-// BF16 products run on oneDNN's matmul primitive (bf16matmul.h).
+// BF16 matmul, and LibTorch 1.13 runs a scalar one-thread kernel, about 30x slower than FP32
+// (docs/benchmarks.md). Operands are widened to FP32 exactly and each sum is rounded to BF16 once,
+// as oneDNN's own BF16 product rounds its FP32 sums. With AVX-512, BF16 products run on oneDNN's
+// matmul primitive (bf16matmul.h).
 bool bf16ProductsWidened();
 // "onednn 2.6.3, bf16 matmul brg:avx512_core_bf16", "onednn 2.6.3, bf16 widened" or "aten": what a
 // run's environment records.
