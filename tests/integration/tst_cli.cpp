@@ -59,6 +59,7 @@ private Q_SLOTS:
     void tunedSettingsAreUsedAndRecorded();
     void anUntunedFirstRunProbesAndSaysSo();
     void aRunWithOneDnnCappedBelowAvx512WidensItsBf16Products();
+    void aBadMatmulPeakSettingIsRefusedBeforeTheStudyExists();
     void curationCommandsChangeTheStudy();
     void curationBadInputChangesNeitherStudy_data();
     void curationBadInputChangesNeitherStudy();
@@ -573,6 +574,17 @@ void tst_Cli::aRunWithOneDnnCappedBelowAvx512WidensItsBf16Products()
     const Store store(study.toStdString(), Store::Access::ReadOnly);
     const std::string runEnvironment = store.findRun("smoke")->environmentJson;
     QVERIFY2(runEnvironment.find(", bf16 widened") != std::string::npos, runEnvironment.c_str());
+}
+
+void tst_Cli::aBadMatmulPeakSettingIsRefusedBeforeTheStudyExists()
+{
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("OPTLOG_MATMUL_PEAK", "no");
+    const QString study = m_dir.filePath("bad-peak-setting.sqlite");
+    const Result r = runOptlog(QStringList{"run", "--db", study} + kSmoke, 60000, environment);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("OPTLOG_MATMUL_PEAK=\"no\": expected 0"), qPrintable(r.err));
+    QVERIFY(!QFileInfo::exists(study));
 }
 
 void tst_Cli::anUntunedFirstRunProbesAndSaysSo()

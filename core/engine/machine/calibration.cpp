@@ -3,6 +3,7 @@
 
 #include "core/config/cachefile.h"
 #include "core/config/config.h"
+#include "core/contract/inputerror.h"
 #include "core/engine/kernels/gemm.h"
 #include "core/engine/machine/cudasupport.h"
 #include "core/engine/machine/device.h"
@@ -116,7 +117,12 @@ nlohmann::json MatmulPeak::toJson() const
 bool matmulPeakWanted()
 {
     const char *setting = std::getenv("OPTLOG_MATMUL_PEAK");
-    return !setting || std::string(setting) != "0";
+    if (!setting || std::string(setting) == "1")
+        return true;
+    if (std::string(setting) == "0")
+        return false;
+    throw InputError("OPTLOG_MATMUL_PEAK=\"" + std::string(setting)
+                     + "\": expected 0 (measure no matmul peak) or 1 (measure it, as when unset)");
 }
 
 int64_t matmulPeakBytes(const RunConfig &config)

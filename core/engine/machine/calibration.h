@@ -43,7 +43,8 @@ struct ObservedRate
 
 // Whether a run measures the peak: unless OPTLOG_MATMUL_PEAK=0, which a run whose rates are not
 // the machine's sets. Under Valgrind (tools/valgrind-optlog.sh) the squares took over 25 minutes
-// before the first step; such a run stores why it has no peak, and shows no MFU.
+// before the first step; such a run stores why it has no peak, and shows no MFU. Throws InputError
+// for a value other than 0 or 1.
 bool matmulPeakWanted();
 
 // `cacheFile` empty: $XDG_CACHE_HOME/optlog/matmul-peak.json, else ~/.cache/optlog/....

@@ -75,6 +75,7 @@ EngineRun::~EngineRun() = default;
 
 void EngineRun::open(const std::string &studyPath)
 {
+    const bool measurePeak = matmulPeakWanted(); // a bad value is refused before the study exists
     m_store = std::make_unique<Store>(studyPath);
     m_studySeed = uint64_t(m_store->studySeed()); // a study edited by hand is refused here, before a run exists
     // Room for the run's outcome should its disk fill: a few pages of the write-ahead log.
@@ -82,7 +83,7 @@ void EngineRun::open(const std::string &studyPath)
     m_heap = keepTensorMemoryInHeap();
     CountingAllocator::install();
     m_threads = applyThreadSettings(m_config.runtime);
-    if (!matmulPeakWanted()) {
+    if (!measurePeak) {
         m_peak.notMeasured = "OPTLOG_MATMUL_PEAK=0";
         return;
     }
