@@ -8,6 +8,7 @@
 #include "core/cluster/slurm.h"
 #include "core/cluster/tasklist.h"
 #include "core/config/config.h"
+#include "core/engine/run/memoryprobe.h"
 #include "core/memorymodel/memorymodel.h"
 #include "core/store/store.h"
 
@@ -34,11 +35,14 @@ std::unique_ptr<Store> openStudy(const std::string &path, const char *command)
 int estimateCommand(const EstimateRequest &request)
 {
     RunConfig config;
+    MemoryEstimate estimate;
     if (const int refused = refuseBadInput("estimate", [&] {
             config = loadRunConfig(request.preset, request.configFile, request.overrides);
+            // A TorchScript module is probed (or its cached probes read): it must keep its contract.
+            estimate = config.model.source == "builtin" ? estimateMemory(config)
+                                                        : probedEstimate(config, probeMemory(config));
         }))
         return refused;
-    const MemoryEstimate estimate = estimateMemory(config);
     std::cout << (request.json ? formatEstimateJson(config, estimate, request.ranks)
                                : formatEstimate(config, estimate, request.ranks));
     return kExitOk;

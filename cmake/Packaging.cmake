@@ -12,11 +12,15 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/resources/presets ${CMAKE_SOURCE_DIR}/reso
         DESTINATION ${CMAKE_INSTALL_DATADIR}/optlog FILES_MATCHING PATTERN "*.toml")
 
 # The Python client of `optlog record` (app/python/optlog), where Debian's python3 finds it
-# ("import optlog" with no path set), and the example trainer that uses it.
+# ("import optlog" with no path set), the example trainer that uses it, and the same model scripted.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/app/python/optlog DESTINATION lib/python3/dist-packages
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 install(FILES ${CMAKE_SOURCE_DIR}/resources/examples/pytorch/train.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/optlog/examples/pytorch)
+# The TorchScript examples for model.source = "torchscript"; script_model.py finds the GPT in ../pytorch.
+install(FILES ${CMAKE_SOURCE_DIR}/resources/examples/torchscript/script_model.py
+              ${CMAKE_SOURCE_DIR}/resources/examples/torchscript/rotary.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/optlog/examples/torchscript)
 
 # The manual pages, compressed as Debian's policy asks (-n: no time stamp, reproducible).
 foreach(page ${OPTLOG_MAN_PAGES})

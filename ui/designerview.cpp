@@ -404,7 +404,13 @@ void DesignerView::showPrediction(const PlannedRun &run)
         m_predictionSummary->setText(tr("Fix the marked fields to see the prediction."));
         return;
     }
-    const MemoryEstimate estimate = estimateMemory(config);
+    MemoryEstimate estimate;
+    try {
+        estimate = estimateMemory(config);
+    } catch (const ConfigError &e) {
+        m_predictionSummary->setText(QString::fromStdString(e.what()));
+        return;
+    }
     for (const auto &role : estimate.roles) {
         const int row = m_prediction->rowCount();
         m_prediction->insertRow(row);

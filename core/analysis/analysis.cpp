@@ -414,7 +414,9 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
         if (s.recorder.empty()) {
             applyTomlText(config, run.configToml, "run " + std::to_string(run.id));
             s.config = config;
-            s.parameters = parameterCount(config.model);
+            s.parameters = config.model.source == "builtin"
+                               ? parameterCount(config.model)
+                               : environment.value("/torchscript_model/parameters"_json_pointer, int64_t(0));
             s.warmupSteps = config.memory.warmupSteps;
         }
     } catch (const ConfigError &) {

@@ -265,6 +265,11 @@ const std::vector<ConfigField> &configFields()
         field(&RunConfig::name, "name", "run name shown in tables"),
         field(&RunConfig::group, "group", "the replicates of one run over seeds share it; empty = the run's name"),
 
+        field(&ModelConfig::source, "source",
+              "builtin: optlog's GPT of the fields below; torchscript: your own module at model.path "
+              "(docs/torchscript.md)",
+              {}, {"builtin", "torchscript"}),
+        field(&ModelConfig::path, "path", "the TorchScript file for source = torchscript (torch.jit.save's)"),
         field(&ModelConfig::vocabSize, "vocab_size", "tokens in the vocabulary; 256 for byte-level text", {2, 65536}),
         field(&ModelConfig::contextLength, "context_length", "T, tokens per sequence", {1, 65536}),
         field(&ModelConfig::width, "width", "C, embedding width", {1, 65536}),

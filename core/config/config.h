@@ -14,6 +14,11 @@ namespace optlog {
 
 struct ModelConfig
 {
+    // builtin: optlog's GPT, shaped by the fields below; torchscript: the module at `path`
+    // (docs/torchscript.md's contract), whose own shape replaces width, layers, heads, dropout and
+    // tied_head; vocab_size is the data's and context_length the sequences it is trained on.
+    std::string source = "builtin";
+    std::string path;
     int64_t vocabSize = 256;     // tokens; 256 = byte-level
     int64_t contextLength = 128; // T, tokens per sequence
     int64_t width = 256;         // C, embedding width

@@ -82,6 +82,32 @@ void requireDisplayableName(const std::string &field, const std::string &value)
                                      + std::to_string(kMaxNameBytes) + " bytes");
 }
 
+// A TorchScript module brings its own shape and ops: what optlog would otherwise build into its
+// GPT (attention kernels, the products' library) cannot reach inside it.
+void validateModelSource(const RunConfig &c)
+{
+    if (c.model.source == "builtin") {
+        if (!c.model.path.empty())
+            throw ConfigError("model.path", "config: model.path = \"" + printable(c.model.path)
+                                                + "\" with model.source = \"builtin\": the path names a TorchScript "
+                                                  "module; set model.source = \"torchscript\" to train it, or leave "
+                                                  "model.path empty");
+        return;
+    }
+    if (c.model.path.empty())
+        throw ConfigError("model.path", "config: model.path is empty: model.source = \"torchscript\" needs the file "
+                                        "torch.jit.save wrote (docs/torchscript.md)");
+    if (c.memory.attention != "naive")
+        throw ConfigError("memory.attention",
+                          "config: memory.attention = \"" + c.memory.attention
+                              + "\" with model.source = \"torchscript\": a TorchScript module's attention is its own "
+                                "code, which optlog cannot chunk or fuse; leave memory.attention = \"naive\"");
+    if (c.runtime.gemm == "onednn")
+        throw ConfigError("runtime.gemm", "config: runtime.gemm = \"onednn\" with model.source = \"torchscript\": a "
+                                          "TorchScript module's products are its own LibTorch calls; set "
+                                          "runtime.gemm = \"auto\" or \"aten\"");
+}
+
 } // namespace
 
 void validate(const RunConfig &c)
@@ -124,6 +150,7 @@ void validate(const RunConfig &c)
                               + " with distributed.ranks = " + std::to_string(c.distributed.ranks)
                               + ": a run over several ranks cannot be resumed yet "
                                 "(its optimizer state and random streams are spread over the ranks); set it to 0");
+    validateModelSource(c);
     if (c.data.corpus != "tokens" && c.model.vocabSize < 256)
         throw ConfigError("model.vocab_size", "config: model.vocab_size = " + std::to_string(c.model.vocabSize)
                                                   + ": byte-level text needs at least 256");

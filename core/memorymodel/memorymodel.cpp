@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/memorymodel/memorymodel.h"
 
+#include "core/config/configerror.h"
 #include "core/contract/format.h"
 #include "core/memorymodel/modelshape.h"
 #include "core/memorymodel/shardlayout.h"
@@ -45,18 +46,67 @@ std::vector<MemoryRow> MemoryEstimate::rows() const
     std::vector<MemoryRow> out;
     for (const auto &r : roles)
         out.push_back({r.role, r.dtype, r.bytes, MemorySource::Predicted});
-    out.push_back({MemoryRole::Peak, "mixed", peakBytes, MemorySource::Predicted});
+    if (activationsPredicted)
+        out.push_back({MemoryRole::Peak, "mixed", peakBytes, MemorySource::Predicted});
     return out;
+}
+
+ShardLayout shardLayoutOf(const RunConfig &config, const std::vector<int64_t> &parameterSizes)
+{
+    return shardLayout(parameterSizes, config.distributed.ranks,
+                       config.distributed.bucketMib * 1024 * 1024 / kCommunicationBytesPerElement);
 }
 
 ShardLayout shardLayoutOf(const RunConfig &config)
 {
-    return shardLayout(parameterSizes(config.model), config.distributed.ranks,
-                       config.distributed.bucketMib * 1024 * 1024 / kCommunicationBytesPerElement);
+    return shardLayoutOf(config, parameterSizes(config.model));
+}
+
+MemoryEstimate modelStateEstimate(const RunConfig &config, const std::vector<int64_t> &parameterSizes, int64_t rank)
+{
+    int64_t n = 0;
+    for (const int64_t size : parameterSizes)
+        n += size;
+    const PrecisionMode &mode = precisionModeOf(config);
+    MemoryEstimate e;
+    e.activationsPredicted = false;
+    e.parameters = n;
+    // Data parallel: ZeRO keeps this rank's shard of some states (shardlayout.h); the buckets
+    // collectives run in are allocated once.
+    const auto &distributed = config.distributed;
+    const ShardLayout layout = shardLayoutOf(config, parameterSizes);
+    const int64_t shard = layout.shardElements(rank);
+    const auto isSharded = [&distributed](MemoryRole role) {
+        return (distributed.zeroStage >= 1 && (role == MemoryRole::OptimizerState || role == MemoryRole::MasterWeights))
+               || (distributed.zeroStage >= 2 && role == MemoryRole::Gradients);
+    };
+    for (auto &row : predictedModelState(mode, n)) {
+        const double perElement = n > 0 ? double(row.bytes) / double(n) : 0;
+        if (isSharded(row.role))
+            e.roles.push_back({row.role, row.dtype, perElement, int64_t(perElement) * shard,
+                               "exact: this rank's shard of " + std::to_string(n) + " parameters"});
+        else
+            e.roles.push_back({row.role, row.dtype, perElement, row.bytes, "exact, from the parameter count"});
+    }
+    if (distributed.ranks > 1) {
+        const int64_t elements = layout.largestBucket() + (distributed.zeroStage > 0 ? layout.largestPart() : 0);
+        e.roles.push_back({MemoryRole::CommunicationBuffers, "float32", double(kCommunicationBytesPerElement),
+                           elements * kCommunicationBytesPerElement,
+                           distributed.zeroStage > 0 ? "the largest bucket and the part a rank sends to the gather"
+                                                     : "the largest bucket of gradients"});
+    }
+    for (const auto &r : e.roles)
+        e.peakBytes += r.bytes;
+    return e;
 }
 
 MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
 {
+    if (config.model.source != "builtin")
+        throw ConfigError("model.source", "model.source = \"" + config.model.source
+                                              + "\": the closed-form memory model is optlog's own GPT's; a "
+                                                "TorchScript module's memory is predicted by probing it "
+                                                "(optlog estimate, optlog run; docs/torchscript.md)");
     const auto &m = config.model;
     const double B = double(config.train.microbatch), T = double(m.contextLength), C = double(m.width),
                  H = double(m.heads), V = double(m.vocabSize);
@@ -72,32 +122,12 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
     constexpr double kGeneratorState = 5056; // bytes of the CPU generator's state, saved per checkpoint
     constexpr double kStats = 4;             // LayerNorm keeps mean and 1/std in FP32
 
-    MemoryEstimate e;
+    MemoryEstimate e = modelStateEstimate(config, parameterSizes(m), rank);
+    e.activationsPredicted = true;
+    e.peakBytes = 0;
     const int64_t n = parameterCount(m);
-    // Data parallel: ZeRO keeps this rank's shard of some states (shardlayout.h); the buckets
-    // collectives run in are allocated once.
     const auto &distributed = config.distributed;
-    const ShardLayout layout = shardLayoutOf(config);
-    const int64_t shard = layout.shardElements(rank);
-    const auto isSharded = [&distributed](MemoryRole role) {
-        return (distributed.zeroStage >= 1 && (role == MemoryRole::OptimizerState || role == MemoryRole::MasterWeights))
-               || (distributed.zeroStage >= 2 && role == MemoryRole::Gradients);
-    };
-    for (auto &row : predictedModelState(config)) {
-        const double perElement = double(row.bytes) / double(n);
-        if (isSharded(row.role))
-            e.roles.push_back({row.role, row.dtype, perElement, int64_t(perElement) * shard,
-                               "exact: this rank's shard of " + std::to_string(n) + " parameters"});
-        else
-            e.roles.push_back({row.role, row.dtype, perElement, row.bytes, "exact, from the parameter count"});
-    }
-    if (distributed.ranks > 1) {
-        const int64_t elements = layout.largestBucket() + (distributed.zeroStage > 0 ? layout.largestPart() : 0);
-        e.roles.push_back({MemoryRole::CommunicationBuffers, "float32", double(kCommunicationBytesPerElement),
-                           elements * kCommunicationBytesPerElement,
-                           distributed.zeroStage > 0 ? "the largest bucket and the part a rank sends to the gather"
-                                                     : "the largest bucket of gradients"});
-    }
+    const int64_t shard = shardLayoutOf(config).shardElements(rank);
 
     // Saved activations of one block that is not checkpointed, in bytes.
     double attention = 0;
@@ -281,7 +311,7 @@ std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estima
     char line[256];
     out << "Predicted memory of one training step" << (config.distributed.ranks > 1 ? ", per rank (rank 0)" : "")
         << ": " << config.name << " (" << config.precision.mode << ", microbatch " << config.train.microbatch << ", T "
-        << config.model.contextLength << ", " << parameterCount(config.model) << " parameters";
+        << config.model.contextLength << ", " << estimate.parameters << " parameters";
     if (config.distributed.ranks > 1)
         out << ", " << config.distributed.ranks << " ranks, ZeRO stage " << config.distributed.zeroStage;
     out << ")\n";
@@ -296,6 +326,10 @@ std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estima
     std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", "peak", "", "",
                   formatBytes(estimate.peakBytes).c_str(), "the counting allocator's peak over a complete step");
     out << line;
+    if (config.model.source != "builtin") {
+        out << "\nSaved activations and temporaries: " << estimate.source << "\n";
+        return out.str();
+    }
     out << "\nCross-check, Korthikanti et al. (16-bit activations with dropout masks): "
         << formatBytes(korthikantiActivationBytes(config.model, config.train.microbatch)) << " of activations\n";
     out << "\nModel state per rank with ZeRO over " << ranks << " data-parallel ranks:\n";
@@ -324,6 +358,9 @@ std::string formatEstimateJson(const RunConfig &config, const MemoryEstimate &es
                                 {"bytes_per_element", r.bytesPerElement},
                                 {"bytes", r.bytes},
                                 {"note", r.note}});
+    out["activations_from"] = estimate.source;
+    if (config.model.source != "builtin")
+        return out.dump(2) + "\n";
     for (const auto &z : zeroSharding(config, ranks))
         out["zero"].push_back({{"stage", z.stage}, {"ranks", z.ranks}, {"bytes_per_rank", z.bytesPerRank}});
     for (const auto &q : quantizedWeightRows(config.model))

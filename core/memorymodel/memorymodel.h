@@ -23,9 +23,12 @@ struct RoleEstimate
 
 struct MemoryEstimate
 {
-    std::vector<RoleEstimate> roles; // parameters, gradients, master_weights, optimizer_state,
-                                     // saved_activations, temporaries
-    int64_t peakBytes = 0;           // the sum: the counting allocator's peak over a complete step
+    std::vector<RoleEstimate> roles;         // parameters, gradients, master_weights, optimizer_state,
+                                             // saved_activations, temporaries
+    int64_t peakBytes = 0;                   // the sum: the counting allocator's peak over a complete step
+    bool activationsPredicted = true;        // false: the model state only, and no peak (modelStateEstimate)
+    int64_t parameters = 0;                  // elements of the model's parameters
+    std::string source = "the memory model"; // or what predicted the activations instead
     const RoleEstimate *find(MemoryRole role) const;
     // The estimate as study rows (source predicted), the peak last: stored with a run before it
     // trains, so the prediction is there at once, and beside the measurement after.
@@ -38,11 +41,20 @@ struct MemoryEstimate
 // how checkpointing and chunked attention change them. docs/memory-model.md derives each term.
 // With distributed.ranks > 1 the figures are one rank's (`rank`): ZeRO's shards differ between
 // ranks by the padding of the last part.
+// A TorchScript model (model.source = "torchscript") has no such closed form: it throws ConfigError.
 MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank = 0);
+
+// The roles that follow exactly from a model's parameter sizes (each tensor's elements, in the
+// model's order) and the precision table: parameters, gradients, master weights, optimizer state,
+// and data parallel's buffers and ZeRO's shards. For a model whose activations have no closed
+// form here: no saved activations, temporaries or peak.
+MemoryEstimate modelStateEstimate(const RunConfig &config, const std::vector<int64_t> &parameterSizes, int64_t rank = 0);
 
 // Data parallel: collectives run on FP32 buckets of distributed.bucket_mib.
 inline constexpr int64_t kCommunicationBytesPerElement = 4;
 ShardLayout shardLayoutOf(const RunConfig &config);
+// The same for a model of these parameter sizes (a TorchScript module's).
+ShardLayout shardLayoutOf(const RunConfig &config, const std::vector<int64_t> &parameterSizes);
 
 // Korthikanti et al. (2022): 34·s·b·h + 5·a·s²·b bytes of activations per layer, which assumes
 // 16-bit activations and dropout masks; a cross-check, not the model.

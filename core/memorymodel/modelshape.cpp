@@ -30,8 +30,11 @@ std::vector<int64_t> parameterSizes(const ModelConfig &m)
 
 std::vector<MemoryRow> predictedModelState(const RunConfig &config)
 {
-    const int64_t n = parameterCount(config.model);
-    const PrecisionMode &mode = precisionModeOf(config);
+    return predictedModelState(precisionModeOf(config), parameterCount(config.model));
+}
+
+std::vector<MemoryRow> predictedModelState(const PrecisionMode &mode, int64_t n)
+{
     const auto row = [n](MemoryRole role, Dtype dtype, int64_t perParameter) {
         return MemoryRow{role, dtypeName(dtype), perParameter * dtypeBytes(dtype) * n, MemorySource::Predicted};
     };

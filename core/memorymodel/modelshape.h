@@ -3,6 +3,7 @@
 
 #include "core/config/config.h"
 #include "core/contract/measurements.h"
+#include "core/contract/precisionmodes.h"
 
 #include <cstdint>
 #include <vector>
@@ -21,5 +22,7 @@ std::vector<int64_t> parameterSizes(const ModelConfig &model);
 // Model-state bytes that follow exactly from the parameter count and the precision mode:
 // parameters, gradients, master weights, optimizer state; each with its dtype.
 std::vector<MemoryRow> predictedModelState(const RunConfig &config);
+// The same for `parameters` elements of any model trained in `mode`.
+std::vector<MemoryRow> predictedModelState(const PrecisionMode &mode, int64_t parameters);
 
 } // namespace optlog

@@ -26,7 +26,7 @@ inline std::vector<at::Tensor> oneStepGradients(const GPTOptions &options, const
     model->to(device);
     model->train();
     torch::manual_seed(6);
-    accumulateGradients(model, {{inputs.to(device), inputs.to(device)}}, plan);
+    accumulateGradients(*model, {{inputs.to(device), inputs.to(device)}}, plan);
     std::vector<at::Tensor> out;
     for (const auto &p : model->parameters())
         out.push_back(p.grad().cpu().clone());

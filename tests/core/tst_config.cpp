@@ -295,6 +295,20 @@ void tst_Config::badConfigIsRefusedWithItsReason_data()
     QTest::newRow("unknown corpus") << "[data]\ncorpus = \"wiki\"\n"
                                     << "data.corpus = \"wiki\": must be one of fortunes"
                                     << "data.corpus";
+    QTest::newRow("torchscript without a path") << "[model]\nsource = \"torchscript\"\n"
+                                                << "model.path is empty: model.source = \"torchscript\" needs the file"
+                                                << "model.path";
+    QTest::newRow("a path for the built-in model") << "[model]\npath = \"mine.pt\"\n"
+                                                   << "with model.source = \"builtin\": the path names a TorchScript"
+                                                   << "model.path";
+    QTest::newRow("chunked attention in a module")
+        << "[model]\nsource = \"torchscript\"\npath = \"mine.pt\"\n[memory]\nattention = \"chunked\"\n"
+        << "a TorchScript module's attention is its own code"
+        << "memory.attention";
+    QTest::newRow("oneDNN products in a module")
+        << "[model]\nsource = \"torchscript\"\npath = \"mine.pt\"\n[runtime]\ngemm = \"onednn\"\n"
+        << "a TorchScript module's products are its own LibTorch calls"
+        << "runtime.gemm";
     QTest::newRow("bad size") << "[memory]\nbudget = \"lots\"\n"
                               << "memory.budget = \"lots\": expected a positive size"
                               << "memory.budget";

@@ -94,10 +94,10 @@ void tst_Gpt::gradientAccumulationEqualsTheLargeBatch()
             g.push_back(p.grad().clone());
         return g;
     };
-    const double large = accumulateGradients(model, {{inputs, targets}}).item<double>();
+    const double large = accumulateGradients(*model, {{inputs, targets}}).item<double>();
     const auto expected = gradients();
-    const double accumulated = accumulateGradients(model, {{inputs.slice(0, 0, 4), targets.slice(0, 0, 4)},
-                                                           {inputs.slice(0, 4, 8), targets.slice(0, 4, 8)}})
+    const double accumulated = accumulateGradients(*model, {{inputs.slice(0, 0, 4), targets.slice(0, 0, 4)},
+                                                            {inputs.slice(0, 4, 8), targets.slice(0, 4, 8)}})
                                    .item<double>();
     const auto actual = gradients();
 

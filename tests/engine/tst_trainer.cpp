@@ -143,7 +143,7 @@ void tst_Trainer::nonFiniteLossEndsTheRunAsDiverged()
     Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
     {
         torch::NoGradGuard noGrad;
-        trainer.model()->parameters().front().fill_(std::numeric_limits<float>::quiet_NaN());
+        trainer.model().parameterTensors().front().fill_(std::numeric_limits<float>::quiet_NaN());
     }
     Recording recording;
     const TrainingOutcome outcome = trainer.run(recording, recording.stop);
@@ -162,12 +162,12 @@ void tst_Trainer::nonFiniteGradientSkipsStepsAndSaysSo()
     at::Tensor gain;
     {
         torch::NoGradGuard noGrad;
-        for (const auto &item : trainer.model()->named_parameters()) {
-            if (item.key() == "token_embedding.weight")
-                item.value().select(1, 0).zero_();
-            if (item.key() == "final_norm.weight") {
-                item.value()[0] = 1e37f;
-                gain = item.value();
+        for (auto &[name, tensor] : trainer.model().namedParameters()) {
+            if (name == "token_embedding.weight")
+                tensor.select(1, 0).zero_();
+            if (name == "final_norm.weight") {
+                tensor[0] = 1e37f;
+                gain = tensor;
             }
         }
     }

@@ -31,7 +31,8 @@ for f in usr/bin/optlog usr/bin/optlog-workbench usr/share/optlog/presets/smoke.
          usr/share/icons/hicolor/scalable/apps/io.github.optlog.Workbench.svg \
          usr/share/icons/hicolor/256x256/apps/io.github.optlog.Workbench.png \
          usr/share/doc/optlog/copyright usr/share/doc/optlog/changelog.gz \
-         usr/lib/python3/dist-packages/optlog/__init__.py usr/share/optlog/examples/pytorch/train.py; do
+         usr/lib/python3/dist-packages/optlog/__init__.py usr/share/optlog/examples/pytorch/train.py \
+         usr/share/optlog/examples/torchscript/script_model.py; do
   grep -qx "./$f" <<<"$files" || fail "the package lacks /$f"
 done
 

@@ -18,6 +18,14 @@ at::Tensor flat(const at::Tensor &tensor)
     return tensor.view({-1});
 }
 
+std::vector<int64_t> sizesOf(const std::vector<at::Tensor> &tensors)
+{
+    std::vector<int64_t> sizes;
+    for (const auto &t : tensors)
+        sizes.push_back(t.numel());
+    return sizes;
+}
+
 } // namespace
 
 DataParallel::DataParallel(RankGroup &group, const RunConfig &config, const std::vector<at::Tensor> &parameters,
@@ -26,13 +34,11 @@ DataParallel::DataParallel(RankGroup &group, const RunConfig &config, const std:
     , m_stage(config.distributed.zeroStage)
     , m_masterWeights(masterWeights)
     , m_parameters(parameters)
-    , m_layout(shardLayoutOf(config))
+    , m_layout(shardLayoutOf(config, sizesOf(parameters)))
 {
-    // The layout comes from the memory model's list of tensor sizes: the model must be that list.
-    std::vector<int64_t> sizes;
-    for (const auto &p : parameters)
-        sizes.push_back(p.numel());
-    if (sizes != parameterSizes(config.model))
+    // The memory model predicts the built-in GPT's shards from its own list of tensor sizes: the
+    // model must be that list.
+    if (config.model.source == "builtin" && sizesOf(parameters) != parameterSizes(config.model))
         throw std::logic_error("DataParallel: the model's parameters are not parameterSizes()'s, which ranks shard by");
 
     const auto options = parameters.front().options().dtype(at::kFloat).requires_grad(false);

@@ -3,11 +3,13 @@
 
 #include "core/config/config.h"
 #include "core/engine/model/recompute.h"
+#include "core/engine/model/weightfiles.h"
 
 #include <ATen/ops/linear.h>
 #include <torch/nn/functional/activation.h>
-#include <torch/nn/functional/loss.h>
 #include <torch/nn/init.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
 #include <torch/utils.h>
 #include <torch/version.h>
 #if TORCH_VERSION_MAJOR >= 2
@@ -215,29 +217,24 @@ std::vector<double> GPTImpl::blockOutputMaxima(const torch::Tensor &tokens)
     return maxima;
 }
 
-torch::Tensor GPTImpl::loss(const torch::Tensor &tokens, const torch::Tensor &targets)
+NamedTensors GPTImpl::namedParameters() const
 {
-    auto logits = forward(tokens);
-    return torch::nn::functional::cross_entropy(logits.view({-1, logits.size(-1)}).to(torch::kFloat),
-                                                targets.reshape({-1}));
+    NamedTensors out;
+    for (const auto &item : named_parameters())
+        out.emplace_back(item.key(), item.value());
+    return out;
 }
 
-torch::Tensor GPTImpl::sequenceLosses(const torch::Tensor &tokens, const torch::Tensor &targets)
+WeightFile GPTImpl::writeWeights(torch::serialize::OutputArchive &runState, const std::string &path)
 {
-    auto out = forward(tokens);
-    auto perToken = torch::nn::functional::cross_entropy(out.view({-1, out.size(-1)}).to(torch::kFloat),
-                                                         targets.reshape({-1}),
-                                                         torch::nn::functional::CrossEntropyFuncOptions().reduction(
-                                                             torch::kNone));
-    return perToken.view(targets.sizes()).mean(1);
+    save(runState);
+    return writeAtomically(runState, path);
 }
 
-int64_t GPTImpl::parameterCount() const
+void GPTImpl::readWeights(torch::serialize::InputArchive &runState, const std::string &path)
 {
-    int64_t n = 0;
-    for (const auto &p : parameters())
-        n += p.numel();
-    return n;
+    loadArchive(runState, path);
+    loadModelWeights(*this, runState, path);
 }
 
 } // namespace optlog

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/engine/kernels/gemm.h"
+#include "core/engine/model/languagemodel.h"
 
 #include <torch/arg.h>
 #include <torch/nn/module.h>
@@ -107,21 +108,24 @@ private:
 TORCH_MODULE(Block);
 
 // Decoder-only GPT: token and position embeddings, L pre-LN blocks, final LayerNorm, head.
-class GPTImpl : public torch::nn::Module
+class GPTImpl : public torch::nn::Module, public LanguageModel
 {
 public:
     explicit GPTImpl(const GPTOptions &options);
     torch::Tensor forward(const torch::Tensor &tokens); // (B, T) int64 -> logits (B, T, V)
-    // Mean cross-entropy over all B·T positions, nats per token, computed in FP32 whatever the
-    // dtype of the logits.
-    torch::Tensor loss(const torch::Tensor &tokens, const torch::Tensor &targets);
-    // Each sequence's own mean cross-entropy, (B,) in FP32: the spread a validation loss averages.
-    torch::Tensor sequenceLosses(const torch::Tensor &tokens, const torch::Tensor &targets);
-    // Each block's largest output magnitude over `tokens`, as one forward computes it (no
-    // gradient, no checkpointing): what FP16's range, 65504, would have to hold.
-    std::vector<double> blockOutputMaxima(const torch::Tensor &tokens);
-    int64_t parameterCount() const;
+    int64_t parameterCount() const { return parameterElements(); }
     const GPTOptions &options() const { return m_options; }
+
+    // LanguageModel
+    at::Tensor logitsOf(const at::Tensor &tokens) override { return forward(tokens); }
+    std::vector<double> blockOutputMaxima(const at::Tensor &tokens) override;
+    NamedTensors namedParameters() const override;
+    void setTraining(bool training) override { train(training); }
+    void moveTo(c10::Device device, at::ScalarType dtype) override { to(device, dtype); }
+    GemmLibrary gemmLibrary() const override { return m_options.gemm(); }
+    // LibTorch's own archive: the module's tensors beside optlog's keys.
+    WeightFile writeWeights(torch::serialize::OutputArchive &runState, const std::string &path) override;
+    void readWeights(torch::serialize::InputArchive &runState, const std::string &path) override;
 
 private:
     void initialiseWeights();

@@ -75,6 +75,11 @@ std::string sha256OfFile(const std::string &path)
 
 WeightFile writeAtomically(torch::serialize::OutputArchive &archive, const std::string &path)
 {
+    return writeAtomically([&archive](const std::string &temporary) { archive.save_to(temporary); }, path);
+}
+
+WeightFile writeAtomically(const std::function<void(const std::string &)> &write, const std::string &path)
+{
     const std::filesystem::path target(path);
     std::error_code error;
     std::filesystem::create_directories(target.parent_path(), error);
@@ -82,7 +87,7 @@ WeightFile writeAtomically(torch::serialize::OutputArchive &archive, const std::
         throw DataError("cannot create the weights folder '" + target.parent_path().string() + "': " + error.message());
     const std::string temporary = path + ".part-" + std::to_string(::getpid());
     try {
-        archive.save_to(temporary);
+        write(temporary);
     } catch (const std::exception &e) {
         std::filesystem::remove(temporary, error);
         throw DataError("cannot write the weights file '" + path + "': " + e.what());
@@ -118,6 +123,11 @@ void verifyWeightFile(const std::string &path, const WeightFile &recorded)
 void loadVerified(torch::serialize::InputArchive &archive, const std::string &path, const WeightFile &recorded)
 {
     verifyWeightFile(path, recorded);
+    loadArchive(archive, path);
+}
+
+void loadArchive(torch::serialize::InputArchive &archive, const std::string &path)
+{
     try {
         archive.load_from(path);
     } catch (const std::exception &e) {

@@ -3,6 +3,7 @@
 
 #include "core/contract/measurements.h"
 
+#include <functional>
 #include <string>
 
 namespace torch::serialize {
@@ -24,11 +25,15 @@ std::string sha256OfFile(const std::string &path);
 // fsync of the folder, which is created when missing. Returns the file's bytes and SHA-256 (the
 // kind, step and study-relative path are the caller's).
 WeightFile writeAtomically(torch::serialize::OutputArchive &archive, const std::string &path);
+// The same for a file that `write` writes to the temporary path it is given.
+WeightFile writeAtomically(const std::function<void(const std::string &)> &write, const std::string &path);
 
 // Checks a weights file against what the study recorded of it: a missing file, another size or
 // another SHA-256 (truncated, corrupt, replaced) is a DataError naming the file and what was expected.
 void verifyWeightFile(const std::string &path, const WeightFile &recorded);
-// verifyWeightFile, then the file into `archive`; one LibTorch cannot read is a DataError too.
+// The file into `archive`; one LibTorch cannot read is a DataError naming it.
+void loadArchive(torch::serialize::InputArchive &archive, const std::string &path);
+// verifyWeightFile, then loadArchive.
 void loadVerified(torch::serialize::InputArchive &archive, const std::string &path, const WeightFile &recorded);
 // The model's parameters and buffers from `archive` (read from `path`), each of the shape and dtype
 // the model has: LibTorch's own load would take any shape, and fail only in the forward. Another

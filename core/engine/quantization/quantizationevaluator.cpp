@@ -48,24 +48,22 @@ QuantizationEvaluator::QuantizationEvaluator(const RunConfig &config, const std:
                                              uint64_t validationSeed)
 {
     const PrecisionPlan plan = precisionPlan(config.precision.mode);
-    m_model = GPT(GPTOptions::from(config));
-    m_model->to(plan.weights); // as the run kept them, so that loading changes no dtype
+    m_model = makeLanguageModel(config);
+    // As the run kept them, so that loading changes no dtype.
+    m_model->moveTo(c10::Device(c10::kCPU), plan.weights);
     torch::serialize::InputArchive archive;
-    try {
-        archive.load_from(weightsPath);
-    } catch (const c10::Error &e) {
-        throw DataError("the weights file '" + weightsPath
-                        + "' cannot be read by LibTorch: " + e.what_without_backtrace());
+    {
+        torch::NoGradGuard noGrad;
+        m_model->readWeights(archive, weightsPath);
     }
-    loadModelWeights(*m_model, archive, weightsPath);
     m_floatDtype = dtypeName(plan.weights);
     m_floatElementBytes = int64_t(c10::elementSize(plan.weights));
-    m_model->to(at::kFloat);
-    m_model->eval();
-    for (const auto &item : m_model->named_parameters()) {
-        m_order.push_back(item.key());
-        m_parameters[item.key()] = item.value();
-        m_original[item.key()] = item.value().detach().clone();
+    m_model->moveTo(c10::Device(c10::kCPU), at::kFloat);
+    m_model->setTraining(false);
+    for (const auto &[name, tensor] : m_model->namedParameters()) {
+        m_order.push_back(name);
+        m_parameters[name] = tensor;
+        m_original[name] = tensor.detach().clone();
     }
 
     const TokenSplit data = loadTokens(config.data, config.model.vocabSize, config.model.contextLength);
@@ -77,7 +75,7 @@ QuantizationEvaluator::QuantizationEvaluator(const RunConfig &config, const std:
     for (const Batch &batch : m_batches) {
         // In FP64: int8's KL is near 1e-6 nats, below what FP32's normalisation can resolve
         // (summed in FP32 it can come out negative).
-        const at::Tensor logProbs = at::log_softmax(m_model->forward(batch.inputs).to(at::kDouble), -1);
+        const at::Tensor logProbs = at::log_softmax(m_model->logitsOf(batch.inputs).to(at::kDouble), -1);
         loss -= logProbs.gather(-1, batch.targets.unsqueeze(-1)).sum().item<double>();
         tokens += batch.targets.numel();
         m_baseLogProbs.push_back(logProbs);
@@ -137,7 +135,7 @@ QuantizationEvaluator::Quality QuantizationEvaluator::qualityWith(const std::map
     int64_t tokens = 0;
     for (size_t i = 0; i < m_batches.size(); ++i) {
         const Batch &batch = m_batches[i];
-        const at::Tensor logProbs = at::log_softmax(m_model->forward(batch.inputs).to(at::kDouble), -1);
+        const at::Tensor logProbs = at::log_softmax(m_model->logitsOf(batch.inputs).to(at::kDouble), -1);
         const at::Tensor &base = m_baseLogProbs[i];
         loss -= logProbs.gather(-1, batch.targets.unsqueeze(-1)).sum().item<double>();
         kl += (base.exp() * (base - logProbs)).sum().item<double>();
@@ -212,7 +210,7 @@ QuantizationResult QuantizationEvaluator::evaluate(const QuantizationRequest &re
         // One inference forward over a validation batch, without autograd: the activations' bill.
         torch::NoGradGuard noGrad;
         const at::Tensor inputs = m_batches.front().inputs;
-        result.activationBytes = measuredBytes([&] { m_model->forward(inputs); });
+        result.activationBytes = measuredBytes([&] { m_model->logitsOf(inputs); });
     }
     return result;
 }

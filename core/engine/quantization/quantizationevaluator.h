@@ -4,7 +4,7 @@
 #include "core/config/config.h"
 #include "core/contract/measurements.h"
 #include "core/engine/data/textdata.h"
-#include "core/engine/model/gpt.h"
+#include "core/engine/model/languagemodel.h"
 #include "core/engine/quantization/quantize.h"
 
 #include <cstdint>
@@ -59,7 +59,7 @@ private:
     std::vector<TensorSensitivity> sensitivity(const std::vector<std::string> &names, QuantScheme scheme,
                                                int64_t groupSize);
 
-    GPT m_model{nullptr};
+    std::shared_ptr<LanguageModel> m_model;
     std::map<std::string, at::Tensor> m_parameters; // the model's, by name
     std::map<std::string, at::Tensor> m_original;   // FP32 copies, to restore
     std::vector<std::string> m_order;               // parameter names in model order

@@ -41,21 +41,25 @@ std::string refusalMessage(const BudgetRefusal &refusal, int64_t step)
     return message.dump();
 }
 
-// The memory the machine had when the run was checked; the check itself unless it is forced.
+// The memory the machine had when the run was checked; the check itself unless it is forced (a
+// TorchScript module's is made once its probes are in).
 AvailableMemory checkedMemory(const RunConfig &config, EngineRun::MemoryCheck check)
 {
     AvailableMemory available = availableMemory();
-    if (check == EngineRun::MemoryCheck::Refuse)
+    if (check == EngineRun::MemoryCheck::Refuse && config.model.source == "builtin")
         checkMemoryFits(config, available);
     return available;
 }
 
 // The machine ran out (std::bad_alloc): what was predicted and what was there, since the
 // exception says neither.
-std::string outOfMachineMemory(const RunConfig &config, const AvailableMemory &available)
+std::string outOfMachineMemory(const std::vector<MemoryRow> &predicted, const AvailableMemory &available)
 {
-    return "out of memory: an allocation failed (std::bad_alloc); the memory model predicted a peak of "
-           + formatBytes(estimateMemory(config).peakBytes)
+    int64_t peak = 0;
+    for (const auto &row : predicted)
+        if (row.role == MemoryRole::Peak)
+            peak = row.bytes;
+    return "out of memory: an allocation failed (std::bad_alloc); the prediction was a peak of " + formatBytes(peak)
            + (available.bytes > 0 ? " and the machine had " + formatBytes(available.bytes) + " available at the start"
                                   : std::string())
            + ". Lower train.microbatch or model.width, or set memory.budget to rehearse a limit without reaching "
@@ -69,7 +73,20 @@ EngineRun::EngineRun(RunConfig config, MemoryCheck memoryCheck)
     , m_device(runDevice(m_config))
     , m_available(checkedMemory(m_config, memoryCheck))
     , m_data(loadTokens(m_config.data, m_config.model.vocabSize, m_config.model.contextLength))
-{ }
+{
+    if (m_config.model.source != "torchscript")
+        return;
+    m_probed = probeMemory(m_config);
+    if (memoryCheck == MemoryCheck::Refuse)
+        checkMemoryFits(m_config, probedEstimate(m_config, *m_probed), m_available);
+}
+
+std::vector<MemoryRow> EngineRun::predictedMemory(int64_t rank) const
+{
+    if (m_probed)
+        return probedEstimate(m_config, *m_probed, rank).rows();
+    return estimateMemory(m_config, rank).rows();
+}
 
 EngineRun::~EngineRun() = default;
 
@@ -126,14 +143,24 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
     try {
         nlohmann::json environment = captureEnvironment(m_threads, m_heap);
         environment["device"] = describeDevice(m_device);
-        environment["gemm"] = describe(gemmLibraryFrom(m_config.runtime.gemm));
+        // A TorchScript module's products are LibTorch's own calls.
+        environment["gemm"] = describe(m_probed ? GemmLibrary::ATen : gemmLibraryFrom(m_config.runtime.gemm));
         environment["matmul_peak"] = m_peak.toJson();
+        if (m_probed) {
+            int64_t parameters = 0;
+            for (const int64_t size : m_probed->parameterSizes)
+                parameters += size;
+            environment["torchscript_model"] = {{"path", m_config.model.path},
+                                                {"sha256", m_probed->sha256},
+                                                {"parameters", parameters},
+                                                {"blocks", m_probed->blocks}};
+        }
         store.setEnvironment(result.runId, environment.dump());
         // The prediction is stored first, so the workbench shows it while the run trains.
-        const std::vector<MemoryRow> predicted = estimateMemory(m_config).rows();
+        const std::vector<MemoryRow> predicted = predictedMemory();
         store.replaceMemory(result.runId, predicted);
         for (int64_t rank = 1; m_ranks && rank < m_ranks->size(); ++rank)
-            store.replaceMemory(result.runId, estimateMemory(m_config, rank).rows(), rank);
+            store.replaceMemory(result.runId, predictedMemory(rank), rank);
         recorder.started(startMessage(m_config, m_data, m_threads, m_device)
                          + (m_resumedRun
                                 ? "; resumed from the checkpoint after step " + std::to_string(m_checkpoint.step)
@@ -186,7 +213,7 @@ TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, int64_t runId, 
         // The step that did not complete, as the study has it; -1 before the first.
         const int64_t failedStep = recorder.lastStep() >= 0 ? recorder.lastStep() + 1 : -1;
         outcome = outcomeOfException(e, {failedStep, m_device.str(),
-                                         [this] { return outOfMachineMemory(m_config, m_available); },
+                                         [this] { return outOfMachineMemory(predictedMemory(), m_available); },
                                          [this] { return m_ranks ? m_ranks->lostRank() : std::string(); }});
         allocator.setBudget(0);
     }
@@ -209,7 +236,7 @@ void EngineRun::storeRanks(int64_t runId, const TrainingOutcome &outcome, const 
         RankReport report = readRankReport(*m_ranks, rank, outcome.outcome == Outcome::Completed);
         ranks.push_back(report.record);
         if (!report.measuredMemory.empty()) {
-            std::vector<MemoryRow> memory = estimateMemory(m_config, rank).rows();
+            std::vector<MemoryRow> memory = predictedMemory(rank);
             memory.insert(memory.end(), report.measuredMemory.begin(), report.measuredMemory.end());
             m_store->replaceMemory(runId, memory, rank);
         }

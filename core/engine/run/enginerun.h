@@ -6,6 +6,7 @@
 #include "core/engine/distributed/rankgroup.h"
 #include "core/engine/machine/calibration.h"
 #include "core/engine/machine/environment.h"
+#include "core/engine/run/memoryprobe.h"
 #include "core/engine/run/preflight.h"
 #include "core/engine/run/studyrecorder.h"
 #include "core/engine/train/trainer.h"
@@ -16,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace optlog {
@@ -30,7 +32,8 @@ class EngineRun
 public:
     enum class MemoryCheck { Refuse, Force };
     // Refuses, with ConfigError or DataError, a config whose device, precision, attention or corpus
-    // this engine cannot run and, unless `memoryCheck` is Force, one predicted not to fit its
+    // this engine cannot run, or (InputError) a TorchScript module that breaks its contract, which
+    // it then probes for its memory (memoryprobe.h); and, unless `memoryCheck` is Force, one predicted not to fit its
     // memory budget or the machine's available memory (checkMemoryFits). Nothing is written.
     explicit EngineRun(RunConfig config, MemoryCheck memoryCheck = MemoryCheck::Refuse);
     ~EngineRun();
@@ -75,6 +78,9 @@ private:
     TrainingOutcome trainOutcome(StudyRecorder &recorder, int64_t runId, const std::atomic<bool> &stopRequested);
     // Data parallel: the ranks' reports, rank 0's own first, with their memory stored by rank.
     void storeRanks(int64_t runId, const TrainingOutcome &outcome, const nlohmann::json &environment);
+    // The memory predicted for `rank` before the run: the memory model's for optlog's GPT, the
+    // probes' for a TorchScript module.
+    std::vector<MemoryRow> predictedMemory(int64_t rank = 0) const;
 
     RunConfig m_config;
     RunOrigin m_origin;
@@ -83,6 +89,8 @@ private:
     c10::Device m_device;
     AvailableMemory m_available; // at the check, for the hint when the machine runs out
     TokenSplit m_data;
+    // model.source = "torchscript": the module's parameters and its memory probes.
+    std::optional<ProbedMemory> m_probed;
     std::unique_ptr<Store> m_store;
     uint64_t m_studySeed = 0; // seeds the study's fixed validation set
     ThreadSettings m_threads;

@@ -86,10 +86,10 @@ std::vector<int64_t> divisorsDescending(int64_t n)
 }
 
 // The largest microbatch dividing the effective batch whose predicted peak fits `limit`; 0 if none.
-int64_t largestPredicted(const RunConfig &config, int64_t effective, int64_t limit)
+int64_t largestPredicted(MemoryPredictor &predict, const RunConfig &config, int64_t effective, int64_t limit)
 {
     for (int64_t b : divisorsDescending(effective))
-        if (estimateMemory(withMicrobatch(config, b, effective)).peakBytes <= limit)
+        if (predict(withMicrobatch(config, b, effective)).peakBytes <= limit)
             return b;
     return 0;
 }
@@ -125,7 +125,7 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
     // First the model, then real steps; a microbatch the steps refuse is followed by the next smaller.
     for (int64_t b : divisorsDescending(effective)) {
         const RunConfig candidate = withMicrobatch(m_config, b, effective);
-        MicrobatchTrial trial{b, effective / b, estimateMemory(candidate).peakBytes, 0, false, {}};
+        MicrobatchTrial trial{b, effective / b, m_predict(candidate).peakBytes, 0, false, {}};
         if (trial.predictedPeakBytes > limit)
             continue;
         const Steps steps = realSteps(candidate, m_data, limit, 3);
@@ -156,18 +156,21 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
     // The next levers in order, each applied alone to the fitted config.
     const int64_t halfContext = std::max<int64_t>(1, m_config.model.contextLength / 2);
     const int64_t halfLayers = std::max<int64_t>(1, m_config.model.layers / 2);
-    const std::vector<std::pair<std::string, std::vector<std::string>>> levers = {
+    std::vector<std::pair<std::string, std::vector<std::string>>> levers = {
         {"shorter context (T " + std::to_string(halfContext) + ")",
          {"model.context_length=" + std::to_string(halfContext)}},
         {"activation checkpointing, every block", {"memory.checkpoint_every=1"}},
         {"autocast BF16", {"precision.mode=\"autocast-bf16\""}},
-        {"smaller model (" + std::to_string(halfLayers) + " layers)", {"model.layers=" + std::to_string(halfLayers)}},
     };
+    // A TorchScript module's size is its own code's.
+    if (m_config.model.source == "builtin")
+        levers.push_back({"smaller model (" + std::to_string(halfLayers) + " layers)",
+                          {"model.layers=" + std::to_string(halfLayers)}});
     result.fittedTokensPerSecond = realSteps(result.fitted, m_data, 0, 6).tokensPerSecond;
     print("\nNext levers, in the order to try them (time cost measured over 5 steps each, a rough figure):\n");
     print(formatted("  %-42s %14s %22s %12s\n", "lever", "predicted peak", "largest microbatch", "tokens/s"));
     print(formatted("  %-42s %14s %22s %12.0f\n", "(the fitted config)",
-                    formatBytes(estimateMemory(result.fitted).peakBytes).c_str(),
+                    formatBytes(m_predict(result.fitted).peakBytes).c_str(),
                     result.chosenMicrobatch ? std::to_string(result.chosenMicrobatch).c_str() : "none",
                     result.fittedTokensPerSecond));
     for (const auto &[name, overrides] : levers) {
@@ -182,8 +185,8 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
             print(formatted("  %-42s not applicable: %s\n", name.c_str(), e.what()));
             continue;
         }
-        lever.predictedPeakBytes = estimateMemory(changed).peakBytes;
-        lever.largestPredictedMicrobatch = largestPredicted(changed, effective, limit);
+        lever.predictedPeakBytes = m_predict(changed).peakBytes;
+        lever.largestPredictedMicrobatch = largestPredicted(m_predict, changed, effective, limit);
         lever.tokensPerSecond = realSteps(changed, m_data, 0, 6).tokensPerSecond;
         lever.relativeSpeed = result.fittedTokensPerSecond > 0 ? lever.tokensPerSecond / result.fittedTokensPerSecond
                                                                : 0;

@@ -3,6 +3,7 @@
 
 #include "core/config/config.h"
 #include "core/engine/data/textdata.h"
+#include "core/engine/run/memoryprobe.h"
 
 #include <cstdint>
 #include <functional>
@@ -66,6 +67,7 @@ private:
     RunConfig m_config;
     int64_t m_budgetBytes;
     TokenSplit m_data;
+    MemoryPredictor m_predict; // the memory model's, or a TorchScript module's probes
 };
 
 } // namespace optlog

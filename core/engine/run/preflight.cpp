@@ -97,7 +97,11 @@ AvailableMemory availableMemory()
 
 void checkMemoryFits(const RunConfig &config, const AvailableMemory &available)
 {
-    const MemoryEstimate estimate = estimateMemory(config);
+    checkMemoryFits(config, estimateMemory(config), available);
+}
+
+void checkMemoryFits(const RunConfig &config, const MemoryEstimate &estimate, const AvailableMemory &available)
+{
     std::string role = "its largest role";
     const std::string field = largestRoleField(estimate, &role);
     const std::string predicted = "the run is predicted to need " + formatBytes(estimate.peakBytes)

@@ -7,6 +7,7 @@
 namespace optlog {
 
 struct RunConfig;
+struct MemoryEstimate;
 
 // What the machine can still give this process: the kernel's estimate of the memory available
 // without swapping (MemAvailable), lowered to what a cgroup's memory limit leaves.
@@ -23,5 +24,7 @@ AvailableMemory availableMemory();
 // GPU's own memory is its allocator's to refuse). Without the check a run that cannot fit spends
 // minutes and gigabytes before it fails, or takes the machine into swap.
 void checkMemoryFits(const RunConfig &config, const AvailableMemory &available);
+// The same for a prediction made otherwise (a TorchScript module's probes).
+void checkMemoryFits(const RunConfig &config, const MemoryEstimate &estimate, const AvailableMemory &available);
 
 } // namespace optlog

@@ -3,7 +3,8 @@
 
 #include "core/config/configerror.h"
 #include "core/contract/format.h"
-#include "core/engine/model/gpt.h"
+#include "core/contract/inputerror.h"
+#include "core/engine/model/languagemodel.h"
 #include "core/engine/model/weightfiles.h"
 #include "core/engine/precision/precision.h"
 #include "core/engine/run/enginerun.h"
@@ -21,11 +22,32 @@ namespace {
 // then the weights into a model built from the config. Writes nothing.
 void checkWeightsFitConfig(const RunConfig &config, const std::string &path, const WeightFile &recorded)
 {
+    verifyWeightFile(path, recorded);
+    const std::shared_ptr<LanguageModel> model = makeLanguageModel(config);
+    model->moveTo(c10::Device(c10::kCPU), precisionPlan(config.precision.mode).weights);
     torch::serialize::InputArchive archive;
-    loadVerified(archive, path, recorded);
-    GPT model(GPTOptions::from(config));
-    model->to(precisionPlan(config.precision.mode).weights);
-    loadModelWeights(*model, archive, path);
+    model->readWeights(archive, path);
+}
+
+// A TorchScript run resumes the module it started with: its code is in model.path's file, which
+// may have changed since (weights that fit another module's shapes would train other code).
+void checkSameModule(const RunConfig &config, const RunRecord &run, const std::string &label)
+{
+    if (config.model.source != "torchscript")
+        return;
+    const nlohmann::json environment = nlohmann::json::parse(run.environmentJson, nullptr, false);
+    const std::string recorded = environment.is_object()
+                                     ? environment.value("/torchscript_model/sha256"_json_pointer, std::string())
+                                     : std::string();
+    std::error_code error;
+    const std::string now = std::filesystem::is_regular_file(config.model.path, error) ? sha256OfFile(config.model.path)
+                                                                                       : std::string("(no such file)");
+    if (recorded.empty() || now != recorded)
+        throw InputError("--resume: " + label + " trained the TorchScript module '" + config.model.path
+                         + "' with SHA-256 " + (recorded.empty() ? std::string("(not recorded)") : recorded)
+                         + ", and the file is now " + now
+                         + ": it changed after the run started. Put the module back as it was, or start a new run "
+                           "from its config (optlog run --from)");
 }
 
 } // namespace
@@ -66,7 +88,9 @@ Resumption resumptionOf(const RunRequest &request)
                          + " has no checkpoint to resume from (it stopped before writing one: "
                            "set train.checkpoint_interval to write one every so many steps)");
     // A damaged checkpoint, or one that does not fit the stored config, refuses before the run is touched.
-    checkWeightsFitConfig(loadDerivedConfig(run.configToml, label, {}), store.absolutePath(last->path), *last);
+    const RunConfig config = loadDerivedConfig(run.configToml, label, {});
+    checkSameModule(config, run, label);
+    checkWeightsFitConfig(config, store.absolutePath(last->path), *last);
     return {run, *last};
 }
 

@@ -58,10 +58,10 @@ int64_t peakRssBytes()
 
 } // namespace
 
-at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatches, const PrecisionPlan &plan,
+at::Tensor accumulateGradients(LanguageModel &model, const std::vector<Batch> &microbatches, const PrecisionPlan &plan,
                                const LossScaler *scaler, MemoryMeter *meter)
 {
-    for (auto &p : model->parameters())
+    for (auto &p : model.parameterTensors())
         if (p.grad().defined())
             p.grad().zero_();
     const c10::Device device = microbatches.front().inputs.device();
@@ -74,7 +74,7 @@ at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatche
         {
             // Forward only: backward runs in the dtypes the forward chose.
             AutocastGuard autocast(device.type(), plan.compute, plan.autocast);
-            loss = model->loss(microbatch.inputs, microbatch.targets);
+            loss = model.loss(microbatch.inputs, microbatch.targets);
         }
         if (meter)
             meter->forwardEnds();
@@ -160,14 +160,15 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
     , m_sampler(m_data.train, config.model.contextLength, uint64_t(config.train.seed))
 {
     torch::manual_seed(uint64_t(config.train.seed));
-    m_model = GPT(GPTOptions::from(config));
-    m_model->train();
-    // Initialised in FP32 on the CPU, then moved and cast: every mode on every device starts
-    // from the same weights, rounded.
-    m_model->to(m_device, m_plan.weights);
-    m_parameters = m_model->parameters();
-    for (const auto &item : m_model->named_parameters())
-        m_parameterNames.push_back(item.key());
+    m_model = makeLanguageModel(config);
+    m_model->setTraining(true);
+    // Initialised (or loaded) in FP32 on the CPU, then moved and cast: every mode on every device
+    // starts from the same weights, rounded.
+    m_model->moveTo(m_device, m_plan.weights);
+    for (auto &[name, tensor] : m_model->namedParameters()) {
+        m_parameterNames.push_back(name);
+        m_parameters.push_back(tensor);
+    }
     if (m_ranks) {
         m_parallel = std::make_unique<DataParallel>(*m_ranks, config, m_parameters, m_plan.masterWeights);
         m_clip = [this](const std::vector<at::Tensor> &tensors, const LossScaler *scaler, double maxNorm) {
@@ -274,7 +275,7 @@ std::map<std::string, std::string> Trainer::dtypes()
     {
         torch::NoGradGuard noGrad;
         AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
-        compute = dtypeName(m_model->forward(m_validationBatches.front().inputs.slice(0, 0, 1)));
+        compute = dtypeName(m_model->logitsOf(m_validationBatches.front().inputs.slice(0, 0, 1)));
     }
     return {{precisionStateKey(PrecisionState::Weights), dtypeOf(m_parameters)},
             {precisionStateKey(PrecisionState::Gradients), dtypeOf(gradients())},
@@ -288,14 +289,14 @@ ValidationPoint Trainer::validate()
 {
     m_meter.enter("validation");
     torch::NoGradGuard noGrad;
-    m_model->eval();
+    m_model->setTraining(false);
     std::vector<at::Tensor> perSequence;
     {
         AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
         for (const auto &batch : m_validationBatches)
             perSequence.push_back(m_model->sequenceLosses(batch.inputs, batch.targets).to(torch::kDouble));
     }
-    m_model->train();
+    m_model->setTraining(true);
     const at::Tensor losses = torch::cat(perSequence);
     ValidationPoint point;
     point.sequences = losses.numel();
@@ -331,7 +332,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
 {
     const auto &train = m_config.train;
     StepTimer timer(m_device, m_firstStep + m_config.memory.warmupSteps);
-    SpeedProbe speed(m_config.runtime.speedProbeEvery, m_plan.compute, m_device, m_model->options().gemm());
+    SpeedProbe speed(m_config.runtime.speedProbeEvery, m_plan.compute, m_device, m_model->gemmLibrary());
     if (m_firstStep < train.steps)
         speed.loopBegins();
     for (int64_t step = m_firstStep; step < train.steps; ++step) {
@@ -348,7 +349,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         const double lr = setLearningRate(step);
 
         // Forward and backward over the step's microbatches, the gradients accumulated.
-        at::Tensor loss = accumulateGradients(m_model, drawMicrobatches(), m_plan, scaler(), &m_meter);
+        at::Tensor loss = accumulateGradients(*m_model, drawMicrobatches(), m_plan, scaler(), &m_meter);
 
         // 16-bit numerics, where the gradients are as backward left them; not the step's time.
         std::vector<TensorNumerics> numerics;

@@ -9,7 +9,7 @@
 #include "core/engine/distributed/dataparallel.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/memory/countingallocator.h"
-#include "core/engine/model/gpt.h"
+#include "core/engine/model/languagemodel.h"
 #include "core/engine/precision/precision.h"
 #include "core/engine/train/memorymeter.h"
 
@@ -64,8 +64,9 @@ struct TrainingOutcome
 // them. The forward runs under the plan's autocast; with a scaler the loss is scaled before
 // backward. Returns the mean unscaled loss as a tensor (no host sync). Runs on the batches'
 // device. A `meter`, when given, is told where each forward begins and ends.
-at::Tensor accumulateGradients(GPT &model, const std::vector<Batch> &microbatches, const PrecisionPlan &plan = {},
-                               const LossScaler *scaler = nullptr, MemoryMeter *meter = nullptr);
+at::Tensor accumulateGradients(LanguageModel &model, const std::vector<Batch> &microbatches,
+                               const PrecisionPlan &plan = {}, const LossScaler *scaler = nullptr,
+                               MemoryMeter *meter = nullptr);
 
 // Unscales the gradients (with a scaler), then clips them to `maxNorm` by global norm; returns
 // the norm before clipping, or nothing when a gradient is inf or NaN (the step must be skipped).
@@ -103,7 +104,7 @@ public:
     Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, RankGroup *ranks = nullptr);
     ~Trainer();
 
-    GPT &model() { return m_model; }
+    LanguageModel &model() { return *m_model; }
     const LossScaler *scaler() const { return m_scaler ? &*m_scaler : nullptr; }
     // The dtype of each state, read from the tensors themselves, and of the forward's logits.
     std::map<std::string, std::string> dtypes();
@@ -171,7 +172,7 @@ private:
     BatchSampler m_sampler;
     int64_t m_firstStep = 0; // after a resume, the step after the checkpoint
     std::string m_weightsBase, m_weightsFolder;
-    GPT m_model{nullptr};
+    std::shared_ptr<LanguageModel> m_model;    // optlog's GPT or the config's TorchScript module
     std::vector<at::Tensor> m_parameters;      // the model's, in their training dtype
     std::vector<std::string> m_parameterNames; // "blocks.0.attention.qkv.weight", as m_parameters
     std::vector<at::Tensor> m_master;          // FP32 copies, when the plan keeps master weights

@@ -87,7 +87,7 @@ void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
         if (row.tensor == kAllParameters && elements > 0)
             row.vanishingUpdates = vanishing / elements;
 
-    m_model->eval(); // no dropout: the activations as validation sees them
+    m_model->setTraining(false); // no dropout: the activations as validation sees them
     {
         AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
         const std::vector<double> maxima = m_model->blockOutputMaxima(m_validationBatches.front().inputs);
@@ -99,7 +99,7 @@ void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
             rows.push_back(row);
         }
     }
-    m_model->train();
+    m_model->setTraining(true);
 }
 
 } // namespace optlog

@@ -39,7 +39,6 @@ void Trainer::writeWeights(WeightFileKind kind, TrainingObserver &observer)
         return;
     CountingAllocator::Uncounted uncounted; // optlog's bookkeeping, not the run's memory
     torch::serialize::OutputArchive archive;
-    m_model->save(archive);
     archive.write(kStepKey, c10::IValue(m_lastCompletedStep));
     if (kind == WeightFileKind::Checkpoint) {
         torch::serialize::OutputArchive optimizer;
@@ -61,7 +60,7 @@ void Trainer::writeWeights(WeightFileKind kind, TrainingObserver &observer)
                                  ? std::string("final.pt")
                                  : "checkpoint-step-" + std::to_string(m_lastCompletedStep) + ".pt";
     const std::string relative = m_weightsFolder + "/" + name;
-    WeightFile file = writeAtomically(archive, (std::filesystem::path(m_weightsBase) / relative).string());
+    WeightFile file = m_model->writeWeights(archive, (std::filesystem::path(m_weightsBase) / relative).string());
     file.kind = kind;
     file.step = m_lastCompletedStep;
     file.path = relative;
@@ -71,9 +70,9 @@ void Trainer::writeWeights(WeightFileKind kind, TrainingObserver &observer)
 void Trainer::resumeFrom(const std::string &path, const WeightFile &recorded)
 {
     torch::serialize::InputArchive archive;
-    loadVerified(archive, path, recorded);
+    verifyWeightFile(path, recorded);
     torch::NoGradGuard noGrad;
-    loadModelWeights(*m_model, archive, path);
+    m_model->readWeights(archive, path);
     try {
         c10::IValue step;
         archive.read(kStepKey, step);

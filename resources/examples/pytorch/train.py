@@ -122,7 +122,8 @@ class Block(nn.Module):
 
     def attention(self, x):  # the engine's naive attention: the (B, H, T, T) scores are kept for backward
         B, T, C = x.shape
-        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        qkv = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
         scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.heads)
         future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
         weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
@@ -150,13 +151,32 @@ class GPT(nn.Module):
             else:
                 nn.init.normal_(p, 0.0, 0.02 / math.sqrt(2 * layers) if name.endswith("proj.weight") else 0.02)
 
+    # embed, blocks and head are the TorchScript contract's optional parts (docs/torchscript.md):
+    # with them the engine checkpoints a scripted copy of this model block by block.
+    @torch.jit.export
+    def embed(self, idx):  # (B, T) token ids -> (B, T, width)
+        return self.tokens(idx) + self.positions(torch.arange(idx.shape[1], device=idx.device))
+
+    @torch.jit.export
+    def head(self, x):  # (B, T, width) -> (B, T, vocab) logits, the head tied to the token embedding
+        return self.final_norm(x) @ self.tokens.weight.t()
+
     def forward(self, idx):  # (B, T) token ids -> (B, T, vocab) logits
-        x = self.tokens(idx) + self.positions(torch.arange(idx.shape[1], device=idx.device))
+        x = self.embed(idx)
+        if self.checkpointed and self.training:
+            x = self.checkpointed_blocks(x)
+        else:
+            for block in self.blocks:
+                x = block(x)
+        return self.head(x)
+
+    @torch.jit.unused
+    def checkpointed_blocks(self, x):
+        # Reentrant checkpointing saves each block's input through autograd, where optlog's
+        # saved-tensor count sees it; the non-reentrant kind hides its saves behind its own hooks.
         for block in self.blocks:
-            # Reentrant checkpointing saves each block's input through autograd, where optlog's
-            # saved-tensor count sees it; the non-reentrant kind hides its saves behind its own hooks.
-            x = checkpoint(block, x, use_reentrant=True) if self.checkpointed and self.training else block(x)
-        return self.final_norm(x) @ self.tokens.weight.t()  # tied head
+            x = checkpoint(block, x, use_reentrant=True)
+        return x
 
 
 def learning_rate(step, a):  # linear warm-up, then cosine decay to a tenth (the engine's schedule)
