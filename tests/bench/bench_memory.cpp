@@ -10,6 +10,7 @@
 #include "core/engine/memory/countingallocator.h"
 #include "core/memorymodel/memorymodel.h"
 #include "tests/common/arguments.h"
+#include "tests/common/errorsummary.h"
 #include "tests/common/memorysample.h"
 
 #include <algorithm>
@@ -126,16 +127,6 @@ int main(int argc, char **argv)
                     kib(measured["temporaries"]), kib(predicted.peakBytes), kib(measured["peak"]), 100 * error);
         std::fflush(stdout);
     }
-    std::vector<double> magnitudes;
-    for (double e : errors)
-        magnitudes.push_back(std::fabs(e));
-    std::sort(magnitudes.begin(), magnitudes.end());
-    const auto within = [&magnitudes](double bound) {
-        return std::count_if(magnitudes.begin(), magnitudes.end(), [bound](double m) { return m <= bound; });
-    };
-    std::printf("\n%s: %ld of %zu configs have the predicted peak within 5%% of the measured, %ld within 10%%; "
-                "median error %.1f%%, largest %.1f%%. Sizes in KiB.\n",
-                source.c_str(), long(within(0.05)), magnitudes.size(), long(within(0.10)),
-                100 * magnitudes[magnitudes.size() / 2], 100 * magnitudes.back());
+    optlog::testing::printPeakErrorSummary(source, errors);
     return 0;
 }

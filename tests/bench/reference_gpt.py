@@ -6,7 +6,9 @@ Same shape and hyperparameters as optlog's presets: pre-LayerNorm blocks, biases
 tied head, AdamW with decay on matrices only, clipping at 1.0, cross-entropy on FP32 logits.
 """
 import argparse
+import importlib.util
 import math
+import os
 import statistics
 import time
 
@@ -56,6 +58,27 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.shape[-1]).float(), targets.reshape(-1))
 
 
+class ExampleLoss(nn.Module):
+    """The example trainer's GPT with this file's loss: FP32 cross-entropy over its logits."""
+
+    def __init__(self, gpt):
+        super().__init__()
+        self.gpt = gpt
+
+    def loss(self, idx, targets):
+        logits = self.gpt(idx)
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]).float(), targets.reshape(-1))
+
+
+def example_gpt(a):
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "resources", "examples", "pytorch",
+                        "train.py")
+    spec = importlib.util.spec_from_file_location("train", path)
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    return ExampleLoss(train.GPT(256, a.context, a.width, a.layers, a.heads))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--context", type=int, default=128)
@@ -67,12 +90,14 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--threads", type=int, default=0, help="0: PyTorch's own default")
     p.add_argument("--precision", choices=["fp32", "autocast-bf16"], default="fp32")
+    p.add_argument("--example", action="store_true",
+                   help="train resources/examples/pytorch/train.py's GPT instead, the model script_model.py scripts")
     a = p.parse_args()
 
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     torch.manual_seed(1)
-    model = GPT(256, a.context, a.width, a.layers, a.heads)
+    model = example_gpt(a) if a.example else GPT(256, a.context, a.width, a.layers, a.heads)
     decayed = [q for q in model.parameters() if q.dim() >= 2]
     plain = [q for q in model.parameters() if q.dim() < 2]
     optimizer = torch.optim.AdamW([{"params": decayed, "weight_decay": 0.1}, {"params": plain, "weight_decay": 0.0}],

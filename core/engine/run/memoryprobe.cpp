@@ -57,10 +57,11 @@ nlohmann::json toJson(const ProbedMemory &probed)
 {
     nlohmann::json probes = nlohmann::json::array();
     for (const auto &p : probed.probes)
-        probes.push_back({p.microbatch, p.context, p.savedActivations, p.temporaries, p.peak});
+        probes.push_back({p.microbatch, p.context, p.savedActivations, p.temporaries, p.peak, p.passTemporaries});
     return {{"probes", probes},
             {"saved_activations", probed.savedActivations.coefficients},
-            {"temporaries", probed.temporaries.coefficients}};
+            {"pass_temporaries", probed.passTemporaries.coefficients},
+            {"step_temporaries", probed.stepTemporaries}};
 }
 
 // The cached probes of this setting, when the cache has them for these parameter sizes.
@@ -72,9 +73,10 @@ bool readCached(const nlohmann::json &module, const std::string &setting, Probed
         const nlohmann::json &entry = module.at("settings").at(setting);
         for (const auto &p : entry.at("probes"))
             probed.probes.push_back({p.at(0).get<int64_t>(), p.at(1).get<int64_t>(), p.at(2).get<int64_t>(),
-                                     p.at(3).get<int64_t>(), p.at(4).get<int64_t>()});
+                                     p.at(3).get<int64_t>(), p.at(4).get<int64_t>(), p.at(5).get<int64_t>()});
         probed.savedActivations.coefficients = entry.at("saved_activations").get<std::array<double, kTerms>>();
-        probed.temporaries.coefficients = entry.at("temporaries").get<std::array<double, kTerms>>();
+        probed.passTemporaries.coefficients = entry.at("pass_temporaries").get<std::array<double, kTerms>>();
+        probed.stepTemporaries = entry.at("step_temporaries").get<int64_t>();
         return true;
     } catch (const nlohmann::json::exception &) {
         probed.probes.clear(); // a damaged entry is probed again
@@ -114,8 +116,12 @@ MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int
                          + " tokens, precision.mode = \"" + config.precision.mode
                          + "\"): " + std::string(e.what()).substr(0, std::string(e.what()).find('\n')));
     }
-    MemoryProbe result{microbatch, context, 0, 0, 0};
+    MemoryProbe result{microbatch, context, 0, 0, 0, 0};
+    int64_t persistent = 0;
     for (const auto &row : outcome.measuredMemory) {
+        if (row.role == MemoryRole::Parameters || row.role == MemoryRole::Gradients
+            || row.role == MemoryRole::OptimizerState || row.role == MemoryRole::MasterWeights)
+            persistent += row.bytes;
         if (row.role == MemoryRole::SavedActivations)
             result.savedActivations = row.bytes;
         if (row.role == MemoryRole::Temporaries)
@@ -123,6 +129,8 @@ MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int
         if (row.role == MemoryRole::Peak)
             result.peak = row.bytes;
     }
+    result.passTemporaries = std::max<int64_t>(0, outcome.passPeakBytes.value_or(result.peak) - persistent
+                                                      - result.savedActivations);
     return result;
 }
 
@@ -161,13 +169,21 @@ ProbedMemory probeMemory(const RunConfig &config)
         for (const int64_t microbatch : {1, 2})
             probed.probes.push_back(measureShortRun(config, data, microbatch, context));
     probed.savedActivations = fitted(probed.probes, &MemoryProbe::savedActivations);
-    probed.temporaries = fitted(probed.probes, &MemoryProbe::temporaries);
+    probed.passTemporaries = fitted(probed.probes, &MemoryProbe::passTemporaries);
+    for (const auto &p : probed.probes)
+        if (p.temporaries > p.passTemporaries)
+            probed.stepTemporaries = std::max(probed.stepTemporaries, p.savedActivations + p.temporaries);
 
     nlohmann::json &module = cache[probed.sha256];
     module["parameter_sizes"] = probed.parameterSizes;
     module["settings"][setting] = toJson(probed);
     writeJsonCache(path, cache);
     return probed;
+}
+
+int64_t ProbedMemory::temporariesAt(int64_t microbatch, int64_t context) const
+{
+    return std::max(passTemporaries.at(microbatch, context), stepTemporaries - savedActivations.at(microbatch, context));
 }
 
 MemoryEstimate MemoryPredictor::operator()(const RunConfig &config)
@@ -188,7 +204,7 @@ MemoryEstimate probedEstimate(const RunConfig &config, const ProbedMemory &probe
     const std::string fit = "fitted to " + std::to_string(probed.probes.size()) + " probes of the module";
     e.roles.push_back({MemoryRole::SavedActivations, "mixed", 0, probed.savedActivations.at(B, T), fit});
     e.roles.push_back({MemoryRole::Temporaries, "mixed", 0,
-                       probed.temporaries.at(B, T) + (config.train.accumulation - 1) * 2 * B * T * 8, fit});
+                       probed.temporariesAt(B, T) + (config.train.accumulation - 1) * 2 * B * T * 8, fit});
     e.activationsPredicted = true;
     e.peakBytes = 0;
     for (const auto &r : e.roles)

@@ -34,6 +34,12 @@ void MemoryMeter::forwardEnds()
     m_memory.setPhase("backward");
 }
 
+void MemoryMeter::passesEnd()
+{
+    if (m_stepsBegun == m_warmupSteps + 1 && !m_passPeakBytes)
+        m_passPeakBytes = m_memory.peakBytes();
+}
+
 void MemoryMeter::enter(const char *phase) const
 {
     m_memory.setPhase(phase);

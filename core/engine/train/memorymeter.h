@@ -23,12 +23,17 @@ public:
     void stepBegins();
     void forwardBegins();
     void forwardEnds(); // backward follows
+    // The step's forward and backward passes are done; its optimizer step follows.
+    void passesEnd();
     // What the loop does between forward and backward passes: "optimizer step", "validation",
     // "setup". A string literal.
     void enter(const char *phase) const;
 
     // The allocator's growth over the measured forward; empty when the run ended before it.
     std::optional<int64_t> savedActivationBytes() const { return m_savedActivationBytes; }
+    // The peak over the first measured step's passes, before its optimizer step: the part of a
+    // step's peak that grows with the batch (a TorchScript model's probes fit it apart).
+    std::optional<int64_t> passPeakBytes() const { return m_passPeakBytes; }
     int64_t peakBytes() const { return m_memory.peakBytes(); }
     std::optional<int64_t> reservedPeakBytes() const { return m_memory.reservedPeakBytes(); }
 
@@ -39,6 +44,7 @@ private:
     bool m_measureForward = false; // the next forward is the one measured
     int64_t m_bytesBeforeForward = 0;
     std::optional<int64_t> m_savedActivationBytes;
+    std::optional<int64_t> m_passPeakBytes;
 };
 
 } // namespace optlog

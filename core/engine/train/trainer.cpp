@@ -322,6 +322,7 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
     // The budget rehearses training; what follows only reads the tensors, without it.
     allocator.setBudget(0);
     outcome.measuredMemory = measureMemory();
+    outcome.passPeakBytes = m_meter.passPeakBytes();
     outcome.dtypes = dtypes();
     if (!m_meter.savedActivationBytes())
         observer.event(EventKind::Warning, "the run ended during warm-up: its peak memory covers warm-up steps too");
@@ -350,6 +351,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
 
         // Forward and backward over the step's microbatches, the gradients accumulated.
         at::Tensor loss = accumulateGradients(*m_model, drawMicrobatches(), m_plan, scaler(), &m_meter);
+        m_meter.passesEnd();
 
         // 16-bit numerics, where the gradients are as backward left them; not the step's time.
         std::vector<TensorNumerics> numerics;
