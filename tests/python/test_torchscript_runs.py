@@ -108,6 +108,14 @@ class TorchScriptRuns(unittest.TestCase):
             self.assertEqual(done.returncode, 2, done.stderr)
             self.assertIn(says, done.stderr)
             self.assertFalse(os.path.exists(study), "nothing written")
+        # Over its budget, with the model state the largest role: the lever named is the module's.
+        done = run(study, self.modules["gpt"], "refused", "model.context_length=16", "train.microbatch=1",
+                   "memory.budget=\"256KiB\"", check=False)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("(the module's probes; optimizer state takes the most)", done.stderr)
+        self.assertIn("choose a 16-bit precision.mode, or shard the model state", done.stderr)
+        self.assertNotIn("model.width", done.stderr)
+        self.assertFalse(os.path.exists(study), "nothing written")
 
     def test_a_stopped_run_resumes_and_quantizes(self):
         study = self.study("resume")

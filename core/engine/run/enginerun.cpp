@@ -53,7 +53,8 @@ AvailableMemory checkedMemory(const RunConfig &config, EngineRun::MemoryCheck ch
 
 // The machine ran out (std::bad_alloc): what was predicted and what was there, since the
 // exception says neither.
-std::string outOfMachineMemory(const std::vector<MemoryRow> &predicted, const AvailableMemory &available)
+std::string outOfMachineMemory(const RunConfig &config, const std::vector<MemoryRow> &predicted,
+                               const AvailableMemory &available)
 {
     int64_t peak = 0;
     for (const auto &row : predicted)
@@ -62,7 +63,8 @@ std::string outOfMachineMemory(const std::vector<MemoryRow> &predicted, const Av
     return "out of memory: an allocation failed (std::bad_alloc); the prediction was a peak of " + formatBytes(peak)
            + (available.bytes > 0 ? " and the machine had " + formatBytes(available.bytes) + " available at the start"
                                   : std::string())
-           + ". Lower train.microbatch or model.width, or set memory.budget to rehearse a limit without reaching "
+           + ". Lower train.microbatch" + (config.model.source == "builtin" ? " or model.width" : "")
+           + ", or set memory.budget to rehearse a limit without reaching "
              "the machine's";
 }
 
@@ -213,7 +215,7 @@ TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, int64_t runId, 
         // The step that did not complete, as the study has it; -1 before the first.
         const int64_t failedStep = recorder.lastStep() >= 0 ? recorder.lastStep() + 1 : -1;
         outcome = outcomeOfException(e, {failedStep, m_device.str(),
-                                         [this] { return outOfMachineMemory(predictedMemory(), m_available); },
+                                         [this] { return outOfMachineMemory(m_config, predictedMemory(), m_available); },
                                          [this] { return m_ranks ? m_ranks->lostRank() : std::string(); }});
         allocator.setBudget(0);
     }

@@ -45,8 +45,9 @@ std::optional<int64_t> memAvailableBytes()
     return std::nullopt;
 }
 
-// The role that takes the most, and the field that changes it most directly.
-std::string largestRoleField(const MemoryEstimate &estimate, std::string *roleLabel)
+// The role that takes the most, and the field that changes it most directly: a TorchScript
+// module's size is its own code's, so its model state answers to the precision mode.
+std::string largestRoleField(const RunConfig &config, const MemoryEstimate &estimate, std::string *roleLabel)
 {
     const auto largest = std::max_element(estimate.roles.begin(), estimate.roles.end(),
                                           [](const RoleEstimate &a, const RoleEstimate &b) {
@@ -56,7 +57,9 @@ std::string largestRoleField(const MemoryEstimate &estimate, std::string *roleLa
         return "train.microbatch";
     *roleLabel = memoryRoleLabel(largest->role);
     const bool activations = largest->role == MemoryRole::SavedActivations || largest->role == MemoryRole::Temporaries;
-    return activations ? "train.microbatch" : "model.width";
+    if (activations)
+        return "train.microbatch";
+    return config.model.source == "builtin" ? "model.width" : "precision.mode";
 }
 
 std::string levers(const std::string &field)
@@ -64,7 +67,9 @@ std::string levers(const std::string &field)
     return field == "train.microbatch"
                ? "lower train.microbatch (with train.accumulation to keep the batch) or model.context_length, or "
                  "set memory.checkpoint_every = 1"
-               : "lower model.width or model.layers, or choose a 16-bit precision.mode";
+           : field == "model.width"
+               ? "lower model.width or model.layers, or choose a 16-bit precision.mode"
+               : "choose a 16-bit precision.mode, or shard the model state over ranks (distributed.zero_stage)";
 }
 
 } // namespace
@@ -103,9 +108,10 @@ void checkMemoryFits(const RunConfig &config, const AvailableMemory &available)
 void checkMemoryFits(const RunConfig &config, const MemoryEstimate &estimate, const AvailableMemory &available)
 {
     std::string role = "its largest role";
-    const std::string field = largestRoleField(estimate, &role);
-    const std::string predicted = "the run is predicted to need " + formatBytes(estimate.peakBytes)
-                                  + " at its peak (memory model; " + role + " takes the most)";
+    const std::string field = largestRoleField(config, estimate, &role);
+    const std::string predicted = "the run is predicted to need " + formatBytes(estimate.peakBytes) + " at its peak ("
+                                  + (config.model.source == "builtin" ? "memory model" : "the module's probes") + "; "
+                                  + role + " takes the most)";
     if (!config.memory.budget.empty()) {
         const int64_t budget = parseBytes(config.memory.budget, "memory.budget");
         if (estimate.peakBytes > budget)
