@@ -6,10 +6,12 @@
 #include "core/config/presets.h"
 #include "core/config/sweep.h"
 #include "core/memorymodel/memorymodel.h"
+#include "ui/moduleprobe.h"
 #include "ui/tradeoffs.h"
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -51,7 +53,7 @@ void setEditorText(QWidget *editor, const QString &text)
 
 } // namespace
 
-DesignerView::DesignerView(QWidget *parent)
+DesignerView::DesignerView(const QString &engineBinary, QWidget *parent)
     : QWidget(parent)
     , m_originLabel(new QLabel)
     , m_preset(new QComboBox)
@@ -60,6 +62,8 @@ DesignerView::DesignerView(QWidget *parent)
     , m_sweepPreview(new QListWidget)
     , m_prediction(new QTableWidget(0, 3))
     , m_predictionSummary(new QLabel)
+    , m_moduleProbe(new ModuleProbe(engineBinary, this))
+    , m_probe(new QPushButton(tr("Probe the module")))
     , m_errors(new QLabel)
     , m_add(new QPushButton(tr("Add to queue")))
 {
@@ -117,6 +121,11 @@ DesignerView::DesignerView(QWidget *parent)
     connect(m_preset, &QComboBox::currentTextChanged, this, &DesignerView::setPreset);
     connect(m_name, &QLineEdit::textChanged, this, [this] { m_debounce.start(); });
     connect(m_repeats, &QSpinBox::valueChanged, this, [this] { m_debounce.start(); });
+    connect(m_probe, &QPushButton::clicked, this, &DesignerView::probeModule);
+    connect(m_moduleProbe, &ModuleProbe::finished, this, [this] {
+        revalidate(); // the probes are in the cache now, or lastError() says why not
+        Q_EMIT moduleProbed();
+    });
     connect(m_add, &QPushButton::clicked, this, [this] {
         revalidate();
         if (!m_runs.isEmpty())
@@ -212,8 +221,12 @@ QWidget *DesignerView::buildSweep()
 QWidget *DesignerView::buildPrediction()
 {
     auto *group = new QGroupBox(tr("Predicted memory by role"));
-    group->setToolTip(tr("From optlog's memory model of this GPT (docs/memory-model.md); the run measures "
-                         "each role and shows both."));
+    group->setToolTip(tr("From optlog's memory model of this GPT (docs/memory-model.md), or a TorchScript "
+                         "module's probes (docs/torchscript.md); the run measures each role and shows both."));
+    m_probe->setToolTip(tr("Runs the module for a few short steps in the engine, at microbatch 1 and 2 and "
+                           "three contexts, and fits its saved activations and temporaries; kept by the file's "
+                           "SHA-256, so once per setting."));
+    m_probe->hide();
     m_prediction->setHorizontalHeaderLabels({tr("Role"), tr("Dtype"), tr("Bytes")});
     m_prediction->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_prediction->verticalHeader()->hide();
@@ -223,6 +236,7 @@ QWidget *DesignerView::buildPrediction()
     auto *layout = new QVBoxLayout(group);
     layout->addWidget(m_prediction);
     layout->addWidget(m_predictionSummary);
+    layout->addWidget(m_probe, 0, Qt::AlignLeft);
     return group;
 }
 
@@ -397,6 +411,7 @@ void DesignerView::revalidate()
 void DesignerView::showPrediction(const PlannedRun &run)
 {
     m_prediction->setRowCount(0);
+    m_probe->hide();
     RunConfig config;
     try {
         config = run.config();
@@ -405,11 +420,23 @@ void DesignerView::showPrediction(const PlannedRun &run)
         return;
     }
     MemoryEstimate estimate;
-    try {
+    if (config.model.source == "builtin") {
         estimate = estimateMemory(config);
-    } catch (const ConfigError &e) {
-        m_predictionSummary->setText(QString::fromStdString(e.what()));
+    } else if (m_moduleProbe->isProbing()) {
+        m_predictionSummary->setText(tr("Probing the module: a few short runs of it in the engine…"));
         return;
+    } else {
+        QString why;
+        const auto cached = m_moduleProbe->cachedEstimate(config, why);
+        if (!cached) {
+            if (!m_moduleProbe->lastError().isEmpty())
+                why += tr(" The last probe failed: %1").arg(m_moduleProbe->lastError());
+            m_predictionSummary->setText(why);
+            m_probe->setVisible(m_moduleProbe->canProbe()
+                                && QFileInfo::exists(QString::fromStdString(config.model.path)));
+            return;
+        }
+        estimate = *cached;
     }
     for (const auto &role : estimate.roles) {
         const int row = m_prediction->rowCount();
@@ -427,6 +454,8 @@ void DesignerView::showPrediction(const PlannedRun &run)
                           .arg(QString::fromStdString(formatBytes(estimate.peakBytes)))
                           .arg(QString::fromStdString(effectiveBatch(config)))
                           .arg(config.tokensPerStep());
+    if (config.model.source != "builtin")
+        summary += tr(" From the %1.").arg(QString::fromStdString(estimate.source).toHtmlEscaped());
     if (m_runs.size() > 1)
         summary += tr(" Shown for the first of %1 sweep runs.").arg(m_runs.size());
     m_predictionSummary->setText(summary);
@@ -435,6 +464,34 @@ void DesignerView::showPrediction(const PlannedRun &run)
 QString DesignerView::predictionSummary() const
 {
     return m_predictionSummary->text();
+}
+
+QStringList DesignerView::predictedRoles() const
+{
+    QStringList rows;
+    for (int row = 0; row < m_prediction->rowCount(); ++row)
+        rows << m_prediction->item(row, 0)->text() + QStringLiteral(": ") + m_prediction->item(row, 2)->text();
+    return rows;
+}
+
+bool DesignerView::probeModule()
+{
+    const PlannedRun run = m_runs.isEmpty() ? designedRun() : m_runs.front();
+    RunConfig config;
+    try {
+        config = run.config();
+    } catch (const ConfigError &) {
+        return false;
+    }
+    if (config.model.source == "builtin" || !m_moduleProbe->probe(config))
+        return false;
+    showPrediction(run);
+    return true;
+}
+
+bool DesignerView::isProbingModule() const
+{
+    return m_moduleProbe->isProbing();
 }
 
 } // namespace optlog

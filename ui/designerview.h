@@ -6,6 +6,7 @@
 #include <QHash>
 #include <QList>
 #include <QString>
+#include <QStringList>
 #include <QTimer>
 #include <QWidget>
 
@@ -19,14 +20,17 @@ class QTableWidget;
 
 namespace optlog {
 
+class ModuleProbe;
+
 // The experiment designer: every config field grouped as in the TOML, presets, a sweep grid,
 // inline validation with the CLI's own messages, and the predicted memory by role of what is
-// about to run.
+// about to run (a TorchScript module's from its probes, which the engine binary runs on request).
 class DesignerView : public QWidget
 {
     Q_OBJECT
 public:
-    explicit DesignerView(QWidget *parent = nullptr);
+    // Without an engine binary a module's prediction comes only from probes already cached.
+    explicit DesignerView(const QString &engineBinary = {}, QWidget *parent = nullptr);
 
     void setPreset(const QString &preset); // resets every field to the preset's value; forgets a derivation
     // "Run again with changes": every field as the stored run `from` ("STUDY:ID") had it, named
@@ -41,6 +45,11 @@ public:
     QString fieldError(const QString &path) const; // empty when the field is valid
     QString errors() const;                        // every problem, one per line; empty when runnable
     QString predictionSummary() const;             // the line under the predicted memory: peak, batch, tokens per step
+    QStringList predictedRoles() const;            // the prediction's rows, "role: bytes" (empty: no prediction)
+    // A TorchScript module not yet probed in the designed setting: probes it through the engine
+    // (a few short runs), then predicts. False where it cannot (no engine binary, probing already).
+    bool probeModule();
+    bool isProbingModule() const;
 
     void setSweepAxis(int axis, const QString &path, const QString &values); // axis 0 or 1
     void setRepeats(int seeds); // replicates of each run over seeds, 1 to PlannedRun::kMaxRepeats
@@ -53,6 +62,7 @@ public:
 
 Q_SIGNALS:
     void runsRequested(const QList<optlog::PlannedRun> &runs);
+    void moduleProbed(); // a probe the designer started ended; predictionSummary() says how
 
 private:
     struct FieldEditor
@@ -83,6 +93,8 @@ private:
     QListWidget *m_sweepPreview;
     QTableWidget *m_prediction;
     QLabel *m_predictionSummary;
+    ModuleProbe *m_moduleProbe;
+    QPushButton *m_probe; // "Probe the module", shown where a module's setting has no probes
     QLabel *m_errors;
     QPushButton *m_add;
     QTimer m_debounce;

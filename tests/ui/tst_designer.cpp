@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The experiment designer: the CLI's own messages inline, sweeps, and what it queues.
 #include "core/config/config.h"
+#include "core/contract/format.h"
 #include "ui/designerview.h"
 
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -22,6 +24,47 @@ QString cliMessage(const QStringList &assignments)
         return QString::fromUtf8(e.what());
     }
     return {};
+}
+
+// A folder of its own for optlog's caches while it lives, so that the probes a test writes or reads
+// are its own; the engine the designer starts inherits it.
+class OwnCache
+{
+public:
+    OwnCache()
+        : m_before(qgetenv("XDG_CACHE_HOME"))
+    {
+        qputenv("XDG_CACHE_HOME", m_dir.path().toUtf8());
+    }
+    ~OwnCache() { qputenv("XDG_CACHE_HOME", m_before); }
+    QString path() const { return m_dir.path(); }
+
+private:
+    QTemporaryDir m_dir;
+    QByteArray m_before;
+};
+
+// The designer set to train the TorchScript module at `path`, at the tiny size of the test modules
+// (tests/engine/torchscript_modules.py: vocabulary 256, contexts up to 16).
+void designModule(DesignerView &designer, const QString &path, const QString &mode)
+{
+    designer.setPreset(QStringLiteral("smoke"));
+    QVERIFY(designer.setFieldText(QStringLiteral("model.source"), QStringLiteral("torchscript")));
+    QVERIFY(designer.setFieldText(QStringLiteral("model.path"), path));
+    QVERIFY(designer.setFieldText(QStringLiteral("model.context_length"), QStringLiteral("16")));
+    QVERIFY(designer.setFieldText(QStringLiteral("train.microbatch"), QStringLiteral("4")));
+    QVERIFY(designer.setFieldText(QStringLiteral("data.corpus"), QStringLiteral("generated")));
+    QVERIFY(designer.setFieldText(QStringLiteral("precision.mode"), mode));
+    designer.revalidate();
+    QVERIFY2(designer.errors().isEmpty(), qPrintable(designer.errors()));
+}
+
+QPushButton *probeButton(DesignerView &designer)
+{
+    for (auto *button : designer.findChildren<QPushButton *>())
+        if (button->text() == QStringLiteral("Probe the module"))
+            return button;
+    return nullptr;
 }
 
 } // namespace
@@ -208,6 +251,124 @@ private Q_SLOTS:
         QCOMPARE(third.group, std::string("bf16 microbatch=4"));
         QCOMPARE(third.train.microbatch, int64_t(4));
         QCOMPARE(runs[3].config().group, std::string("bf16 microbatch=8"));
+    }
+
+    // A TorchScript module is predicted from the probes the engine cached for its file's SHA-256
+    // (here a cache written by hand, the digest taken by sha256sum): the designer links no LibTorch.
+    void moduleIsPredictedFromItsCachedProbes()
+    {
+        const OwnCache cache;
+        const QString module = cache.path() + QStringLiteral("/mine.pt");
+        QFile file(module);
+        QVERIFY(file.open(QIODevice::WriteOnly) && file.write("bytes standing in for a module") > 0);
+        file.close();
+        QProcess sha256sum;
+        sha256sum.start(QStringLiteral("sha256sum"), {module});
+        QVERIFY(sha256sum.waitForFinished(10000) && sha256sum.exitCode() == 0);
+        const QString sha = QString::fromLatin1(sha256sum.readAllStandardOutput()).section(u' ', 0, 0);
+        QCOMPARE(sha.size(), 64);
+        // Saved activations 100·B·T bytes, the passes' temporaries 5000 + 10·B·T² bytes.
+        const QByteArray probes = QStringLiteral(R"({"%1": {"parameter_sizes": [1000, 24], "settings": {
+            "fp32, checkpoint_every 0, cpu": {"probes": [[1, 4, 0, 0, 0, 0], [2, 16, 0, 0, 0, 0]],
+                "saved_activations": [0, 0, 100, 0], "pass_temporaries": [5000, 0, 0, 10],
+                "step_temporaries": 0}}}})")
+                                      .arg(sha)
+                                      .toUtf8();
+        QVERIFY(QDir().mkpath(cache.path() + QStringLiteral("/optlog")));
+        QFile cached(cache.path() + QStringLiteral("/optlog/torchscript-probes.json"));
+        QVERIFY(cached.open(QIODevice::WriteOnly) && cached.write(probes) == probes.size());
+        cached.close();
+
+        DesignerView designer;
+        designModule(designer, module, QStringLiteral("fp32"));
+        const int64_t B = 4, T = 16, parameters = 1024;
+        const int64_t saved = 100 * B * T, temporaries = 5000 + 10 * B * T * T;
+        // FP32 AdamW: the weights, their gradients and two moments, 4 bytes each.
+        const int64_t peak = 4 * 4 * parameters + saved + temporaries;
+        const auto bytes = [](int64_t n) { return QString::fromStdString(formatBytes(n)); };
+        QVERIFY2(designer.predictedRoles().contains(QStringLiteral("parameters: ") + bytes(4 * parameters)),
+                 qPrintable(designer.predictedRoles().join(u'\n')));
+        QVERIFY(designer.predictedRoles().contains(QStringLiteral("saved activations: ") + bytes(saved)));
+        QVERIFY(designer.predictedRoles().contains(QStringLiteral("temporaries: ") + bytes(temporaries)));
+        QVERIFY2(designer.predictionSummary().contains(bytes(peak)), qPrintable(designer.predictionSummary()));
+        QVERIFY(designer.predictionSummary().contains(QStringLiteral("probes of the TorchScript module (sha256 ")
+                                                      + sha.left(16)));
+        QVERIFY(probeButton(designer)->isHidden());
+
+        // Another precision mode was never probed: no numbers, and says so. Without an engine
+        // binary there is nothing to probe with.
+        QVERIFY(designer.setFieldText(QStringLiteral("precision.mode"), QStringLiteral("autocast-bf16")));
+        designer.revalidate();
+        QVERIFY(designer.predictedRoles().isEmpty());
+        QVERIFY2(designer.predictionSummary().contains(
+                     QStringLiteral("not probed yet in this setting (autocast-bf16, checkpoint_every 0, cpu)")),
+                 qPrintable(designer.predictionSummary()));
+        QVERIFY(probeButton(designer)->isHidden());
+
+        // A changed file is another module: its old probes are not taken for it.
+        QVERIFY(designer.setFieldText(QStringLiteral("precision.mode"), QStringLiteral("fp32")));
+        QVERIFY(file.open(QIODevice::Append) && file.write("!") == 1);
+        file.close();
+        designer.revalidate();
+        QVERIFY(designer.predictedRoles().isEmpty());
+        QVERIFY(designer.predictionSummary().contains(QStringLiteral("not probed yet")));
+
+        QVERIFY(designer.setFieldText(QStringLiteral("model.path"), cache.path() + QStringLiteral("/missing.pt")));
+        designer.revalidate();
+        QVERIFY2(designer.predictionSummary().contains(QStringLiteral("is not a file")),
+                 qPrintable(designer.predictionSummary()));
+    }
+
+    // Where a module has no probes, the designer has the engine probe it (a real engine process on
+    // a module written by Debian's python3-torch), then shows what `optlog estimate` prints; a
+    // module that breaks the contract gets the engine's reason.
+    void moduleIsProbedByTheEngine()
+    {
+        const OwnCache cache;
+        QProcess python;
+        python.setProcessChannelMode(QProcess::ForwardedChannels);
+        python.start(QStringLiteral("/usr/bin/python3"),
+                     {QStringLiteral(OPTLOG_SOURCE_DIR "/tests/engine/torchscript_modules.py"), cache.path()});
+        QVERIFY2(python.waitForFinished(120000) && python.exitCode() == 0,
+                 "torchscript_modules.py failed: it needs Debian's python3-torch (packaging/setup.sh installs it)");
+
+        DesignerView designer{QStringLiteral(OPTLOG_BINARY)};
+        QSignalSpy probed(&designer, &DesignerView::moduleProbed);
+        designModule(designer, cache.path() + QStringLiteral("/rotary.pt"), QStringLiteral("autocast-bf16"));
+        QVERIFY(designer.predictedRoles().isEmpty());
+        QVERIFY(!probeButton(designer)->isHidden());
+        probeButton(designer)->click();
+        QVERIFY(designer.isProbingModule());
+        QVERIFY(designer.predictionSummary().contains(QStringLiteral("Probing the module")));
+        QVERIFY(probed.wait(120000));
+        // autocast-bf16: parameters, gradients, optimizer state, saved activations, temporaries.
+        QVERIFY2(designer.predictedRoles().size() == 5, qPrintable(designer.predictedRoles().join(u',')));
+
+        // The same figures as the engine's own estimate, which now reads the same probes.
+        QProcess estimate;
+        estimate.start(QStringLiteral(OPTLOG_BINARY),
+                       {QStringLiteral("estimate"), QStringLiteral("--preset"), QStringLiteral("smoke"),
+                        QStringLiteral("--set"), QStringLiteral("model.source=torchscript"), QStringLiteral("--set"),
+                        QStringLiteral("model.path=") + cache.path() + QStringLiteral("/rotary.pt"),
+                        QStringLiteral("--set"), QStringLiteral("model.context_length=16"), QStringLiteral("--set"),
+                        QStringLiteral("train.microbatch=4"), QStringLiteral("--set"),
+                        QStringLiteral("data.corpus=generated"), QStringLiteral("--set"),
+                        QStringLiteral("precision.mode=autocast-bf16"), QStringLiteral("--json")});
+        QVERIFY(estimate.waitForFinished(120000) && estimate.exitCode() == 0);
+        const QJsonObject json = QJsonDocument::fromJson(estimate.readAllStandardOutput()).object();
+        QVERIFY2(json.value(QStringLiteral("activations_from")).toString().contains(QStringLiteral("; cached")),
+                 "the estimate probed again: the designer's probes were not cached");
+        const QString peak = QString::fromStdString(formatBytes(json.value(QStringLiteral("peak_bytes")).toInteger()));
+        QVERIFY2(designer.predictionSummary().contains(QStringLiteral("<b>") + peak + QStringLiteral("</b>")),
+                 qPrintable(designer.predictionSummary() + QStringLiteral(" vs the CLI's ") + peak));
+
+        designModule(designer, cache.path() + QStringLiteral("/bad/two_arguments.pt"), QStringLiteral("fp32"));
+        QVERIFY(designer.probeModule());
+        QVERIFY(probed.wait(120000));
+        QVERIFY(designer.predictedRoles().isEmpty());
+        QVERIFY2(designer.predictionSummary().contains(QStringLiteral("The last probe failed: "))
+                     && designer.predictionSummary().contains(QStringLiteral("forward")),
+                 qPrintable(designer.predictionSummary()));
     }
 };
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/run/memoryprobe.h"
 
-#include "core/config/cachefile.h"
 #include "core/contract/format.h"
 #include "core/contract/inputerror.h"
 #include "core/engine/memory/countingallocator.h"
@@ -12,19 +11,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 
 namespace optlog {
 
 namespace {
 
-constexpr const char *kCacheFile = "torchscript-probes.json";
-constexpr int kTerms = 4;
-
-std::array<double, kTerms> termsAt(double microbatch, double context)
-{
-    return {1.0, context, microbatch * context, microbatch * context * context};
-}
+constexpr int kTerms = int(std::tuple_size_v<decltype(ActivationFit::coefficients)>);
 
 // The least-squares coefficients of `values` over the probes' terms; a term the probes cannot
 // tell apart from the others (one context only, say) gets 0.
@@ -33,7 +25,7 @@ ActivationFit fitted(const std::vector<MemoryProbe> &probes, int64_t MemoryProbe
     const int64_t n = int64_t(probes.size());
     at::Tensor terms = at::zeros({n, kTerms}, at::kDouble), values = at::zeros({n, 1}, at::kDouble);
     for (int64_t i = 0; i < n; ++i) {
-        const auto row = termsAt(double(probes[size_t(i)].microbatch), double(probes[size_t(i)].context));
+        const auto row = ActivationFit::terms(probes[size_t(i)].microbatch, probes[size_t(i)].context);
         for (int j = 0; j < kTerms; ++j)
             terms[i][j] = row[size_t(j)];
         values[i][0] = double(probes[size_t(i)].*role);
@@ -45,43 +37,6 @@ ActivationFit fitted(const std::vector<MemoryProbe> &probes, int64_t MemoryProbe
     for (int j = 0; j < kTerms; ++j)
         fit.coefficients[size_t(j)] = solution[j].item<double>();
     return fit;
-}
-
-std::string settingKey(const RunConfig &config)
-{
-    return config.precision.mode + ", checkpoint_every " + std::to_string(config.memory.checkpointEvery) + ", "
-           + config.runtime.device;
-}
-
-nlohmann::json toJson(const ProbedMemory &probed)
-{
-    nlohmann::json probes = nlohmann::json::array();
-    for (const auto &p : probed.probes)
-        probes.push_back({p.microbatch, p.context, p.savedActivations, p.temporaries, p.peak, p.passTemporaries});
-    return {{"probes", probes},
-            {"saved_activations", probed.savedActivations.coefficients},
-            {"pass_temporaries", probed.passTemporaries.coefficients},
-            {"step_temporaries", probed.stepTemporaries}};
-}
-
-// The cached probes of this setting, when the cache has them for these parameter sizes.
-bool readCached(const nlohmann::json &module, const std::string &setting, ProbedMemory &probed)
-{
-    try {
-        if (module.at("parameter_sizes").get<std::vector<int64_t>>() != probed.parameterSizes)
-            return false;
-        const nlohmann::json &entry = module.at("settings").at(setting);
-        for (const auto &p : entry.at("probes"))
-            probed.probes.push_back({p.at(0).get<int64_t>(), p.at(1).get<int64_t>(), p.at(2).get<int64_t>(),
-                                     p.at(3).get<int64_t>(), p.at(4).get<int64_t>(), p.at(5).get<int64_t>()});
-        probed.savedActivations.coefficients = entry.at("saved_activations").get<std::array<double, kTerms>>();
-        probed.passTemporaries.coefficients = entry.at("pass_temporaries").get<std::array<double, kTerms>>();
-        probed.stepTemporaries = entry.at("step_temporaries").get<int64_t>();
-        return true;
-    } catch (const nlohmann::json::exception &) {
-        probed.probes.clear(); // a damaged entry is probed again
-        return false;
-    }
 }
 
 } // namespace
@@ -134,15 +89,6 @@ MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int
     return result;
 }
 
-int64_t ActivationFit::at(int64_t microbatch, int64_t context) const
-{
-    const auto terms = termsAt(double(microbatch), double(context));
-    double bytes = 0;
-    for (int j = 0; j < kTerms; ++j)
-        bytes += coefficients[size_t(j)] * terms[size_t(j)];
-    return std::max<int64_t>(0, std::llround(bytes));
-}
-
 ProbedMemory probeMemory(const RunConfig &config)
 {
     ProbedMemory probed;
@@ -153,11 +99,10 @@ ProbedMemory probeMemory(const RunConfig &config)
         for (const auto &[name, tensor] : module.namedParameters())
             probed.parameterSizes.push_back(tensor.numel());
     }
-    const std::string path = cacheFilePath(kCacheFile), setting = settingKey(config);
-    nlohmann::json cache = readJsonCache(path);
-    if (cache.contains(probed.sha256) && readCached(cache[probed.sha256], setting, probed)) {
-        probed.fromCache = true;
-        return probed;
+    if (auto cached = readCachedProbes(config, probed.sha256);
+        cached && cached->parameterSizes == probed.parameterSizes) {
+        cached->blocks = probed.blocks;
+        return *cached;
     }
 
     CountingAllocator::install(); // the probes measure what the run's allocator would count
@@ -174,45 +119,19 @@ ProbedMemory probeMemory(const RunConfig &config)
         if (p.temporaries > p.passTemporaries)
             probed.stepTemporaries = std::max(probed.stepTemporaries, p.savedActivations + p.temporaries);
 
-    nlohmann::json &module = cache[probed.sha256];
-    module["parameter_sizes"] = probed.parameterSizes;
-    module["settings"][setting] = toJson(probed);
-    writeJsonCache(path, cache);
+    writeCachedProbes(config, probed);
     return probed;
-}
-
-int64_t ProbedMemory::temporariesAt(int64_t microbatch, int64_t context) const
-{
-    return std::max(passTemporaries.at(microbatch, context), stepTemporaries - savedActivations.at(microbatch, context));
 }
 
 MemoryEstimate MemoryPredictor::operator()(const RunConfig &config)
 {
     if (config.model.source == "builtin")
         return estimateMemory(config);
-    const std::string setting = settingKey(config) + ", T " + std::to_string(config.model.contextLength);
+    const std::string setting = probeSetting(config) + ", T " + std::to_string(config.model.contextLength);
     auto found = m_probed.find(setting);
     if (found == m_probed.end())
         found = m_probed.emplace(setting, probeMemory(config)).first;
     return probedEstimate(config, found->second);
-}
-
-MemoryEstimate probedEstimate(const RunConfig &config, const ProbedMemory &probed, int64_t rank)
-{
-    MemoryEstimate e = modelStateEstimate(config, probed.parameterSizes, rank);
-    const int64_t B = config.train.microbatch, T = config.model.contextLength;
-    const std::string fit = "fitted to " + std::to_string(probed.probes.size()) + " probes of the module";
-    e.roles.push_back({MemoryRole::SavedActivations, "mixed", 0, probed.savedActivations.at(B, T), fit});
-    e.roles.push_back({MemoryRole::Temporaries, "mixed", 0,
-                       probed.temporariesAt(B, T) + (config.train.accumulation - 1) * 2 * B * T * 8, fit});
-    e.activationsPredicted = true;
-    e.peakBytes = 0;
-    for (const auto &r : e.roles)
-        e.peakBytes += r.bytes;
-    e.source = "probes of the TorchScript module (sha256 " + probed.sha256.substr(0, 16) + ", "
-               + std::to_string(probed.probes.size()) + " short runs at microbatch 1 and 2, contexts up to "
-               + std::to_string(T) + (probed.fromCache ? "; cached" : "") + ")";
-    return e;
 }
 
 } // namespace optlog

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+#include "ui/moduleprobe.h"
+
+#include "core/memorymodel/probedmemory.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <utility>
+
+namespace optlog {
+
+ModuleProbe::ModuleProbe(QString engineBinary, QObject *parent)
+    : QObject(parent)
+    , m_engine(std::move(engineBinary))
+{
+    connect(&m_process, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
+        // The engine's last line says why it refused (exit 2: the module breaks the contract, say).
+        const QStringList said = QString::fromUtf8(m_process.readAllStandardError()).split(u'\n', Qt::SkipEmptyParts);
+        m_error = status == QProcess::NormalExit && exitCode == 0
+                      ? QString()
+                      : (said.isEmpty() ? tr("the engine exited with %1").arg(exitCode) : said.last());
+        m_config.reset();
+        Q_EMIT finished();
+    });
+    connect(&m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+        if (error != QProcess::FailedToStart)
+            return;
+        m_error = tr("cannot start the engine %1").arg(m_engine);
+        m_config.reset();
+        Q_EMIT finished();
+    });
+}
+
+ModuleProbe::~ModuleProbe()
+{
+    if (isProbing()) {
+        m_process.disconnect(this); // what would hear of its end is being destroyed too
+        m_process.kill();
+        m_process.waitForFinished(2000);
+    }
+}
+
+QString ModuleProbe::sha256Of(const QString &path, QString &why)
+{
+    const QFileInfo info(path);
+    if (!info.isFile()) {
+        why = tr("model.path '%1' is not a file: give the TorchScript module's path.").arg(path);
+        return {};
+    }
+    Digest &digest = m_digests[info.absoluteFilePath()];
+    if (digest.size == info.size() && digest.modified == info.lastModified())
+        return digest.sha256;
+    QFile file(path);
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    if (!file.open(QIODevice::ReadOnly) || !hash.addData(&file)) {
+        why = tr("cannot read model.path '%1': %2").arg(path, file.errorString());
+        return {};
+    }
+    digest = {info.size(), info.lastModified(), QString::fromLatin1(hash.result().toHex())};
+    return digest.sha256;
+}
+
+std::optional<MemoryEstimate> ModuleProbe::cachedEstimate(const RunConfig &config, QString &why)
+{
+    const QString sha256 = sha256Of(QString::fromStdString(config.model.path), why);
+    if (sha256.isEmpty())
+        return std::nullopt;
+    const auto probed = readCachedProbes(config, sha256.toStdString());
+    if (!probed) {
+        why = tr("This module was not probed yet in this setting (%1): its saved activations and "
+                 "temporaries come from a few short runs of it in the engine.")
+                  .arg(QString::fromStdString(probeSetting(config)));
+        return std::nullopt;
+    }
+    return probedEstimate(config, *probed);
+}
+
+bool ModuleProbe::probe(const RunConfig &config)
+{
+    if (!canProbe() || isProbing())
+        return false;
+    // The whole config as the engine reads it, so that the probes are of this very setting.
+    m_config = std::make_unique<QTemporaryFile>(QDir::tempPath() + QStringLiteral("/optlog-probe-XXXXXX.toml"));
+    if (!m_config->open() || m_config->write(QByteArray::fromStdString(toToml(config))) < 0 || !m_config->flush()) {
+        m_error = tr("cannot write the config to probe: %1").arg(m_config->errorString());
+        m_config.reset();
+        return false;
+    }
+    m_error.clear();
+    m_process.start(m_engine, {QStringLiteral("estimate"), QStringLiteral("--config"), m_config->fileName()});
+    return true;
+}
+
+} // namespace optlog
