@@ -8,11 +8,50 @@
 #include "core/config/cachefile.h"
 #include "core/config/configerror.h"
 #include "core/config/studyplan.h"
+#include "core/engine/model/scriptedmodel.h"
 #include "core/store/store.h"
 
+#include <algorithm>
 #include <iostream>
 
 namespace optlog {
+
+namespace {
+
+// Drops from `plan` the runs its model cannot take (NotApplicable: chunked attention or
+// checkpointing for a TorchScript module without blocks, say), telling why, so that the study
+// trains and compares the rest. A module is loaded and checked against its contract here, once
+// per run, so that a broken one is refused before anything trains. Any other mistake is thrown,
+// and so is a skipped baseline: there would be nothing to compare against.
+void skipInapplicableRuns(StudyPlan &plan)
+{
+    std::vector<PlannedRun> kept;
+    std::vector<std::string> skipped;
+    for (auto &run : plan.runs) {
+        try {
+            const RunConfig config = run.config();
+            if (config.model.source == "torchscript") {
+                const ScriptedModel checked(config); // loads it and runs the contract's forwards
+            }
+            kept.push_back(std::move(run));
+        } catch (const NotApplicable &e) {
+            if (run.name == plan.baseline)
+                throw NotApplicable(e.field(), "the baseline run '" + run.name + "' cannot apply to this model, so "
+                                                   + "the study has nothing to compare against: " + e.what());
+            std::cerr << "optlog study: skipped " << run.name << ": " << e.what() << "\n";
+            skipped.push_back(run.name);
+        }
+    }
+    for (auto &run : kept)
+        if (std::find(skipped.begin(), skipped.end(), run.baseline) != skipped.end()) {
+            std::cerr << "optlog study: " << run.name << " is compared against " << plan.baseline << ", since its own "
+                      << "baseline " << run.baseline << " was skipped\n";
+            run.baseline.clear();
+        }
+    plan.runs = std::move(kept);
+}
+
+} // namespace
 
 int studyCommand(const StudyRequest &request, const std::string &self)
 {
@@ -27,10 +66,12 @@ int studyCommand(const StudyRequest &request, const std::string &self)
                     run.repeats = *request.repeats;
                     run.seeds.clear(); // --repeats replaces the plan's own seeds
                 }
-                // Validates every run's config, with the overrides, and its seeds before anything runs.
+            }
+            skipInapplicableRuns(plan);
+            // Validates every run's config, with the overrides, and its seeds before anything runs.
+            for (const auto &run : plan.runs)
                 for (auto &replicate : replicatesOf(run))
                     replicates.push_back(std::move(replicate));
-            }
             studyFile = request.study.empty() ? studyFilePath(plan.name + ".sqlite") : request.study;
             if (!request.scheduler.empty() && request.scheduler != "slurm")
                 throw ConfigError("--scheduler " + request.scheduler

@@ -30,4 +30,14 @@ private:
     std::string m_field;
 };
 
+// A technique this model cannot take, in a config that is otherwise right: chunked attention or a
+// fused product for a TorchScript module (its attention and products are its own code), or
+// checkpointing a module without blocks. A single run is refused as for any ConfigError; a study
+// skips that run, says why, and trains and compares the rest.
+class NotApplicable : public ConfigError
+{
+public:
+    using ConfigError::ConfigError;
+};
+
 } // namespace optlog

@@ -149,6 +149,8 @@ StudyPlan loadStudyPlan(const std::string &source)
         }
         try {
             replicatesOf(run); // validates the config and the seeds now, before any run starts
+        } catch (const NotApplicable &) {
+            // Kept: the study skips a run its model cannot take, and says why (app/studycommand.cpp).
         } catch (const ConfigError &e) {
             throw ConfigError(e.field(), where + e.what());
         }

@@ -98,14 +98,14 @@ void validateModelSource(const RunConfig &c)
         throw ConfigError("model.path", "config: model.path is empty: model.source = \"torchscript\" needs the file "
                                         "torch.jit.save wrote (docs/torchscript.md)");
     if (c.memory.attention != "naive")
-        throw ConfigError("memory.attention",
-                          "config: memory.attention = \"" + c.memory.attention
-                              + "\" with model.source = \"torchscript\": a TorchScript module's attention is its own "
-                                "code, which optlog cannot chunk or fuse; leave memory.attention = \"naive\"");
+        throw NotApplicable("memory.attention",
+                            "config: memory.attention = \"" + c.memory.attention
+                                + "\" with model.source = \"torchscript\": a TorchScript module's attention is its own "
+                                  "code, which optlog cannot chunk or fuse; leave memory.attention = \"naive\"");
     if (c.runtime.gemm == "onednn")
-        throw ConfigError("runtime.gemm", "config: runtime.gemm = \"onednn\" with model.source = \"torchscript\": a "
-                                          "TorchScript module's products are its own LibTorch calls; set "
-                                          "runtime.gemm = \"auto\" or \"aten\"");
+        throw NotApplicable("runtime.gemm", "config: runtime.gemm = \"onednn\" with model.source = \"torchscript\": a "
+                                            "TorchScript module's products are its own LibTorch calls; set "
+                                            "runtime.gemm = \"auto\" or \"aten\"");
 }
 
 } // namespace

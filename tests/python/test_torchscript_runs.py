@@ -117,6 +117,41 @@ class TorchScriptRuns(unittest.TestCase):
         self.assertNotIn("model.width", done.stderr)
         self.assertFalse(os.path.exists(study), "nothing written")
 
+    def test_the_optimization_log_study_skips_only_what_the_module_cannot_take(self):
+        # The shipped plan as it is, at a tiny width: its T = 512 pair needs a position table that long.
+        module = os.path.join(self.dir.name, "gpt512.pt")
+        subprocess.run([sys.executable, SCRIPT, "gpt", module, "--width", "32", "--layers", "2", "--heads", "2",
+                        "--context", "512"], check=True, capture_output=True)
+        study = self.study("optimization-log")
+        settings = ["model.source=torchscript", f"model.path={module}", "data.corpus=generated", "train.steps=6",
+                    "train.warmup_steps=1", "memory.warmup_steps=2", "data.eval_sequences=4", "runtime.threads=1"]
+        done = subprocess.run([OPTLOG, "study", "optimization-log", "--db", study,
+                               *[arg for s in settings for arg in ("--set", s)]],
+                              capture_output=True, text=True, timeout=600)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn('optlog study: skipped chunked-T512: config: memory.attention = "chunked" with '
+                      'model.source = "torchscript"', done.stderr)
+        stored = runs(study)
+        self.assertEqual(sorted(stored), sorted(["fp32", "microbatch4-accum2", "autocast-bf16", "master-bf16",
+                                                 "pure-bf16", "checkpoint-every-block", "naive-T512"]))
+        for name, record in stored.items():
+            self.assertEqual(record["outcome"], "completed", name)
+        self.assertIn("naive-T512", done.stdout)  # the comparison, without the skipped run
+        self.assertNotIn("chunked-T512", done.stdout)
+
+        # Without its baseline a study has nothing to compare against: refused whole, nothing written.
+        plan = os.path.join(self.dir.name, "chunked-first.toml")
+        with open(plan, "w") as f:
+            f.write('name = "chunked-first"\nbaseline = "chunked"\n'
+                    '[[run]]\nname = "chunked"\npreset = "smoke"\noverrides = ["memory.attention=chunked"]\n'
+                    '[[run]]\nname = "naive"\npreset = "smoke"\n')
+        refused = self.study("chunked-first")
+        done = subprocess.run([OPTLOG, "study", plan, "--db", refused, "--set", "model.source=torchscript",
+                               "--set", f"model.path={module}"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("the baseline run 'chunked' cannot apply to this model", done.stderr)
+        self.assertFalse(os.path.exists(refused), "nothing written")
+
     def test_a_stopped_run_resumes_and_quantizes(self):
         study = self.study("resume")
         command = [OPTLOG, "run", "--db", study, "--preset", "smoke", "--set", "name=resumed",

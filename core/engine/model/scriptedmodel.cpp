@@ -2,6 +2,7 @@
 #include "core/engine/model/scriptedmodel.h"
 
 #include "core/config/config.h"
+#include "core/config/configerror.h"
 #include "core/contract/inputerror.h"
 #include "core/engine/data/textdata.h"
 #include "core/engine/machine/device.h"
@@ -145,9 +146,10 @@ void ScriptedModel::checkContract(const RunConfig &config)
                              + ": they must compute the same model, since checkpointing trains through them");
     }
     if (m_checkpointEvery > 0 && m_blocks.empty())
-        throw InputError("memory.checkpoint_every = " + std::to_string(m_checkpointEvery) + ": " + where
-                         + " has no blocks to checkpoint; give it embed(idx), a ModuleList blocks and head(x) "
-                           "(docs/torchscript.md), or set memory.checkpoint_every = 0");
+        throw NotApplicable("memory.checkpoint_every",
+                            "memory.checkpoint_every = " + std::to_string(m_checkpointEvery) + ": " + where
+                                + " has no blocks to checkpoint; give it embed(idx), a ModuleList blocks and head(x) "
+                                  "(docs/torchscript.md), or set memory.checkpoint_every = 0");
 
     // The same batch on the run's device, in its precision: a module whose code fixes another
     // dtype fails here, before the run exists, rather than at its first step.
