@@ -9,8 +9,9 @@
 // MFU says how much of the step the matmul peak can describe at all. The profiler adds its own
 // cost to every operation, so small operations weigh a little more here than unprofiled.
 // With a fourth argument `ops`, a second table gives the twenty operations of most own time by name
-// and input shapes (recording the shapes costs a little more profiling time).
-//   build/tests/bench/bench_profile [PRESET] [PRECISION] [STEPS] [ops]
+// and input shapes (recording the shapes costs a little more profiling time). Settings after
+// `--set` change the preset's as `optlog run --set` does (a TorchScript module, say).
+//   build/tests/bench/bench_profile [PRESET] [PRECISION] [STEPS] [ops|-] [--set KEY=VALUE ...]
 #include "core/config/config.h"
 #include "core/engine/machine/environment.h"
 #include "core/engine/memory/countingallocator.h"
@@ -106,6 +107,16 @@ std::map<std::string, double> ownTimeByKind(const profiler::thread_event_lists &
     return seconds;
 }
 
+// Operations the profiler recorded (nested ones included): what a per-operation cost multiplies.
+int64_t operationCount(const profiler::thread_event_lists &threads)
+{
+    int64_t count = 0;
+    for (const auto &events : threads)
+        for (const auto &event : events)
+            count += event.kindStr() == "push";
+    return count;
+}
+
 // Starts the profiler after warm-up and stops it after the last step, timing the steps between.
 class Profiling : public TrainingObserver
 {
@@ -147,19 +158,29 @@ int main(int argc, char **argv)
         setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
         execv("/proc/self/exe", argv);
     }
-    const std::string preset = argc > 1 ? argv[1] : "default";
-    const std::string precision = argc > 2 ? argv[2] : "fp32";
+    std::vector<std::string> positional, settings;
+    for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--set" && i + 1 < argc)
+            settings.push_back(argv[++i]);
+        else
+            positional.push_back(argv[i]);
+    }
+    const std::string preset = positional.size() > 0 ? positional[0] : "default";
+    const std::string precision = positional.size() > 1 ? positional[1] : "fp32";
     int64_t steps = 20;
     RunConfig config;
     try {
-        if (argc > 3)
-            steps = testing::wholeNumberArgument(argv[3], "STEPS", 2, 1'000'000);
+        if (positional.size() > 2)
+            steps = testing::wholeNumberArgument(positional[2], "STEPS", 2, 1'000'000);
         // The preset's memory warm-up may be longer than a short profile: the profiler's is used.
-        config = loadRunConfig(preset, "",
-                               {"data.corpus=\"generated\"", "train.steps=" + std::to_string(steps),
-                                "train.eval_interval=1000000", "precision.mode=\"" + precision + "\"",
-                                "runtime.speed_probe_every=0",
-                                "memory.warmup_steps=" + std::to_string(std::min<int64_t>(5, steps / 2))});
+        std::vector<std::string> overrides = {"data.corpus=\"generated\"",
+                                              "train.steps=" + std::to_string(steps),
+                                              "train.eval_interval=1000000",
+                                              "precision.mode=\"" + precision + "\"",
+                                              "runtime.speed_probe_every=0",
+                                              "memory.warmup_steps=" + std::to_string(std::min<int64_t>(5, steps / 2))};
+        overrides.insert(overrides.end(), settings.begin(), settings.end());
+        config = loadRunConfig(preset, "", overrides);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "bench_profile: %s\n", e.what());
         return 2;
@@ -168,7 +189,7 @@ int main(int argc, char **argv)
     applyThreadSettings(config.runtime);
     CountingAllocator::install();
     const int64_t warmup = config.memory.warmupSteps;
-    const bool ops = argc > 4 && std::string(argv[4]) == "ops";
+    const bool ops = positional.size() > 3 && positional[3] == "ops";
     Profiling profiling(warmup, steps - 1, ops);
     std::atomic<bool> stop{false};
     Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1);
@@ -182,9 +203,10 @@ int main(int argc, char **argv)
     for (const auto &[kind, s] : seconds)
         inOperations += s;
     seconds["outside operations (loop, autograd engine)"] = std::max(0.0, profiling.wallSeconds - inOperations);
-    std::printf("| %s, %s, %lld profiled steps, %.1f ms a step | share of the step |\n|---|---|\n", preset.c_str(),
-                precision.c_str(), static_cast<long long>(profiling.steps),
-                1e3 * profiling.wallSeconds / double(profiling.steps));
+    std::printf("| %s, %s, %lld profiled steps, %.1f ms and %lld operations a step | share of the step |\n|---|---|\n",
+                preset.c_str(), precision.c_str(), static_cast<long long>(profiling.steps),
+                1e3 * profiling.wallSeconds / double(profiling.steps),
+                static_cast<long long>(operationCount(profiling.events) / profiling.steps));
     std::vector<std::pair<double, std::string>> rows;
     for (const auto &[kind, s] : seconds)
         rows.push_back({s, kind});
