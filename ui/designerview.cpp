@@ -168,6 +168,7 @@ QWidget *DesignerView::buildFields()
                 connect(line, &QLineEdit::textChanged, this, [this] { m_debounce.start(); });
                 editor = line;
             }
+            editor->setObjectName(path); // found by it in tests and by accessibility tools
             const QString tradeoff = techniqueTradeoff(path);
             const QString help = QString::fromStdString(field.help);
             editor->setToolTip(tradeoff.isEmpty() ? help : help + QStringLiteral("\n\n") + tradeoff);
@@ -367,6 +368,13 @@ void DesignerView::revalidate()
             it->error->show();
         }
     };
+
+    // A TorchScript module's own code is its shape: the built-in GPT's fields are kept, greyed
+    // (model.source's help says why).
+    const bool ownModule = fieldText(QStringLiteral("model.source")) == QStringLiteral("torchscript");
+    for (const auto &path : builtinShapeFields())
+        if (const auto it = m_fields.constFind(QString::fromStdString(path)); it != m_fields.constEnd())
+            it->editor->setEnabled(!ownModule);
 
     const PlannedRun run = designedRun();
     // Each field alone first, so that every bad field is marked, not only the first one.

@@ -28,6 +28,14 @@ struct ModelConfig
     bool tiedHead = true;        // output head shares the token embedding matrix
 };
 
+// The model fields only optlog's own GPT reads: a TorchScript module's own code is its shape.
+inline const std::vector<std::string> &builtinShapeFields()
+{
+    static const std::vector<std::string> fields = {"model.width", "model.layers", "model.heads", "model.dropout",
+                                                    "model.tied_head"};
+    return fields;
+}
+
 struct DataConfig
 {
     std::string corpus = "fortunes"; // fortunes | generated | text | tokens

@@ -317,6 +317,13 @@ private Q_SLOTS:
         designer.revalidate();
         QVERIFY2(designer.predictionSummary().contains(QStringLiteral("is not a file")),
                  qPrintable(designer.predictionSummary()));
+
+        // Back to the built-in GPT: its shape is editable again.
+        QVERIFY(designer.setFieldText(QStringLiteral("model.source"), QStringLiteral("builtin")));
+        QVERIFY(designer.setFieldText(QStringLiteral("model.path"), QString()));
+        designer.revalidate();
+        QVERIFY(designer.findChild<QWidget *>(QStringLiteral("model.width"))->isEnabled());
+        QVERIFY2(designer.errors().isEmpty(), qPrintable(designer.errors()));
     }
 
     // Where a module has no probes, the designer has the engine probe it (a real engine process on
@@ -335,6 +342,10 @@ private Q_SLOTS:
         DesignerView designer{QStringLiteral(OPTLOG_BINARY)};
         QSignalSpy probed(&designer, &DesignerView::moduleProbed);
         designModule(designer, cache.path() + QStringLiteral("/rotary.pt"), QStringLiteral("autocast-bf16"));
+        // The built-in GPT's shape does not apply to a module: greyed, kept for going back.
+        for (const auto &path : builtinShapeFields())
+            QVERIFY2(!designer.findChild<QWidget *>(QString::fromStdString(path))->isEnabled(), path.c_str());
+        QVERIFY(designer.findChild<QWidget *>(QStringLiteral("model.context_length"))->isEnabled());
         QVERIFY(designer.predictedRoles().isEmpty());
         QVERIFY(!probeButton(designer)->isHidden());
         probeButton(designer)->click();
