@@ -11,6 +11,7 @@
 //   build/tests/bench/bench_gemm [PRESET] [ROUNDS] [SETTING=VALUE...]
 #include "core/config/config.h"
 #include "core/config/tuning.h"
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/kernels/gemm.h"
 #include "core/engine/machine/environment.h"
 #include "tests/common/arguments.h"
@@ -65,7 +66,7 @@ std::vector<Product> productsOf(const ModelConfig &m, int64_t B, at::ScalarType 
         const double flops = 2.0 * double(rows * n * k);
         products.push_back({name + " forward", flops, timing([=](GemmLibrary l) { return gemmLinear(x, w, b, l); })});
         products.push_back({name + " backward", 2 * flops, [=](GemmLibrary l) {
-                                at::AutoGradMode gradients(true);
+                                compat::GradModeGuard gradients(true);
                                 const at::Tensor y = gemmLinear(x.detach().requires_grad_(true),
                                                                 w.detach().requires_grad_(true),
                                                                 b.detach().requires_grad_(true), l);
@@ -111,7 +112,7 @@ int main(int argc, char **argv)
         }
         keepTensorMemoryInHeap(); // as a run has it: the products' outputs come from the same heap
         applyThreadSettings(config.runtime);
-        at::NoGradGuard noGrad;
+        compat::NoGradGuard noGrad;
         const std::string family = precisionFamily(config.precision.mode);
         if (family == "fp16")
             throw std::runtime_error("precision.mode \"" + config.precision.mode

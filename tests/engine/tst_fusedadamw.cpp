@@ -2,6 +2,7 @@
 // The one-pass AdamW against LibTorch's: weights and moments step for step, the tensors it leaves
 // to LibTorch, saved state read by either, and fifty steps of a model's losses.
 #include "core/config/config.h"
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/data/textdata.h"
 #include "core/engine/kernels/fusedadamw.h"
 #include "core/engine/model/gpt.h"
@@ -81,7 +82,7 @@ bool bitwiseExpected()
 
 const torch::optim::AdamWParamState &stateOf(const torch::optim::AdamW &optimizer, const at::Tensor &p)
 {
-    const auto &found = optimizer.state().at(c10::guts::to_string(p.unsafeGetTensorImpl()));
+    const auto &found = optimizer.state().at(compat::optimizerStateKey(p));
     return static_cast<const torch::optim::AdamWParamState &>(*found);
 }
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/train/numerics.h"
 
 #include <ATen/ATen.h>
@@ -92,7 +93,7 @@ void tst_Numerics::adamwUpdateIsTheStepAdamwTook()
         const at::Tensor before = weight.detach().clone();
         optimizer.step();
         const auto &state = static_cast<const torch::optim::AdamWParamState &>(
-            *optimizer.state().at(c10::guts::to_string(weight.unsafeGetTensorImpl())));
+            *optimizer.state().at(compat::optimizerStateKey(weight)));
         // The decay applies to the weight before the step; after it the weight moved by about
         // lr², so compare with a tolerance well under the update itself (about 3e-3).
         const at::Tensor taken = weight.detach() - before;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/precision/precision.h"
-#include "core/engine/precision/torchcompat.h"
 #include "core/engine/train/trainer.h"
 #include "core/memorymodel/modelshape.h"
 

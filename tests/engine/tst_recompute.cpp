@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/model/gpt.h"
 #include "core/engine/precision/precision.h"
@@ -123,7 +124,7 @@ void tst_Recompute::chunkedAttentionEqualsNaive()
     GPT a(shape(2, 0.0, 48));
     torch::manual_seed(5);
     GPT b(shape(2, 0.0, 48).attention_chunk(16));
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     QVERIFY(at::allclose(a->forward(inputs), b->forward(inputs), 1e-5, 1e-5));
 }
 

@@ -4,6 +4,7 @@
 // their weights files, and each way a module can break the contract.
 #include "core/config/config.h"
 #include "core/contract/inputerror.h"
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/data/textdata.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/model/scriptedmodel.h"
@@ -95,7 +96,7 @@ void tst_ScriptedModel::itsFirstLossEqualsPyTorchsOnTheSameWeightsAndBatch()
     QFETCH(QString, model);
     ScriptedModel scripted(configFor(model + ".pt"));
     scripted.setTraining(false);
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     const double loss = scripted.loss(expectedTokens("tokens"), expectedTokens("targets")).item<double>();
     const double pytorch = m_expected[model.toStdString() + "_loss"].get<double>();
     QVERIFY2(std::abs(loss - pytorch) < 1e-5, qPrintable(QString("engine %1, PyTorch %2").arg(loss).arg(pytorch)));
@@ -150,7 +151,7 @@ void tst_ScriptedModel::itsWeightsFileIsTorchScriptWithTheRunsState()
     ScriptedModel scripted(configFor("gpt.pt"));
     std::vector<at::Tensor> trained;
     {
-        torch::NoGradGuard noGrad;
+        compat::NoGradGuard noGrad;
         for (auto &p : scripted.parameterTensors()) {
             p.add_(0.25);
             trained.push_back(p.clone());
@@ -173,7 +174,7 @@ void tst_ScriptedModel::itsWeightsFileIsTorchScriptWithTheRunsState()
     ScriptedModel fresh(configFor("gpt.pt"));
     torch::serialize::InputArchive restored;
     {
-        torch::NoGradGuard noGrad;
+        compat::NoGradGuard noGrad;
         fresh.readWeights(restored, path);
     }
     i = 0;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/train/trainer.h"
 #include "core/memorymodel/modelshape.h"
@@ -142,7 +143,7 @@ void tst_Trainer::nonFiniteLossEndsTheRunAsDiverged()
     const RunConfig config = smoke();
     Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
     {
-        torch::NoGradGuard noGrad;
+        compat::NoGradGuard noGrad;
         trainer.model().parameterTensors().front().fill_(std::numeric_limits<float>::quiet_NaN());
     }
     Recording recording;
@@ -161,7 +162,7 @@ void tst_Trainer::nonFiniteGradientSkipsStepsAndSaysSo()
     Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
     at::Tensor gain;
     {
-        torch::NoGradGuard noGrad;
+        compat::NoGradGuard noGrad;
         for (auto &[name, tensor] : trainer.model().namedParameters()) {
             if (name == "token_embedding.weight")
                 tensor.select(1, 0).zero_();

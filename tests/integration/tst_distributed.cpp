@@ -2,6 +2,7 @@
 // Data-parallel training: the real `optlog` binary, its ranks as real processes meeting over c10d
 // with Gloo on this machine, a real study file; the weights compared are the final weights files.
 #include "core/config/config.h"
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/model/gpt.h"
 #include "core/engine/model/weightfiles.h"
 #include "core/engine/precision/precision.h"
@@ -63,7 +64,7 @@ std::map<std::string, at::Tensor> finalWeights(const QString &study, int64_t run
         torch::serialize::InputArchive archive;
         const std::string path = store.absolutePath(file.path);
         loadVerified(archive, path, file);
-        torch::NoGradGuard noGrad;
+        compat::NoGradGuard noGrad;
         loadModelWeights(*model, archive, path);
         for (const auto &item : model->named_parameters())
             tensors[item.key()] = item.value().to(at::kDouble);

@@ -1,26 +1,18 @@
 // SPDX-License-Identifier: MIT
-// Inside the engine only: the c10d type a RankGroup runs its collectives on, which LibTorch 2.x
-// calls a Backend (ProcessGroupGloo and ProcessGroupNCCL derive from it) and 1.13 a ProcessGroup.
+// Inside the engine only: NCCL's process group, built where LibTorch has CUDA.
 #pragma once
 
+#include "core/engine/compat/torchcompat.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
-#include <torch/version.h>
 
 #include <chrono>
 
-#if TORCH_VERSION_MAJOR >= 2
-#include <torch/csrc/distributed/c10d/Backend.hpp>
-#else
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#endif
-
 namespace optlog {
 
-#if TORCH_VERSION_MAJOR >= 2
-using CollectiveBackend = c10d::Backend;
-#else
-using CollectiveBackend = c10d::ProcessGroup;
-#endif
+// The c10d type a RankGroup runs its collectives on (its name differs by version: torchcompat.h).
+using compat::CollectiveBackend;
 
 // NCCL's group for ranks on CUDA: only in a build against a CUDA LibTorch with NCCL
 // (collectives_nccl.cpp); elsewhere it refuses with ConfigError (collectives_none.cpp).

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/kernels/fusedadamw.h"
 
+#include "core/engine/compat/torchcompat.h"
+
 #include <ATen/Parallel.h>
 #include <ATen/TensorIterator.h> // at::internal::GRAIN_SIZE
 #include <c10/util/StringUtil.h>
@@ -101,7 +103,7 @@ bool FusedAdamW::fusable() const
                 continue;
             if (!onePass(p) || !onePass(p.grad()))
                 return false;
-            const auto found = state_.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+            const auto found = state_.find(compat::optimizerStateKey(p));
             if (found == state_.end())
                 continue; // created below, contiguous like p
             const auto &state = static_cast<const torch::optim::AdamWParamState &>(*found->second);
@@ -116,10 +118,10 @@ at::Tensor FusedAdamW::step(LossClosure closure)
 {
     if (!fusable())
         return torch::optim::AdamW::step(std::move(closure));
-    at::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     at::Tensor loss;
     if (closure) {
-        at::AutoGradMode enableGrad(true);
+        compat::GradModeGuard enableGrad(true);
         loss = closure();
     }
     for (auto &group : param_groups_) {
@@ -128,7 +130,7 @@ at::Tensor FusedAdamW::step(LossClosure closure)
         for (auto &p : group.params()) {
             if (!p.grad().defined())
                 continue;
-            const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
+            const compat::OptimizerStateKey key = compat::optimizerStateKey(p);
             auto found = state_.find(key);
             if (found == state_.end()) {
                 // Whole before it is kept: the moments' allocation may be refused (a memory

@@ -2,6 +2,7 @@
 #include "core/engine/machine/device.h"
 
 #include "core/config/config.h"
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/machine/cudasupport.h"
 #include "core/engine/memory/countingallocator.h"
 
@@ -37,13 +38,11 @@ c10::Device runDevice(const RunConfig &config)
 {
     const c10::Device device = requestedDevice(config.runtime.device);
     requirePrecisionOnDevice(precisionModeOf(config), device.is_cuda() ? "cuda" : "cpu");
-#if TORCH_VERSION_MAJOR < 2
-    if (config.memory.attention == "sdpa")
+    if (!compat::hasFusedAttention && config.memory.attention == "sdpa")
         throw ConfigError("memory.attention",
                           "config: memory.attention = \"sdpa\" needs LibTorch 2.0 or newer (its fused "
                           "scaled_dot_product_attention); this optlog is built against " TORCH_VERSION
                           ". Use \"chunked\", which keeps no T x T matrix for backward either, or \"naive\"");
-#endif
     return device;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/engine/precision/torchcompat.h"
+#include "core/engine/compat/torchcompat.h"
 
 #include <c10/core/Allocator.h>
 

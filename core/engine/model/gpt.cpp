@@ -2,6 +2,7 @@
 #include "core/engine/model/gpt.h"
 
 #include "core/config/config.h"
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/model/recompute.h"
 #include "core/engine/model/weightfiles.h"
 
@@ -11,10 +12,6 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 #include <torch/utils.h>
-#include <torch/version.h>
-#if TORCH_VERSION_MAJOR >= 2
-#include <ATen/ops/scaled_dot_product_attention.h>
-#endif
 
 #include <cmath>
 
@@ -88,12 +85,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x)
     const torch::Tensor q = parts[0].transpose(1, 2), k = parts[1].transpose(1, 2), v = parts[2].transpose(1, 2);
     torch::Tensor y;
     if (m_fused) {
-#if TORCH_VERSION_MAJOR >= 2
-        y = at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, is_training() ? m_dropout : 0.0,
-                                             /*is_causal=*/true);
-#else
-        throw std::logic_error("fused attention needs LibTorch 2.x"); // runDevice() refuses it first
-#endif
+        y = compat::fusedCausalAttention(q, k, v, is_training() ? m_dropout : 0.0);
     } else if (m_chunk <= 0 || m_chunk >= T) {
         y = attend(q, k, v, 0);
     } else {
@@ -159,7 +151,7 @@ void GPTImpl::initialiseWeights()
 {
     // GPT-2's scheme: N(0, 0.02) for weights, zero biases, and the residual projections scaled
     // by 1/sqrt(2L) so that the residual stream's variance does not grow with depth.
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     const double residualStd = 0.02 / std::sqrt(2.0 * double(m_options.layers()));
     for (const auto &item : named_parameters()) {
         const std::string &name = item.key();
@@ -207,7 +199,7 @@ torch::Tensor GPTImpl::forward(const torch::Tensor &tokens)
 
 std::vector<double> GPTImpl::blockOutputMaxima(const torch::Tensor &tokens)
 {
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     std::vector<double> maxima;
     auto x = embed(tokens);
     for (size_t i = 0; i < m_blocks->size(); ++i) {

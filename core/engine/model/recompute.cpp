@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/model/recompute.h"
 
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/precision/precision.h"
-#include "core/engine/precision/torchcompat.h"
 
 #include <ATen/Context.h>
 #include <ATen/core/ivalue.h>
@@ -67,7 +67,7 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction>
         setGeneratorState(r->device, r->generatorState);
         at::Tensor output;
         {
-            torch::autograd::AutoGradMode enableGrad(true);
+            compat::GradModeGuard enableGrad(true);
             AutocastGuard autocast(r->device.type(), r->autocastDtype, r->autocast);
             output = r->function(inputs);
         }

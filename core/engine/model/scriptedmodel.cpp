@@ -4,6 +4,7 @@
 #include "core/config/config.h"
 #include "core/config/configerror.h"
 #include "core/contract/inputerror.h"
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/data/textdata.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/model/recompute.h"
@@ -96,7 +97,7 @@ void ScriptedModel::checkContract(const RunConfig &config)
 
     // A batch of two sequences at the run's context, in FP32 on the CPU.
     const int64_t T = config.model.contextLength, V = config.model.vocabSize;
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     m_module.eval();
     const at::Tensor tokens = at::arange(2 * T, at::kLong).remainder(V).view({2, T});
     at::Tensor logits;
@@ -201,7 +202,7 @@ std::vector<double> ScriptedModel::blockOutputMaxima(const at::Tensor &tokens)
     std::vector<double> maxima;
     if (m_blocks.empty())
         return maxima;
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     at::Tensor x = m_module.run_method("embed", tokens).toTensor();
     for (auto &block : m_blocks) {
         x = block.forward({x}).toTensor();
@@ -251,7 +252,7 @@ void ScriptedModel::readWeights(torch::serialize::InputArchive &runState, const 
     std::map<std::string, at::Tensor> stored;
     for (const auto &item : saved.named_parameters(true))
         stored.emplace(item.name, item.value);
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     for (auto &[name, tensor] : namedParameters()) {
         const auto found = stored.find(name);
         if (found == stored.end() || found->second.sizes() != tensor.sizes()

@@ -2,7 +2,7 @@
 #include "core/engine/precision/precision.h"
 
 #include "core/config/config.h"
-#include "core/engine/precision/torchcompat.h"
+#include "core/engine/compat/torchcompat.h"
 
 #include <ATen/ATen.h>
 
@@ -71,7 +71,7 @@ at::Tensor LossScaler::scale(const at::Tensor &loss) const
 
 bool LossScaler::unscale(const std::vector<at::Tensor> &parameters) const
 {
-    at::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     const double inverse = 1.0 / m_scale;
     std::vector<at::Tensor> finite;
     for (const auto &p : parameters) {

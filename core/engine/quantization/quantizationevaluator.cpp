@@ -2,6 +2,7 @@
 #include "core/engine/quantization/quantizationevaluator.h"
 
 #include "core/config/configerror.h"
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/model/weightfiles.h"
 #include "core/engine/precision/precision.h"
@@ -53,7 +54,7 @@ QuantizationEvaluator::QuantizationEvaluator(const RunConfig &config, const std:
     m_model->moveTo(c10::Device(c10::kCPU), plan.weights);
     torch::serialize::InputArchive archive;
     {
-        torch::NoGradGuard noGrad;
+        compat::NoGradGuard noGrad;
         m_model->readWeights(archive, weightsPath);
     }
     m_floatDtype = dtypeName(plan.weights);
@@ -69,7 +70,7 @@ QuantizationEvaluator::QuantizationEvaluator(const RunConfig &config, const std:
     const TokenSplit data = loadTokens(config.data, config.model.vocabSize, config.model.contextLength);
     m_batches = validationBatches(data.validation, config.model.contextLength, config.data.evalSequences,
                                   config.train.microbatch, validationSeed);
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     double loss = 0;
     int64_t tokens = 0;
     for (const Batch &batch : m_batches) {
@@ -128,7 +129,7 @@ void QuantizationEvaluator::check(const QuantizationRequest &request) const
 
 QuantizationEvaluator::Quality QuantizationEvaluator::qualityWith(const std::map<std::string, QuantizedTensor> &quantized)
 {
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     for (const auto &[name, q] : quantized)
         m_parameters.at(name).copy_(dequantize(q));
     double loss = 0, kl = 0, agree = 0;
@@ -208,7 +209,7 @@ QuantizationResult QuantizationEvaluator::evaluate(const QuantizationRequest &re
     result.top1Agreement = quality.top1;
     {
         // One inference forward over a validation batch, without autograd: the activations' bill.
-        torch::NoGradGuard noGrad;
+        compat::NoGradGuard noGrad;
         const at::Tensor inputs = m_batches.front().inputs;
         result.activationBytes = measuredBytes([&] { m_model->logitsOf(inputs); });
     }

@@ -2,6 +2,7 @@
 // What FP16 and BF16 would do to the run's own tensors (numerics.h), measured by the trainer every
 // diagnostics.numerics_every steps: its gradients before the optimizer step, AdamW's updates and
 // the blocks' activations after it.
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/train/numerics.h"
 #include "core/engine/train/trainer.h"
@@ -16,7 +17,7 @@ namespace optlog {
 std::vector<TensorNumerics> Trainer::gradientNumerics(int64_t step) const
 {
     CountingAllocator::Uncounted uncounted; // optlog's measurement, not the run's memory
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     // The gradient of the loss itself: a scaler's factor divided out; clipping comes later.
     const double unscale = m_scaler ? 1.0 / m_scaler->currentScale() : 1.0;
     double largest = 0;
@@ -50,7 +51,7 @@ std::vector<TensorNumerics> Trainer::gradientNumerics(int64_t step) const
 void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
 {
     CountingAllocator::Uncounted uncounted;
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     const int64_t step = rows.empty() ? m_lastCompletedStep + 1 : rows.front().step;
     const std::vector<at::Tensor> &optimized = optimizedTensors();
     auto &state = m_optimizer->state();
@@ -60,7 +61,7 @@ void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
     for (auto &group : m_optimizer->param_groups()) {
         const auto &options = static_cast<const torch::optim::AdamWOptions &>(group.options());
         for (const auto &tensor : group.params()) {
-            const auto found = state.find(c10::guts::to_string(tensor.unsafeGetTensorImpl()));
+            const auto found = state.find(compat::optimizerStateKey(tensor));
             const auto index = std::find_if(optimized.begin(), optimized.end(),
                                             [&](const at::Tensor &t) {
                                                 return t.unsafeGetTensorImpl() == tensor.unsafeGetTensorImpl();

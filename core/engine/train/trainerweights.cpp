@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The trainer's weights files: the final weights, checkpoints, and resuming from one as if the run
 // had never stopped.
+#include "core/engine/compat/torchcompat.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/model/weightfiles.h"
 #include "core/engine/train/trainer.h"
@@ -71,7 +72,7 @@ void Trainer::resumeFrom(const std::string &path, const WeightFile &recorded)
 {
     torch::serialize::InputArchive archive;
     verifyWeightFile(path, recorded);
-    torch::NoGradGuard noGrad;
+    compat::NoGradGuard noGrad;
     m_model->readWeights(archive, path);
     try {
         c10::IValue step;

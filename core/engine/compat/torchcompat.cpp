@@ -1,14 +1,28 @@
 // SPDX-License-Identifier: MIT
-#include "core/engine/precision/torchcompat.h"
+#include "core/engine/compat/torchcompat.h"
 
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
-#include <torch/version.h>
+#if OPTLOG_TORCH_AT_LEAST(2, 0)
+#include <ATen/ops/scaled_dot_product_attention.h>
+#else
+#include <c10/util/C++17.h> // c10::guts::to_string
+#endif
+
+#include <stdexcept>
 
 namespace optlog::compat {
 
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-// 2.4 folded the per-device functions into ones that take the device type.
+OptimizerStateKey optimizerStateKey(const at::Tensor &parameter)
+{
+#if OPTLOG_TORCH_AT_LEAST(2, 2)
+    return parameter.unsafeGetTensorImpl();
+#else
+    return c10::guts::to_string(parameter.unsafeGetTensorImpl());
+#endif
+}
+
+#if OPTLOG_TORCH_AT_LEAST(2, 4)
 bool autocastEnabled(c10::DeviceType device)
 {
     return at::autocast::is_autocast_enabled(device);
@@ -70,6 +84,16 @@ void clearAutocastCache()
 bool cudaAvailable()
 {
     return at::globalContext().hasCUDA();
+}
+
+at::Tensor fusedCausalAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, double dropout)
+{
+#if OPTLOG_TORCH_AT_LEAST(2, 0)
+    return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, dropout, /*is_causal=*/true);
+#else
+    (void) q, (void) k, (void) v, (void) dropout;
+    throw std::logic_error("fused attention needs LibTorch 2.x");
+#endif
 }
 
 } // namespace optlog::compat
