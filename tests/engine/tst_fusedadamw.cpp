@@ -72,12 +72,25 @@ void setGradients(const std::vector<at::Tensor> &a, const std::vector<at::Tensor
 
 // Where ATen runs its AVX2 or AVX-512 kernels (it picks the widest the CPU has, unless
 // ATEN_CPU_CAPABILITY says otherwise), the one-pass step is bitwise LibTorch's; elsewhere the
-// multiply-adds LibTorch's baseline kernels round twice may differ by an ulp.
+// multiply-adds LibTorch's baseline kernels round twice may differ by an ulp. So may the square
+// root: the one-pass step's is correctly rounded, as Debian's LibTorch's is, while a LibTorch
+// built with MKL (PyTorch's wheels) takes MKL's vector square root, within an ulp.
+bool sqrtCorrectlyRounded()
+{
+    const at::Tensor x = at::rand({4096}) * 1e-3;
+    const at::Tensor root = x.sqrt();
+    for (int64_t i = 0; i < x.numel(); ++i)
+        if (root.data_ptr<float>()[i] != std::sqrt(x.data_ptr<float>()[i]))
+            return false;
+    return true;
+}
+
 bool bitwiseExpected()
 {
     const char *capability = std::getenv("ATEN_CPU_CAPABILITY");
+    static const bool exactRoot = sqrtCorrectlyRounded();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-           && !(capability && std::string(capability) == "default");
+           && !(capability && std::string(capability) == "default") && exactRoot;
 }
 
 const torch::optim::AdamWParamState &stateOf(const torch::optim::AdamW &optimizer, const at::Tensor &p)

@@ -6,10 +6,10 @@
 #include "core/engine/data/textdata.h"
 #include "core/engine/kernels/gemm.h"
 #include "core/engine/memory/countingallocator.h"
+#include "core/engine/precision/precision.h"
 #include "core/engine/train/trainer.h"
 
 #include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
 #include <torch/autograd.h>
 
 #include <QtTest>
@@ -85,13 +85,9 @@ int64_t compareBf16(const std::vector<at::Tensor> &leaves,
                     const std::function<at::Tensor(const std::vector<at::Tensor> &, GemmLibrary)> &f, bool autocast)
 {
     const auto run = [&](GemmLibrary library, at::Tensor &g) {
-        at::autocast::set_cpu_enabled(autocast);
-        at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-        std::vector<at::Tensor> results = valueAndGradients(
+        AutocastGuard bf16(c10::DeviceType::CPU, at::kBFloat16, autocast);
+        return valueAndGradients(
             leaves, [&](const std::vector<at::Tensor> &in) { return f(in, library); }, g);
-        at::autocast::set_cpu_enabled(false);
-        at::autocast::clear_cache();
-        return results;
     };
     at::Tensor g;
     const std::vector<at::Tensor> aten = run(GemmLibrary::ATen, g);
@@ -310,10 +306,11 @@ void tst_Gemm::casesOneDnnDoesNotTakeGoToATen()
     const at::Tensor x = at::randn({4, 6}), w = at::randn({5, 6}), b = at::randn({5});
     {
         // Under autocast the product is BF16, as at::linear's.
-        at::autocast::set_cpu_enabled(true);
-        const at::Tensor y = gemmLinear(x, w, b, GemmLibrary::OneDnn);
-        at::autocast::set_cpu_enabled(false);
-        at::autocast::clear_cache();
+        at::Tensor y;
+        {
+            AutocastGuard bf16(c10::DeviceType::CPU, at::kBFloat16, true);
+            y = gemmLinear(x, w, b, GemmLibrary::OneDnn);
+        }
         QCOMPARE(y.scalar_type(), at::kBFloat16);
     }
     // 16-bit weights; broadcast batch dimensions.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/kernels/gemm.h"
 
+#include "core/engine/compat/torchcompat.h"
+
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/empty.h>
@@ -101,8 +103,8 @@ std::optional<at::ScalarType> oneDnnTakes(GemmLibrary library, const at::Tensor 
         || b.numel() == 0)
         return std::nullopt;
     const at::ScalarType dtype = a.scalar_type();
-    if (at::autocast::is_cpu_enabled()) {
-        if (bf16ProductsOnOneDnn() && at::autocast::get_autocast_cpu_dtype() == at::kBFloat16 && floatOrBf16(a)
+    if (compat::autocastEnabled(c10::DeviceType::CPU)) {
+        if (bf16ProductsOnOneDnn() && compat::autocastDtype(c10::DeviceType::CPU) == at::kBFloat16 && floatOrBf16(a)
             && floatOrBf16(b))
             return at::kBFloat16;
         return std::nullopt;
@@ -116,7 +118,7 @@ std::optional<at::ScalarType> oneDnnTakes(GemmLibrary library, const at::Tensor 
 // is, and differentiable, so a gradient returns in `t`'s own dtype.
 at::Tensor inProductDtype(const at::Tensor &t, at::ScalarType dtype)
 {
-    if (!t.defined() || t.scalar_type() == dtype || !at::autocast::is_cpu_enabled())
+    if (!t.defined() || t.scalar_type() == dtype || !compat::autocastEnabled(c10::DeviceType::CPU))
         return t;
     return at::autocast::cached_cast(dtype, t, c10::DeviceType::CPU);
 }
@@ -466,7 +468,7 @@ at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::T
             return OneDnnMatmul::apply(rows.reshape({-1, x.size(-1)}), w.t(), 1.0).view(shape);
         }
         // Autocast casts the bias too; outside it, a bias of another dtype is at::linear's to refuse.
-        const bool biasCast = at::autocast::is_cpu_enabled() && floatOrBf16(bias);
+        const bool biasCast = compat::autocastEnabled(c10::DeviceType::CPU) && floatOrBf16(bias);
         if ((bias.scalar_type() == *dtype || biasCast) && bias.dim() == 1 && bias.size(0) == weight.size(0))
             return OneDnnLinear::apply(rows, w, inProductDtype(bias, *dtype));
     }
