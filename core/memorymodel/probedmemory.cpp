@@ -53,6 +53,21 @@ int64_t ProbedMemory::temporariesAt(int64_t microbatch, int64_t context) const
     return std::max(passTemporaries.at(microbatch, context), stepTemporaries - savedActivations.at(microbatch, context));
 }
 
+bool ProbedMemory::temporariesGrewWithMicrobatch() const
+{
+    int64_t context = 0;
+    for (const auto &p : probes)
+        context = std::max(context, p.context);
+    std::optional<int64_t> one, two;
+    for (const auto &p : probes) {
+        if (p.context == context && p.microbatch == 1)
+            one = p.passTemporaries;
+        if (p.context == context && p.microbatch == 2)
+            two = p.passTemporaries;
+    }
+    return one && two && *two > *one;
+}
+
 std::optional<ProbedMemory> readCachedProbes(const RunConfig &config, const std::string &sha256)
 {
     const nlohmann::json cache = readJsonCache(cacheFilePath(kCacheFile));
@@ -110,6 +125,8 @@ MemoryEstimate probedEstimate(const RunConfig &config, const ProbedMemory &probe
     e.source = "probes of the TorchScript module (sha256 " + probed.sha256.substr(0, 16) + ", "
                + std::to_string(probed.probes.size()) + " short runs at microbatch 1 and 2, contexts up to "
                + std::to_string(largestContext) + (probed.fromCache ? "; cached" : "") + ")";
+    if (!probed.temporariesGrewWithMicrobatch())
+        e.source += "; its temporaries did not grow from microbatch 1 to 2, so a larger shape's are a floor";
     return e;
 }
 

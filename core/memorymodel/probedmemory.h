@@ -48,6 +48,10 @@ struct ProbedMemory
     // Temporaries at this size (the peak less model state and saved activations): the passes' fit,
     // or the optimizer step's where it reaches higher.
     int64_t temporariesAt(int64_t microbatch, int64_t context) const;
+    // Whether the passes' temporaries grew from microbatch 1 to 2 at the largest context probed.
+    // Where they did not, a constant (autocast's cast weights, say) hid the part that grows with
+    // the shape in every probe, and the fit's temporaries at a larger shape are only a floor.
+    bool temporariesGrewWithMicrobatch() const;
     bool fromCache = false;
 };
 
