@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: MIT
+# LibTorch: Debian's (1.13, CPU) or PyTorch's own (a `torch` wheel's, 2.x, with CUDA), whichever
+# CMAKE_PREFIX_PATH names first (docs/building.md).
+find_package(Torch REQUIRED)
+
+# TorchConfig.cmake looks for libc10 (and libtorch, for its message) with find_library, which
+# searches the system's folders before the config's own: beside Debian's libtorch-dev, a wheel's
+# config links Debian's 1.13 libc10 under its 2.x headers. Take the libraries beside the config.
+foreach(variable c10_LIBRARY TORCH_LIBRARY)
+  string(REGEX REPLACE "_LIBRARY$" "" name "${variable}")
+  string(TOLOWER "${name}" name)
+  set(own "${TORCH_INSTALL_PREFIX}/lib/lib${name}.so")
+  if(EXISTS "${own}" AND NOT "${${variable}}" STREQUAL "${own}")
+    list(FIND TORCH_LIBRARIES "${${variable}}" at)
+    if(at GREATER -1)
+      list(REMOVE_AT TORCH_LIBRARIES ${at})
+      list(INSERT TORCH_LIBRARIES ${at} "${own}")
+    endif()
+    set(${variable} "${own}" CACHE FILEPATH "LibTorch's lib${name}, beside its config" FORCE)
+  endif()
+endforeach()
+
+set(OPTLOG_TORCH_CUDA OFF)
+if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
+  set(OPTLOG_TORCH_CUDA ON)
+endif()
+message(STATUS "optlog: LibTorch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX} (CUDA: ${OPTLOG_TORCH_CUDA})")
