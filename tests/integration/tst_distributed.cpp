@@ -314,13 +314,23 @@ void tst_Distributed::eachRanksMemoryIsMeasuredBesideItsPrediction()
              qPrintable(compare.out));
     QVERIFY(compare.out.contains("Data parallel, per rank"));
     const QString markdown = m_dir.filePath("memory.md"), json = m_dir.filePath("memory.json");
-    QCOMPARE(runOptlog({"report", study, "--runs", "zero-2", "--format", "md", "-o", markdown}).exitCode, 0);
-    QCOMPARE(runOptlog({"report", study, "--runs", "zero-2", "--format", "json", "-o", json}).exitCode, 0);
-    QFile md(markdown), js(json);
-    QVERIFY(md.open(QIODevice::ReadOnly) && js.open(QIODevice::ReadOnly));
+    const Result drawn = runOptlog({"report", study, "--runs", "zero-2", "--format", "md", "-o", markdown});
+#ifdef OPTLOG_WITH_QT_REPORTS
+    QCOMPARE(drawn.exitCode, 0);
+    QFile md(markdown);
+    QVERIFY(md.open(QIODevice::ReadOnly));
     QVERIFY(QString::fromUtf8(md.readAll())
                 .contains("Data parallel over 2 ranks, ZeRO stage 2 (batch: 2 ranks x "
                           "microbatch 4 x accumulation 1 = 8 sequences per step)"));
+#else
+    // Built without the workbench (against PyTorch's LibTorch, say): Markdown draws charts, so
+    // it is refused, naming the formats this build writes.
+    QCOMPARE(drawn.exitCode, 2);
+    QVERIFY2(drawn.err.contains("csv and json work in this build"), qPrintable(drawn.err));
+#endif
+    QCOMPARE(runOptlog({"report", study, "--runs", "zero-2", "--format", "json", "-o", json}).exitCode, 0);
+    QFile js(json);
+    QVERIFY(js.open(QIODevice::ReadOnly));
     const QJsonObject run = QJsonDocument::fromJson(js.readAll()).object()["runs"].toArray().at(0).toObject();
     QCOMPARE(run["ranks"].toArray().size(), 2);
     int64_t reportedGradients = -1;

@@ -185,6 +185,25 @@ class TorchScriptRuns(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("int8", done.stdout)
 
+    @unittest.skipUnless(os.environ.get("OPTLOG_OTHER_PYTHON"),
+                         "no second PyTorch here: packaging/setup.sh test names PyPI's or Debian's as OPTLOG_OTHER_PYTHON")
+    def test_a_module_scripted_by_the_other_pytorch_trains(self):
+        # A user's PyTorch is rarely the engine's LibTorch: Debian's 1.13 engine with a module
+        # from pip's 2.x, or an engine built against 2.x with a module from Debian's 1.13.
+        other = os.environ["OPTLOG_OTHER_PYTHON"]
+        version = subprocess.run([other, "-c", "import torch; print(torch.__version__)"], capture_output=True,
+                                 text=True, check=True).stdout.strip()
+        self.assertNotEqual(version.split("+")[0], torch.__version__.split("+")[0], "the other PyTorch is this one")
+        study = self.study("other-pytorch")
+        for model in ("gpt", "rotary"):
+            module = os.path.join(self.dir.name, f"{model}-other.pt")
+            subprocess.run([other, SCRIPT, model, module, *SHAPE], check=True, capture_output=True)
+            for name, settings in {"fp32": [], "autocast-bf16": ["precision.mode=autocast-bf16"],
+                                   "checkpointing": ["memory.checkpoint_every=1"]}.items():
+                run(study, module, f"{model} {name} (torch {version})", *settings)
+        for name, record in runs(study).items():
+            self.assertEqual(record["outcome"], "completed", name)
+
 
 if __name__ == "__main__":
     unittest.main()
