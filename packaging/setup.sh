@@ -3,7 +3,8 @@
 # One entry point for a fresh Debian 12 machine: installs what is missing, builds, then
 #   run   (default) opens the workbench on the default study and runs it; without a display
 #                   (no DISPLAY or WAYLAND_DISPLAY) runs the study headless and prints its comparison
-#   test            runs the whole test suite
+#   test            runs the whole test suite, then builds and tests again against PyTorch's own
+#                   LibTorch (PyPI's torch, with CUDA: packaging/pytorch.sh)
 #   package         builds the Debian package (build/optlog_*.deb): `sudo apt install ./build/optlog_*.deb`
 # Idempotent: with everything installed and built it only checks and rebuilds what changed.
 set -euo pipefail
@@ -25,6 +26,8 @@ packages=(
   qt6-base-dev qt6-charts-dev
   fortunes fortunes-min
   poppler-utils
+  # The second configuration's virtual environment, for PyPI's torch (packaging/pytorch.sh).
+  python3-venv
   # The package's checks: its validators and the manual pages' renderer.
   desktop-file-utils appstream lintian groff
   # The test command checks that the code is formatted as .clang-format says, and runs the
@@ -67,6 +70,10 @@ case "$mode" in
     echo "The study is in out/default.sqlite: build/app/optlog runs out/default.sqlite lists its runs."
     ;;
   test)
+    # PyPI's torch (downloaded once, then cached) scripts TorchScript modules for this build's engine
+    # as a user's own PyTorch would (tests/python), before its own configuration below.
+    other_python=$("$here/packaging/pytorch.sh" environment)
+    cmake -S "$here" -B "$build" -DOPTLOG_OTHER_PYTHON="$other_python" >/dev/null
     # The fuzzers build in a folder of their own: clang, ASan and UBSan (cmake/Fuzzing.cmake).
     fuzz_build=${build}-fuzz
     cmake -S "$here" -B "$fuzz_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
@@ -76,6 +83,9 @@ case "$mode" in
     (cd "$build" && ctest --output-on-failure --timeout 900 -j "$(nproc)")
     # Then each fuzzer for its short budget (OPTLOG_FUZZ_SECONDS, 20 s), from its seeds.
     (cd "$fuzz_build" && ctest --output-on-failure --timeout 300 -j "$(nproc)")
+    # The second configuration: the engine, the CLI and what exercises LibTorch, built against
+    # PyPI's torch with its CUDA (nvcc compiles the CUDA path) and tested on this CPU.
+    "$here/packaging/pytorch.sh" test
     ;;
   package)
     (cd "$build" && cpack >/dev/null)

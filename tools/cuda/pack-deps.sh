@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Run here, on the Debian development machine: copies the files of the Debian packages that the
-# engine's build needs besides LibTorch (SQLiteCpp, SQLite, toml++, nlohmann-json, CLI11, OpenSSL) into
+# engine's build needs besides LibTorch (SQLiteCpp, SQLite, toml++, nlohmann-json, CLI11, OpenSSL, and
+# Gloo's headers, which c10d's ProcessGroupGloo.hpp includes and PyTorch's wheels do not ship) into
 # .devdeps/, for a GPU server that has LibTorch (in PyTorch's Python package) but cannot install
 # packages. Their CMake files are relocatable, so check.sh points CMAKE_PREFIX_PATH at the copy.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 packages=(libsqlitecpp-dev libsqlite3-dev libsqlite3-0 libtomlplusplus-dev libtomlplusplus3
-          nlohmann-json3-dev libcli11-dev libssl-dev libssl3)
+          nlohmann-json3-dev libcli11-dev libssl-dev libssl3 libgloo-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# optlog against PyTorch's own LibTorch, the one a GPU user trains with: PyPI's `torch` wheel (a
+# CUDA build, which carries LibTorch's headers and CMake files) in a virtual environment, and the
+# headless engine and CLI built against it, without the workbench. Its lines are the README's
+# "Build against your own PyTorch"; `packaging/setup.sh test` runs it as its second configuration.
+#   packaging/pytorch.sh environment   the virtual environment with torch; prints its interpreter
+#   packaging/pytorch.sh build         the environment, then optlog built in build-pytorch/
+#   packaging/pytorch.sh test          the same, then what exercises LibTorch (no GPU needed): the
+#                                      engine's tests, ranks over Gloo, the Python side on this
+#                                      torch, device_checks --device cpu and the smoke study
+# OPTLOG_PYTORCH_VERSION picks the wheel (default: the version checked on a GPU, docs/building.md).
+# The environment lives in ~/.cache/optlog, so a second run downloads nothing.
+set -euo pipefail
+
+mode=${1:-build}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+torch_version=${OPTLOG_PYTORCH_VERSION:-2.11.0}
+venv=${XDG_CACHE_HOME:-$HOME/.cache}/optlog/pytorch-$torch_version
+build=${OPTLOG_PYTORCH_BUILD_DIR:-$here/build-pytorch}
+case "$mode" in environment | build | test) ;; *)
+  echo "usage: packaging/pytorch.sh [environment|build|test]" >&2
+  exit 2
+  ;;
+esac
+
+# Debian's interpreter (python3-venv), not whichever python3 is first on the PATH. numpy only
+# quiets torch's warning that it is missing.
+if ! "$venv/bin/python" -c "import torch, numpy; assert torch.__version__.split('+')[0] == '$torch_version'" 2>/dev/null; then
+  echo "optlog pytorch: installing torch $torch_version from PyPI into $venv (about 4.5 GB, once)" >&2
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "torch==$torch_version" numpy >&2
+fi
+if [ "$mode" = environment ]; then
+  echo "$venv/bin/python"
+  exit 0
+fi
+
+# The CUDA toolkit's compiler, where the toolkit is installed but not on the PATH: LibTorch's CMake
+# files need it to build optlog's CUDA path (a GPU is needed only to run it).
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+# No GPU to ask here: the architectures LibTorch's CMake files set up (the H100's and H200's).
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
+export CCACHE_BASEDIR="$here" CCACHE_NOHASHDIR=true
+
+tests=OFF other_python=""
+[ "$mode" = test ] && tests=ON
+# Debian's python3-torch, where it is installed, scripts modules for this engine too (tests/python).
+/usr/bin/python3 -c 'import torch' 2>/dev/null && other_python=/usr/bin/python3
+mkdir -p "$build"
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTLOG_BUILD_GUI=OFF \
+  -DOPTLOG_BUILD_TESTS=$tests -DOPTLOG_PYTHON="$venv/bin/python" -DOPTLOG_OTHER_PYTHON="$other_python" \
+  -DCMAKE_PREFIX_PATH="$("$venv/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')" \
+  >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
+grep '^-- optlog:' "$build/configure.log"
+if [ "$mode" = build ]; then
+  cmake --build "$build" --target optlog
+  exit 0
+fi
+cmake --build "$build" --target libtorch_tests
+(cd "$build" && ctest --output-on-failure --timeout 900 -j "$(nproc)" -L libtorch)
