@@ -112,7 +112,7 @@ int main(int argc, char **argv)
         }
         keepTensorMemoryInHeap(); // as a run has it: the products' outputs come from the same heap
         applyThreadSettings(config.runtime);
-        compat::NoGradGuard noGrad;
+        compat::GradDisabledGuard noGrad;
         const std::string family = precisionFamily(config.precision.mode);
         if (family == "fp16")
             throw std::runtime_error("precision.mode \"" + config.precision.mode

@@ -327,7 +327,7 @@ void tst_Slurm::theWorkbenchShowsTheTasksFollowsARunningShardAndCancels()
     window.runsView()->table()->selectAll();
     window.cancelClusterAction()->trigger();
     const QString cancelled = "Slurm " + job + "_0 · cancelled · run cancelled, not gathered: stopped by a signal";
-    QTRY_VERIFY_WITH_TIMEOUT(stateOf(0).startsWith(cancelled), 60000);
+    QTRY_VERIFY2_WITH_TIMEOUT(stateOf(0).startsWith(cancelled), qPrintable("the state is: " + stateOf(0)), 60000);
     QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 1, 30000); // the queued task never made a run
     QCOMPARE(taskStates(job), QStringList({"CANCELLED", "CANCELLED"}));
 

@@ -135,7 +135,7 @@ void scalerSkipsAnInf(Checks &checks, c10::Device device)
     torch::optim::AdamW optimizer({w}, torch::optim::AdamWOptions(0.1));
     scaler.scale((w * 2).sum()).backward();
     {
-        compat::NoGradGuard noGrad;
+        compat::GradDisabledGuard noGrad;
         w.mutable_grad()[2].fill_(INFINITY);
     }
     const at::Tensor before = w.detach().clone();

@@ -96,7 +96,7 @@ void tst_ScriptedModel::itsFirstLossEqualsPyTorchsOnTheSameWeightsAndBatch()
     QFETCH(QString, model);
     ScriptedModel scripted(configFor(model + ".pt"));
     scripted.setTraining(false);
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     const double loss = scripted.loss(expectedTokens("tokens"), expectedTokens("targets")).item<double>();
     const double pytorch = m_expected[model.toStdString() + "_loss"].get<double>();
     QVERIFY2(std::abs(loss - pytorch) < 1e-5, qPrintable(QString("engine %1, PyTorch %2").arg(loss).arg(pytorch)));
@@ -151,7 +151,7 @@ void tst_ScriptedModel::itsWeightsFileIsTorchScriptWithTheRunsState()
     ScriptedModel scripted(configFor("gpt.pt"));
     std::vector<at::Tensor> trained;
     {
-        compat::NoGradGuard noGrad;
+        compat::GradDisabledGuard noGrad;
         for (auto &p : scripted.parameterTensors()) {
             p.add_(0.25);
             trained.push_back(p.clone());
@@ -174,7 +174,7 @@ void tst_ScriptedModel::itsWeightsFileIsTorchScriptWithTheRunsState()
     ScriptedModel fresh(configFor("gpt.pt"));
     torch::serialize::InputArchive restored;
     {
-        compat::NoGradGuard noGrad;
+        compat::GradDisabledGuard noGrad;
         fresh.readWeights(restored, path);
     }
     i = 0;

@@ -143,7 +143,7 @@ void tst_Trainer::nonFiniteLossEndsTheRunAsDiverged()
     const RunConfig config = smoke();
     Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
     {
-        compat::NoGradGuard noGrad;
+        compat::GradDisabledGuard noGrad;
         trainer.model().parameterTensors().front().fill_(std::numeric_limits<float>::quiet_NaN());
     }
     Recording recording;
@@ -162,7 +162,7 @@ void tst_Trainer::nonFiniteGradientSkipsStepsAndSaysSo()
     Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
     at::Tensor gain;
     {
-        compat::NoGradGuard noGrad;
+        compat::GradDisabledGuard noGrad;
         for (auto &[name, tensor] : trainer.model().namedParameters()) {
             if (name == "token_embedding.weight")
                 tensor.select(1, 0).zero_();

@@ -64,7 +64,7 @@ std::map<std::string, at::Tensor> finalWeights(const QString &study, int64_t run
         torch::serialize::InputArchive archive;
         const std::string path = store.absolutePath(file.path);
         loadVerified(archive, path, file);
-        compat::NoGradGuard noGrad;
+        compat::GradDisabledGuard noGrad;
         loadModelWeights(*model, archive, path);
         for (const auto &item : model->named_parameters())
             tensors[item.key()] = item.value().to(at::kDouble);

@@ -32,10 +32,10 @@ class ProcessGroup;
 
 namespace optlog::compat {
 
-// Grad mode. c10's guards have these names in every version; ATen's alias at::NoGradGuard comes
-// from ATen/core/grad_mode.h, which 1.13's headers include along the way and 2.11's do not, so
-// the code names only these.
-using NoGradGuard = c10::NoGradGuard;
+// Grad mode, through c10's guards, which every version declares in c10/core/GradMode.h. ATen's
+// alias at::NoGradGuard comes from ATen/core/grad_mode.h, which 1.13's headers include along the
+// way and 2.11's do not; the code names only these.
+using GradDisabledGuard = c10::NoGradGuard;
 using GradModeGuard = c10::AutoGradMode; // GradModeGuard enable(true): gradients on inside a no-grad region
 
 // torch::optim::Optimizer::state() is keyed by the parameter's TensorImpl: by the string of its

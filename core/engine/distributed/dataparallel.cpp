@@ -47,7 +47,7 @@ DataParallel::DataParallel(RankGroup &group, const RunConfig &config, const std:
     if (m_stage == 0)
         return;
     m_part = at::zeros({m_layout.largestPart()}, options);
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     m_pieces = m_layout.piecesOf(group.rank());
     for (const auto &piece : m_pieces) {
         const at::Tensor view = flat(parameters[size_t(piece.parameter)].detach()).narrow(0, piece.offset, piece.length);
@@ -80,7 +80,7 @@ void DataParallel::fillBucket(size_t b)
 
 void DataParallel::reduceGradients()
 {
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     const double share = 1.0 / double(m_group.size());
     for (size_t b = 0; b < m_layout.buckets.size(); ++b) {
         const auto &bucket = m_layout.buckets[b];
@@ -123,7 +123,7 @@ void DataParallel::reduceGradients()
 std::optional<double> DataParallel::unscaleAndClip(const std::vector<at::Tensor> &optimized, const LossScaler *scaler,
                                                    double maxNorm)
 {
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     const bool finite = !scaler || scaler->unscale(optimized);
     // The squared norm of each rank's part, summed piece by piece in the layout's order: without
     // ZeRO every rank holds all of them and adds the parts in rank order, as the all-reduce of
@@ -168,7 +168,7 @@ std::optional<double> DataParallel::unscaleAndClip(const std::vector<at::Tensor>
 
 void DataParallel::gatherParameters()
 {
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     for (size_t b = 0; b < m_layout.buckets.size(); ++b) {
         const auto &bucket = m_layout.buckets[b];
         const int64_t part = m_layout.partElements(int64_t(b));

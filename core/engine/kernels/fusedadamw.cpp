@@ -118,7 +118,7 @@ at::Tensor FusedAdamW::step(LossClosure closure)
 {
     if (!fusable())
         return torch::optim::AdamW::step(std::move(closure));
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     at::Tensor loss;
     if (closure) {
         compat::GradModeGuard enableGrad(true);

@@ -151,7 +151,7 @@ void GPTImpl::initialiseWeights()
 {
     // GPT-2's scheme: N(0, 0.02) for weights, zero biases, and the residual projections scaled
     // by 1/sqrt(2L) so that the residual stream's variance does not grow with depth.
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     const double residualStd = 0.02 / std::sqrt(2.0 * double(m_options.layers()));
     for (const auto &item : named_parameters()) {
         const std::string &name = item.key();
@@ -199,7 +199,7 @@ torch::Tensor GPTImpl::forward(const torch::Tensor &tokens)
 
 std::vector<double> GPTImpl::blockOutputMaxima(const torch::Tensor &tokens)
 {
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     std::vector<double> maxima;
     auto x = embed(tokens);
     for (size_t i = 0; i < m_blocks->size(); ++i) {

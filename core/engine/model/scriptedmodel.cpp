@@ -97,7 +97,7 @@ void ScriptedModel::checkContract(const RunConfig &config)
 
     // A batch of two sequences at the run's context, in FP32 on the CPU.
     const int64_t T = config.model.contextLength, V = config.model.vocabSize;
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     m_module.eval();
     const at::Tensor tokens = at::arange(2 * T, at::kLong).remainder(V).view({2, T});
     at::Tensor logits;
@@ -202,7 +202,7 @@ std::vector<double> ScriptedModel::blockOutputMaxima(const at::Tensor &tokens)
     std::vector<double> maxima;
     if (m_blocks.empty())
         return maxima;
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     at::Tensor x = m_module.run_method("embed", tokens).toTensor();
     for (auto &block : m_blocks) {
         x = block.forward({x}).toTensor();
@@ -252,7 +252,7 @@ void ScriptedModel::readWeights(torch::serialize::InputArchive &runState, const 
     std::map<std::string, at::Tensor> stored;
     for (const auto &item : saved.named_parameters(true))
         stored.emplace(item.name, item.value);
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     for (auto &[name, tensor] : namedParameters()) {
         const auto found = stored.find(name);
         if (found == stored.end() || found->second.sizes() != tensor.sizes()

@@ -71,7 +71,7 @@ at::Tensor LossScaler::scale(const at::Tensor &loss) const
 
 bool LossScaler::unscale(const std::vector<at::Tensor> &parameters) const
 {
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     const double inverse = 1.0 / m_scale;
     std::vector<at::Tensor> finite;
     for (const auto &p : parameters) {

@@ -54,7 +54,7 @@ QuantizationEvaluator::QuantizationEvaluator(const RunConfig &config, const std:
     m_model->moveTo(c10::Device(c10::kCPU), plan.weights);
     torch::serialize::InputArchive archive;
     {
-        compat::NoGradGuard noGrad;
+        compat::GradDisabledGuard noGrad;
         m_model->readWeights(archive, weightsPath);
     }
     m_floatDtype = dtypeName(plan.weights);
@@ -70,7 +70,7 @@ QuantizationEvaluator::QuantizationEvaluator(const RunConfig &config, const std:
     const TokenSplit data = loadTokens(config.data, config.model.vocabSize, config.model.contextLength);
     m_batches = validationBatches(data.validation, config.model.contextLength, config.data.evalSequences,
                                   config.train.microbatch, validationSeed);
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     double loss = 0;
     int64_t tokens = 0;
     for (const Batch &batch : m_batches) {
@@ -129,7 +129,7 @@ void QuantizationEvaluator::check(const QuantizationRequest &request) const
 
 QuantizationEvaluator::Quality QuantizationEvaluator::qualityWith(const std::map<std::string, QuantizedTensor> &quantized)
 {
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     for (const auto &[name, q] : quantized)
         m_parameters.at(name).copy_(dequantize(q));
     double loss = 0, kl = 0, agree = 0;
@@ -209,7 +209,7 @@ QuantizationResult QuantizationEvaluator::evaluate(const QuantizationRequest &re
     result.top1Agreement = quality.top1;
     {
         // One inference forward over a validation batch, without autograd: the activations' bill.
-        compat::NoGradGuard noGrad;
+        compat::GradDisabledGuard noGrad;
         const at::Tensor inputs = m_batches.front().inputs;
         result.activationBytes = measuredBytes([&] { m_model->logitsOf(inputs); });
     }

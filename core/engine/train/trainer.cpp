@@ -93,7 +93,7 @@ std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, 
     // LibTorch's clip_grad_norm_, its norm and coefficient in its arithmetic, except that
     // it multiplies every gradient by the coefficient clamped to 1 even when that is 1: a read and
     // a write of all gradients for nothing on most steps past the first few.
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     std::vector<at::Tensor> gradients, norms;
     for (const auto &p : parameters)
         if (p.grad().defined()) {
@@ -240,7 +240,7 @@ std::optional<double> Trainer::optimizerStep()
     }
     const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_clip);
     if (norm && m_plan.masterWeights) {
-        compat::NoGradGuard noGrad;
+        compat::GradDisabledGuard noGrad;
         for (size_t i = 0; i < m_master.size(); ++i)
             m_parameters[i].copy_(m_master[i]);
     }
@@ -274,7 +274,7 @@ std::map<std::string, std::string> Trainer::dtypes()
 {
     std::string compute;
     {
-        compat::NoGradGuard noGrad;
+        compat::GradDisabledGuard noGrad;
         AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
         compute = dtypeName(m_model->logitsOf(m_validationBatches.front().inputs.slice(0, 0, 1)));
     }
@@ -289,7 +289,7 @@ std::map<std::string, std::string> Trainer::dtypes()
 ValidationPoint Trainer::validate()
 {
     m_meter.enter("validation");
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     m_model->setTraining(false);
     std::vector<at::Tensor> perSequence;
     {

@@ -17,7 +17,7 @@ namespace optlog {
 std::vector<TensorNumerics> Trainer::gradientNumerics(int64_t step) const
 {
     CountingAllocator::Uncounted uncounted; // optlog's measurement, not the run's memory
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     // The gradient of the loss itself: a scaler's factor divided out; clipping comes later.
     const double unscale = m_scaler ? 1.0 / m_scaler->currentScale() : 1.0;
     double largest = 0;
@@ -51,7 +51,7 @@ std::vector<TensorNumerics> Trainer::gradientNumerics(int64_t step) const
 void Trainer::addUpdateAndActivationNumerics(std::vector<TensorNumerics> &rows)
 {
     CountingAllocator::Uncounted uncounted;
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     const int64_t step = rows.empty() ? m_lastCompletedStep + 1 : rows.front().step;
     const std::vector<at::Tensor> &optimized = optimizedTensors();
     auto &state = m_optimizer->state();

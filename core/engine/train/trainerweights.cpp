@@ -72,7 +72,7 @@ void Trainer::resumeFrom(const std::string &path, const WeightFile &recorded)
 {
     torch::serialize::InputArchive archive;
     verifyWeightFile(path, recorded);
-    compat::NoGradGuard noGrad;
+    compat::GradDisabledGuard noGrad;
     m_model->readWeights(archive, path);
     try {
         c10::IValue step;
