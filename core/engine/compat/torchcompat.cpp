@@ -5,7 +5,8 @@
 #include <ATen/autocast_mode.h>
 #if OPTLOG_TORCH_AT_LEAST(2, 0)
 #include <ATen/ops/scaled_dot_product_attention.h>
-#else
+#endif
+#if !OPTLOG_TORCH_AT_LEAST(2, 2)
 #include <c10/util/C++17.h> // c10::guts::to_string
 #endif
 
