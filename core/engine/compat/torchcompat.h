@@ -4,7 +4,8 @@
 // What differs between the LibTorch versions optlog builds against (Debian's 1.13 and PyTorch's
 // 2.x, docs/building.md), in one place: no other file spells a version check, so the rest of the
 // code reads as if there were one version. Autocast in C++ is not an official API: only
-// AutocastGuard (precision.h) and the recomputation call the functions below.
+// AutocastGuard (precision.h), the recomputation and the products' routing (gemm.cpp) call its
+// functions below.
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/DeviceType.h>
