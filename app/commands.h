@@ -89,6 +89,7 @@ struct EstimateRequest
     std::vector<std::string> overrides;
     int64_t ranks = 8; // data-parallel ranks for the ZeRO rows
     bool json = false;
+    std::string computeCapability; // runtime.device = "cuda" without a GPU here: the chip's, "9.0"
 };
 int estimateCommand(const EstimateRequest &request);
 

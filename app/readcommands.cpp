@@ -8,6 +8,8 @@
 #include "core/cluster/slurm.h"
 #include "core/cluster/tasklist.h"
 #include "core/config/config.h"
+#include "core/contract/inputerror.h"
+#include "core/engine/machine/device.h"
 #include "core/engine/run/memoryprobe.h"
 #include "core/memorymodel/memorymodel.h"
 #include "core/store/store.h"
@@ -38,9 +40,18 @@ int estimateCommand(const EstimateRequest &request)
     MemoryEstimate estimate;
     if (const int refused = refuseBadInput("estimate", [&] {
             config = loadRunConfig(request.preset, request.configFile, request.overrides);
-            // A TorchScript module is probed (or its cached probes read): it must keep its contract.
-            estimate = config.model.source == "builtin" ? estimateMemory(config)
-                                                        : probedEstimate(config, probeMemory(config));
+            std::optional<ComputeCapability> capability;
+            if (!request.computeCapability.empty()) {
+                capability = ComputeCapability::parse(request.computeCapability);
+                if (!capability || config.runtime.device != "cuda")
+                    throw InputError("--compute-capability \"" + request.computeCapability
+                                     + "\": " + (capability ? "names a GPU's chip, so it needs --set runtime.device=cuda"
+                                                             : "expected MAJOR.MINOR such as 9.0 (H100, H200) or 8.0 (A100)"));
+            }
+            // On this machine's device the memory model is calibrated (once, then cached); a
+            // TorchScript module is probed (or its cached probes read): it must keep its contract.
+            MemoryPredictor predict(deviceTermsOf(config, capability));
+            estimate = predict(config);
         }))
         return refused;
     std::cout << (request.json ? formatEstimateJson(config, estimate, request.ranks)
@@ -142,6 +153,9 @@ Command addEstimateCommand(CLI::App &app, const Invocation &)
     addConfigOptions(command, request->preset, request->configFile, request->overrides);
     command->add_option("--ranks", request->ranks, "data-parallel ranks for the ZeRO rows")->capture_default_str();
     command->add_flag("--json", request->json, "print JSON");
+    command->add_option("--compute-capability", request->computeCapability,
+                        "with runtime.device=cuda where no GPU is: the chip to size CUDA's workspaces for (9.0 "
+                        "for H100 and H200)");
     return {command, [request] {
                 if (request->configFile.empty() && request->preset.empty())
                     request->preset = "default";

@@ -16,19 +16,27 @@ namespace optlog {
 
 namespace {
 
-// Bytes per element of what the forward keeps, from the mode's row of the precision table.
+// Bytes per element of what the forward keeps, from the mode's row of the precision table and the
+// device's autocast op list (deviceterms.h).
 struct Dtypes
 {
-    explicit Dtypes(const PrecisionMode &mode)
+    Dtypes(const PrecisionMode &mode, const DeviceTerms &device)
         : matmul(dtypeBytes(mode.compute))
         , residual(dtypeBytes(mode.weights))
         , pointwise(dtypeBytes(mode.compute))
         , autocast(mode.autocast)
+        , softmax(mode.autocast && device.autocastOps == AutocastOps::Cuda ? 4 : pointwise)
+        , softmaxCopy(mode.autocast && device.autocastOps == AutocastOps::Cuda ? matmul : 0)
+        , boolMasks(device.boolDropoutMasks)
     { }
-    double matmul;    // activations that matmul-class ops save (their inputs), in the compute dtype
-    double residual;  // the residual stream, LayerNorm inputs: autocast leaves them in the weights' dtype
-    double pointwise; // GELU and softmax inputs and outputs: they run on the matmuls' outputs
-    bool autocast;    // matmul weights are cast per forward, and the casts are saved
+    double matmul;      // activations that matmul-class ops save (their inputs), in the compute dtype
+    double residual;    // the residual stream, LayerNorm inputs: autocast leaves them in the weights' dtype
+    double pointwise;   // GELU inputs and outputs: they run on the matmuls' outputs
+    bool autocast;      // matmul weights are cast per forward, and the casts are saved
+    double softmax;     // attention's softmax output: FP32 where autocast lists softmax as FP32 (CUDA)
+    double softmaxCopy; // the 16-bit copy of it the second product saves there; 0 where none is made
+    bool boolMasks;     // dropout's mask: 1 byte (CUDA's fused dropout), else its input's dtype
+    double mask(double inputBytes) const { return boolMasks ? 1 : inputBytes; }
 };
 
 } // namespace
@@ -102,6 +110,11 @@ MemoryEstimate modelStateEstimate(const RunConfig &config, const std::vector<int
 
 MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
 {
+    return estimateMemory(config, assumedDeviceTerms(config), rank);
+}
+
+MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device, int64_t rank)
+{
     if (config.model.source != "builtin")
         throw ConfigError("model.source", "model.source = \"" + config.model.source
                                               + "\": the closed-form memory model is optlog's own GPT's; a "
@@ -111,7 +124,7 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
     const double B = double(config.train.microbatch), T = double(m.contextLength), C = double(m.width),
                  H = double(m.heads), V = double(m.vocabSize);
     const PrecisionMode &mode = precisionModeOf(config);
-    const Dtypes d(mode);
+    const Dtypes d(mode, device);
     const bool dropout = m.dropout > 0;
     const bool chunked = config.memory.attention == "chunked" && config.memory.attentionChunk < m.contextLength;
     const bool fused = config.memory.attention == "sdpa";
@@ -119,10 +132,13 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
                                            / config.memory.attentionChunk)
                                   : 1;
     const double BTC = B * T * C;
-    constexpr double kGeneratorState = 5056; // bytes of the CPU generator's state, saved per checkpoint
+    // Bytes of the CPU generator's state, saved per checkpoint: a CPU tensor, so on a GPU it is not
+    // in the device's memory.
+    const double kGeneratorState = device.device == "cpu" ? 5056 : 0;
     constexpr double kStats = 4;             // LayerNorm keeps mean and 1/std in FP32
 
     MemoryEstimate e = modelStateEstimate(config, parameterSizes(m), rank);
+    e.device = device;
     e.activationsPredicted = true;
     e.peakBytes = 0;
     const int64_t n = parameterCount(m);
@@ -140,10 +156,11 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
         attention = 3 * BTC * d.matmul + chunks * kGeneratorState;
     } else {
         // (The causal mask is added in place, which saves nothing: masked_fill kept a T x T mask.)
-        attention = 3 * BTC * d.matmul             // Q, K^T and V, copied to contiguous for the batched matmuls
-                    + B * H * T * T * d.pointwise; // softmax output: the quadratic term
-        if (dropout)
-            attention += 2 * B * H * T * T * d.pointwise; // the mask, and the dropped weights the second bmm keeps
+        attention = 3 * BTC * d.matmul                               // Q, K^T and V, copied to contiguous for the batched matmuls
+                    + B * H * T * T * (d.softmax + d.softmaxCopy); // softmax output: the quadratic term
+        if (dropout) // the mask, and the dropped weights the second bmm keeps (under CUDA's autocast its
+                     // 16-bit copy of them, counted above)
+            attention += B * H * T * T * (d.mask(d.softmax) + (d.softmaxCopy > 0 ? 0 : d.softmax));
     }
     // What the MLP half of a block keeps; it is freed first in backward.
     double mlp = 2 * B * T * kStats                      // LayerNorm 2's mean and 1/std
@@ -158,8 +175,8 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
     if (dropout) {
         // LibTorch 1.13's CPU dropout multiplies by a mask in its input's dtype; the product
         // keeps only the mask, as nothing needs the input's gradient through the mask.
-        mlp += BTC * d.matmul;           // residual dropout after the MLP's projection
-        attentionHalf += BTC * d.matmul; // and after attention's
+        mlp += BTC * d.mask(d.matmul);           // residual dropout after the MLP's projection
+        attentionHalf += BTC * d.mask(d.matmul); // and after attention's
     }
     // Autocast keeps the 16-bit copies of the block's matmul weights made during its forward.
     const double blockWeightCasts = d.autocast ? 12 * C * C * 2 : 0;
@@ -177,7 +194,7 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
     double saved = head + T * 8                                                // position indices
                    + BTC * d.residual;                                         // embedding sum: block 0's input
     if (dropout)
-        saved += BTC * d.residual; // embedding dropout's mask
+        saved += BTC * d.mask(d.residual); // embedding dropout's mask
     for (int64_t i = 0; i < m.layers; ++i)
         saved += isCheckpointed(i) ? checkpointedBlock : block;
     e.roles.push_back({MemoryRole::SavedActivations, "mixed", 0, int64_t(saved),
@@ -200,11 +217,12 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
         const double size = std::min(c, T - start), keys = start + size;
         const double sumsSoFar = start + size < T ? 3 * BTC * d.matmul : 0;
         // Dropout adds its mask on the chunk's weights (the dropped copy is gone before they are).
-        chunkBackward = std::max(chunkBackward, (dropout ? 4 : 3) * B * H * size * keys * d.pointwise
+        chunkBackward = std::max(chunkBackward, (dropout ? 4 : 3) * B * H * size * keys * d.softmax
+                                                    + B * H * size * keys * d.softmaxCopy
                                                     + B * H * (3 * size + 2 * keys) * D * d.matmul + sumsSoFar);
     }
     // With dropout on the attention weights, the dropped copy is freed before their gradients exist.
-    const double naiveBackward = (dropout ? 1 : 2) * B * H * T * T * d.pointwise;
+    const double naiveBackward = (dropout ? 1 : 2) * B * H * T * T * d.softmax;
     const double attentionTransient = fused     ? 3 * BTC * d.matmul // the gradients of Q, K and V
                                       : chunked ? chunkBackward
                                                 : naiveBackward;
@@ -256,9 +274,23 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
     const double masterGradients = mode.masterWeights ? double(dtypeBytes(*mode.masterWeights)) * masterElements : 0;
     highest = std::max({highest, masterGradients, unreduced ? gradientBytes * double(n) : 0.0});
     const double batches = double(config.train.accumulation) * 2 * B * T * 8; // the step's token tensors
-    const double temporaries = batches + std::max(0.0, highest - saved);
-    e.roles.push_back({MemoryRole::Temporaries, "mixed", 0, int64_t(temporaries),
-                       "the step's input batches and the highest transient of backward"});
+    // The device's own: the product libraries' workspaces (held once made), and the allocator's
+    // rounding of the model state's tensors.
+    std::vector<int64_t> stateTensorBytes;
+    for (const auto &row : predictedModelState(mode, 1)) {
+        const int64_t tensors = row.role == MemoryRole::OptimizerState ? 2 : 1; // AdamW's m and v
+        for (const int64_t size : parameterSizes(m))
+            for (int64_t i = 0; i < tensors; ++i)
+                stateTensorBytes.push_back(size * row.bytes / tensors);
+    }
+    const int64_t workspaces = device.workspaceBytes(), rounding = device.roundingBytes(stateTensorBytes);
+    const double temporaries = batches + std::max(0.0, highest - saved) + double(workspaces + rounding);
+    std::string note = "the step's input batches and the highest transient of backward";
+    if (workspaces > 0)
+        note += "; " + formatBytes(workspaces) + " of cuBLAS workspaces";
+    if (rounding > 0)
+        note += "; " + formatBytes(rounding) + " of the allocator's rounding of the model state";
+    e.roles.push_back({MemoryRole::Temporaries, "mixed", 0, int64_t(temporaries), note});
 
     for (const auto &r : e.roles)
         e.peakBytes += r.bytes;
@@ -305,6 +337,31 @@ std::vector<QuantizedWeights> quantizedWeightRows(const ModelConfig &model, int6
     };
 }
 
+std::string formatDeviceTerms(const MemoryEstimate &estimate)
+{
+    const DeviceTerms &device = estimate.device;
+    std::ostringstream out;
+    out << "\nDevice: " << device.describe() << "\n";
+    out << "  autocast:    "
+        << (device.autocastOps == AutocastOps::Cuda
+                ? "CUDA's op list (softmax, log_softmax, layer_norm in FP32; PyTorch's torch.amp reference)"
+                : "the CPU's op list (matmul-class ops in 16 bits, the rest in their input's dtype)")
+        << "\n";
+    if (device.workspaceBytes() > 0)
+        out << "  workspaces:  " << formatBytes(device.workspaceBytes()) << " (" << device.workspaceSource << ")\n";
+    else
+        out << "  workspaces:  none through the allocator (oneDNN's and OpenBLAS's scratch shows in the peak RSS)\n";
+    out << "  allocator:   "
+        << (device.allocationGranuleBytes > 1 ? "every block rounded up to " + std::to_string(device.allocationGranuleBytes)
+                                                    + " bytes (the caching allocator's smallest block)"
+                                              : std::string("counts the bytes asked for (optlog's counting allocator)"))
+        << "\n";
+    out << "  calibration: " << (estimate.calibration.empty() ? "none" : estimate.calibration) << "\n";
+    for (const auto &unknown : device.unknown)
+        out << "  not known here: " << unknown << "\n";
+    return out.str();
+}
+
 std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks)
 {
     std::ostringstream out;
@@ -324,8 +381,11 @@ std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estima
         out << line;
     }
     std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", "peak", "", "",
-                  formatBytes(estimate.peakBytes).c_str(), "the counting allocator's peak over a complete step");
+                  formatBytes(estimate.peakBytes).c_str(),
+                  estimate.device.device == "cuda" ? "the caching allocator's allocated peak over a complete step"
+                                                   : "the counting allocator's peak over a complete step");
     out << line;
+    out << formatDeviceTerms(estimate);
     if (config.model.source != "builtin") {
         out << "\nSaved activations and temporaries: " << estimate.source << "\n";
         return out.str();
@@ -359,6 +419,17 @@ std::string formatEstimateJson(const RunConfig &config, const MemoryEstimate &es
                                 {"bytes", r.bytes},
                                 {"note", r.note}});
     out["activations_from"] = estimate.source;
+    const DeviceTerms &device = estimate.device;
+    out["device"] = {{"device", device.device},
+                     {"chip", device.chip},
+                     {"compute_capability", device.capability ? device.capability->text() : ""},
+                     {"libtorch", device.libtorchVersion},
+                     {"autocast_ops", device.autocastOps == AutocastOps::Cuda ? "cuda" : "cpu"},
+                     {"workspace_bytes", device.workspaceBytes()},
+                     {"workspace_source", device.workspaceSource},
+                     {"allocation_granule_bytes", device.allocationGranuleBytes},
+                     {"calibration", estimate.calibration},
+                     {"not_known", device.unknown}};
     if (config.model.source != "builtin")
         return out.dump(2) + "\n";
     for (const auto &z : zeroSharding(config, ranks))

@@ -3,6 +3,7 @@
 
 #include "core/config/config.h"
 #include "core/contract/measurements.h"
+#include "core/memorymodel/deviceterms.h"
 #include "core/memorymodel/shardlayout.h"
 
 #include <cstdint>
@@ -29,6 +30,8 @@ struct MemoryEstimate
     bool activationsPredicted = true;        // false: the model state only, and no peak (modelStateEstimate)
     int64_t parameters = 0;                  // elements of the model's parameters
     std::string source = "the memory model"; // or what predicted the activations instead
+    DeviceTerms device;                      // what the figures assume of the device
+    std::string calibration;                 // the device calibration that corrected them; empty: none
     const RoleEstimate *find(MemoryRole role) const;
     // The estimate as study rows (source predicted), the peak last: stored with a run before it
     // trains, so the prediction is there at once, and beside the measurement after.
@@ -41,7 +44,10 @@ struct MemoryEstimate
 // how checkpointing and chunked attention change them. docs/memory-model.md derives each term.
 // With distributed.ranks > 1 the figures are one rank's (`rank`): ZeRO's shards differ between
 // ranks by the padding of the last part.
+// The device's terms (autocast's op list, workspaces, rounding) are `device`'s; without them, those
+// assumedDeviceTerms() gives for runtime.device.
 // A TorchScript model (model.source = "torchscript") has no such closed form: it throws ConfigError.
+MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device, int64_t rank = 0);
 MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank = 0);
 
 // The roles that follow exactly from a model's parameter sizes (each tensor's elements, in the
@@ -84,5 +90,8 @@ std::vector<QuantizedWeights> quantizedWeightRows(const ModelConfig &model, int6
 // other weight formats, as text and as JSON.
 std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks);
 std::string formatEstimateJson(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks);
+// The device's terms the estimate assumed, the calibration that corrected it, and what is not
+// known on this machine: a section of formatEstimate().
+std::string formatDeviceTerms(const MemoryEstimate &estimate);
 
 } // namespace optlog

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
+#include "core/memorymodel/devicecalibration.h"
+#include "core/memorymodel/deviceterms.h"
 #include "core/memorymodel/memorymodel.h"
 #include "core/memorymodel/modelshape.h"
 #include "core/memorymodel/shardlayout.h"
@@ -49,6 +51,12 @@ private Q_SLOTS:
     void quantizedWeightRows();
     void sizesParse_data();
     void sizesParse();
+    void cudaWorkspacesFollowLibTorch_data();
+    void cudaWorkspacesFollowLibTorch();
+    void cudaAutocastSavesSoftmaxInFp32();
+    void cudaTermsEnterTheTemporariesAndAreNamed();
+    void calibrationCorrectsAKnownOvercount();
+    void calibrationLeavesAModelThatHolds();
 };
 
 void tst_MemoryModel::modelStateByMode_data()
@@ -308,6 +316,145 @@ void tst_MemoryModel::eachRankIsPredictedFromItsShard()
     QCOMPARE(moments, 8 * n);
     QCOMPARE(masters, 4 * n);
     QCOMPARE(gradients, 2 * n);
+}
+
+void tst_MemoryModel::cudaWorkspacesFollowLibTorch_data()
+{
+    QTest::addColumn<QString>("capability");
+    QTest::addColumn<QString>("workspaceConfig"); // CUBLAS_WORKSPACE_CONFIG; "-" unset
+    QTest::addColumn<QString>("unified");         // TORCH_CUBLASLT_UNIFIED_WORKSPACE; "-" unset
+    QTest::addColumn<qint64>("cublas");
+    QTest::addColumn<qint64>("cublasLt");
+    const qint64 MiB = 1024 * 1024, KiB = 1024;
+    QTest::newRow("Hopper's default") << "9.0" << "-" << "-" << 32 * MiB << 1 * MiB;
+    QTest::newRow("Ampere's default") << "8.0" << "-" << "-" << 4096 * KiB * 2 + 16 * KiB * 8 << 1 * MiB;
+    QTest::newRow("Blackwell: not 9.0") << "10.0" << "-" << "-" << 4096 * KiB * 2 + 16 * KiB * 8 << 1 * MiB;
+    QTest::newRow("the deterministic setting") << "9.0" << ":4096:8" << "-" << 32 * MiB << 1 * MiB;
+    QTest::newRow("a small workspace caps cuBLASLt's") << "9.0" << ":16:8" << "-" << 128 * KiB << 128 * KiB;
+    QTest::newRow("unified") << "9.0" << "-" << "1" << 32 * MiB << qint64(0);
+    QTest::newRow("unreadable: the default") << "9.0" << "4096" << "-" << 32 * MiB << 1 * MiB;
+}
+
+void tst_MemoryModel::cudaWorkspacesFollowLibTorch()
+{
+    QFETCH(QString, capability);
+    QFETCH(QString, workspaceConfig);
+    QFETCH(QString, unified);
+    QFETCH(qint64, cublas);
+    QFETCH(qint64, cublasLt);
+    const std::map<std::string, std::string> variables = {{"CUBLAS_WORKSPACE_CONFIG", workspaceConfig.toStdString()},
+                                                          {"TORCH_CUBLASLT_UNIFIED_WORKSPACE", unified.toStdString()}};
+    const EnvironmentLookup environment = [&variables](const std::string &name) -> std::optional<std::string> {
+        const auto found = variables.find(name);
+        return found == variables.end() || found->second == "-" ? std::nullopt
+                                                                 : std::optional<std::string>(found->second);
+    };
+    const DeviceTerms terms
+        = cudaDeviceTerms(ComputeCapability::parse(capability.toStdString()), "a GPU", "2.11.0", environment);
+    QCOMPARE(terms.cublasWorkspaceBytes, int64_t(cublas));
+    QCOMPARE(terms.cublasLtWorkspaceBytes, int64_t(cublasLt));
+    QCOMPARE(terms.workspaceBytes(), 2 * int64_t(cublas + cublasLt)); // the forward's handle and backward's
+    QVERIFY(terms.unknown.empty());
+    QCOMPARE(terms.allocationGranuleBytes, int64_t(512));
+}
+
+void tst_MemoryModel::cudaAutocastSavesSoftmaxInFp32()
+{
+    // The H200's seed-15m run (issue 59): autocast-bf16 saved 198 MiB more than the CPU's terms
+    // predicted. CUDA's autocast runs softmax in FP32 and the second product saves a BF16 copy:
+    // 4 more bytes per score, B·H·T² per layer.
+    const RunConfig c = loadRunConfig("seed-15m", "", {"precision.mode=autocast-bf16"});
+    const DeviceTerms cuda = cudaDeviceTerms(ComputeCapability{9, 0}, "NVIDIA H200", "2.11.0", processEnvironment());
+    const DeviceTerms cpu = cpuDeviceTerms("a CPU", "2.11.0");
+    const int64_t B = 16, H = 6, T = 256, L = 8;
+    QCOMPARE(role(estimateMemory(c, cuda), "saved_activations") - role(estimateMemory(c, cpu), "saved_activations"),
+             L * B * H * T * T * 4);
+    // Without autocast the op lists do not matter: the same dtypes on both.
+    for (const char *mode : {"fp32", "pure-bf16"}) {
+        const RunConfig plain = loadRunConfig("seed-15m", "", {std::string("precision.mode=") + mode});
+        QCOMPARE(role(estimateMemory(plain, cuda), "saved_activations"),
+                 role(estimateMemory(plain, cpu), "saved_activations"));
+    }
+    // CUDA's fused dropout keeps a 1-byte mask where the CPU's keeps one in its input's dtype.
+    const RunConfig dropout = loadRunConfig("seed-15m", "", {"model.dropout=0.1"});
+    QVERIFY(role(estimateMemory(dropout, cuda), "saved_activations")
+            < role(estimateMemory(dropout, cpu), "saved_activations"));
+}
+
+void tst_MemoryModel::cudaTermsEnterTheTemporariesAndAreNamed()
+{
+    const RunConfig c = loadRunConfig("default", "", {});
+    const DeviceTerms cuda = cudaDeviceTerms(ComputeCapability{9, 0}, "NVIDIA H200", "2.11.0", processEnvironment());
+    const MemoryEstimate onGpu = estimateMemory(c, cuda), onCpu = estimateMemory(c, cpuDeviceTerms("", ""));
+    QCOMPARE(role(onGpu, "temporaries") - role(onCpu, "temporaries"), cuda.workspaceBytes() + onGpu.device.roundingBytes({}));
+    QVERIFY(onGpu.find(MemoryRole::Temporaries)->note.find("cuBLAS workspaces") != std::string::npos);
+    const std::string text = formatEstimate(c, onGpu, 8);
+    QVERIFY2(text.find("compute capability 9.0") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("66.0 MiB") != std::string::npos, text.c_str());
+    // No GPU here: the chip is not known, and the estimate says so rather than take the CPU's terms.
+    RunConfig unknown = c;
+    unknown.runtime.device = "cuda";
+    const MemoryEstimate guessed = estimateMemory(unknown);
+    QCOMPARE(guessed.device.autocastOps, AutocastOps::Cuda);
+    QVERIFY(!guessed.device.unknown.empty());
+    QVERIFY(formatEstimate(unknown, guessed, 8).find("not known here: which chip") != std::string::npos);
+    // Rounding: blocks of 512 bytes.
+    QCOMPARE(cuda.roundingBytes({1, 512, 513, 1536}), int64_t(511 + 0 + 511 + 0));
+}
+
+namespace {
+
+// Probes of a device whose allocator counts `fraction` more than asked and holds `held` bytes:
+// what the memory model predicts, and what such a device would measure.
+std::vector<CalibrationProbe> overcountedProbes(double fraction, int64_t held)
+{
+    std::vector<CalibrationProbe> probes;
+    for (const auto &[width, b, t] : std::vector<std::array<int64_t, 3>>{
+             {128, 1, 32}, {128, 2, 64}, {128, 4, 64}, {128, 4, 128}, {256, 2, 64}, {256, 4, 128}, {256, 8, 128}}) {
+        const RunConfig c = tiny({"model.width=" + std::to_string(width), "model.heads=4", "model.layers=2",
+                                  "model.context_length=" + std::to_string(t), "train.microbatch=" + std::to_string(b)});
+        const MemoryEstimate e = estimateMemory(c);
+        CalibrationProbe p{width, b, t, 0, role(e, "saved_activations"), role(e, "temporaries"), e.peakBytes, 0, 0, 0};
+        p.stateBytes = e.peakBytes - p.predictedSaved - p.predictedTemporaries;
+        p.measuredSaved = std::llround(double(p.predictedSaved) * (1 + fraction));
+        p.measuredPeak = std::llround(double(e.peakBytes) * (1 + fraction)) + held;
+        p.measuredTemporaries = p.measuredPeak - p.stateBytes - p.measuredSaved;
+        probes.push_back(p);
+    }
+    return probes;
+}
+
+} // namespace
+
+void tst_MemoryModel::calibrationCorrectsAKnownOvercount()
+{
+    DeviceCalibration c;
+    c.device = "a device";
+    c.precisionMode = "fp32";
+    c.probes = overcountedProbes(0.1, 8 << 20);
+    c = fitCalibration(c);
+    QVERIFY(c.applied);
+    QVERIFY(c.heldOutErrorBefore > 0.1);
+    QVERIFY2(c.heldOutErrorAfter < 0.001, c.describe().c_str());
+    QVERIFY2(std::abs(c.saved.scale - 1.1) < 1e-6, c.describe().c_str());
+    // A shape far from the probes: the default preset's, predicted as that device would measure it.
+    const MemoryEstimate plain = estimateMemory(loadRunConfig("default", "", {})), corrected = calibrated(plain, c);
+    const double measured = double(plain.peakBytes) * 1.1 + double(8 << 20);
+    QVERIFY2(std::abs(double(corrected.peakBytes) - measured) / measured < 0.001, corrected.calibration.c_str());
+    QVERIFY(corrected.calibration.find("calibrated on a device, fp32: 7 probes") == 0);
+}
+
+void tst_MemoryModel::calibrationLeavesAModelThatHolds()
+{
+    DeviceCalibration c;
+    c.device = "a device";
+    c.precisionMode = "fp32";
+    c.probes = overcountedProbes(0, 0);
+    c = fitCalibration(c);
+    QVERIFY(!c.applied);
+    const MemoryEstimate plain = estimateMemory(loadRunConfig("default", "", {}));
+    QCOMPARE(calibrated(plain, c).peakBytes, plain.peakBytes);
+    QVERIFY(calibrated(plain, c).calibration.find("checked on a device") == 0);
 }
 
 QTEST_APPLESS_MAIN(tst_MemoryModel)

@@ -156,6 +156,47 @@ private Q_SLOTS:
         QCOMPARE(measuredRows, int64_t(1));
     }
 
+    // A trainer on a GPU: the prediction takes CUDA's terms for the chip its environment names,
+    // and the workspace variables it ran with (the Python module sends both).
+    void aGpuRunIsPredictedForItsChip_data()
+    {
+        QTest::addColumn<QString>("environment");
+        QTest::addColumn<qint64>("workspaces");
+        const qint64 MiB = 1024 * 1024, ampere = 4096 * 1024 * 2 + 16 * 1024 * 8;
+        QTest::newRow("an A100") << R"({"device":"cuda:0 (NVIDIA A100)","cuda_capability":"8.0"})"
+                                 << 2 * (ampere + 1 * MiB);
+        QTest::newRow("an H200, unified") << R"({"device":"cuda:0 (NVIDIA H200)","cuda_capability":"9.0",)"
+                                             R"("variables":{"TORCH_CUBLASLT_UNIFIED_WORKSPACE":"1"}})"
+                                          << 2 * 32 * MiB;
+        QTest::newRow("no chip named: Hopper's, the larger") << R"({"device":"cuda:0"})" << 2 * 33 * MiB;
+    }
+
+    void aGpuRunIsPredictedForItsChip()
+    {
+        QFETCH(QString, environment);
+        QFETCH(qint64, workspaces);
+        const auto temporaries = [this](const std::string &device, const QString &environment) {
+            Store store(path(QByteArray::fromStdString("gpu-" + device + "-" + std::to_string(qHash(environment)))
+                             + ".sqlite"));
+            const std::string start = R"({"event":"started","name":"g","environment":)" + environment.toStdString()
+                                      + R"(,"engine_config":{"model.width":32,"model.layers":2,"model.heads":2,)"
+                                        R"("model.context_length":32,"runtime.device":")"
+                                      + device + R"("}})";
+            const RecordedStream recorded
+                = recordLines(store, {start, stepLine(0, 100), R"({"event":"finished","outcome":"completed"})"});
+            int64_t bytes = -1;
+            for (const MemoryRow &row : store.memory(recorded.runId))
+                if (row.source == MemorySource::Predicted && row.role == MemoryRole::Temporaries)
+                    bytes = row.bytes;
+            return bytes;
+        };
+        // The same GPT predicted for the CPU and for the GPU differs by the workspaces, and the
+        // rounding of its model state's tensors to 512 bytes (under 512 bytes each of its
+        // 4 x 29 parameters, gradients and AdamW's moments).
+        const int64_t added = temporaries("cuda", environment) - temporaries("cpu", environment);
+        QVERIFY2(added >= workspaces && added < workspaces + 4 * 29 * 512, std::to_string(added).c_str());
+    }
+
     // The trainer was killed: its pipe ends without a finished event.
     void theEndWithoutFinishedIsACrash()
     {

@@ -73,6 +73,7 @@ private Q_SLOTS:
     void quantizeBadInputChangesNothing_data();
     void quantizeBadInputChangesNothing();
     void pruneKeepsFinalWeightsAndDeleteRemovesAll();
+    void estimateOnCudaWithoutAGpuNamesWhatIsNotKnown();
 
 private:
     // A folder holding a study with a completed smoke run "done" (a checkpoint every 10 of its 40
@@ -1158,5 +1159,34 @@ void tst_Cli::pruneKeepsFinalWeightsAndDeleteRemovesAll()
     QVERIFY(!QFileInfo::exists(QFileInfo(final).path()));
 }
 
+void tst_Cli::estimateOnCudaWithoutAGpuNamesWhatIsNotKnown()
+{
+    // This machine has no GPU (and the first build no CUDA): the estimate takes CUDA's own terms,
+    // names what it cannot know, and calibrates nothing.
+    const Result unknown = runOptlog({"estimate", "--preset", "seed-15m", "--set", "runtime.device=cuda"});
+    QCOMPARE(unknown.exitCode, 0);
+    QVERIFY2(unknown.out.contains("Device: cuda, chip not known"), qPrintable(unknown.out));
+    QVERIFY2(unknown.out.contains("not known here: a GPU:"), qPrintable(unknown.out));
+    QVERIFY2(unknown.out.contains("not known here: which chip"), qPrintable(unknown.out));
+    QVERIFY2(unknown.out.contains("CUDA's op list"), qPrintable(unknown.out));
+    QVERIFY2(unknown.out.contains("calibration: none"), qPrintable(unknown.out));
+    QVERIFY2(unknown.out.contains("66.0 MiB of cuBLAS workspaces"), qPrintable(unknown.out)); // Hopper's, the larger
+    // The chip named: an A100's workspaces, 2 x (8.1 + 1) MiB.
+    const Result named = runOptlog({"estimate", "--preset", "seed-15m", "--set", "runtime.device=cuda",
+                                    "--compute-capability", "8.0"});
+    QCOMPARE(named.exitCode, 0);
+    QVERIFY2(named.out.contains("(compute capability 8.0)"), qPrintable(named.out));
+    QVERIFY2(named.out.contains("18.2 MiB of cuBLAS workspaces"), qPrintable(named.out));
+    QVERIFY(!named.out.contains("not known here: which chip"));
+    // A capability that is not one, or one without a GPU device: exit 2, saying what would be right.
+    const Result bad = runOptlog({"estimate", "--set", "runtime.device=cuda", "--compute-capability", "H100"});
+    QCOMPARE(bad.exitCode, 2);
+    QVERIFY2(bad.err.contains("expected MAJOR.MINOR such as 9.0"), qPrintable(bad.err));
+    const Result onCpu = runOptlog({"estimate", "--compute-capability", "9.0"});
+    QCOMPARE(onCpu.exitCode, 2);
+    QVERIFY2(onCpu.err.contains("needs --set runtime.device=cuda"), qPrintable(onCpu.err));
+}
+
 QTEST_GUILESS_MAIN(tst_Cli)
+
 #include "tst_cli.moc"

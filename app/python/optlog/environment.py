@@ -34,7 +34,9 @@ def capture_environment(device=None):
     env = {"python_version": platform.python_version(), "cpu_model": cpu_model(), "logical_cpus": os.cpu_count(),
            "host": socket.gethostname(), "platform": platform.platform(),
            "variables": {name: os.environ.get(name) for name in
-                         ("OPENBLAS_CORETYPE", "OMP_WAIT_POLICY", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}}
+                         ("OPENBLAS_CORETYPE", "OMP_WAIT_POLICY", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                          # what sizes cuBLAS's workspaces, which the memory model counts on CUDA
+                          "CUBLAS_WORKSPACE_CONFIG", "CUBLASLT_WORKSPACE_SIZE", "TORCH_CUBLASLT_UNIFIED_WORKSPACE")}}
     try:
         import torch  # already in sys.modules in a PyTorch script: no import cost
     except ImportError:
@@ -43,6 +45,9 @@ def capture_environment(device=None):
     env["intra_op_threads"] = torch.get_num_threads()
     try:
         env["device"] = describe_device(device if device is not None else "cpu")
+        if torch.device(device if device is not None else "cpu").type == "cuda":
+            # The chip's compute capability: the memory model's cuBLAS workspace depends on it.
+            env["cuda_capability"] = "%d.%d" % torch.cuda.get_device_capability(torch.device(device))
     except (RuntimeError, AssertionError, ValueError) as e:  # a CUDA device asked for without CUDA
         env["device"] = f"{device} (not described: {e})"
     return env

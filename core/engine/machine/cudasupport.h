@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace optlog::cuda {
 
@@ -31,5 +32,8 @@ void *allocateOutsideCache(size_t bytes);
 
 // "NVIDIA H200, 139.8 GiB"
 std::string deviceDescription(int deviceIndex);
+// "NVIDIA H200", and its compute capability (9, 0): what the memory model's workspaces depend on.
+std::string deviceName(int deviceIndex);
+std::pair<int, int> computeCapability(int deviceIndex);
 
 } // namespace optlog::cuda

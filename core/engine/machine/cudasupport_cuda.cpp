@@ -56,4 +56,20 @@ std::string deviceDescription(int deviceIndex)
     return std::string(properties.name) + memory;
 }
 
+std::string deviceName(int deviceIndex)
+{
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, deviceIndex) != cudaSuccess)
+        return "unknown CUDA device";
+    return properties.name;
+}
+
+std::pair<int, int> computeCapability(int deviceIndex)
+{
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, deviceIndex) != cudaSuccess)
+        throw std::runtime_error("cudaGetDeviceProperties failed for device " + std::to_string(deviceIndex));
+    return {properties.major, properties.minor};
+}
+
 } // namespace optlog::cuda

@@ -37,5 +37,13 @@ std::string deviceDescription(int)
 {
     notBuilt();
 }
+std::string deviceName(int)
+{
+    notBuilt();
+}
+std::pair<int, int> computeCapability(int)
+{
+    notBuilt();
+}
 
 } // namespace optlog::cuda

@@ -4,6 +4,7 @@
 #include "core/config/config.h"
 #include "core/engine/compat/torchcompat.h"
 #include "core/engine/machine/cudasupport.h"
+#include "core/engine/machine/environment.h"
 #include "core/engine/memory/countingallocator.h"
 
 #include <torch/cuda.h>
@@ -44,6 +45,35 @@ c10::Device runDevice(const RunConfig &config)
                           "scaled_dot_product_attention); this optlog is built against " TORCH_VERSION
                           ". Use \"chunked\", which keeps no T x T matrix for backward either, or \"naive\"");
     return device;
+}
+
+DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapability> assumed)
+{
+    DeviceTerms terms;
+    if (config.runtime.device != "cuda") {
+        // The CPU's allocator is optlog's counting one: installed now, its test hook is known below.
+        CountingAllocator::install();
+        terms = cpuDeviceTerms(cpuModelName(), TORCH_VERSION);
+    } else if (cuda::built() && torch::cuda::is_available()) {
+        const auto [major, minor] = cuda::computeCapability(0);
+        terms = cudaDeviceTerms(ComputeCapability{major, minor}, cuda::deviceName(0), TORCH_VERSION,
+                                processEnvironment());
+    } else {
+        terms = cudaDeviceTerms(assumed, "", TORCH_VERSION, processEnvironment());
+        terms.onThisMachine = false;
+        terms.unknown.insert(terms.unknown.begin(),
+                             std::string(cuda::built() ? "a GPU: LibTorch sees none here"
+                                                       : "a GPU: this optlog is built without CUDA")
+                                 + ", so no calibration on it either (its first run there calibrates it)");
+        if (assumed)
+            terms.unknown.push_back("the chip was named (compute capability " + assumed->text()
+                                    + "), not seen: its workspaces follow from that");
+    }
+    // The test hook that makes the CPU count as a GPU does is a device of its own: its calibration
+    // must never be taken for the CPU's.
+    if (const auto &overcount = CountingAllocator::instance().overcount(); overcount && !terms.capability)
+        terms.chip += " (" + overcount->describe() + ")";
+    return terms;
 }
 
 void synchronize(c10::Device device)

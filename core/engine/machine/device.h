@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/memorymodel/deviceterms.h"
+
 #include <c10/core/Device.h>
 
 #include <cstdint>
@@ -16,6 +18,13 @@ struct RunConfig;
 // anything) a device this build or machine cannot use, and a precision mode or attention the
 // device cannot run, each with the reason and what to use instead.
 c10::Device runDevice(const RunConfig &config);
+
+// What the memory model assumes of config's runtime.device on this machine (deviceterms.h): the
+// CPU's model, or the GPU's name and compute capability, with this LibTorch's version. Where
+// runtime.device is "cuda" and no GPU is here, the chip is not known: `assumed` stands in for its
+// compute capability if given, and what is not known is named. Refuses only a bad value of the
+// counting allocator's test hook (countingallocator.h).
+DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapability> assumed = std::nullopt);
 
 // Waits for the device's queued work: a timing on CUDA must include the kernels it launched.
 void synchronize(c10::Device device);

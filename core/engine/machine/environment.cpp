@@ -108,6 +108,11 @@ ThreadSettings applyThreadSettings(const RuntimeConfig &runtime)
     return settings;
 }
 
+std::string cpuModelName()
+{
+    return cpuInfoField("model name");
+}
+
 std::string buildDescription()
 {
     return std::string("optlog ") + OPTLOG_VERSION + " (commit " + OPTLOG_GIT_DESCRIBE + "), LibTorch " + TORCH_VERSION

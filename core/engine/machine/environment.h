@@ -33,6 +33,9 @@ int defaultThreads();
 // threads, CPU model and flags, compiler, optlog version, and the variables that steer them.
 nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann::json &heap);
 
+// The CPU's model name from /proc/cpuinfo: "AMD EPYC 7R13 Processor"; empty where there is none.
+std::string cpuModelName();
+
 // What `--version` prints: "optlog 0.1.0 (commit 1a2b3c4), LibTorch 1.13.0 (CPU), gcc 12.2.0".
 std::string buildDescription();
 

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/memory/countingallocator.h"
 
+#include "core/config/config.h"
 #include "core/contract/format.h"
+#include "core/contract/inputerror.h"
 
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
+#include <string_view>
 #include <new>
 
 namespace optlog {
@@ -38,7 +42,31 @@ CountingAllocator &CountingAllocator::instance()
 
 void CountingAllocator::install()
 {
-    c10::SetCPUAllocator(&instance(), kPriority);
+    CountingAllocator &allocator = instance();
+    if (const char *value = std::getenv("OPTLOG_TEST_ALLOCATOR_OVERCOUNT"); value && !allocator.m_overcount) {
+        const std::string text = value;
+        const auto comma = text.find(',');
+        Overcount overcount;
+        try {
+            size_t used = 0;
+            overcount.fraction = std::stod(text.substr(0, comma), &used);
+            if (comma == std::string::npos || used != comma || overcount.fraction < 0 || overcount.fraction > 1)
+                throw std::invalid_argument(text);
+            overcount.heldBytes = parseBytes(text.substr(comma + 1), "OPTLOG_TEST_ALLOCATOR_OVERCOUNT");
+        } catch (const std::exception &) {
+            throw InputError("OPTLOG_TEST_ALLOCATOR_OVERCOUNT = \"" + text
+                             + "\": expected FRACTION,BYTES with a fraction from 0 to 1, such as \"0.1,8MiB\" (a "
+                               "test hook; unset it to count exactly)");
+        }
+        allocator.m_overcount = overcount;
+    }
+    c10::SetCPUAllocator(&allocator, kPriority);
+}
+
+std::string CountingAllocator::Overcount::describe() const
+{
+    return "test hook: counts " + std::to_string(int(fraction * 100 + 0.5)) + "% more, holds " + formatBytes(heldBytes)
+           + " from the first backward";
 }
 
 void CountingAllocator::setBudget(int64_t bytes)
@@ -78,14 +106,20 @@ c10::DataPtr CountingAllocator::allocate(size_t bytes) OPTLOG_ALLOCATE_QUALIFIER
         m_machineRefused.store(true, std::memory_order_relaxed);
         throw std::bad_alloc();
     }
-    // The header: the size, then whether it was counted (so that its free matches).
-    static_cast<size_t *>(base)[0] = bytes;
-    static_cast<size_t *>(base)[1] = counted ? 1 : 0;
+    // The header: the bytes counted (0 when not), so that its free matches.
+    int64_t countedBytes = counted ? int64_t(bytes) : 0;
+    if (counted && m_overcount) {
+        countedBytes += std::llround(double(bytes) * m_overcount->fraction);
+        if (std::string_view(m_phase.load(std::memory_order_relaxed)) == "backward"
+            && !m_overcountHeld.exchange(true, std::memory_order_relaxed))
+            m_current.fetch_add(m_overcount->heldBytes, std::memory_order_relaxed);
+    }
+    static_cast<size_t *>(base)[0] = size_t(countedBytes);
     void *data = static_cast<char *>(base) + kHeader;
     if (!counted)
         return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
 
-    const int64_t now = m_current.fetch_add(int64_t(bytes), std::memory_order_relaxed) + int64_t(bytes);
+    const int64_t now = m_current.fetch_add(countedBytes, std::memory_order_relaxed) + countedBytes;
     int64_t peak = m_peak.load(std::memory_order_relaxed);
     while (now > peak && !m_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
     }
@@ -97,9 +131,9 @@ void CountingAllocator::release(void *data)
     if (!data)
         return;
     void *base = static_cast<char *>(data) - kHeader;
-    const size_t bytes = static_cast<size_t *>(base)[0];
-    if (static_cast<size_t *>(base)[1] != 0)
-        instance().m_current.fetch_sub(int64_t(bytes), std::memory_order_relaxed);
+    const size_t countedBytes = static_cast<size_t *>(base)[0];
+    if (countedBytes != 0)
+        instance().m_current.fetch_sub(int64_t(countedBytes), std::memory_order_relaxed);
     std::free(base);
 }
 

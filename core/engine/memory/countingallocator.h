@@ -64,6 +64,20 @@ public:
     // here, since LibTorch may rethrow the exception as its own with the cause only in the text.
     bool machineRefused() const { return m_machineRefused.load(std::memory_order_relaxed); }
 
+    // A test hook that makes this allocator count as a GPU's does, by known amounts, so that the
+    // device calibration can be tested where no GPU is: each block counted `fraction` larger (a
+    // caching allocator's rounding), and `heldBytes` taken at the first allocation of a backward
+    // pass and never given back (a product library's workspace, made on autograd's thread).
+    // Set by install() from OPTLOG_TEST_ALLOCATOR_OVERCOUNT="FRACTION,BYTES" ("0.1,8MiB"); a value
+    // that is not that is refused (InputError).
+    struct Overcount
+    {
+        double fraction = 0;
+        int64_t heldBytes = 0;
+        std::string describe() const; // "test hook: counts 10% more, holds 8.0 MiB from the first backward"
+    };
+    const std::optional<Overcount> &overcount() const { return m_overcount; }
+
     // While one exists, allocations are neither counted nor held to the budget (nor are their
     // frees subtracted): for optlog's own measurements between steps, which are the machine's,
     // not the run's. Only where no training runs at the same time.
@@ -90,6 +104,8 @@ private:
     mutable std::mutex m_refusalMutex;
     mutable std::optional<BudgetRefusal> m_refusal;
     mutable std::atomic<bool> m_machineRefused{false};
+    std::optional<Overcount> m_overcount;
+    mutable std::atomic<bool> m_overcountHeld{false}; // the held bytes are taken
 };
 
 } // namespace optlog

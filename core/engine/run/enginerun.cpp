@@ -41,16 +41,6 @@ std::string refusalMessage(const BudgetRefusal &refusal, int64_t step)
     return message.dump();
 }
 
-// The memory the machine had when the run was checked; the check itself unless it is forced (a
-// TorchScript module's is made once its probes are in).
-AvailableMemory checkedMemory(const RunConfig &config, EngineRun::MemoryCheck check)
-{
-    AvailableMemory available = availableMemory();
-    if (check == EngineRun::MemoryCheck::Refuse && config.model.source == "builtin")
-        checkMemoryFits(config, available);
-    return available;
-}
-
 // The machine ran out (std::bad_alloc): what was predicted and what was there, since the
 // exception says neither.
 std::string outOfMachineMemory(const RunConfig &config, const std::vector<MemoryRow> &predicted,
@@ -73,21 +63,33 @@ std::string outOfMachineMemory(const RunConfig &config, const std::vector<Memory
 EngineRun::EngineRun(RunConfig config, MemoryCheck memoryCheck)
     : m_config(std::move(config))
     , m_device(runDevice(m_config))
-    , m_available(checkedMemory(m_config, memoryCheck))
+    , m_deviceTerms(deviceTermsOf(m_config))
+    , m_available(availableMemory())
     , m_data(loadTokens(m_config.data, m_config.model.vocabSize, m_config.model.contextLength))
 {
-    if (m_config.model.source != "torchscript")
-        return;
-    m_probed = probeMemory(m_config);
+    // The prediction first (a TorchScript module's probes, or the memory model's calibration on
+    // this device: each cached after its first time), then the check against it.
+    if (m_config.model.source == "torchscript")
+        m_probed = probeMemory(m_config);
+    else
+        m_calibration = calibrateDevice(m_config, m_deviceTerms);
     if (memoryCheck == MemoryCheck::Refuse)
-        checkMemoryFits(m_config, probedEstimate(m_config, *m_probed), m_available);
+        checkMemoryFits(m_config, prediction(), m_available);
+}
+
+MemoryEstimate EngineRun::prediction(int64_t rank) const
+{
+    if (m_probed) {
+        MemoryEstimate estimate = probedEstimate(m_config, *m_probed, rank);
+        estimate.device = m_deviceTerms;
+        return estimate;
+    }
+    return calibrated(estimateMemory(m_config, m_deviceTerms, rank), *m_calibration);
 }
 
 std::vector<MemoryRow> EngineRun::predictedMemory(int64_t rank) const
 {
-    if (m_probed)
-        return probedEstimate(m_config, *m_probed, rank).rows();
-    return estimateMemory(m_config, rank).rows();
+    return prediction(rank).rows();
 }
 
 EngineRun::~EngineRun() = default;
@@ -148,6 +150,8 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         // A TorchScript module's products are LibTorch's own calls.
         environment["gemm"] = describe(m_probed ? GemmLibrary::ATen : gemmLibraryFrom(m_config.runtime.gemm));
         environment["matmul_peak"] = m_peak.toJson();
+        environment["memory_prediction"] = {{"device_terms", m_deviceTerms.describe()},
+                                            {"calibration", prediction().calibration}};
         if (m_probed) {
             int64_t parameters = 0;
             for (const int64_t size : m_probed->parameterSizes)

@@ -81,16 +81,20 @@ private:
     // The memory predicted for `rank` before the run: the memory model's for optlog's GPT, the
     // probes' for a TorchScript module.
     std::vector<MemoryRow> predictedMemory(int64_t rank = 0) const;
+    MemoryEstimate prediction(int64_t rank = 0) const;
 
     RunConfig m_config;
     RunOrigin m_origin;
     int64_t m_resumedRun = 0; // 0: a new run
     WeightFile m_checkpoint;
     c10::Device m_device;
+    DeviceTerms m_deviceTerms; // what the memory model assumes of the device
     AvailableMemory m_available; // at the check, for the hint when the machine runs out
     TokenSplit m_data;
     // model.source = "torchscript": the module's parameters and its memory probes.
     std::optional<ProbedMemory> m_probed;
+    // optlog's GPT: the memory model's calibration on this device (memoryprobe.h).
+    std::optional<DeviceCalibration> m_calibration;
     std::unique_ptr<Store> m_store;
     uint64_t m_studySeed = 0; // seeds the study's fixed validation set
     ThreadSettings m_threads;

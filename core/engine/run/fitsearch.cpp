@@ -3,6 +3,7 @@
 
 #include "core/contract/format.h"
 #include "core/contract/quantiles.h"
+#include "core/engine/machine/device.h"
 #include "core/engine/machine/environment.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/train/trainer.h"
@@ -99,6 +100,7 @@ int64_t largestPredicted(MemoryPredictor &predict, const RunConfig &config, int6
 FitSearch::FitSearch(RunConfig config, int64_t budgetBytes)
     : m_config(std::move(config))
     , m_budgetBytes(budgetBytes)
+    , m_predict(deviceTermsOf(m_config))
 {
     if (m_config.runtime.device != "cpu")
         throw ConfigError("runtime.device", "runtime.device = \"" + m_config.runtime.device

@@ -3,6 +3,7 @@
 
 #include "core/contract/format.h"
 #include "core/contract/inputerror.h"
+#include "core/engine/data/textdata.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/model/scriptedmodel.h"
 #include "core/engine/train/trainer.h"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 
 namespace optlog {
 
@@ -41,7 +43,7 @@ ActivationFit fitted(const std::vector<MemoryProbe> &probes, int64_t MemoryProbe
 
 } // namespace
 
-MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int64_t microbatch, int64_t context)
+RunConfig shortRunConfig(const RunConfig &config, int64_t microbatch, int64_t context)
 {
     RunConfig small = config;
     small.train.microbatch = microbatch;
@@ -57,6 +59,12 @@ MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int
     small.distributed.ranks = 1;
     small.distributed.zeroStage = 0;
     small.runtime.speedProbeEvery = 0;
+    return small;
+}
+
+MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int64_t microbatch, int64_t context)
+{
+    const RunConfig small = shortRunConfig(config, microbatch, context);
     TrainingOutcome outcome;
     try {
         Trainer trainer(small, data, 1);
@@ -66,10 +74,12 @@ MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int
     } catch (const InputError &) {
         throw;
     } catch (const std::exception &e) {
-        throw InputError("the TorchScript module '" + config.model.path + "' fails in a probe of its memory ("
-                         + std::to_string(microbatch) + " sequences of " + std::to_string(context)
-                         + " tokens, precision.mode = \"" + config.precision.mode
-                         + "\"): " + std::string(e.what()).substr(0, std::string(e.what()).find('\n')));
+        const std::string what = config.model.source == "torchscript"
+                                     ? "the TorchScript module '" + config.model.path + "' fails in a probe of its memory"
+                                     : "the device calibration's probe of the built-in GPT fails";
+        throw InputError(what + " (" + std::to_string(microbatch) + " sequences of " + std::to_string(context)
+                         + " tokens, precision.mode = \"" + config.precision.mode + "\", runtime.device = \""
+                         + config.runtime.device + "\"): " + std::string(e.what()).substr(0, std::string(e.what()).find('\n')));
     }
     MemoryProbe result{microbatch, context, 0, 0, 0, 0};
     int64_t persistent = 0;
@@ -123,15 +133,74 @@ ProbedMemory probeMemory(const RunConfig &config)
     return probed;
 }
 
+DeviceCalibration calibrateDevice(const RunConfig &config, const DeviceTerms &device)
+{
+    std::string refusal;
+    if (auto cached = readCachedCalibration(device.describe(), config.precision.mode, device.workspaceSource, &refusal))
+        return *cached;
+    CountingAllocator::install(); // the probes measure what the run's allocator would count
+    RunConfig probe = config;
+    probe.model.source = "builtin";
+    probe.model.path.clear();
+    probe.model.layers = 2;
+    probe.model.heads = 4;
+    probe.model.dropout = 0;
+    probe.memory.attention = "naive";
+    probe.memory.checkpointEvery = 0;
+    int64_t longest = 0;
+    for (const auto &shape : kCalibrationShapes)
+        longest = std::max(longest, shape.context);
+    probe.model.contextLength = longest;
+
+    DeviceCalibration calibration;
+    calibration.device = device.describe();
+    calibration.precisionMode = config.precision.mode;
+    calibration.environment = device.workspaceSource;
+    const auto started = std::chrono::steady_clock::now();
+    const TokenSplit data = loadTokens(probe.data, probe.model.vocabSize, longest);
+    const int64_t workspaces = device.workspaceBytes();
+    for (const auto &[width, microbatch, context] : kCalibrationShapes) {
+        probe.model.width = width;
+        const MemoryProbe measured = measureShortRun(probe, data, microbatch, context);
+        const MemoryEstimate predicted = estimateMemory(shortRunConfig(probe, microbatch, context), device);
+        int64_t state = 0;
+        for (const auto &role : predicted.roles)
+            if (role.role != MemoryRole::SavedActivations && role.role != MemoryRole::Temporaries)
+                state += role.bytes;
+        const auto bytes = [&predicted](MemoryRole role) { return predicted.find(role)->bytes; };
+        calibration.probes.push_back({width, microbatch, context, state, bytes(MemoryRole::SavedActivations),
+                                      bytes(MemoryRole::Temporaries) - workspaces, predicted.peakBytes,
+                                      measured.savedActivations, measured.temporaries - workspaces, measured.peak});
+        calibration.probeTokens += shortRunConfig(probe, microbatch, context).train.steps * microbatch * context;
+    }
+    calibration.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    calibration = fitCalibration(calibration);
+    writeCachedCalibration(calibration);
+    return calibration;
+}
+
+MemoryPredictor::MemoryPredictor(DeviceTerms device)
+    : m_device(std::move(device))
+{ }
+
 MemoryEstimate MemoryPredictor::operator()(const RunConfig &config)
 {
-    if (config.model.source == "builtin")
-        return estimateMemory(config);
+    if (config.model.source == "builtin") {
+        MemoryEstimate estimate = estimateMemory(config, m_device);
+        if (!m_device.onThisMachine)
+            return estimate;
+        auto found = m_calibrations.find(config.precision.mode);
+        if (found == m_calibrations.end())
+            found = m_calibrations.emplace(config.precision.mode, calibrateDevice(config, m_device)).first;
+        return calibrated(estimate, found->second);
+    }
     const std::string setting = probeSetting(config) + ", T " + std::to_string(config.model.contextLength);
     auto found = m_probed.find(setting);
     if (found == m_probed.end())
         found = m_probed.emplace(setting, probeMemory(config)).first;
-    return probedEstimate(config, found->second);
+    MemoryEstimate estimate = probedEstimate(config, found->second);
+    estimate.device = m_device;
+    return estimate;
 }
 
 } // namespace optlog

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/config/config.h"
+#include "core/memorymodel/devicecalibration.h"
 #include "core/memorymodel/probedmemory.h"
 
 #include <cstdint>
@@ -20,18 +21,40 @@ ProbedMemory probeMemory(const RunConfig &config);
 
 // Three steps of `config`'s model at this microbatch and context (one of warm-up, nothing written),
 // measured as a run is: what probeMemory fits to, and what a prediction is checked against.
+// shortRunConfig() is the config those steps train with.
 struct TokenSplit;
+RunConfig shortRunConfig(const RunConfig &config, int64_t microbatch, int64_t context);
 MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int64_t microbatch, int64_t context);
 
-// The prediction for any config: the memory model's for optlog's GPT; for a TorchScript module,
-// its probes' (probed, or read from the cache, once per setting, then kept).
+// The device calibration (devicecalibration.h) of `device` in config's precision mode: read from
+// the cache, or, the first time (or when the cached one is stale), the built-in GPT probed at
+// kCalibrationShapes on the device (2 layers, 4 heads, naive attention, no dropout or
+// checkpointing, config's data and vocabulary), each shape predicted by the memory model and
+// measured as a run is, the corrections fitted and cached.
+DeviceCalibration calibrateDevice(const RunConfig &config, const DeviceTerms &device);
+struct CalibrationShape
+{
+    int64_t width, microbatch, context;
+};
+// Smallest first: the last is held out of the first fit. Two widths, so that what an allocator
+// counts above the model state tells apart from the activations' terms.
+inline constexpr CalibrationShape kCalibrationShapes[] = {{128, 1, 32}, {128, 2, 64}, {128, 4, 64}, {128, 4, 128},
+                                                          {256, 2, 64}, {256, 4, 128}, {256, 8, 128}};
+
+// The prediction for any config on one device: the memory model's for optlog's GPT, calibrated
+// on the device where it is on this machine; for a TorchScript module, its probes' (probed, or
+// read from the cache, once per setting, then kept).
 class MemoryPredictor
 {
 public:
+    explicit MemoryPredictor(DeviceTerms device);
     MemoryEstimate operator()(const RunConfig &config);
+    const DeviceTerms &device() const { return m_device; }
 
 private:
-    std::map<std::string, ProbedMemory> m_probed; // by precision mode and checkpointing
+    DeviceTerms m_device;
+    std::map<std::string, ProbedMemory> m_probed;            // by precision mode and checkpointing
+    std::map<std::string, DeviceCalibration> m_calibrations; // by precision mode
 };
 
 } // namespace optlog

@@ -100,18 +100,14 @@ AvailableMemory availableMemory()
     return available;
 }
 
-void checkMemoryFits(const RunConfig &config, const AvailableMemory &available)
-{
-    checkMemoryFits(config, estimateMemory(config), available);
-}
-
 void checkMemoryFits(const RunConfig &config, const MemoryEstimate &estimate, const AvailableMemory &available)
 {
     std::string role = "its largest role";
     const std::string field = largestRoleField(config, estimate, &role);
     const std::string predicted = "the run is predicted to need " + formatBytes(estimate.peakBytes) + " at its peak ("
                                   + (config.model.source == "builtin" ? "memory model" : "the module's probes") + "; "
-                                  + role + " takes the most)";
+                                  + role + " takes the most"
+                                  + (estimate.calibration.empty() ? "" : "; " + estimate.calibration) + ")";
     if (!config.memory.budget.empty()) {
         const int64_t budget = parseBytes(config.memory.budget, "memory.budget");
         if (estimate.peakBytes > budget)

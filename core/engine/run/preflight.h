@@ -18,13 +18,12 @@ struct AvailableMemory
 };
 AvailableMemory availableMemory();
 
-// Before anything is written or measured: refuses, with a ConfigError that names both numbers and
-// the field to change, a run whose predicted peak (the memory model's) is above its memory.budget,
-// or whose predicted peak or matmul calibration is above the memory `available` on a CPU run (a
-// GPU's own memory is its allocator's to refuse). Without the check a run that cannot fit spends
-// minutes and gigabytes before it fails, or takes the machine into swap.
-void checkMemoryFits(const RunConfig &config, const AvailableMemory &available);
-// The same for a prediction made otherwise (a TorchScript module's probes).
+// Before anything is written or trained: refuses, with a ConfigError that names both numbers and
+// the field to change, a run whose predicted peak (the calibrated memory model's, or a TorchScript
+// module's probes') is above its memory.budget, or whose predicted peak or matmul calibration is
+// above the memory `available` on a CPU run (a GPU's own memory is its allocator's to refuse).
+// Without the check a run that cannot fit spends minutes and gigabytes before it fails, or takes the
+// machine into swap.
 void checkMemoryFits(const RunConfig &config, const MemoryEstimate &estimate, const AvailableMemory &available);
 
 } // namespace optlog

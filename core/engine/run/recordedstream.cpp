@@ -119,8 +119,33 @@ EngineEvent eventOn(const LineReader::Line &line, int64_t number)
     return std::move(*parsed.event);
 }
 
-// The memory model's prediction for the GPT the trainer names in engine config keys; none when
-// it names none, Refused naming the key when the engine could not train that config.
+// The device a trainer outside the engine ran on, from its environment: on CUDA the chip its
+// `device` names ("cuda:0 (NVIDIA H200)"), its `cuda_capability` and the workspace variables it
+// ran with (the Python module sends them); the chip not known where they are missing.
+DeviceTerms recordedDeviceTerms(const RunConfig &config, const std::string &environmentJson)
+{
+    if (config.runtime.device != "cuda")
+        return assumedDeviceTerms(config);
+    const nlohmann::json environment = nlohmann::json::parse(environmentJson, nullptr, false);
+    if (!environment.is_object())
+        return assumedDeviceTerms(config);
+    const std::string device = environment.value("device", ""), open = " (";
+    const std::string chip = device.find(open) != std::string::npos && device.back() == ')'
+                                 ? device.substr(device.find(open) + 2, device.size() - device.find(open) - 3)
+                                 : "";
+    const nlohmann::json variables = environment.value("variables", nlohmann::json::object());
+    const EnvironmentLookup lookup = [&variables](const std::string &name) -> std::optional<std::string> {
+        if (!variables.is_object() || !variables.contains(name) || !variables[name].is_string())
+            return std::nullopt;
+        return variables[name].get<std::string>();
+    };
+    return cudaDeviceTerms(ComputeCapability::parse(environment.value("cuda_capability", "")), chip,
+                           environment.value("torch_version", ""), lookup);
+}
+
+// The memory model's prediction for the GPT the trainer names in engine config keys, on the device
+// its environment names; none when it names none, Refused naming the key when the engine could not
+// train that config.
 std::vector<MemoryRow> predictedMemory(const RunStarted &start)
 {
     if (start.engineConfigJson.empty())
@@ -129,7 +154,7 @@ std::vector<MemoryRow> predictedMemory(const RunStarted &start)
         RunConfig config;
         applyTomlText(config, recordedConfigToml(start.engineConfigJson), "the started event's engine_config");
         validate(config);
-        return estimateMemory(config).rows();
+        return estimateMemory(config, recordedDeviceTerms(config, start.environmentJson)).rows();
     } catch (const ConfigError &e) {
         throw Refused(std::string("engine_config: ") + e.what());
     }
