@@ -44,9 +44,9 @@ int estimateCommand(const EstimateRequest &request)
             if (!request.computeCapability.empty()) {
                 capability = ComputeCapability::parse(request.computeCapability);
                 if (!capability || config.runtime.device != "cuda")
-                    throw InputError("--compute-capability \"" + request.computeCapability
-                                     + "\": " + (capability ? "names a GPU's chip, so it needs --set runtime.device=cuda"
-                                                             : "expected MAJOR.MINOR such as 9.0 (H100, H200) or 8.0 (A100)"));
+                    throw InputError("--compute-capability \"" + request.computeCapability + "\": "
+                                     + (capability ? "names a GPU's chip, so it needs --set runtime.device=cuda"
+                                                   : "expected MAJOR.MINOR such as 9.0 (H100, H200) or 8.0 (A100)"));
             }
             // On this machine's device the memory model is calibrated (once, then cached); a
             // TorchScript module is probed (or its cached probes read): it must keep its contract.

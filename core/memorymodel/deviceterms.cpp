@@ -90,7 +90,8 @@ DeviceTerms cudaDeviceTerms(std::optional<ComputeCapability> capability, const s
 
     const bool hopper = !capability || (capability->major == 9 && capability->minor == 0);
     int64_t cublas = hopper ? 32 * kMiB : 4096 * kKiB * 2 + 16 * kKiB * 8;
-    std::string source = hopper ? "32 MiB, the default on compute capability 9.0" : "4096 KiB x 2 + 16 KiB x 8, the default";
+    std::string source = hopper ? "32 MiB, the default on compute capability 9.0"
+                                : "4096 KiB x 2 + 16 KiB x 8, the default";
     if (const auto config = environment("CUBLAS_WORKSPACE_CONFIG")) {
         static const std::regex pair(":([0-9]+):([0-9]+)");
         int64_t total = 0;

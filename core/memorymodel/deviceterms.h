@@ -38,8 +38,8 @@ struct DeviceTerms
     std::optional<ComputeCapability> capability; // CUDA: what the workspaces depend on; none: not known
     std::string libtorchVersion;                 // of the LibTorch the figures follow
     AutocastOps autocastOps = AutocastOps::Cpu;
-    bool boolDropoutMasks = false;    // CUDA's fused dropout keeps a 1-byte mask; the CPU's, one in the input's dtype
-    int64_t cublasWorkspaceBytes = 0; // per handle and stream, taken through the caching allocator
+    bool boolDropoutMasks = false;      // CUDA's fused dropout keeps a 1-byte mask; the CPU's, one in the input's dtype
+    int64_t cublasWorkspaceBytes = 0;   // per handle and stream, taken through the caching allocator
     int64_t cublasLtWorkspaceBytes = 0; // per handle and stream; 0 where it shares cuBLAS's
     int blasHandles = 0;                // threads that run products, each with its own handle
     int64_t allocationGranuleBytes = 1; // the allocator rounds each block up to a multiple of this

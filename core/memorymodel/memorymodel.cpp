@@ -135,7 +135,7 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
     // Bytes of the CPU generator's state, saved per checkpoint: a CPU tensor, so on a GPU it is not
     // in the device's memory.
     const double kGeneratorState = device.device == "cpu" ? 5056 : 0;
-    constexpr double kStats = 4;             // LayerNorm keeps mean and 1/std in FP32
+    constexpr double kStats = 4; // LayerNorm keeps mean and 1/std in FP32
 
     MemoryEstimate e = modelStateEstimate(config, parameterSizes(m), rank);
     e.device = device;
@@ -156,7 +156,7 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
         attention = 3 * BTC * d.matmul + chunks * kGeneratorState;
     } else {
         // (The causal mask is added in place, which saves nothing: masked_fill kept a T x T mask.)
-        attention = 3 * BTC * d.matmul                               // Q, K^T and V, copied to contiguous for the batched matmuls
+        attention = 3 * BTC * d.matmul // Q, K^T and V, copied to contiguous for the batched matmuls
                     + B * H * T * T * (d.softmax + d.softmaxCopy); // softmax output: the quadratic term
         if (dropout) // the mask, and the dropped weights the second bmm keeps (under CUDA's autocast its
                      // 16-bit copy of them, counted above)
@@ -352,9 +352,10 @@ std::string formatDeviceTerms(const MemoryEstimate &estimate)
     else
         out << "  workspaces:  none through the allocator (oneDNN's and OpenBLAS's scratch shows in the peak RSS)\n";
     out << "  allocator:   "
-        << (device.allocationGranuleBytes > 1 ? "every block rounded up to " + std::to_string(device.allocationGranuleBytes)
-                                                    + " bytes (the caching allocator's smallest block)"
-                                              : std::string("counts the bytes asked for (optlog's counting allocator)"))
+        << (device.allocationGranuleBytes > 1
+                ? "every block rounded up to " + std::to_string(device.allocationGranuleBytes)
+                      + " bytes (the caching allocator's smallest block)"
+                : std::string("counts the bytes asked for (optlog's counting allocator)"))
         << "\n";
     out << "  calibration: " << (estimate.calibration.empty() ? "none" : estimate.calibration) << "\n";
     for (const auto &unknown : device.unknown)

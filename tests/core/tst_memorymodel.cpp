@@ -326,13 +326,27 @@ void tst_MemoryModel::cudaWorkspacesFollowLibTorch_data()
     QTest::addColumn<qint64>("cublas");
     QTest::addColumn<qint64>("cublasLt");
     const qint64 MiB = 1024 * 1024, KiB = 1024;
-    QTest::newRow("Hopper's default") << "9.0" << "-" << "-" << 32 * MiB << 1 * MiB;
-    QTest::newRow("Ampere's default") << "8.0" << "-" << "-" << 4096 * KiB * 2 + 16 * KiB * 8 << 1 * MiB;
-    QTest::newRow("Blackwell: not 9.0") << "10.0" << "-" << "-" << 4096 * KiB * 2 + 16 * KiB * 8 << 1 * MiB;
-    QTest::newRow("the deterministic setting") << "9.0" << ":4096:8" << "-" << 32 * MiB << 1 * MiB;
-    QTest::newRow("a small workspace caps cuBLASLt's") << "9.0" << ":16:8" << "-" << 128 * KiB << 128 * KiB;
-    QTest::newRow("unified") << "9.0" << "-" << "1" << 32 * MiB << qint64(0);
-    QTest::newRow("unreadable: the default") << "9.0" << "4096" << "-" << 32 * MiB << 1 * MiB;
+    QTest::newRow("Hopper's default") << "9.0"
+                                      << "-"
+                                      << "-" << 32 * MiB << 1 * MiB;
+    QTest::newRow("Ampere's default") << "8.0"
+                                      << "-"
+                                      << "-" << 4096 * KiB * 2 + 16 * KiB * 8 << 1 * MiB;
+    QTest::newRow("Blackwell: not 9.0") << "10.0"
+                                        << "-"
+                                        << "-" << 4096 * KiB * 2 + 16 * KiB * 8 << 1 * MiB;
+    QTest::newRow("the deterministic setting") << "9.0"
+                                               << ":4096:8"
+                                               << "-" << 32 * MiB << 1 * MiB;
+    QTest::newRow("a small workspace caps cuBLASLt's") << "9.0"
+                                                       << ":16:8"
+                                                       << "-" << 128 * KiB << 128 * KiB;
+    QTest::newRow("unified") << "9.0"
+                             << "-"
+                             << "1" << 32 * MiB << qint64(0);
+    QTest::newRow("unreadable: the default") << "9.0"
+                                             << "4096"
+                                             << "-" << 32 * MiB << 1 * MiB;
 }
 
 void tst_MemoryModel::cudaWorkspacesFollowLibTorch()
@@ -347,10 +361,10 @@ void tst_MemoryModel::cudaWorkspacesFollowLibTorch()
     const EnvironmentLookup environment = [&variables](const std::string &name) -> std::optional<std::string> {
         const auto found = variables.find(name);
         return found == variables.end() || found->second == "-" ? std::nullopt
-                                                                 : std::optional<std::string>(found->second);
+                                                                : std::optional<std::string>(found->second);
     };
-    const DeviceTerms terms
-        = cudaDeviceTerms(ComputeCapability::parse(capability.toStdString()), "a GPU", "2.11.0", environment);
+    const DeviceTerms terms = cudaDeviceTerms(ComputeCapability::parse(capability.toStdString()), "a GPU", "2.11.0",
+                                              environment);
     QCOMPARE(terms.cublasWorkspaceBytes, int64_t(cublas));
     QCOMPARE(terms.cublasLtWorkspaceBytes, int64_t(cublasLt));
     QCOMPARE(terms.workspaceBytes(), 2 * int64_t(cublas + cublasLt)); // the forward's handle and backward's
@@ -386,7 +400,8 @@ void tst_MemoryModel::cudaTermsEnterTheTemporariesAndAreNamed()
     const RunConfig c = loadRunConfig("default", "", {});
     const DeviceTerms cuda = cudaDeviceTerms(ComputeCapability{9, 0}, "NVIDIA H200", "2.11.0", processEnvironment());
     const MemoryEstimate onGpu = estimateMemory(c, cuda), onCpu = estimateMemory(c, cpuDeviceTerms("", ""));
-    QCOMPARE(role(onGpu, "temporaries") - role(onCpu, "temporaries"), cuda.workspaceBytes() + onGpu.device.roundingBytes({}));
+    QCOMPARE(role(onGpu, "temporaries") - role(onCpu, "temporaries"),
+             cuda.workspaceBytes() + onGpu.device.roundingBytes({}));
     QVERIFY(onGpu.find(MemoryRole::Temporaries)->note.find("cuBLAS workspaces") != std::string::npos);
     const std::string text = formatEstimate(c, onGpu, 8);
     QVERIFY2(text.find("compute capability 9.0") != std::string::npos, text.c_str());

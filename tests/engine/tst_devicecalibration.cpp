@@ -9,11 +9,10 @@
 #include "core/engine/run/memoryprobe.h"
 #include "core/memorymodel/devicecalibration.h"
 
-#include <QTemporaryDir>
-#include <QtTest>
-
 #include <nlohmann/json.hpp>
 
+#include <QTemporaryDir>
+#include <QtTest>
 #include <fstream>
 
 using namespace optlog;
@@ -55,8 +54,8 @@ private Q_SLOTS:
         };
         qInfo("default preset's peak under the hook: measured %lld, model %lld (%.1f%% off), calibrated %lld "
               "(%.1f%% off)",
-              (long long)measured.peak, (long long)plain.peakBytes, 100 * error(plain), (long long)corrected.peakBytes,
-              100 * error(corrected));
+              (long long) measured.peak, (long long) plain.peakBytes, 100 * error(plain),
+              (long long) corrected.peakBytes, 100 * error(corrected));
         QVERIFY(error(plain) > 0.08);
         QVERIFY2(error(corrected) < 0.02, corrected.calibration.c_str());
         QVERIFY(corrected.calibration.find("calibrated on cpu") == 0);

@@ -157,18 +157,19 @@ private Q_SLOTS:
     }
 
     // A trainer on a GPU: the prediction takes CUDA's terms for the chip its environment names,
-    // and the workspace variables it ran with (the Python module sends both).
+    // and the workspace variables it ran with (the Python module sends both). No raw strings here:
+    // moc misreads one that ends in a quote.
     void aGpuRunIsPredictedForItsChip_data()
     {
         QTest::addColumn<QString>("environment");
         QTest::addColumn<qint64>("workspaces");
         const qint64 MiB = 1024 * 1024, ampere = 4096 * 1024 * 2 + 16 * 1024 * 8;
-        QTest::newRow("an A100") << R"({"device":"cuda:0 (NVIDIA A100)","cuda_capability":"8.0"})"
+        QTest::newRow("an A100") << "{\"device\":\"cuda:0 (NVIDIA A100)\",\"cuda_capability\":\"8.0\"}"
                                  << 2 * (ampere + 1 * MiB);
-        QTest::newRow("an H200, unified") << R"({"device":"cuda:0 (NVIDIA H200)","cuda_capability":"9.0",)"
-                                             R"("variables":{"TORCH_CUBLASLT_UNIFIED_WORKSPACE":"1"}})"
+        QTest::newRow("an H200, unified") << "{\"device\":\"cuda:0 (NVIDIA H200)\",\"cuda_capability\":\"9.0\","
+                                             "\"variables\":{\"TORCH_CUBLASLT_UNIFIED_WORKSPACE\":\"1\"}}"
                                           << 2 * 32 * MiB;
-        QTest::newRow("no chip named: Hopper's, the larger") << R"({"device":"cuda:0"})" << 2 * 33 * MiB;
+        QTest::newRow("no chip named: Hopper's, the larger") << "{\"device\":\"cuda:0\"}" << 2 * 33 * MiB;
     }
 
     void aGpuRunIsPredictedForItsChip()
@@ -178,12 +179,13 @@ private Q_SLOTS:
         const auto temporaries = [this](const std::string &device, const QString &environment) {
             Store store(path(QByteArray::fromStdString("gpu-" + device + "-" + std::to_string(qHash(environment)))
                              + ".sqlite"));
-            const std::string start = R"({"event":"started","name":"g","environment":)" + environment.toStdString()
-                                      + R"(,"engine_config":{"model.width":32,"model.layers":2,"model.heads":2,)"
-                                        R"("model.context_length":32,"runtime.device":")"
-                                      + device + R"("}})";
-            const RecordedStream recorded
-                = recordLines(store, {start, stepLine(0, 100), R"({"event":"finished","outcome":"completed"})"});
+            const std::string start = "{\"event\":\"started\",\"name\":\"g\",\"environment\":"
+                                      + environment.toStdString()
+                                      + ",\"engine_config\":{\"model.width\":32,\"model.layers\":2,\"model.heads\":2,"
+                                        "\"model.context_length\":32,\"runtime.device\":\""
+                                      + device + "\"}}";
+            const RecordedStream recorded = recordLines(store, {start, stepLine(0, 100),
+                                                                "{\"event\":\"finished\",\"outcome\":\"completed\"}"});
             int64_t bytes = -1;
             for (const MemoryRow &row : store.memory(recorded.runId))
                 if (row.source == MemorySource::Predicted && row.role == MemoryRole::Temporaries)

@@ -1172,8 +1172,8 @@ void tst_Cli::estimateOnCudaWithoutAGpuNamesWhatIsNotKnown()
     QVERIFY2(unknown.out.contains("calibration: none"), qPrintable(unknown.out));
     QVERIFY2(unknown.out.contains("66.0 MiB of cuBLAS workspaces"), qPrintable(unknown.out)); // Hopper's, the larger
     // The chip named: an A100's workspaces, 2 x (8.1 + 1) MiB.
-    const Result named = runOptlog({"estimate", "--preset", "seed-15m", "--set", "runtime.device=cuda",
-                                    "--compute-capability", "8.0"});
+    const Result named = runOptlog(
+        {"estimate", "--preset", "seed-15m", "--set", "runtime.device=cuda", "--compute-capability", "8.0"});
     QCOMPARE(named.exitCode, 0);
     QVERIFY2(named.out.contains("(compute capability 8.0)"), qPrintable(named.out));
     QVERIFY2(named.out.contains("18.2 MiB of cuBLAS workspaces"), qPrintable(named.out));

@@ -8,11 +8,11 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
-#include <string_view>
 #include <new>
+#include <string_view>
 
 namespace optlog {
 

@@ -88,7 +88,7 @@ private:
     int64_t m_resumedRun = 0; // 0: a new run
     WeightFile m_checkpoint;
     c10::Device m_device;
-    DeviceTerms m_deviceTerms; // what the memory model assumes of the device
+    DeviceTerms m_deviceTerms;   // what the memory model assumes of the device
     AvailableMemory m_available; // at the check, for the hint when the machine runs out
     TokenSplit m_data;
     // model.source = "torchscript": the module's parameters and its memory probes.

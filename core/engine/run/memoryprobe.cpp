@@ -75,11 +75,13 @@ MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int
         throw;
     } catch (const std::exception &e) {
         const std::string what = config.model.source == "torchscript"
-                                     ? "the TorchScript module '" + config.model.path + "' fails in a probe of its memory"
+                                     ? "the TorchScript module '" + config.model.path
+                                           + "' fails in a probe of its memory"
                                      : "the device calibration's probe of the built-in GPT fails";
         throw InputError(what + " (" + std::to_string(microbatch) + " sequences of " + std::to_string(context)
                          + " tokens, precision.mode = \"" + config.precision.mode + "\", runtime.device = \""
-                         + config.runtime.device + "\"): " + std::string(e.what()).substr(0, std::string(e.what()).find('\n')));
+                         + config.runtime.device
+                         + "\"): " + std::string(e.what()).substr(0, std::string(e.what()).find('\n')));
     }
     MemoryProbe result{microbatch, context, 0, 0, 0, 0};
     int64_t persistent = 0;

@@ -38,7 +38,7 @@ struct CalibrationShape
 };
 // Smallest first: the last is held out of the first fit. Two widths, so that what an allocator
 // counts above the model state tells apart from the activations' terms.
-inline constexpr CalibrationShape kCalibrationShapes[] = {{128, 1, 32}, {128, 2, 64}, {128, 4, 64}, {128, 4, 128},
+inline constexpr CalibrationShape kCalibrationShapes[] = {{128, 1, 32}, {128, 2, 64},  {128, 4, 64}, {128, 4, 128},
                                                           {256, 2, 64}, {256, 4, 128}, {256, 8, 128}};
 
 // The prediction for any config on one device: the memory model's for optlog's GPT, calibrated
