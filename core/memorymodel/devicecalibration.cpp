@@ -165,10 +165,7 @@ MemoryEstimate calibrated(MemoryEstimate estimate, const DeviceCalibration &cali
     if (!calibration.applied)
         return estimate;
     const double workspaces = double(estimate.device.workspaceBytes());
-    double state = 0;
-    for (const auto &role : estimate.roles)
-        if (role.role != MemoryRole::SavedActivations && role.role != MemoryRole::Temporaries)
-            state += double(role.bytes);
+    const double state = double(estimate.stateBytes());
     for (auto &role : estimate.roles) {
         const double before = double(role.bytes);
         if (role.role == MemoryRole::SavedActivations)

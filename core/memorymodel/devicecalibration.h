@@ -67,6 +67,16 @@ struct DeviceCalibration
     std::string key() const { return device + " | " + precisionMode; }
 };
 
+// The built-in GPT's shapes a calibration probes (2 layers, 4 heads), smallest first: the last is
+// held out of the first fit. Two widths, so that what an allocator counts above the model state
+// tells apart from the activations' terms.
+struct CalibrationShape
+{
+    int64_t width, microbatch, context;
+};
+inline constexpr CalibrationShape kCalibrationShapes[] = {{128, 1, 32}, {128, 2, 64},  {128, 4, 64}, {128, 4, 128},
+                                                          {256, 2, 64}, {256, 4, 128}, {256, 8, 128}};
+
 // The model alone is taken as holding on a device where its peak is this close at the held-out shape.
 inline constexpr double kHoldsWithin = 0.01;
 

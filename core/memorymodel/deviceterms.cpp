@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/memorymodel/deviceterms.h"
 
-#include "core/contract/format.h"
-
 #include <cstdlib>
 #include <regex>
 

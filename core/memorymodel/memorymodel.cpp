@@ -39,6 +39,34 @@ struct Dtypes
     double mask(double inputBytes) const { return boolMasks ? 1 : inputBytes; }
 };
 
+// The device's terms the estimate assumed, the calibration that corrected it, and what is not
+// known on this machine: a section of formatEstimate().
+std::string formatDeviceTerms(const MemoryEstimate &estimate)
+{
+    const DeviceTerms &device = estimate.device;
+    std::ostringstream out;
+    out << "\nDevice: " << device.describe() << "\n";
+    out << "  autocast:    "
+        << (device.autocastOps == AutocastOps::Cuda
+                ? "CUDA's op list (softmax, log_softmax, layer_norm in FP32; PyTorch's torch.amp reference)"
+                : "the CPU's op list (matmul-class ops in 16 bits, the rest in their input's dtype)")
+        << "\n";
+    if (device.workspaceBytes() > 0)
+        out << "  workspaces:  " << formatBytes(device.workspaceBytes()) << " (" << device.workspaceSource << ")\n";
+    else
+        out << "  workspaces:  none through the allocator (oneDNN's and OpenBLAS's scratch shows in the peak RSS)\n";
+    out << "  allocator:   "
+        << (device.allocationGranuleBytes > 1
+                ? "every block rounded up to " + std::to_string(device.allocationGranuleBytes)
+                      + " bytes (the caching allocator's smallest block)"
+                : std::string("counts the bytes asked for (optlog's counting allocator)"))
+        << "\n";
+    out << "  calibration: " << (estimate.calibration.empty() ? "none" : estimate.calibration) << "\n";
+    for (const auto &unknown : device.unknown)
+        out << "  not known here: " << unknown << "\n";
+    return out.str();
+}
+
 } // namespace
 
 const RoleEstimate *MemoryEstimate::find(MemoryRole role) const
@@ -47,6 +75,15 @@ const RoleEstimate *MemoryEstimate::find(MemoryRole role) const
         if (r.role == role)
             return &r;
     return nullptr;
+}
+
+int64_t MemoryEstimate::stateBytes() const
+{
+    int64_t bytes = 0;
+    for (const auto &r : roles)
+        if (r.role != MemoryRole::SavedActivations && r.role != MemoryRole::Temporaries)
+            bytes += r.bytes;
+    return bytes;
 }
 
 std::vector<MemoryRow> MemoryEstimate::rows() const
@@ -277,9 +314,10 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
     // The device's own: the product libraries' workspaces (held once made), and the allocator's
     // rounding of the model state's tensors.
     std::vector<int64_t> stateTensorBytes;
+    const std::vector<int64_t> sizes = parameterSizes(m);
     for (const auto &row : predictedModelState(mode, 1)) {
         const int64_t tensors = row.role == MemoryRole::OptimizerState ? 2 : 1; // AdamW's m and v
-        for (const int64_t size : parameterSizes(m))
+        for (const int64_t size : sizes)
             for (int64_t i = 0; i < tensors; ++i)
                 stateTensorBytes.push_back(size * row.bytes / tensors);
     }
@@ -335,32 +373,6 @@ std::vector<QuantizedWeights> quantizedWeightRows(const ModelConfig &model, int6
          "estimate: weights only, every tensor quantized; dequantization workspace and activations not included "
          "(`optlog quantize` measures the whole bill and its loss on a finished run)"},
     };
-}
-
-std::string formatDeviceTerms(const MemoryEstimate &estimate)
-{
-    const DeviceTerms &device = estimate.device;
-    std::ostringstream out;
-    out << "\nDevice: " << device.describe() << "\n";
-    out << "  autocast:    "
-        << (device.autocastOps == AutocastOps::Cuda
-                ? "CUDA's op list (softmax, log_softmax, layer_norm in FP32; PyTorch's torch.amp reference)"
-                : "the CPU's op list (matmul-class ops in 16 bits, the rest in their input's dtype)")
-        << "\n";
-    if (device.workspaceBytes() > 0)
-        out << "  workspaces:  " << formatBytes(device.workspaceBytes()) << " (" << device.workspaceSource << ")\n";
-    else
-        out << "  workspaces:  none through the allocator (oneDNN's and OpenBLAS's scratch shows in the peak RSS)\n";
-    out << "  allocator:   "
-        << (device.allocationGranuleBytes > 1
-                ? "every block rounded up to " + std::to_string(device.allocationGranuleBytes)
-                      + " bytes (the caching allocator's smallest block)"
-                : std::string("counts the bytes asked for (optlog's counting allocator)"))
-        << "\n";
-    out << "  calibration: " << (estimate.calibration.empty() ? "none" : estimate.calibration) << "\n";
-    for (const auto &unknown : device.unknown)
-        out << "  not known here: " << unknown << "\n";
-    return out.str();
 }
 
 std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks)

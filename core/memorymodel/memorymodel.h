@@ -33,6 +33,9 @@ struct MemoryEstimate
     DeviceTerms device;                      // what the figures assume of the device
     std::string calibration;                 // the device calibration that corrected them; empty: none
     const RoleEstimate *find(MemoryRole role) const;
+    // The roles that are not activations (model state, data parallel's buffers): exact, the same
+    // in every step.
+    int64_t stateBytes() const;
     // The estimate as study rows (source predicted), the peak last: stored with a run before it
     // trains, so the prediction is there at once, and beside the measurement after.
     std::vector<MemoryRow> rows() const;
@@ -90,8 +93,5 @@ std::vector<QuantizedWeights> quantizedWeightRows(const ModelConfig &model, int6
 // other weight formats, as text and as JSON.
 std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks);
 std::string formatEstimateJson(const RunConfig &config, const MemoryEstimate &estimate, int64_t ranks);
-// The device's terms the estimate assumed, the calibration that corrected it, and what is not
-// known on this machine: a section of formatEstimate().
-std::string formatDeviceTerms(const MemoryEstimate &estimate);
 
 } // namespace optlog

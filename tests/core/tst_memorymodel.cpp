@@ -424,8 +424,7 @@ namespace {
 std::vector<CalibrationProbe> overcountedProbes(double fraction, int64_t held)
 {
     std::vector<CalibrationProbe> probes;
-    for (const auto &[width, b, t] : std::vector<std::array<int64_t, 3>>{
-             {128, 1, 32}, {128, 2, 64}, {128, 4, 64}, {128, 4, 128}, {256, 2, 64}, {256, 4, 128}, {256, 8, 128}}) {
+    for (const auto &[width, b, t] : kCalibrationShapes) {
         const RunConfig c = tiny({"model.width=" + std::to_string(width), "model.heads=4", "model.layers=2",
                                   "model.context_length=" + std::to_string(t), "train.microbatch=" + std::to_string(b)});
         const MemoryEstimate e = estimateMemory(c);

@@ -51,8 +51,6 @@ DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapabili
 {
     DeviceTerms terms;
     if (config.runtime.device != "cuda") {
-        // The CPU's allocator is optlog's counting one: installed now, its test hook is known below.
-        CountingAllocator::install();
         terms = cpuDeviceTerms(cpuModelName(), TORCH_VERSION);
     } else if (cuda::built() && torch::cuda::is_available()) {
         const auto [major, minor] = cuda::computeCapability(0);
@@ -71,7 +69,7 @@ DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapabili
     }
     // The test hook that makes the CPU count as a GPU does is a device of its own: its calibration
     // must never be taken for the CPU's.
-    if (const auto &overcount = CountingAllocator::instance().overcount(); overcount && !terms.capability)
+    if (const auto &overcount = CountingAllocator::overcount(); overcount && !terms.capability)
         terms.chip += " (" + overcount->describe() + ")";
     return terms;
 }

@@ -23,7 +23,7 @@ c10::Device runDevice(const RunConfig &config);
 // CPU's model, or the GPU's name and compute capability, with this LibTorch's version. Where
 // runtime.device is "cuda" and no GPU is here, the chip is not known: `assumed` stands in for its
 // compute capability if given, and what is not known is named. Refuses only a bad value of the
-// counting allocator's test hook (countingallocator.h).
+// counting allocator's test hook (countingallocator.h), which is a device of its own.
 DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapability> assumed = std::nullopt);
 
 // Waits for the device's queued work: a timing on CUDA must include the kernels it launched.

@@ -42,8 +42,18 @@ CountingAllocator &CountingAllocator::instance()
 
 void CountingAllocator::install()
 {
-    CountingAllocator &allocator = instance();
-    if (const char *value = std::getenv("OPTLOG_TEST_ALLOCATOR_OVERCOUNT"); value && !allocator.m_overcount) {
+    if (overcount() && !instance().m_overcount) // set once, before any allocation reads it
+        instance().m_overcount = overcount();
+    c10::SetCPUAllocator(&instance(), kPriority);
+}
+
+const std::optional<CountingAllocator::Overcount> &CountingAllocator::overcount()
+{
+    // A throw leaves it unset, so that the next call refuses the value again.
+    static const std::optional<Overcount> hook = []() -> std::optional<Overcount> {
+        const char *value = std::getenv("OPTLOG_TEST_ALLOCATOR_OVERCOUNT");
+        if (!value)
+            return std::nullopt;
         const std::string text = value;
         const auto comma = text.find(',');
         Overcount overcount;
@@ -58,9 +68,9 @@ void CountingAllocator::install()
                              + "\": expected FRACTION,BYTES with a fraction from 0 to 1, such as \"0.1,8MiB\" (a "
                                "test hook; unset it to count exactly)");
         }
-        allocator.m_overcount = overcount;
-    }
-    c10::SetCPUAllocator(&allocator, kPriority);
+        return overcount;
+    }();
+    return hook;
 }
 
 std::string CountingAllocator::Overcount::describe() const

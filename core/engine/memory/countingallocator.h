@@ -68,15 +68,15 @@ public:
     // device calibration can be tested where no GPU is: each block counted `fraction` larger (a
     // caching allocator's rounding), and `heldBytes` taken at the first allocation of a backward
     // pass and never given back (a product library's workspace, made on autograd's thread).
-    // Set by install() from OPTLOG_TEST_ALLOCATOR_OVERCOUNT="FRACTION,BYTES" ("0.1,8MiB"); a value
-    // that is not that is refused (InputError).
+    // From OPTLOG_TEST_ALLOCATOR_OVERCOUNT="FRACTION,BYTES" ("0.1,8MiB"), read once; a value that is
+    // not that is refused (InputError). install() applies it.
     struct Overcount
     {
         double fraction = 0;
         int64_t heldBytes = 0;
         std::string describe() const; // "test hook: counts 10% more, holds 8.0 MiB from the first backward"
     };
-    const std::optional<Overcount> &overcount() const { return m_overcount; }
+    static const std::optional<Overcount> &overcount();
 
     // While one exists, allocations are neither counted nor held to the budget (nor are their
     // frees subtracted): for optlog's own measurements between steps, which are the machine's,
@@ -104,7 +104,7 @@ private:
     mutable std::mutex m_refusalMutex;
     mutable std::optional<BudgetRefusal> m_refusal;
     mutable std::atomic<bool> m_machineRefused{false};
-    std::optional<Overcount> m_overcount;
+    std::optional<Overcount> m_overcount;             // overcount(), once installed
     mutable std::atomic<bool> m_overcountHeld{false}; // the held bytes are taken
 };
 

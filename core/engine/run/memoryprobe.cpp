@@ -137,8 +137,8 @@ ProbedMemory probeMemory(const RunConfig &config)
 
 DeviceCalibration calibrateDevice(const RunConfig &config, const DeviceTerms &device)
 {
-    std::string refusal;
-    if (auto cached = readCachedCalibration(device.describe(), config.precision.mode, device.workspaceSource, &refusal))
+    // A stale entry is probed again, as a missing one.
+    if (auto cached = readCachedCalibration(device.describe(), config.precision.mode, device.workspaceSource))
         return *cached;
     CountingAllocator::install(); // the probes measure what the run's allocator would count
     RunConfig probe = config;
@@ -163,17 +163,15 @@ DeviceCalibration calibrateDevice(const RunConfig &config, const DeviceTerms &de
     const int64_t workspaces = device.workspaceBytes();
     for (const auto &[width, microbatch, context] : kCalibrationShapes) {
         probe.model.width = width;
+        const RunConfig shortRun = shortRunConfig(probe, microbatch, context);
         const MemoryProbe measured = measureShortRun(probe, data, microbatch, context);
-        const MemoryEstimate predicted = estimateMemory(shortRunConfig(probe, microbatch, context), device);
-        int64_t state = 0;
-        for (const auto &role : predicted.roles)
-            if (role.role != MemoryRole::SavedActivations && role.role != MemoryRole::Temporaries)
-                state += role.bytes;
+        const MemoryEstimate predicted = estimateMemory(shortRun, device);
         const auto bytes = [&predicted](MemoryRole role) { return predicted.find(role)->bytes; };
-        calibration.probes.push_back({width, microbatch, context, state, bytes(MemoryRole::SavedActivations),
-                                      bytes(MemoryRole::Temporaries) - workspaces, predicted.peakBytes,
-                                      measured.savedActivations, measured.temporaries - workspaces, measured.peak});
-        calibration.probeTokens += shortRunConfig(probe, microbatch, context).train.steps * microbatch * context;
+        calibration.probes.push_back({width, microbatch, context, predicted.stateBytes(),
+                                      bytes(MemoryRole::SavedActivations), bytes(MemoryRole::Temporaries) - workspaces,
+                                      predicted.peakBytes, measured.savedActivations, measured.temporaries - workspaces,
+                                      measured.peak});
+        calibration.probeTokens += shortRun.train.steps * microbatch * context;
     }
     calibration.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     calibration = fitCalibration(calibration);

@@ -32,14 +32,6 @@ MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int
 // checkpointing, config's data and vocabulary), each shape predicted by the memory model and
 // measured as a run is, the corrections fitted and cached.
 DeviceCalibration calibrateDevice(const RunConfig &config, const DeviceTerms &device);
-struct CalibrationShape
-{
-    int64_t width, microbatch, context;
-};
-// Smallest first: the last is held out of the first fit. Two widths, so that what an allocator
-// counts above the model state tells apart from the activations' terms.
-inline constexpr CalibrationShape kCalibrationShapes[] = {{128, 1, 32}, {128, 2, 64},  {128, 4, 64}, {128, 4, 128},
-                                                          {256, 2, 64}, {256, 4, 128}, {256, 8, 128}};
 
 // The prediction for any config on one device: the memory model's for optlog's GPT, calibrated
 // on the device where it is on this machine; for a TorchScript module, its probes' (probed, or
