@@ -238,11 +238,6 @@ std::vector<std::pair<PrecisionState, std::string>> storedDtypes(const RunRecord
     return dtypes;
 }
 
-double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLength, int64_t width)
-{
-    return 6.0 * double(parameters) + 12.0 * double(layers) * double(contextLength) * double(width);
-}
-
 RunSummary summarize(const Store &store, const RunRecord &run)
 {
     RunSummary s = summarize(run, store.metrics(run.id), store.validation(run.id), store.memory(run.id),
@@ -428,8 +423,10 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
         s.flopsPerToken = modelFlopsPerToken(s.parameters, config.model.layers, config.model.contextLength,
                                              config.model.width);
     s.achievedGflops = s.flopsPerToken * s.throughput.median / 1e9;
-    // Each run is measured against the matmul peak of its compute dtype.
+    // Each run is measured against the matmul peak of its compute dtype (FP32 in TF32: its own).
     s.peakDtype = dtypeName(precisionModeOf(config).compute);
+    if (config.precision.tf32 && s.peakDtype == "float32")
+        s.peakDtype = "tfloat32";
     try {
         s.untunedSettings = environment.value("tuning", std::string()).rfind("untuned", 0) == 0;
         if (environment.contains("cpu_model"))

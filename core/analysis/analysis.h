@@ -77,9 +77,6 @@ std::string recordedRunLimits();
 // the mode has no such state); empty when the run stored none (it ended before measuring them).
 std::vector<std::pair<PrecisionState, std::string>> storedDtypes(const RunRecord &run);
 
-// Model FLOPs per token (forward and backward): 6N + 12·L·T·C, N the parameters (PaLM's appendix).
-double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLength, int64_t width);
-
 // Everything a comparison needs about one run, read from the study.
 struct RunSummary
 {

@@ -308,6 +308,9 @@ const std::vector<ConfigField> &configFields()
 
         field(&PrecisionConfig::mode, "mode", "which state has which dtype (the precision table, docs/techniques.md)",
               {}, precisionModeNames()),
+        field(&PrecisionConfig::tf32, "tf32",
+              "FP32 matrix products in TensorFloat-32 on NVIDIA tensor cores (Ampere and newer): 10-bit mantissa "
+              "inputs, FP32 sums; off by default, as in PyTorch; CUDA only"),
 
         field(&MemoryConfig::warmupSteps, "warmup_steps",
               "steps excluded from the peak and from steady-state throughput", {1}),
@@ -317,8 +320,9 @@ const std::vector<ConfigField> &configFields()
               {0, 1024}),
         field(&MemoryConfig::attention, "attention",
               "naive keeps the T x T attention scores for backward; chunked recomputes them chunk by chunk; sdpa is "
-              "LibTorch 2.x's fused attention",
-              {}, {"naive", "chunked", "sdpa"}),
+              "LibTorch 2.x's fused attention; auto is sdpa on CUDA with LibTorch 2.x (its flash or memory-efficient "
+              "kernel, recorded with the run), naive elsewhere",
+              {}, {"naive", "chunked", "sdpa", "auto"}),
         field(&MemoryConfig::budget, "budget", "allocator budget, e.g. 512MiB: a run past it ends as oom; empty = none"),
         field(&MemoryConfig::attentionChunk, "attention_chunk", "queries per chunk for chunked attention", {1, 65536}),
 
@@ -334,6 +338,11 @@ const std::vector<ConfigField> &configFields()
               "the library of FP32 matrix products on the CPU: onednn (its sgemm, the faster here), aten "
               "(LibTorch's BLAS), auto = onednn where this build has it",
               {}, {"auto", "onednn", "aten"}),
+        field(&RuntimeConfig::metricsEvery, "metrics_every",
+              "optimizer steps between reads of the step metrics (loss, gradient norm, loss scale) from the device: "
+              "on a GPU each read waits for the queued kernels; every step is still recorded, the time of each "
+              "is its read's interval over its steps",
+              {1, 100000}),
 
         field(&DiagnosticsConfig::lossSpikeFactor, "loss_spike_factor",
               "a train loss this many times its running median is recorded as a loss spike", {1, 1000}),

@@ -65,13 +65,14 @@ struct TrainConfig
 struct PrecisionConfig
 {
     std::string mode = "fp32"; // a row of the precision table (core/contract/precisionmodes.h)
+    bool tf32 = false;         // FP32 products on NVIDIA tensor cores in TF32 (CUDA only; off as in PyTorch)
 };
 
 struct MemoryConfig
 {
     int64_t warmupSteps = 3;         // steps excluded from the peak and from steady-state throughput
     int64_t checkpointEvery = 0;     // activation checkpointing: 0 none, 1 every block, k every k-th block
-    std::string attention = "naive"; // naive | chunked | sdpa (LibTorch 2.x)
+    std::string attention = "naive"; // naive | chunked | sdpa (LibTorch 2.x) | auto (resolvedAttention())
     int64_t attentionChunk = 64;     // queries per chunk when attention = chunked
     std::string budget;              // allocator budget to rehearse, e.g. "512MiB"; empty = none
 };
@@ -83,6 +84,7 @@ struct RuntimeConfig
     int64_t speedProbeEvery = 25; // optimizer steps between timings of the reference kernel; 0 = never
     std::string device = "cpu";   // cpu | cuda (the first visible GPU; CUDA_VISIBLE_DEVICES picks another)
     std::string gemm = "auto";    // auto | onednn | aten: the library of FP32 CPU matrix products
+    int64_t metricsEvery = 1;     // optimizer steps between reads of the step metrics from the device
 };
 
 // Data-parallel training over ranks (engine processes) on torch.distributed's c10d with Gloo.
@@ -170,6 +172,12 @@ inline const PrecisionMode &precisionModeOf(const RunConfig &config)
 // The FP16 modes run on CUDA only (LibTorch 1.13 has no FP16 autocast and no FP16 matmul on the
 // CPU): on another device, throws ConfigError with the reason and the BF16 alternative.
 void requirePrecisionOnDevice(const PrecisionMode &mode, const std::string &device);
+
+// The attention memory.attention stands for on config's device: "auto" is "sdpa" on CUDA where
+// LibTorch has scaled_dot_product_attention (`libtorchHasSdpa`: 2.0 or newer), whose flash or
+// memory-efficient kernels keep no T x T matrix, and "naive" elsewhere (the CPU's products are
+// optlog's own, which SDPA would bypass). Any other setting is itself.
+std::string resolvedAttention(const RunConfig &config, bool libtorchHasSdpa);
 
 // The whole config as TOML, every field written, so a stored run can be re-run exactly.
 std::string toToml(const RunConfig &config);

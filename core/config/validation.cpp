@@ -110,6 +110,13 @@ void validateModelSource(const RunConfig &c)
 
 } // namespace
 
+std::string resolvedAttention(const RunConfig &config, bool libtorchHasSdpa)
+{
+    if (config.memory.attention != "auto")
+        return config.memory.attention;
+    return config.runtime.device == "cuda" && libtorchHasSdpa ? "sdpa" : "naive";
+}
+
 void validate(const RunConfig &c)
 {
     requireDisplayableName("name", c.name);
@@ -123,6 +130,12 @@ void validate(const RunConfig &c)
             "config: memory.budget = \"" + c.memory.budget + "\" with runtime.device = \"" + c.runtime.device
                 + "\": the budget rehearses a device's limit on the CPU's allocator; "
                   "on a GPU its own memory is the limit. Leave memory.budget empty, or set runtime.device = \"cpu\"");
+    if (c.precision.tf32 && c.runtime.device != "cuda")
+        throw ConfigError("precision.tf32",
+                          "config: precision.tf32 = true with runtime.device = \"" + c.runtime.device
+                              + "\": TF32 is a format of NVIDIA tensor cores (Ampere and newer), which the CPU does "
+                                "not have; its FP32 products stay FP32. Set precision.tf32 = false, or "
+                                "runtime.device = \"cuda\" on such a GPU");
     if (c.model.width % c.model.heads != 0)
         throw ConfigError("model.width", "config: model.width = " + std::to_string(c.model.width)
                                              + ": must be divisible by model.heads = " + std::to_string(c.model.heads));

@@ -55,6 +55,9 @@ struct DeviceTerms
     int64_t roundingBytes(const std::vector<int64_t> &tensorBytes) const;
     // "cuda, NVIDIA H200 (compute capability 9.0), LibTorch 2.11.0"
     std::string describe() const;
+    // Whether that LibTorch has scaled_dot_product_attention (2.0 and newer; not known: assumed, as a
+    // GPU is used through a recent PyTorch): what memory.attention = "auto" resolves with.
+    bool hasSdpa() const;
 };
 
 // The environment variables that size CUDA's workspaces, by name: getenv by default.

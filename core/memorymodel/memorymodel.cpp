@@ -163,8 +163,9 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
     const PrecisionMode &mode = precisionModeOf(config);
     const Dtypes d(mode, device);
     const bool dropout = m.dropout > 0;
-    const bool chunked = config.memory.attention == "chunked" && config.memory.attentionChunk < m.contextLength;
-    const bool fused = config.memory.attention == "sdpa";
+    const std::string attentionKind = resolvedAttention(config, device.hasSdpa());
+    const bool chunked = attentionKind == "chunked" && config.memory.attentionChunk < m.contextLength;
+    const bool fused = attentionKind == "sdpa";
     const double chunks = chunked ? double((m.contextLength + config.memory.attentionChunk - 1)
                                            / config.memory.attentionChunk)
                                   : 1;

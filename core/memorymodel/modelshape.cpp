@@ -47,4 +47,9 @@ std::vector<MemoryRow> predictedModelState(const PrecisionMode &mode, int64_t n)
     return rows;
 }
 
+double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLength, int64_t width)
+{
+    return 6.0 * double(parameters) + 12.0 * double(layers) * double(contextLength) * double(width);
+}
+
 } // namespace optlog

@@ -19,6 +19,10 @@ int64_t parameterCount(const ModelConfig &model);
 // data-parallel ranks bucket and shard them (shardlayout.h). Sums to parameterCount().
 std::vector<int64_t> parameterSizes(const ModelConfig &model);
 
+// Model FLOPs per token (forward and backward): 6N + 12·L·T·C, N the parameters (PaLM's appendix).
+// MFU's numerator, and what a run's time is predicted from before it starts.
+double modelFlopsPerToken(int64_t parameters, int64_t layers, int64_t contextLength, int64_t width);
+
 // Model-state bytes that follow exactly from the parameter count and the precision mode:
 // parameters, gradients, master weights, optimizer state; each with its dtype.
 std::vector<MemoryRow> predictedModelState(const RunConfig &config);

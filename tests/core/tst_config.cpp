@@ -28,6 +28,9 @@ private Q_SLOTS:
     void presetsAreValidAndSized_data();
     void presetsAreValidAndSized();
     void shippedStudiesAreValid();
+    void theGpuStudyComparesEveryTechniqueOnTheGpu();
+    void tf32IsAGpuSetting();
+    void autoAttentionIsSdpaOnCudaWithLibTorch2();
     void documentedFieldsAreGeneratedFromTheTable();
     void replicatesDifferOnlyInTheirSeed();
     void badRepeatsAndSeedsNameTheirField_data();
@@ -449,6 +452,7 @@ void tst_Config::presetsAreValidAndSized_data()
     QTest::newRow("smoke") << "smoke" << 0.0 << 0.1;
     QTest::newRow("default") << "default" << 3.0 << 3.6;
     QTest::newRow("seed-15m") << "seed-15m" << 14.0 << 16.0;
+    QTest::newRow("gpt2-small") << "gpt2-small" << 85.0 << 87.0; // GPT-2 small's 124 M less its 50k-token embedding
 }
 
 void tst_Config::presetsAreValidAndSized()
@@ -459,6 +463,58 @@ void tst_Config::presetsAreValidAndSized()
     const RunConfig c = loadRunConfig(preset.toStdString(), "", {});
     const double millions = double(parameterCount(c.model)) / 1e6;
     QVERIFY2(millions >= minimumMillions && millions <= maximumMillions, qPrintable(QString::number(millions)));
+}
+
+// The study where a GPU decides: gpt2-small on CUDA, one run per technique, flash attention
+// against the run it differs from by its attention only.
+void tst_Config::theGpuStudyComparesEveryTechniqueOnTheGpu()
+{
+    const StudyPlan plan = loadStudyPlan("gpt2-small-gpu");
+    QCOMPARE(plan.baseline, std::string("fp32"));
+    std::map<std::string, RunConfig> runs;
+    for (const auto &run : plan.runs) {
+        runs[run.name] = run.config();
+        QCOMPARE(runs[run.name].runtime.device, std::string("cuda"));
+        QCOMPARE(runs[run.name].model.width, int64_t(768));
+        QCOMPARE(runs[run.name].model.contextLength, int64_t(1024));
+    }
+    QVERIFY(!runs.at("fp32").precision.tf32);
+    QVERIFY(runs.at("fp32-tf32").precision.tf32);
+    for (const char *mode : {"autocast-bf16", "autocast-fp16", "pure-bf16"})
+        QCOMPARE(runs.at(mode).precision.mode, std::string(mode));
+    QCOMPARE(runs.at("microbatch6-accum2").tokensPerStep(), runs.at("fp32").tokensPerStep());
+    QCOMPARE(runs.at("checkpoint-every-block").memory.checkpointEvery, int64_t(1));
+    const RunConfig &flash = runs.at("autocast-bf16-flash");
+    QCOMPARE(flash.memory.attention, std::string("auto"));
+    QCOMPARE(resolvedAttention(flash, true), std::string("sdpa"));
+    for (const auto &run : plan.runs)
+        if (run.name == "autocast-bf16-flash")
+            QCOMPARE(run.baseline, std::string("autocast-bf16"));
+}
+
+// TF32 is off by default, as in PyTorch, and refused where there are no tensor cores.
+void tst_Config::tf32IsAGpuSetting()
+{
+    QVERIFY(!RunConfig().precision.tf32);
+    QVERIFY(loadRunConfig("default", "", {"runtime.device=cuda", "precision.tf32=true"}).precision.tf32);
+    try {
+        loadRunConfig("default", "", {"precision.tf32=true"});
+        QFAIL("precision.tf32 = true was accepted with runtime.device = \"cpu\"");
+    } catch (const ConfigError &e) {
+        QCOMPARE(e.field(), std::string("precision.tf32"));
+        QVERIFY2(std::string(e.what()).find("runtime.device = \"cuda\"") != std::string::npos, e.what());
+    }
+}
+
+void tst_Config::autoAttentionIsSdpaOnCudaWithLibTorch2()
+{
+    RunConfig config = loadRunConfig("default", "", {"memory.attention=auto"});
+    QCOMPARE(resolvedAttention(config, true), std::string("naive")); // the CPU's products are optlog's own
+    config.runtime.device = "cuda";
+    QCOMPARE(resolvedAttention(config, true), std::string("sdpa"));
+    QCOMPARE(resolvedAttention(config, false), std::string("naive")); // LibTorch 1.x has no SDPA
+    config.memory.attention = "chunked";
+    QCOMPARE(resolvedAttention(config, true), std::string("chunked")); // a setting other than auto is itself
 }
 
 void tst_Config::shippedStudiesAreValid()

@@ -55,6 +55,7 @@ private Q_SLOTS:
     void cudaWorkspacesFollowLibTorch();
     void cudaAutocastSavesSoftmaxInFp32();
     void cudaTermsEnterTheTemporariesAndAreNamed();
+    void autoAttentionIsPredictedAsItResolves();
     void calibrationCorrectsAKnownOvercount();
     void calibrationLeavesAModelThatHolds();
 };
@@ -393,6 +394,25 @@ void tst_MemoryModel::cudaAutocastSavesSoftmaxInFp32()
     const RunConfig dropout = loadRunConfig("seed-15m", "", {"model.dropout=0.1"});
     QVERIFY(role(estimateMemory(dropout, cuda), "saved_activations")
             < role(estimateMemory(dropout, cpu), "saved_activations"));
+}
+
+// memory.attention = "auto" is predicted as what it runs: SDPA on CUDA with LibTorch 2.x (no
+// T x T matrix), the naive attention on the CPU and with 1.x.
+void tst_MemoryModel::autoAttentionIsPredictedAsItResolves()
+{
+    const auto peak = [](const std::string &attention, const std::string &device, const std::string &libtorch) {
+        const RunConfig c = loadRunConfig("gpt2-small", "",
+                                          {"memory.attention=" + attention, "runtime.device=" + device,
+                                           "precision.mode=autocast-bf16"});
+        const DeviceTerms terms = device == "cuda" ? cudaDeviceTerms(ComputeCapability{9, 0}, "NVIDIA H200", libtorch,
+                                                                     processEnvironment())
+                                                   : cpuDeviceTerms("a CPU", libtorch);
+        return estimateMemory(c, terms).peakBytes;
+    };
+    QCOMPARE(peak("auto", "cuda", "2.11.0"), peak("sdpa", "cuda", "2.11.0"));
+    QVERIFY(peak("auto", "cuda", "2.11.0") < peak("naive", "cuda", "2.11.0") / 2);
+    QCOMPARE(peak("auto", "cuda", "1.13.0"), peak("naive", "cuda", "1.13.0"));
+    QCOMPARE(peak("auto", "cpu", "2.11.0"), peak("naive", "cpu", "2.11.0"));
 }
 
 void tst_MemoryModel::cudaTermsEnterTheTemporariesAndAreNamed()
