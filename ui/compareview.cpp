@@ -423,6 +423,8 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
                                      .arg(r.throughput.median, 0, 'f', 0)
                                      .arg(r.throughput.p10, 0, 'f', 0)
                                      .arg(r.throughput.p90, 0, 'f', 0);
+        if (!r.speedNote.empty())
+            rate += QLatin1Char(' ') + QString::fromStdString(r.speedNote);
         m_verdicts->setItem(row, int(VerdictColumn::TokensPerSecond), cell(rate, right));
         QString peak = r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();
         if (i > 0 && r.peakBytes > 0)

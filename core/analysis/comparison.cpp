@@ -384,6 +384,7 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
         const double baselinePeak = spreadOf(baselinePeaks).median;
         row.memorySaved = baselinePeak > 0 ? 1 - row.peak.median / baselinePeak : 0;
         row.mfu = typical.mfu();
+        row.speedNote = typical.config && typical.config->precision.tf32 ? "TF32" : "";
         row.recorder = typical.recorder;
         for (const auto *r : runs)
             if (row.machineNote.empty())
@@ -455,6 +456,7 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
         const std::string rate = r.seeds > 1 ? formatted("%.0f [%.0f-%.0f]", r.tokensPerSecond.median,
                                                          r.tokensPerSecond.min, r.tokensPerSecond.max)
                                              : formatted("%.0f", r.tokensPerSecond.median);
+        const std::string rateNoted = r.speedNote.empty() ? rate : rate + " " + r.speedNote;
         const std::string mfu = r.mfu > 0 ? percent(r.mfu) : "-";
         std::string verdict = r.verdict;
         if (r.name == baselineName) {
@@ -466,8 +468,8 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
         }
         out << formatted("%-26s %5lld %-10s %10lld %16s %+8.4f %20s %7.2fx %5s %11s  %s\n", printable(r.name).c_str(),
                          static_cast<long long>(r.seeds), outcomeName(r.outcome),
-                         static_cast<long long>(r.matchedTokens), loss.c_str(), r.deltaLoss, rate.c_str(), r.speedup,
-                         mfu.c_str(), formatBytes(r.peakBytes).c_str(), verdict.c_str());
+                         static_cast<long long>(r.matchedTokens), loss.c_str(), r.deltaLoss, rateNoted.c_str(),
+                         r.speedup, mfu.c_str(), formatBytes(r.peakBytes).c_str(), verdict.c_str());
     }
     for (const std::string &note : comparisonNotes(rows, baselineName, tolerance))
         out << note << "\n";

@@ -108,14 +108,15 @@ struct ComparisonRow
     double validationSd = 0;        // over seeds; 0 with one
     double samplingError = 0;       // the validation set's own standard error per run; NaN unknown
     QualityVerdict quality;
-    double deltaLoss = 0;                       // quality.difference
-    ThroughputSummary throughput;               // steady tokens/s of the median replicate
-    Spread tokensPerSecond;                     // steady medians over replicates
-    double speedup = 0;                         // median tokens/s over the baseline's
-    int64_t peakBytes = 0;                      // median over replicates
-    Spread peak;                                // bytes
-    double memorySaved = 0;                     // 1 - peak / baseline peak
-    double mfu = 0;                             // of the median replicate; 0 = unknown
+    double deltaLoss = 0;         // quality.difference
+    ThroughputSummary throughput; // steady tokens/s of the median replicate
+    Spread tokensPerSecond;       // steady medians over replicates
+    double speedup = 0;           // median tokens/s over the baseline's
+    int64_t peakBytes = 0;        // median over replicates
+    Spread peak;                  // bytes
+    double memorySaved = 0;       // 1 - peak / baseline peak
+    double mfu = 0;               // of the median replicate; 0 = unknown
+    std::string speedNote; // what the speed depends on besides the technique: "TF32" (precision.tf32); else empty
     std::map<EventKind, int64_t> instabilities; // summed over replicates
     std::string numerics;                       // numericsText of the replicate with the most FP16 underflow
     NumericsRisks risks;                        // of that replicate

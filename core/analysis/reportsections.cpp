@@ -43,6 +43,8 @@ VerdictCells verdictCells(const Report &report, const ComparisonRow &c, bool isB
                                : formatted("%.0f (%.0f-%.0f)", c.throughput.median, c.throughput.p10, c.throughput.p90);
     else
         cells.throughput = "-";
+    if (!c.speedNote.empty())
+        cells.throughput += " " + c.speedNote;
     cells.mfu = c.mfu > 0 ? formatted("%.0f%%", 100 * c.mfu) : "-";
     cells.peak = c.peakBytes > 0 ? formatBytes(c.peakBytes) : "-";
     if (c.seeds > 1 && c.peakBytes > 0 && c.peak.max > c.peak.min)

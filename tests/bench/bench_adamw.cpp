@@ -52,10 +52,10 @@ int main(int argc, char **argv)
         }
         const auto timeSteps = [&](int side) {
             const auto start = std::chrono::steady_clock::now();
-            for (int i = 0; i < steps; ++i) {
-                unscaleAndClip(models[side]->parameters(), nullptr, config.train.gradClip);
-                optimizers[side]->step();
-            }
+            HostSyncs syncs(c10::Device(c10::DeviceType::CPU));
+            for (int i = 0; i < steps; ++i)
+                stepUnlessNonFinite(*optimizers[side], models[side]->parameters(), nullptr, config.train.gradClip,
+                                    syncs);
             return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / steps;
         };
         std::printf("%s: %lld parameters, %d threads, clipping at %g\n", preset.c_str(), (long long) elements,

@@ -58,6 +58,7 @@ private Q_SLOTS:
     void groupsCompareTheirMeansAndMedians();
     void runsGroupInOrderWithRerunsReplaced();
     void instabilitiesAreCountedInWords();
+    void aTf32RunsSpeedSaysTf32();
     void speedsOnDifferentMachinesCompareThroughTheIndexOrNotAtAll();
     void numericsSayWhatFp16AndBf16WouldDo();
 };
@@ -262,6 +263,20 @@ void tst_Comparison::speedsOnDifferentMachinesCompareThroughTheIndexOrNotAtAll()
     rows = compare(baseline, {technique}, 0.02);
     QCOMPARE(rows[0].speedup, 2.0);
     QVERIFY(rows[0].acrossMachines.empty());
+}
+
+// TF32 changes a GPU's FP32 speed, not the technique: the speed shown says it, and its MFU is
+// against the TF32 peak.
+void tst_Comparison::aTf32RunsSpeedSaysTf32()
+{
+    RunSummary fp32 = replicate("fp32", "fp32", 2.0, 1000), tf32 = replicate("fp32-tf32", "fp32-tf32", 2.0, 3000);
+    fp32.config = loadRunConfig("default", "", {"runtime.device=cuda"});
+    tf32.config = loadRunConfig("default", "", {"runtime.device=cuda", "precision.tf32=true"});
+    const auto rows = compare(fp32, {fp32, tf32}, 0.02);
+    QCOMPARE(rows.size(), size_t(2));
+    QCOMPARE(rows.front().name + "|" + rows.front().speedNote, std::string("fp32|"));
+    QCOMPARE(rows.back().name + "|" + rows.back().speedNote, std::string("fp32-tf32|TF32"));
+    QVERIFY(QString::fromStdString(formatComparison(rows, "fp32", 0.02)).contains(QStringLiteral("3000 TF32")));
 }
 
 void tst_Comparison::instabilitiesAreCountedInWords()

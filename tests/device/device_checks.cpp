@@ -8,6 +8,7 @@
 #include "core/config/config.h"
 #include "core/engine/compat/torchcompat.h"
 #include "core/engine/data/textdata.h"
+#include "core/engine/machine/cudasupport.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/model/gpt.h"
@@ -130,21 +131,22 @@ void eachModeTrains(Checks &checks, const std::string &deviceName)
 // The scaler on the device's tensors: an inf skips the step and halves the scale.
 void scalerSkipsAnInf(Checks &checks, c10::Device device)
 {
-    LossScaler scaler(1024.0, 3);
+    LossScaler scaler(1024.0, 3, 0.5, 2.0, device);
     at::Tensor w = at::ones({4}, at::TensorOptions().device(device)).requires_grad_(true);
-    torch::optim::AdamW optimizer({w}, torch::optim::AdamWOptions(0.1));
+    FusedAdamW optimizer({w}, torch::optim::AdamWOptions(0.1));
     scaler.scale((w * 2).sum()).backward();
     {
         compat::GradDisabledGuard noGrad;
         w.mutable_grad()[2].fill_(INFINITY);
     }
     const at::Tensor before = w.detach().clone();
-    const std::optional<double> norm = unscaleAndClip({w}, &scaler, 1.0);
-    if (norm)
-        optimizer.step();
-    scaler.update(!norm);
-    checks.expect(!norm && at::equal(w.detach(), before) && scaler.currentScale() == 512.0, "scaler/inf-skips",
-                  format("skipped %g, scale %g", double(!norm), scaler.currentScale()));
+    // The trainer's step: on the device, skipped there where LibTorch has a fused AdamW.
+    HostSyncs syncs(device);
+    const StepGate gate = stepUnlessNonFinite(optimizer, {w}, &scaler, 1.0, syncs);
+    const double skipped = gate.skip.item<double>();
+    checks.expect(skipped == 1 && at::equal(w.detach(), before) && scaler.currentScale() == 512.0, "scaler/inf-skips",
+                  format("skipped %g, scale %g, host reads in the step %lld", skipped, scaler.currentScale(),
+                         (long long) syncs.total()));
 }
 
 GPTOptions shape(int64_t layers, double dropout, int64_t context)
@@ -216,6 +218,37 @@ void chunkedPeakIsLower(Checks &checks, c10::Device device)
 }
 
 // A CPU-only build names what is missing when asked for CUDA; a CUDA build refuses FP16 on the CPU.
+// The loop's waits for the device: optlog's count (HostSyncs) against what LibTorch itself saw
+// (CUDA's sync debug mode), over the same 24 steps read every step and every 12th. What LibTorch
+// sees besides optlog's reads are waits inside its own kernels (an embedding's backward, say),
+// the same in both runs: so reading less often must save LibTorch exactly the reads optlog saved.
+void syncsAreCounted(Checks &checks, const std::string &deviceName)
+{
+    if (deviceName != "cuda") {
+        checks.expect(cuda::countSynchronisations([] {}) == (cuda::built() ? 0 : -1), "syncs/counted-on-the-gpu",
+                      "not a GPU: the loop's count is held by tst_enginerun on the CPU");
+        return;
+    }
+    std::map<int, int64_t> ours, seen;
+    for (const int every : {1, 12}) {
+        const RunConfig config = loadRunConfig("smoke", "",
+                                               {"data.corpus=generated", "runtime.device=cuda", "train.steps=24",
+                                                "train.eval_interval=24", "runtime.speed_probe_every=0",
+                                                "runtime.metrics_every=" + std::to_string(every)});
+        Trainer trainer(config, loadTokens(config.data, config.model.vocabSize, config.model.contextLength), 1234);
+        Recording observer;
+        TrainingOutcome outcome;
+        seen[every] = cuda::countSynchronisations([&] { outcome = trainer.run(observer, observer.stop); });
+        for (const auto &[purpose, count] : outcome.hostSyncs)
+            ours[every] += count;
+    }
+    const int64_t saved = ours[1] - ours[12], libtorchSaved = seen[1] - seen[12];
+    checks.expect(saved == 22 && libtorchSaved == saved && seen[12] >= ours[12], "syncs/counted-on-the-gpu",
+                  format("every step: optlog %.0f, LibTorch %.0f; ", double(ours[1]), double(seen[1]))
+                      + format("every 12th: optlog %.0f, LibTorch %.0f ", double(ours[12]), double(seen[12]))
+                      + format("(LibTorch's own beyond optlog's: %.0f in 24 steps)", double(seen[12] - ours[12])));
+}
+
 void refusals(Checks &checks, const std::string &deviceName)
 {
     if (deviceName == "cuda")
@@ -259,6 +292,7 @@ int main(int argc, char **argv)
         {"attention", [&] { attentionEqualsNaive(checks, device); }},
         {"memory", [&] { chunkedPeakIsLower(checks, device); }},
         {"refusal", [&] { refusals(checks, deviceName); }},
+        {"syncs", [&] { syncsAreCounted(checks, deviceName); }},
     };
     for (const auto &[name, run] : groups) {
         if (!only.empty() && only != name)

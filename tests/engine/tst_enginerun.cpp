@@ -3,12 +3,16 @@
 #include "core/config/config.h"
 #include "core/config/studyplan.h"
 #include "core/engine/run/enginerun.h"
+#include "core/engine/run/preflight.h"
 #include "core/store/store.h"
 #include "tests/common/files.h"
 
 #include <ATen/Parallel.h>
+#include <nlohmann/json.hpp>
 
 #include <QtTest>
+#include <cmath>
+#include <map>
 
 using namespace optlog;
 
@@ -174,6 +178,88 @@ private Q_SLOTS:
                       || (e.kind == EventKind::Oom && e.message.find(R"("budget_bytes":614400)") != std::string::npos);
         QVERIFY(refusal);
         QCOMPARE(std::string(outcomeName(store.runs().front().outcome)), std::string("oom"));
+    }
+
+    // On a GPU the host runs ahead of the device until it reads a value: the loop waits only to
+    // read its step metrics (every runtime.metrics_every steps, and before a validation), its
+    // validation loss and the final weights. The CPU makes the same reads at the same places, so
+    // their count here is the GPU's; reading later changes nothing that is trained.
+    void theLoopWaitsForItsDeviceOnlyToReadItsMetrics()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("study.sqlite").toStdString();
+        const std::atomic<bool> stop{false};
+        std::map<int, std::vector<double>> losses;
+        std::map<int, nlohmann::json> syncs;
+        for (const int every : {1, 6}) {
+            // Clipping on every step (grad_clip 0.05) exercises the gate's factor too.
+            EngineRun run(smoke({"train.steps=24", "train.eval_interval=12", "train.grad_clip=0.05",
+                                 "runtime.speed_probe_every=0", "runtime.metrics_every=" + std::to_string(every),
+                                 "name=\"every " + std::to_string(every) + "\""}));
+            run.open(path);
+            const EngineRun::Result result = run.train({}, stop);
+            QCOMPARE(result.outcome.outcome, Outcome::Completed);
+            const Store store(path, Store::Access::ReadOnly);
+            for (const auto &m : store.metrics(result.runId))
+                losses[every].push_back(m.trainLoss);
+            syncs[every] = nlohmann::json::parse(store.findRun(std::to_string(result.runId))->environmentJson)
+                               .at("host_syncs");
+        }
+        QCOMPARE(losses[6].size(), size_t(24)); // every step recorded
+        QVERIFY(losses[6] == losses[1]);        // bitwise the same training
+        const auto expected = [](int metricReads) {
+            return nlohmann::json{{"step_metrics", metricReads}, {"validation", 2}, {"weights", 1}};
+        };
+        QCOMPARE(QString::fromStdString(syncs[1].dump()), QString::fromStdString(expected(24).dump()));
+        QCOMPARE(QString::fromStdString(syncs[6].dump()), QString::fromStdString(expected(4).dump()));
+    }
+
+    // FP32 products in TF32 are a GPU's: on the CPU the setting is refused before anything is
+    // written, with the reason; what a run used is stored with it.
+    void tf32IsRefusedOnTheCpuAndStoredWithTheRun()
+    {
+        try {
+            EngineRun run(smoke({"precision.tf32=true"}));
+            QFAIL("precision.tf32 = true was accepted on the CPU");
+        } catch (const ConfigError &e) {
+            QCOMPARE(e.field(), std::string("precision.tf32"));
+            QVERIFY2(std::string(e.what()).find("tensor cores") != std::string::npos, e.what());
+        }
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("study.sqlite").toStdString();
+        EngineRun run(smoke({"train.steps=4", "memory.attention=auto"}));
+        run.open(path);
+        const std::atomic<bool> stop{false};
+        const EngineRun::Result result = run.train({}, stop);
+        const Store store(path, Store::Access::ReadOnly);
+        const auto environment = nlohmann::json::parse(store.findRun(std::to_string(result.runId))->environmentJson);
+        QCOMPARE(environment.at("tf32").get<bool>(), false);
+        QCOMPARE(environment.at("attention").get<std::string>(), std::string("naive")); // "auto" on the CPU
+    }
+
+    // A run whose least time at this machine's measured peak is over a day is refused before it
+    // trains, saying how long; an hour or more trains with a warning saying so.
+    void aRunOfHoursSaysSoAndOneOfDaysIsRefused()
+    {
+        const RunConfig config = loadRunConfig("gpt2-small", "", {});
+        // 86 M parameters, 12,288 tokens a step: 7.7 TFLOP a step.
+        const double flops = 6.0 * 86039040 + 12.0 * 12 * 1024 * 768;
+        QVERIFY(std::fabs(*leastSeconds(config, 100) - flops * 12288 * 300 / 100e9) < 1);
+        QVERIFY(!checkTimeFits(loadRunConfig("smoke", "", {}), 100, false));
+        const auto warning = checkTimeFits(config, 100, false); // at 100 GFLOP/s: 6.4 hours
+        QVERIFY(warning);
+        QVERIFY2(warning->find("at least 6.4 hours") != std::string::npos, warning->c_str());
+        RunConfig longer = config;
+        longer.train.steps = 3000;
+        QVERIFY(checkTimeFits(longer, 100, true)); // forced: a warning
+        try {
+            checkTimeFits(longer, 100, false);
+            QFAIL("a run of 64 hours was not refused");
+        } catch (const ConfigError &e) {
+            QCOMPARE(e.field(), std::string("train.steps"));
+            QVERIFY2(std::string(e.what()).find("at least 64.5") != std::string::npos, e.what());
+            QVERIFY2(std::string(e.what()).find("--force") != std::string::npos, e.what());
+        }
     }
 };
 

@@ -186,18 +186,21 @@ void tst_Precision::injectedInfSkipsTheStepAndBacksOff()
     w.mutable_grad()[2] = INFINITY; // an overflow in one gradient
     const at::Tensor before = w.detach().clone();
 
-    // The trainer's own guarded step.
-    const std::optional<double> norm = stepUnlessNonFinite(optimizer, {w}, &scaler, 1.0);
-    QVERIFY(!norm);
+    // The trainer's own guarded step: LibTorch's AdamW cannot skip on the device, so the host
+    // reads whether to, once.
+    HostSyncs syncs(w.device());
+    const StepGate gate = stepUnlessNonFinite(optimizer, {w}, &scaler, 1.0, syncs);
+    QCOMPARE(gate.skip.item<float>(), 1.0f);
+    QCOMPARE(syncs.count(SyncPurpose::OptimizerSkip), int64_t(1));
     QVERIFY(at::equal(w.detach(), before)); // the weights are unchanged
     QCOMPARE(scaler.currentScale(), 512.0);
     QCOMPARE(scaler.skippedSteps(), int64_t(1));
 
     // The next clean step steps, and counts towards growth.
     w.mutable_grad() = at::full({4}, 2.0f * 512.0f);
-    const std::optional<double> next = stepUnlessNonFinite(optimizer, {w}, &scaler, 1.0);
-    QVERIFY(next);
-    QVERIFY(std::fabs(*next - 4.0) < 1e-4); // the norm of the unscaled gradient (2, 2, 2, 2)
+    const StepGate next = stepUnlessNonFinite(optimizer, {w}, &scaler, 1.0, syncs);
+    QCOMPARE(next.skip.item<float>(), 0.0f);
+    QVERIFY(std::fabs(next.gradNorm.item<double>() - 4.0) < 1e-4); // the norm of the unscaled gradient (2, 2, 2, 2)
     QVERIFY(!at::equal(w.detach(), before));
     QCOMPARE(scaler.currentScale(), 512.0);
 }
@@ -208,24 +211,33 @@ void tst_Precision::nonFiniteGradientSkipsTheStepWithoutAScaler()
     torch::optim::AdamW optimizer({w}, torch::optim::AdamWOptions(0.1));
     w.mutable_grad() = at::tensor({1.0f, NAN, 1.0f});
     const at::Tensor before = w.detach().clone();
-    QVERIFY(!stepUnlessNonFinite(optimizer, {w}, nullptr, 0.0));
+    HostSyncs syncs(w.device());
+    QCOMPARE(stepUnlessNonFinite(optimizer, {w}, nullptr, 0.0, syncs).skip.item<float>(), 1.0f);
     QVERIFY(at::equal(w.detach(), before));
     QVERIFY(optimizer.state().empty()); // AdamW never saw it
+
+    // optlog's own AdamW skips on its own, without a host read.
+    FusedAdamW fused({w}, torch::optim::AdamWOptions(0.1));
+    QCOMPARE(stepUnlessNonFinite(fused, {w}, nullptr, 0.0, syncs).skip.item<float>(), 1.0f);
+    QVERIFY(at::equal(w.detach(), before));
+    QVERIFY(fused.state().empty());
+    QCOMPARE(syncs.total(), int64_t(1)); // LibTorch's step's read above, none since
 }
 
 void tst_Precision::scaleGrowsAfterCleanSteps()
 {
     LossScaler scaler(1024.0, 3);
-    scaler.update(false);
-    scaler.update(false);
+    const at::Tensor clean = at::zeros({}), overflow = at::ones({});
+    scaler.update(clean);
+    scaler.update(clean);
     QCOMPARE(scaler.currentScale(), 1024.0);
-    scaler.update(false);
+    scaler.update(clean);
     QCOMPARE(scaler.currentScale(), 2048.0);
-    scaler.update(true); // an overflow resets the count of clean steps
-    scaler.update(false);
-    scaler.update(false);
+    scaler.update(overflow); // an overflow resets the count of clean steps
+    scaler.update(clean);
+    scaler.update(clean);
     QCOMPARE(scaler.currentScale(), 1024.0);
-    scaler.update(false);
+    scaler.update(clean);
     QCOMPARE(scaler.currentScale(), 2048.0);
     QCOMPARE(scaler.skippedSteps(), int64_t(1));
 }
@@ -236,11 +248,13 @@ void tst_Precision::clippingSeesUnscaledGradients()
     at::Tensor w = at::zeros({2}).requires_grad_(true);
     // A true gradient of (3, 4), norm 5, as backward leaves it: multiplied by the scale.
     w.mutable_grad() = at::tensor({3.0f, 4.0f}) * 1024.0;
-    const std::optional<double> norm = unscaleAndClip({w}, &scaler, 1.0);
-    QVERIFY(norm);
-    QVERIFY(std::fabs(*norm - 5.0) < 1e-4);                          // the norm of the unscaled gradient, not 5120
-    QVERIFY(std::fabs(w.grad().norm().item<double>() - 1.0) < 1e-4); // clipped to the threshold
-    QVERIFY(std::fabs(w.grad()[0].item<double>() - 0.6) < 1e-4);
+    const StepGate gate = gradientGate({w}, &scaler, 1.0);
+    QCOMPARE(gate.skip.item<float>(), 0.0f);
+    QVERIFY(std::fabs(gate.gradNorm.item<double>() - 5.0) < 1e-4); // the norm of the unscaled gradient, not 5120
+    // The factor the step multiplies the gradients by: unscaled, then clipped to the threshold.
+    const at::Tensor gated = w.grad() * gate.factor;
+    QVERIFY(std::fabs(gated.norm().item<double>() - 1.0) < 1e-4);
+    QVERIFY(std::fabs(gated[0].item<double>() - 0.6) < 1e-4);
 }
 
 QTEST_APPLESS_MAIN(tst_Precision)

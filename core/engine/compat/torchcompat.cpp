@@ -4,6 +4,8 @@
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #if OPTLOG_TORCH_AT_LEAST(2, 0)
+#include <ATen/ops/_fused_adamw.h>
+#include <ATen/ops/_fused_sdp_choice.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #endif
 #if !OPTLOG_TORCH_AT_LEAST(2, 2)
@@ -94,6 +96,45 @@ at::Tensor fusedCausalAttention(const at::Tensor &q, const at::Tensor &k, const 
 #else
     (void) q, (void) k, (void) v, (void) dropout;
     throw std::logic_error("fused attention needs LibTorch 2.x");
+#endif
+}
+
+std::string fusedAttentionKernel(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, double dropout)
+{
+#if OPTLOG_TORCH_AT_LEAST(2, 0)
+    // at::SDPBackend's values, the same since 2.0.
+    switch (at::_fused_sdp_choice(q, k, v, /*attn_mask=*/{}, dropout, /*is_causal=*/true)) {
+    case 0: return "math";
+    case 1: return "flash";
+    case 2: return "efficient";
+    case 3: return "cudnn";
+    default: return "other";
+    }
+#else
+    (void) q, (void) k, (void) v, (void) dropout;
+    return "";
+#endif
+}
+
+bool hasFusedAdamW(c10::DeviceType device)
+{
+    if (device == c10::DeviceType::CUDA)
+        return OPTLOG_TORCH_AT_LEAST(2, 0);
+    return device == c10::DeviceType::CPU && OPTLOG_TORCH_AT_LEAST(2, 4);
+}
+
+void fusedAdamW(const std::vector<at::Tensor> &weights, const std::vector<at::Tensor> &gradients,
+                const std::vector<at::Tensor> &expAvg, const std::vector<at::Tensor> &expAvgSq,
+                const std::vector<at::Tensor> &steps, const FusedAdamWArguments &a, const at::Tensor &gradScale,
+                const at::Tensor &foundInf)
+{
+#if OPTLOG_TORCH_AT_LEAST(2, 0)
+    at::_fused_adamw_(weights, gradients, expAvg, expAvgSq, /*max_exp_avg_sqs=*/{}, steps, a.lr, a.beta1, a.beta2,
+                      a.weightDecay, a.eps, /*amsgrad=*/false, /*maximize=*/false, gradScale, foundInf);
+#else
+    (void) weights, (void) gradients, (void) expAvg, (void) expAvgSq, (void) steps, (void) a, (void) gradScale,
+        (void) foundInf;
+    throw std::logic_error("LibTorch's fused AdamW needs 2.0 (CUDA) or 2.4 (CPU)");
 #endif
 }
 

@@ -14,6 +14,7 @@
 #include <torch/version.h>
 
 #include <string>
+#include <vector>
 
 #define OPTLOG_TORCH_AT_LEAST(major, minor) \
     (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
@@ -65,6 +66,24 @@ constexpr bool hasFusedAttention = OPTLOG_TORCH_AT_LEAST(2, 0);
 // Causal attention over (B, H, T, D) q, k, v with dropout; throws std::logic_error where
 // hasFusedAttention is false (runDevice refuses memory.attention = "sdpa" there first).
 at::Tensor fusedCausalAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, double dropout);
+// The kernel fusedCausalAttention takes for these inputs ("flash", "efficient", "cudnn", "math"),
+// as LibTorch chooses it; empty where hasFusedAttention is false.
+std::string fusedAttentionKernel(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, double dropout);
+
+// LibTorch's fused AdamW: one multi-tensor kernel for every tensor of a group (2.0 on CUDA, 2.4
+// on the CPU), which reads the step's gradient divisor and skip flag on the device.
+bool hasFusedAdamW(c10::DeviceType device);
+// Steps `weights` in place, unless `foundInf` (0-d FP32) is 1; every gradient is first divided by
+// `gradScale` (0-d FP32). `steps` are the tensors' step counts (FP32, on the device, already
+// counting this step). Throws std::logic_error where hasFusedAdamW is false.
+struct FusedAdamWArguments
+{
+    double lr = 0, beta1 = 0, beta2 = 0, weightDecay = 0, eps = 0;
+};
+void fusedAdamW(const std::vector<at::Tensor> &weights, const std::vector<at::Tensor> &gradients,
+                const std::vector<at::Tensor> &expAvg, const std::vector<at::Tensor> &expAvgSq,
+                const std::vector<at::Tensor> &steps, const FusedAdamWArguments &arguments, const at::Tensor &gradScale,
+                const at::Tensor &foundInf);
 
 // The c10d type that runs a process group's collectives: 2.x calls it a Backend
 // (ProcessGroupGloo and ProcessGroupNCCL derive from it), 1.13 a ProcessGroup. Both are declared

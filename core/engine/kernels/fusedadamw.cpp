@@ -8,6 +8,8 @@
 #include <c10/util/StringUtil.h>
 
 #include <cmath>
+#include <optional>
+#include <tuple>
 
 namespace optlog {
 
@@ -23,6 +25,8 @@ struct StepCoefficients
     float rootCorrection2 = 1; // √(1 - β₂ᵗ)
     float eps = 0;
     float negativeStepSize = 0; // -lr / (1 - β₁ᵗ)
+    bool scales = false;        // the gradients are multiplied by `factor` first (a StepGate's)
+    float factor = 1;
 };
 
 // The update of elements [0, n) of one tensor, written once and compiled below for each width.
@@ -34,7 +38,8 @@ inline __attribute__((always_inline)) void adamwLoop(float *__restrict weight, c
 {
     for (int64_t i = 0; i < n; ++i) {
         const float w = c.decays ? weight[i] * c.decay : weight[i];
-        const float g = gradient[i];
+        // As the gradient's own in-place multiply by the factor would round it, before the update.
+        const float g = c.scales ? gradient[i] * c.factor : gradient[i];
         // LibTorch's operations in their order and rounding: mul_ then add_ (m), mul_ then
         // addcmul_ (v), sqrt, division, add_ (denominator), addcdiv_ (weight). Its AVX2 and
         // AVX-512 kernels compute add_'s α·b + a and addcmul_'s (α·b)·c + a as fused multiply-adds,
@@ -114,6 +119,40 @@ bool FusedAdamW::fusable() const
     return true;
 }
 
+bool FusedAdamW::libtorchFusable() const
+{
+    std::optional<c10::Device> device;
+    for (const auto &group : param_groups_) {
+        if (static_cast<const torch::optim::AdamWOptions &>(group.options()).amsgrad())
+            return false;
+        for (const auto &p : group.params()) {
+            if (!p.grad().defined())
+                continue;
+            if (!compat::hasFusedAdamW(p.device().type()) || p.is_sparse() || p.grad().is_sparse()
+                || p.grad().scalar_type() != p.scalar_type() || (device && *device != p.device()))
+                return false;
+            device = p.device();
+        }
+    }
+    return true;
+}
+
+torch::optim::AdamWParamState &FusedAdamW::stateOf(const at::Tensor &p)
+{
+    const compat::OptimizerStateKey key = compat::optimizerStateKey(p);
+    auto found = state_.find(key);
+    if (found == state_.end()) {
+        // Whole before it is kept: the moments' allocation may be refused (a memory budget), and a
+        // half-made state must not stay behind for the next reader.
+        auto created = std::make_unique<torch::optim::AdamWParamState>();
+        created->step(0);
+        created->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
+        created->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
+        found = state_.emplace(key, std::move(created)).first;
+    }
+    return static_cast<torch::optim::AdamWParamState &>(*found->second);
+}
+
 at::Tensor FusedAdamW::step(LossClosure closure)
 {
     if (!fusable())
@@ -124,24 +163,35 @@ at::Tensor FusedAdamW::step(LossClosure closure)
         compat::GradModeGuard enableGrad(true);
         loss = closure();
     }
+    onePassStep(1.0f);
+    return loss;
+}
+
+bool FusedAdamW::stepOnDevice(const StepGate &gate)
+{
+    compat::GradDisabledGuard noGrad;
+    if (fusable() && gate.skip.device().is_cpu()) {
+        // The gate is in the CPU's memory: read here as a kernel reads its arguments.
+        const at::Tensor skip = gate.skip.to(at::kFloat), factor = gate.factor.to(at::kFloat);
+        if (skip.item<float>() == 0)
+            onePassStep(factor.item<float>());
+        return true;
+    }
+    if (!libtorchFusable())
+        return false;
+    libtorchFusedStep(gate);
+    return true;
+}
+
+void FusedAdamW::onePassStep(float factor)
+{
     for (auto &group : param_groups_) {
         const auto &options = static_cast<const torch::optim::AdamWOptions &>(group.options());
         const auto [beta1, beta2] = options.betas();
         for (auto &p : group.params()) {
             if (!p.grad().defined())
                 continue;
-            const compat::OptimizerStateKey key = compat::optimizerStateKey(p);
-            auto found = state_.find(key);
-            if (found == state_.end()) {
-                // Whole before it is kept: the moments' allocation may be refused (a memory
-                // budget), and a half-made state must not stay behind for the next reader.
-                auto created = std::make_unique<torch::optim::AdamWParamState>();
-                created->step(0);
-                created->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
-                created->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
-                found = state_.emplace(key, std::move(created)).first;
-            }
-            auto &state = static_cast<torch::optim::AdamWParamState &>(*found->second);
+            auto &state = stateOf(p);
             state.step(state.step() + 1);
             const double step = double(state.step());
             StepCoefficients c;
@@ -154,6 +204,8 @@ at::Tensor FusedAdamW::step(LossClosure closure)
             c.rootCorrection2 = float(std::sqrt(1 - std::pow(beta2, step)));
             c.eps = float(options.eps());
             c.negativeStepSize = float(-options.lr() / (1 - std::pow(beta1, step)));
+            c.scales = factor != 1.0f;
+            c.factor = factor;
 
             float *weight = p.data_ptr<float>();
             const float *gradient = p.grad().data_ptr<float>();
@@ -165,7 +217,50 @@ at::Tensor FusedAdamW::step(LossClosure closure)
             });
         }
     }
-    return loss;
+}
+
+void FusedAdamW::libtorchFusedStep(const StepGate &gate)
+{
+    // One count for every tensor, as they all step together: this step counted unless skipped.
+    if (!m_deviceStep.defined()) {
+        double start = 0;
+        for (const auto &entry : state_)
+            start = double(static_cast<const torch::optim::AdamWParamState &>(*entry.second).step());
+        m_deviceStep = at::full({}, start, gate.skip.options().dtype(at::kFloat));
+    }
+    m_deviceStep.add_(1).sub_(gate.skip);
+    const at::Tensor divisor = at::reciprocal(gate.factor);
+    for (auto &group : param_groups_) {
+        const auto &options = static_cast<const torch::optim::AdamWOptions &>(group.options());
+        std::vector<at::Tensor> weights, gradients, expAvg, expAvgSq, steps;
+        for (auto &p : group.params()) {
+            if (!p.grad().defined())
+                continue;
+            auto &state = stateOf(p);
+            weights.push_back(p);
+            gradients.push_back(p.grad());
+            expAvg.push_back(state.exp_avg());
+            expAvgSq.push_back(state.exp_avg_sq());
+            steps.push_back(m_deviceStep);
+        }
+        if (weights.empty())
+            continue;
+        compat::FusedAdamWArguments arguments;
+        arguments.lr = options.lr();
+        std::tie(arguments.beta1, arguments.beta2) = options.betas();
+        arguments.weightDecay = options.weight_decay();
+        arguments.eps = options.eps();
+        compat::fusedAdamW(weights, gradients, expAvg, expAvgSq, steps, arguments, divisor, gate.skip);
+    }
+}
+
+void FusedAdamW::recordStepCounts()
+{
+    if (!m_deviceStep.defined())
+        return;
+    const auto step = int64_t(m_deviceStep.item<float>());
+    for (auto &entry : state_)
+        static_cast<torch::optim::AdamWParamState &>(*entry.second).step(step);
 }
 
 } // namespace optlog

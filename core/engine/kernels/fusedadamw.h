@@ -5,6 +5,15 @@
 
 namespace optlog {
 
+// What one optimizer step does with its gradients, decided on their device (the trainer's
+// gradientGate), so that the step's kernels need nothing from the host.
+struct StepGate
+{
+    at::Tensor gradNorm; // 0-d FP32: the global norm of the unscaled gradients, before clipping
+    at::Tensor skip;     // 0-d FP32: 1 when a gradient holds an inf or NaN and the step is skipped, else 0
+    at::Tensor factor;   // 0-d FP32: what every gradient is multiplied by first (1/loss scale x clipping's factor)
+};
+
 // LibTorch's AdamW, stepping each FP32 CPU tensor in one pass over its memory. LibTorch's step is
 // a chain of about nine whole-tensor operations per parameter (decay, two for each moment, square
 // root, division, epsilon, the update) that reads and writes the tensors some twenty times and
@@ -15,15 +24,33 @@ namespace optlog {
 // (AdamWParamState: moments, step count), so saving, loading and numerics.h's adamwUpdate see
 // LibTorch's optimizer. A step in which any tensor is not an FP32, contiguous CPU tensor (CUDA,
 // 16-bit weights without master copies, amsgrad) is LibTorch's own.
+//
+// Under a StepGate (stepOnDevice) the step never waits for the host: this pass reads the gate's
+// skip flag and factor as a kernel reads its arguments, and elsewhere LibTorch's fused AdamW
+// (one multi-tensor kernel per group, compat::fusedAdamW: CUDA, and the CPU's 16-bit weights from
+// 2.4) takes them on the device, keeping the groups' step count there too.
 class FusedAdamW : public torch::optim::AdamW
 {
 public:
     using torch::optim::AdamW::AdamW;
 
     at::Tensor step(LossClosure closure = nullptr) override;
+    // One step under `gate`, without a host read: false where neither pass can take these tensors
+    // (1.x's 16-bit CPU weights, amsgrad), and then nothing was done: the caller applies the gate
+    // with LibTorch's own step.
+    bool stepOnDevice(const StepGate &gate);
+    // The state's step counts, which LibTorch's fused step keeps on the device, copied into each
+    // parameter's state (a host read): before saving, or reading the state.
+    void recordStepCounts();
 
 private:
     bool fusable() const;
+    bool libtorchFusable() const;
+    void onePassStep(float factor);
+    void libtorchFusedStep(const StepGate &gate);
+    torch::optim::AdamWParamState &stateOf(const at::Tensor &parameter);
+
+    at::Tensor m_deviceStep; // LibTorch's fused step's count (0-d FP32 on the device); undefined before it
 };
 
 } // namespace optlog

@@ -88,10 +88,10 @@ double bestSquareGflops(at::ScalarType dtype, c10::Device device, double seconds
 
 } // namespace
 
-double MatmulPeak::gflops(at::ScalarType dtype) const
+double MatmulPeak::gflops(at::ScalarType dtype, bool tf32) const
 {
     switch (dtype) {
-    case at::kFloat: return float32Gflops;
+    case at::kFloat: return tf32 ? tfloat32Gflops : float32Gflops;
     case at::kBFloat16: return bfloat16Gflops;
     case at::kHalf: return float16Gflops;
     default: return 0;
@@ -111,6 +111,8 @@ nlohmann::json MatmulPeak::toJson() const
         out["remeasured"] = true;
     if (float16Gflops > 0)
         out["float16_gflops"] = float16Gflops;
+    if (tfloat32Gflops > 0)
+        out["tfloat32_gflops"] = tfloat32Gflops;
     return out;
 }
 
@@ -156,8 +158,10 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
         peak.float32Gflops = entry.value("float32_gflops", 0.0);
         peak.bfloat16Gflops = entry.value("bfloat16_gflops", 0.0);
         peak.float16Gflops = entry.value("float16_gflops", 0.0);
-        if (peak.float32Gflops > 0) {
-            peak.remeasured = observed.gflops > kStalePeakMargin * peak.gflops(observed.dtype);
+        peak.tfloat32Gflops = entry.value("tfloat32_gflops", 0.0);
+        // A GPU's entry from before TF32 was measured is measured again.
+        if (peak.float32Gflops > 0 && (!device.is_cuda() || peak.tfloat32Gflops > 0)) {
+            peak.remeasured = observed.gflops > kStalePeakMargin * peak.gflops(observed.dtype, observed.tf32);
             peak.fromCache = !peak.remeasured;
             if (peak.fromCache)
                 return peak;
@@ -168,10 +172,15 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     // memory budget.
     const CountingAllocator::Uncounted uncounted;
     const auto start = Clock::now();
-    peak.float32Gflops = bestSquareGflops(at::kFloat, device, secondsPerShape);
+    {
+        const Tf32Guard ieee(false); // FP32's peak is FP32's, whatever the run's precision.tf32
+        peak.float32Gflops = bestSquareGflops(at::kFloat, device, secondsPerShape);
+    }
     peak.bfloat16Gflops = bestSquareGflops(at::kBFloat16, device, secondsPerShape);
     if (device.is_cuda()) {
         peak.float16Gflops = bestSquareGflops(at::kHalf, device, secondsPerShape);
+        const Tf32Guard tf32(true);
+        peak.tfloat32Gflops = bestSquareGflops(at::kFloat, device, secondsPerShape);
         cuda::releaseCachedMemory(); // else the run's reserved peak would start with these matrices
     }
     peak.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -179,9 +188,11 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     peak.float32Gflops = std::max(peak.float32Gflops, cached.float32Gflops);
     peak.bfloat16Gflops = std::max(peak.bfloat16Gflops, cached.bfloat16Gflops);
     peak.float16Gflops = std::max(peak.float16Gflops, cached.float16Gflops);
+    peak.tfloat32Gflops = std::max(peak.tfloat32Gflops, cached.tfloat32Gflops);
     cache[peak.key] = {{"float32_gflops", peak.float32Gflops},
                        {"bfloat16_gflops", peak.bfloat16Gflops},
                        {"float16_gflops", peak.float16Gflops},
+                       {"tfloat32_gflops", peak.tfloat32Gflops},
                        {"measured_seconds", peak.seconds}};
     writeJsonCache(path, cache);
     return peak;

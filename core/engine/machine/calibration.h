@@ -21,16 +21,17 @@ struct MatmulPeak
 {
     double float32Gflops = 0;
     double bfloat16Gflops = 0;
-    double float16Gflops = 0; // CUDA only: the CPU has no FP16 matmul in LibTorch 1.13
-    std::string shapes;       // "square 1024, 2048": the GEMMs measured
-    std::string key;          // what the cache entry is keyed by
+    double float16Gflops = 0;  // CUDA only: the CPU has no FP16 matmul in LibTorch 1.13
+    double tfloat32Gflops = 0; // CUDA only: FP32 products in TF32 (precision.tf32)
+    std::string shapes;        // "square 1024, 2048": the GEMMs measured
+    std::string key;           // what the cache entry is keyed by
     bool fromCache = false;
     bool remeasured = false; // the cached entry was beaten by the run's own kernels (below)
     double seconds = 0;      // what measuring took (0 from the cache)
     std::string notMeasured; // why no peak was measured (matmulPeakWanted()); empty when one was
 
-    // The peak of a compute dtype (FP32, BF16, FP16); 0 for another.
-    double gflops(at::ScalarType dtype) const;
+    // The peak of a compute dtype (FP32, BF16, FP16; FP32 in TF32 where `tf32`); 0 for another.
+    double gflops(at::ScalarType dtype, bool tf32 = false) const;
     nlohmann::json toJson() const;
 };
 
@@ -39,6 +40,7 @@ struct ObservedRate
 {
     at::ScalarType dtype = at::kFloat;
     double gflops = 0;
+    bool tf32 = false; // FP32 products in TF32 (CUDA)
 };
 
 // Whether a run measures the peak: unless OPTLOG_MATMUL_PEAK=0, which a run whose rates are not

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -35,5 +36,10 @@ std::string deviceDescription(int deviceIndex);
 // "NVIDIA H200", and its compute capability (9, 0): what the memory model's workspaces depend on.
 std::string deviceName(int deviceIndex);
 std::pair<int, int> computeCapability(int deviceIndex);
+
+// Runs `work` under LibTorch's CUDA sync debug mode (torch.cuda.set_sync_debug_mode("warn")) and
+// returns how often LibTorch saw the host wait for the device in it: the GPU's own count of what
+// HostSyncs counts (device_checks sets the two side by side). -1 without CUDA.
+int64_t countSynchronisations(const std::function<void()> &work);
 
 } // namespace optlog::cuda

@@ -3,6 +3,8 @@
 #include "core/engine/machine/cudasupport.h"
 
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/util/Exception.h>
 
 #include <cstdio>
 #include <stdexcept>
@@ -70,6 +72,39 @@ std::pair<int, int> computeCapability(int deviceIndex)
     if (cudaGetDeviceProperties(&properties, deviceIndex) != cudaSuccess)
         throw std::runtime_error("cudaGetDeviceProperties failed for device " + std::to_string(deviceIndex));
     return {properties.major, properties.minor};
+}
+
+namespace {
+
+// Counts the sync debug mode's warnings; passes no other warning on (none is expected in a check).
+class SyncWarnings : public c10::WarningHandler
+{
+public:
+    void process(const c10::Warning &warning) override
+    {
+        if (warning.msg().find("synchroniz") != std::string::npos)
+            ++count;
+    }
+    int64_t count = 0;
+};
+
+} // namespace
+
+int64_t countSynchronisations(const std::function<void()> &work)
+{
+    SyncWarnings warnings;
+    c10::WarningUtils::WarningHandlerGuard handler(&warnings);
+    auto &state = c10::cuda::warning_state();
+    const c10::cuda::SyncDebugMode previous = state.get_sync_debug_mode();
+    state.set_sync_debug_mode(c10::cuda::SyncDebugMode::L_WARN);
+    try {
+        work();
+    } catch (...) {
+        state.set_sync_debug_mode(previous);
+        throw;
+    }
+    state.set_sync_debug_mode(previous);
+    return warnings.count;
 }
 
 } // namespace optlog::cuda

@@ -46,4 +46,9 @@ std::pair<int, int> computeCapability(int)
     notBuilt();
 }
 
+int64_t countSynchronisations(const std::function<void()> &)
+{
+    return -1;
+}
+
 } // namespace optlog::cuda

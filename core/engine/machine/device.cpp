@@ -7,6 +7,7 @@
 #include "core/engine/machine/environment.h"
 #include "core/engine/memory/countingallocator.h"
 
+#include <ATen/Context.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
 
@@ -72,6 +73,20 @@ DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapabili
     if (const auto &overcount = CountingAllocator::overcount(); overcount && !terms.capability)
         terms.chip += " (" + overcount->describe() + ")";
     return terms;
+}
+
+Tf32Guard::Tf32Guard(bool on)
+    : m_cublas(at::globalContext().allowTF32CuBLAS())
+    , m_cudnn(at::globalContext().allowTF32CuDNN())
+{
+    at::globalContext().setAllowTF32CuBLAS(on);
+    at::globalContext().setAllowTF32CuDNN(on);
+}
+
+Tf32Guard::~Tf32Guard()
+{
+    at::globalContext().setAllowTF32CuBLAS(m_cublas);
+    at::globalContext().setAllowTF32CuDNN(m_cudnn);
 }
 
 void synchronize(c10::Device device)

@@ -26,6 +26,21 @@ c10::Device runDevice(const RunConfig &config);
 // counting allocator's test hook (countingallocator.h), which is a device of its own.
 DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapability> assumed = std::nullopt);
 
+// Whether FP32 products on CUDA run in TF32 on tensor cores (precision.tf32; LibTorch's
+// allowTF32CuBLAS and allowTF32CuDNN, PyTorch's torch.backends.*.allow_tf32), for the process,
+// until the guard ends; on the CPU it changes nothing.
+class Tf32Guard
+{
+public:
+    explicit Tf32Guard(bool on);
+    ~Tf32Guard();
+    Tf32Guard(const Tf32Guard &) = delete;
+    Tf32Guard &operator=(const Tf32Guard &) = delete;
+
+private:
+    bool m_cublas, m_cudnn;
+};
+
 // Waits for the device's queued work: a timing on CUDA must include the kernels it launched.
 void synchronize(c10::Device device);
 

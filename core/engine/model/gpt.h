@@ -78,6 +78,11 @@ private:
 };
 TORCH_MODULE(CausalSelfAttention);
 
+// The attention config's GPT runs on `device` in compute dtype `dtype`: memory.attention resolved
+// ("auto" on this device and LibTorch), and for sdpa the kernel LibTorch chooses for the run's
+// shapes ("sdpa (flash)", "sdpa (efficient)", "sdpa (math)", ...). Recorded with the run.
+std::string attentionInUse(const RunConfig &config, c10::Device device, c10::ScalarType dtype);
+
 class MlpImpl : public torch::nn::Module
 {
 public:

@@ -57,8 +57,10 @@ AutocastGuard::~AutocastGuard()
     compat::setAutocastDtype(m_device, m_previousDtype);
 }
 
-LossScaler::LossScaler(double initialScale, int64_t growthInterval, double backoff, double growth)
-    : m_scale(initialScale)
+LossScaler::LossScaler(double initialScale, int64_t growthInterval, double backoff, double growth, c10::Device device)
+    : m_scale(at::full({}, initialScale, at::TensorOptions().dtype(at::kFloat).device(device)))
+    , m_cleanSteps(at::zeros({}, m_scale.options()))
+    , m_skipped(at::zeros({}, m_scale.options()))
     , m_growthInterval(growthInterval)
     , m_backoff(backoff)
     , m_growth(growth)
@@ -72,38 +74,50 @@ at::Tensor LossScaler::scale(const at::Tensor &loss) const
 bool LossScaler::unscale(const std::vector<at::Tensor> &parameters) const
 {
     compat::GradDisabledGuard noGrad;
-    const double inverse = 1.0 / m_scale;
     std::vector<at::Tensor> finite;
     for (const auto &p : parameters) {
         at::Tensor g = p.grad();
         if (!g.defined())
             continue;
-        g.mul_(inverse);
+        g.div_(m_scale);
         finite.push_back(at::isfinite(g).all());
     }
-    // One host read for all of them: on a GPU each read waits for the queued kernels.
+    // One host read for all of them.
     return finite.empty() || at::stack(finite).all().item<bool>();
+}
+
+void LossScaler::update(const at::Tensor &skipped)
+{
+    compat::GradDisabledGuard noGrad;
+    // All in the device's arithmetic, exact for these small integers and powers of two.
+    const at::Tensor clean = (m_cleanSteps + 1) * (1 - skipped); // a skip resets the count
+    const at::Tensor grows = (clean >= double(m_growthInterval)).to(at::kFloat);
+    m_scale.mul_(skipped * m_backoff + (1 - skipped) * (1 + grows * (m_growth - 1)));
+    m_cleanSteps.copy_(clean * (1 - grows));
+    m_skipped.add_(skipped);
+}
+
+double LossScaler::currentScale() const
+{
+    return m_scale.item<double>();
+}
+
+int64_t LossScaler::skippedSteps() const
+{
+    return int64_t(m_skipped.item<double>());
+}
+
+LossScaler::State LossScaler::state() const
+{
+    const at::Tensor values = at::stack({m_scale, m_cleanSteps, m_skipped}).to(at::kDouble).cpu();
+    return {values[0].item<double>(), int64_t(values[1].item<double>()), int64_t(values[2].item<double>())};
 }
 
 void LossScaler::restore(const State &state)
 {
-    m_scale = state.scale;
-    m_cleanSteps = state.cleanSteps;
-    m_skipped = state.skipped;
-}
-
-void LossScaler::update(bool foundNonFinite)
-{
-    if (foundNonFinite) {
-        m_scale *= m_backoff;
-        m_cleanSteps = 0;
-        ++m_skipped;
-        return;
-    }
-    if (++m_cleanSteps >= m_growthInterval) {
-        m_scale *= m_growth;
-        m_cleanSteps = 0;
-    }
+    m_scale.fill_(state.scale);
+    m_cleanSteps.fill_(double(state.cleanSteps));
+    m_skipped.fill_(double(state.skipped));
 }
 
 std::string dtypeName(c10::ScalarType type)

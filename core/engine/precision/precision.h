@@ -4,6 +4,7 @@
 #include "core/contract/dtype.h"
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
@@ -45,23 +46,34 @@ private:
     c10::ScalarType m_previousDtype = c10::kBFloat16;
 };
 
-// A dynamic loss scaler (LibTorch's C++ API has none): the loss is multiplied by the scale before
-// backward; the gradients are divided by it before clipping; a step whose gradients hold an inf
-// or NaN is skipped and the scale halves; after `growthInterval` clean steps it doubles.
+// A dynamic loss scaler (LibTorch's C++ API has none), kept on the device so that no step waits
+// for the host: the loss is multiplied by the scale before backward; the optimizer step divides
+// the gradients by it (the trainer's StepGate) and skips a step whose gradients hold an inf or
+// NaN, after which the scale halves; after `growthInterval` clean steps it doubles.
 class LossScaler
 {
 public:
-    explicit LossScaler(double initialScale = 65536.0, int64_t growthInterval = 2000, double backoff = 0.5,
-                        double growth = 2.0);
+    // PyTorch's GradScaler's defaults.
+    static constexpr double kInitialScale = 65536.0;
+    static constexpr int64_t kGrowthInterval = 2000;
+
+    explicit LossScaler(double initialScale = kInitialScale, int64_t growthInterval = kGrowthInterval,
+                        double backoff = 0.5, double growth = 2.0,
+                        c10::Device device = c10::Device(c10::DeviceType::CPU));
 
     at::Tensor scale(const at::Tensor &loss) const;
-    // Divides every gradient by the scale; false when any gradient is not finite.
+    // The scale, a 0-d FP32 tensor on the device.
+    const at::Tensor &scaleTensor() const { return m_scale; }
+    // Divides every gradient by the scale, and reads whether all are finite: a host read, for data
+    // parallelism's gate, which agrees on it over the ranks on the host. The trainer's own gate
+    // divides on the device instead (StepGate::factor).
     bool unscale(const std::vector<at::Tensor> &parameters) const;
-    // After a step: backs off on overflow, else counts toward growth.
-    void update(bool foundNonFinite);
+    // After a step: `skipped` (0-d FP32, 1 or 0, on the device) backs off, else counts toward growth.
+    void update(const at::Tensor &skipped);
 
-    double currentScale() const { return m_scale; }
-    int64_t skippedSteps() const { return m_skipped; }
+    // Reads of the device (outside the step: tests, diagnostics, checkpoints).
+    double currentScale() const;
+    int64_t skippedSteps() const;
     // Where the scaler stands, for a checkpoint; restore() continues from it.
     struct State
     {
@@ -69,16 +81,14 @@ public:
         int64_t cleanSteps = 0;
         int64_t skipped = 0;
     };
-    State state() const { return {m_scale, m_cleanSteps, m_skipped}; }
+    State state() const;
     void restore(const State &state);
 
 private:
-    double m_scale;
+    at::Tensor m_scale, m_cleanSteps, m_skipped; // 0-d FP32 on the device
     int64_t m_growthInterval;
     double m_backoff;
     double m_growth;
-    int64_t m_cleanSteps = 0;
-    int64_t m_skipped = 0;
 };
 
 std::string dtypeName(c10::ScalarType type);

@@ -4,6 +4,7 @@
 #include "core/contract/format.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/memory/countingallocator.h"
+#include "core/engine/model/gpt.h"
 #include "core/engine/precision/precision.h"
 #include "core/engine/run/rankrun.h"
 #include "core/engine/run/studyrecorder.h"
@@ -63,9 +64,11 @@ std::string outOfMachineMemory(const RunConfig &config, const std::vector<Memory
 EngineRun::EngineRun(RunConfig config, MemoryCheck memoryCheck)
     : m_config(std::move(config))
     , m_device(runDevice(m_config))
+    , m_tf32(m_config.precision.tf32)
     , m_deviceTerms(deviceTermsOf(m_config))
     , m_available(availableMemory())
     , m_data(loadTokens(m_config.data, m_config.model.vocabSize, m_config.model.contextLength))
+    , m_check(memoryCheck)
 {
     // The prediction first (a TorchScript module's probes, or the memory model's calibration on
     // this device: each cached after its first time), then the check against it.
@@ -114,9 +117,13 @@ void EngineRun::open(const std::string &studyPath)
     // of: the better of two machine-speed indexes (the first in a process may find idle threads).
     const at::ScalarType compute = precisionPlan(m_config.precision.mode).compute;
     const GemmLibrary library = gemmLibraryFrom(m_config.runtime.gemm);
-    const ObservedRate observed{compute, std::max(referenceKernelGflops(compute, m_device, library),
-                                                  referenceKernelGflops(compute, m_device, library))};
+    const ObservedRate observed{compute,
+                                std::max(referenceKernelGflops(compute, m_device, library),
+                                         referenceKernelGflops(compute, m_device, library)),
+                                m_config.precision.tf32};
     m_peak = matmulPeak(m_config, m_threads.intraOp, "", 0.15, observed);
+    m_timeWarning = checkTimeFits(m_config, m_peak.gflops(compute, m_config.precision.tf32),
+                                  m_check == MemoryCheck::Force);
 }
 
 EngineRun::Result EngineRun::train(const Options &options, const std::atomic<bool> &stopRequested)
@@ -150,6 +157,10 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         // A TorchScript module's products are LibTorch's own calls.
         environment["gemm"] = describe(m_probed ? GemmLibrary::ATen : gemmLibraryFrom(m_config.runtime.gemm));
         environment["matmul_peak"] = m_peak.toJson();
+        environment["tf32"] = m_config.precision.tf32;
+        if (!m_probed)
+            environment["attention"] = attentionInUse(m_config, m_device,
+                                                      precisionPlan(m_config.precision.mode).compute);
         environment["memory_prediction"] = {{"device_terms", m_deviceTerms.describe()},
                                             {"calibration", prediction().calibration}};
         if (m_probed) {
@@ -171,8 +182,13 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
                          + (m_resumedRun
                                 ? "; resumed from the checkpoint after step " + std::to_string(m_checkpoint.step)
                                 : std::string()));
+        if (m_timeWarning)
+            recorder.event(EventKind::Warning, *m_timeWarning);
 
         outcome = trainOutcome(recorder, result.runId, stopRequested);
+        // How often the loop waited for the device, now that it is known.
+        environment["host_syncs"] = outcome.hostSyncs;
+        store.setEnvironment(result.runId, environment.dump());
         if (outcome.refusal)
             recorder.event(EventKind::Oom, refusalMessage(*outcome.refusal, outcome.step));
         std::vector<MemoryRow> memory = predicted;

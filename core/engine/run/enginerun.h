@@ -35,12 +35,14 @@ public:
     // this engine cannot run, or (InputError) a TorchScript module that breaks its contract, which
     // it then probes for its memory (memoryprobe.h); and, unless `memoryCheck` is Force, one predicted not to fit its
     // memory budget or the machine's available memory (checkMemoryFits). Nothing is written.
+    // (`memoryCheck` also decides whether open() refuses a run predicted to take over a day.)
     explicit EngineRun(RunConfig config, MemoryCheck memoryCheck = MemoryCheck::Refuse);
     ~EngineRun();
 
     // Opens (or creates) the study, then sets up what the run is measured with: the counting
     // allocator, the heap, the threads, the machine's matmul peak. Throws StoreError, writing
-    // nothing, for a file that is not a usable study.
+    // nothing, for a file that is not a usable study; and ConfigError, before any run exists, for
+    // one whose least time at that peak is over a day (checkTimeFits), unless forced.
     void open(const std::string &studyPath);
 
     struct Options
@@ -88,6 +90,7 @@ private:
     int64_t m_resumedRun = 0; // 0: a new run
     WeightFile m_checkpoint;
     c10::Device m_device;
+    Tf32Guard m_tf32;            // precision.tf32, for the run's products and its machine-speed index
     DeviceTerms m_deviceTerms;   // what the memory model assumes of the device
     AvailableMemory m_available; // at the check, for the hint when the machine runs out
     TokenSplit m_data;
@@ -100,6 +103,8 @@ private:
     ThreadSettings m_threads;
     nlohmann::json m_heap; // what keepTensorMemoryInHeap() set
     MatmulPeak m_peak;
+    MemoryCheck m_check;                      // Force: the pre-flight checks warn and do not refuse
+    std::optional<std::string> m_timeWarning; // checkTimeFits', stored with the run as it starts
     std::shared_ptr<RankGroup> m_ranks;
 };
 

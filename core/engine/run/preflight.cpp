@@ -7,6 +7,7 @@
 #include "core/contract/memoryroles.h"
 #include "core/engine/machine/calibration.h"
 #include "core/memorymodel/memorymodel.h"
+#include "core/memorymodel/modelshape.h"
 
 #include <algorithm>
 #include <fstream>
@@ -128,6 +129,36 @@ void checkMemoryFits(const RunConfig &config, const MemoryEstimate &estimate, co
                               + " needs " + formatBytes(calibration) + ", above the " + formatBytes(available.bytes)
                               + " this machine has available (" + available.source
                               + "). Lower model.width, or pass --force to try anyway");
+}
+
+std::optional<double> leastSeconds(const RunConfig &config, double peakGflops)
+{
+    if (config.model.source != "builtin" || peakGflops <= 0)
+        return std::nullopt;
+    const auto &m = config.model;
+    double flopsPerToken = modelFlopsPerToken(parameterCount(m), m.layers, m.contextLength, m.width);
+    // Checkpointed blocks run their forward (a third of forward and backward) once more.
+    if (config.memory.checkpointEvery > 0)
+        flopsPerToken *= 1.0 + (1.0 / 3.0) * double(m.layers / config.memory.checkpointEvery) / double(m.layers);
+    const double tokens = double(config.tokensPerStep()) * double(config.train.steps);
+    // Every rank trains its share at the same peak.
+    return flopsPerToken * tokens / (peakGflops * 1e9 * double(config.distributed.ranks));
+}
+
+std::optional<std::string> checkTimeFits(const RunConfig &config, double peakGflops, bool force)
+{
+    const std::optional<double> seconds = leastSeconds(config, peakGflops);
+    if (!seconds || *seconds < kWarnedSeconds)
+        return std::nullopt;
+    const std::string floor = formatted("at least %.1f hours on this machine: %lld steps of %lld tokens at the "
+                                        "%.0f GFLOP/s matmul peak measured here, of which runs reach a fraction",
+                                        *seconds / 3600, (long long) config.train.steps,
+                                        (long long) config.tokensPerStep(), peakGflops);
+    if (*seconds > kRefusedSeconds && !force)
+        throw ConfigError("train.steps", "time: the run is predicted to take " + floor
+                                             + ". Lower train.steps or the model's size, run it on a GPU "
+                                               "(runtime.device = \"cuda\"), or pass --force to train anyway");
+    return "the run is predicted to take " + floor;
 }
 
 } // namespace optlog

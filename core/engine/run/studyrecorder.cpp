@@ -71,6 +71,9 @@ void StudyRecorder::event(EventKind kind, const std::string &message, int64_t st
 {
     m_store.addEvent(m_runId, kind, message, step);
     emit(LogMessage{kind, message, step});
+    // A terminal shows a warning too (a run predicted to take hours, a skipped step), on its own line.
+    if (m_options.progress && kind == EventKind::Warning)
+        std::fprintf(stderr, "\rwarning: %s\n", message.c_str());
 }
 
 void StudyRecorder::numerics(const std::vector<TensorNumerics> &rows)

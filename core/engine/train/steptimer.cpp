@@ -1,21 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/train/steptimer.h"
 
-#include "core/engine/machine/device.h"
-
 namespace optlog {
 
-StepTimer::StepTimer(c10::Device device, int64_t firstMeasuredStep)
-    : m_device(device)
+StepTimer::StepTimer(HostSyncs &syncs, int64_t firstMeasuredStep)
+    : m_syncs(syncs)
     , m_firstMeasuredStep(firstMeasuredStep)
 { }
 
-void StepTimer::synchronize() const
-{
-    optlog::synchronize(m_device);
-}
-
-double StepTimer::stepSeconds() const
+double StepTimer::intervalSeconds() const
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count() - m_excludedSeconds;
 }

@@ -1,31 +1,35 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <c10/core/Device.h>
+#include "core/engine/machine/hostsyncs.h"
 
 #include <chrono>
 #include <cstdint>
 
 namespace optlog {
 
-// A step's wall seconds, less what optlog's own diagnostics took inside it, and the sum over the
-// measured steps: those after the memory warm-up, as the peak is (rank 0 reports them per rank).
+// The steps' wall seconds, less what optlog's own diagnostics took among them, and the sum over
+// the measured steps: those after the memory warm-up, as the peak is (rank 0 reports them per
+// rank). A device that runs ahead of the host finishes a step only when the host waits for it, so
+// time is taken between the reads of the step metrics: the steps read together share their
+// interval's seconds equally (one step per read: each its own).
 class StepTimer
 {
 public:
-    // Steps from `firstMeasuredStep` on are measured.
-    StepTimer(c10::Device device, int64_t firstMeasuredStep);
+    // Steps from `firstMeasuredStep` on are measured; `syncs` counts the waits of exclude().
+    StepTimer(HostSyncs &syncs, int64_t firstMeasuredStep);
 
-    void stepBegins()
+    // An interval of steps begins now: after a read, a validation, a checkpoint.
+    void restart()
     {
         m_start = std::chrono::steady_clock::now();
         m_excludedSeconds = 0;
     }
-    // Runs `work` inside the step without counting its time (the device's queued work included).
+    // Runs `work` inside the interval without counting its time (the device's queued work included).
     template<typename Work>
     void exclude(Work &&work);
-    // The step's seconds so far, its diagnostics excluded.
-    double stepSeconds() const;
+    // The interval's seconds so far, its diagnostics excluded.
+    double intervalSeconds() const;
     // The step ended with `seconds`, `communicationSeconds` of them in collectives.
     void stepEnds(int64_t step, double seconds, double communicationSeconds);
 
@@ -34,9 +38,7 @@ public:
     double measuredCommunicationSeconds() const { return m_communicationSeconds; }
 
 private:
-    void synchronize() const;
-
-    c10::Device m_device;
+    HostSyncs &m_syncs;
     int64_t m_firstMeasuredStep;
     std::chrono::steady_clock::time_point m_start;
     double m_excludedSeconds = 0;
@@ -48,10 +50,10 @@ private:
 template<typename Work>
 void StepTimer::exclude(Work &&work)
 {
-    synchronize();
+    m_syncs.wait(SyncPurpose::Numerics);
     const auto start = std::chrono::steady_clock::now();
     work();
-    synchronize();
+    m_syncs.wait(SyncPurpose::Numerics);
     m_excludedSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -86,44 +86,53 @@ at::Tensor accumulateGradients(LanguageModel &model, const std::vector<Batch> &m
     return total;
 }
 
-std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, const LossScaler *scaler, double maxNorm)
+StepGate gradientGate(const std::vector<at::Tensor> &tensors, const LossScaler *scaler, double maxNorm)
 {
-    if (scaler && !scaler->unscale(parameters))
-        return std::nullopt;
-    // LibTorch's clip_grad_norm_, its norm and coefficient in its arithmetic, except that
-    // it multiplies every gradient by the coefficient clamped to 1 even when that is 1: a read and
-    // a write of all gradients for nothing on most steps past the first few.
+    // LibTorch's clip_grad_norm_, its norm and coefficient in its arithmetic (so that the CPU's
+    // steps are bitwise what they were), except that the coefficient is not applied here: the
+    // optimizer's pass multiplies by it, and a step that clips nothing costs no pass over the
+    // gradients. Nothing is read on the host.
     compat::GradDisabledGuard noGrad;
-    std::vector<at::Tensor> gradients, norms;
-    for (const auto &p : parameters)
-        if (p.grad().defined()) {
-            gradients.push_back(p.grad());
+    std::vector<at::Tensor> norms;
+    for (const auto &p : tensors)
+        if (p.grad().defined())
             norms.push_back(p.grad().norm());
-        }
-    if (gradients.empty())
-        return 0.0;
-    const at::Tensor total = norms.size() == 1 ? norms.front() : at::stack(norms).norm();
+    if (norms.empty()) {
+        const at::Tensor zero = at::zeros({}, at::TensorOptions().dtype(at::kFloat));
+        return {zero, zero, at::ones({}, zero.options())};
+    }
+    at::Tensor total = norms.size() == 1 ? norms.front() : at::stack(norms).norm();
+    at::Tensor unscale;
+    if (scaler) {
+        unscale = at::reciprocal(scaler->scaleTensor());
+        total = total.to(at::kFloat) * unscale;
+    }
     const at::Tensor coefficient = ((maxNorm > 0 ? maxNorm : INFINITY) / (total + 1e-6)).clamp_max(1.0);
-    // The step's one host read, for both: on a GPU each read waits for the queued kernels.
-    const at::Tensor read = at::stack({total.to(at::kDouble), coefficient.to(at::kDouble)}).cpu();
-    const double norm = read[0].item<double>();
-    if (!std::isfinite(norm))
-        return std::nullopt;
-    if (read[1].item<double>() < 1)
-        for (auto &g : gradients)
-            g.mul_(coefficient);
-    return norm;
+    StepGate gate;
+    gate.gradNorm = total.to(at::kFloat);
+    gate.skip = at::logical_not(at::isfinite(gate.gradNorm)).to(at::kFloat);
+    gate.factor = unscale.defined() ? coefficient.to(at::kFloat) * unscale : coefficient.to(at::kFloat);
+    return gate;
 }
 
-std::optional<double> stepUnlessNonFinite(torch::optim::Optimizer &optimizer, const std::vector<at::Tensor> &tensors,
-                                          LossScaler *scaler, double maxNorm, const GradientClip &clip)
+StepGate stepUnlessNonFinite(torch::optim::AdamW &optimizer, const std::vector<at::Tensor> &tensors, LossScaler *scaler,
+                             double maxNorm, HostSyncs &syncs, const GradientGate &gate)
 {
-    const std::optional<double> norm = clip(tensors, scaler, maxNorm);
-    if (norm)
-        optimizer.step();
+    const StepGate decided = gate(tensors, scaler, maxNorm);
+    auto *fused = dynamic_cast<FusedAdamW *>(&optimizer);
+    if (!fused || !fused->stepOnDevice(decided)) {
+        // LibTorch's own step is a chain of whole-tensor operations with no skip flag: the host
+        // decides whether it runs.
+        compat::GradDisabledGuard noGrad;
+        for (const auto &t : tensors)
+            if (t.grad().defined())
+                t.grad().mul_(decided.factor);
+        if (syncs.read(decided.skip, SyncPurpose::OptimizerSkip).item<float>() == 0)
+            optimizer.step();
+    }
     if (scaler)
-        scaler->update(!norm);
-    return norm;
+        scaler->update(decided.skip);
+    return decided;
 }
 
 std::unique_ptr<torch::optim::AdamW> makeAdamW(const std::vector<at::Tensor> &decayed,
@@ -159,6 +168,7 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
     , m_meter(m_device, config.memory.warmupSteps)
     , m_data(std::move(data))
     , m_sampler(m_data.train, config.model.contextLength, uint64_t(config.train.seed))
+    , m_syncs(m_device)
 {
     torch::manual_seed(uint64_t(config.train.seed));
     m_model = makeLanguageModel(config);
@@ -172,8 +182,13 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
     }
     if (m_ranks) {
         m_parallel = std::make_unique<DataParallel>(*m_ranks, config, m_parameters, m_plan.masterWeights);
-        m_clip = [this](const std::vector<at::Tensor> &tensors, const LossScaler *scaler, double maxNorm) {
-            return m_parallel->unscaleAndClip(tensors, scaler, maxNorm);
+        // The ranks agree on the norm and on skipping through collectives read on the host.
+        m_gate = [this](const std::vector<at::Tensor> &tensors, const LossScaler *scaler, double maxNorm) {
+            m_syncs.record(SyncPurpose::RankAgreement);
+            const std::optional<double> norm = m_parallel->unscaleAndClip(tensors, scaler, maxNorm);
+            const auto options = at::TensorOptions().dtype(at::kFloat).device(m_device);
+            return StepGate{at::full({}, norm.value_or(NAN), options), at::full({}, norm ? 0.0 : 1.0, options),
+                            at::ones({}, options)}; // unscaled and clipped already
         };
         // Every rank starts from the same weights; dropout draws a stream of its own on each.
         if (m_ranks->rank() > 0)
@@ -183,7 +198,7 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
         for (const auto &p : m_parameters)
             m_master.push_back(p.detach().to(torch::kFloat).clone().requires_grad_(true));
     if (m_plan.lossScaling)
-        m_scaler.emplace();
+        m_scaler.emplace(LossScaler::kInitialScale, LossScaler::kGrowthInterval, 0.5, 2.0, m_device);
 
     // Decay matrices and embeddings, not biases and LayerNorm gains (GPT-2, nanoGPT); ZeRO's
     // flat pieces take their parameter's.
@@ -218,19 +233,18 @@ const std::vector<at::Tensor> &Trainer::masterWeights() const
     return m_master;
 }
 
-std::optional<double> Trainer::optimizerStep()
+StepGate Trainer::optimizerStep()
 {
     m_meter.enter("optimizer step");
     RECORD_FUNCTION("optlog::optimizer_step", std::vector<c10::IValue>()); // a profile's scope (bench_profile)
     LossScaler *scaler = m_scaler ? &*m_scaler : nullptr;
     const double maxNorm = m_config.train.gradClip;
     if (sharded()) {
-        const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm,
-                                                               m_clip);
-        if (norm)
-            m_parallel->gatherParameters();
+        // ZeRO's gate reads on the host (m_gate): a skipped step gathers the unchanged weights.
+        const StepGate gate = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_syncs, m_gate);
+        m_parallel->gatherParameters();
         m_parallel->releaseShardGradients();
-        return norm;
+        return gate;
     }
     if (m_plan.masterWeights) {
         // FP32 gradients for the master copies exist only during the optimizer step, so the
@@ -238,15 +252,23 @@ std::optional<double> Trainer::optimizerStep()
         for (size_t i = 0; i < m_master.size(); ++i)
             m_master[i].mutable_grad() = m_parameters[i].grad().to(torch::kFloat);
     }
-    const std::optional<double> norm = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_clip);
-    if (norm && m_plan.masterWeights) {
+    const StepGate gate = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_syncs, m_gate);
+    if (m_plan.masterWeights) {
+        // Also after a skipped step, which left the masters as the weights were rounded from:
+        // copying them again changes nothing, and needs no read of whether it was skipped.
         compat::GradDisabledGuard noGrad;
         for (size_t i = 0; i < m_master.size(); ++i)
             m_parameters[i].copy_(m_master[i]);
     }
     for (auto &master : m_master)
         master.mutable_grad() = at::Tensor();
-    return norm;
+    return gate;
+}
+
+void Trainer::recordOptimizerState()
+{
+    if (auto *fused = dynamic_cast<FusedAdamW *>(m_optimizer.get()))
+        fused->recordStepCounts();
 }
 
 std::vector<at::Tensor> Trainer::gradients() const
@@ -301,8 +323,10 @@ ValidationPoint Trainer::validate()
     const at::Tensor losses = torch::cat(perSequence);
     ValidationPoint point;
     point.sequences = losses.numel();
-    point.loss = losses.mean().item<double>();
-    point.sequenceSd = point.sequences > 1 ? losses.std().item<double>() : 0.0;
+    const at::Tensor spread = point.sequences > 1 ? losses.std() : at::zeros({}, losses.options());
+    const at::Tensor read = m_syncs.read(at::stack({losses.mean(), spread}), SyncPurpose::Validation);
+    point.loss = read[0].item<double>();
+    point.sequenceSd = read[1].item<double>();
     return point;
 }
 
@@ -325,6 +349,7 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
     outcome.measuredMemory = measureMemory();
     outcome.passPeakBytes = m_meter.passPeakBytes();
     outcome.dtypes = dtypes();
+    outcome.hostSyncs = m_syncs.counts();
     if (!m_meter.savedActivationBytes())
         observer.event(EventKind::Warning, "the run ended during warm-up: its peak memory covers warm-up steps too");
     return outcome;
@@ -333,69 +358,120 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
 TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
 {
     const auto &train = m_config.train;
-    StepTimer timer(m_device, m_firstStep + m_config.memory.warmupSteps);
-    SpeedProbe speed(m_config.runtime.speedProbeEvery, m_plan.compute, m_device, m_model->gemmLibrary());
+    StepTimer timer(m_syncs, m_firstStep + m_config.memory.warmupSteps);
+    SpeedProbe speed(m_config.runtime.speedProbeEvery, m_plan.compute, m_device, m_model->gemmLibrary(), m_syncs);
     if (m_firstStep < train.steps)
-        speed.loopBegins();
+        speed.loopBegins(m_firstStep);
+    timer.restart();
     for (int64_t step = m_firstStep; step < train.steps; ++step) {
         // A stop request ends the run between steps, with a checkpoint to resume from (data
-        // parallel: every rank stops at the step one of them was asked to).
+        // parallel: every rank stops at the step one of them was asked to). The steps not yet
+        // read are read first.
         if (m_parallel ? m_stopAgreed : stopRequested.load()) {
+            if (auto diverged = reportPendingSteps(observer, timer, speed, stopRequested))
+                return *diverged;
             if (m_lastCompletedStep >= 0 && !m_parallel)
                 writeWeights(WeightFileKind::Checkpoint, observer);
             return ended(timer, Outcome::Cancelled, m_lastCompletedStep,
                          "stopped by a signal after step " + std::to_string(m_lastCompletedStep));
         }
         m_meter.stepBegins();
-        timer.stepBegins();
-        const double lr = setLearningRate(step);
+        PendingStep pending;
+        pending.step = step;
+        pending.learningRate = setLearningRate(step);
 
         // Forward and backward over the step's microbatches, the gradients accumulated.
-        at::Tensor loss = accumulateGradients(*m_model, drawMicrobatches(), m_plan, scaler(), &m_meter);
+        const at::Tensor loss = accumulateGradients(*m_model, drawMicrobatches(), m_plan, scaler(), &m_meter);
         m_meter.passesEnd();
 
         // 16-bit numerics, where the gradients are as backward left them; not the step's time.
-        std::vector<TensorNumerics> numerics;
         const bool numericsDue = numericsDueAt(step);
         if (numericsDue)
-            timer.exclude([&] { numerics = gradientNumerics(step); });
+            timer.exclude([&] { pending.numerics = gradientNumerics(step); });
 
-        // The optimizer step, from every rank's gradients under data parallel.
+        // The optimizer step, from every rank's gradients under data parallel; nothing read yet.
         if (m_parallel) {
             m_meter.enter("gradient reduction");
             m_parallel->reduceGradients();
         }
-        const std::optional<double> gradNorm = optimizerStep();
-        // Besides the gradient norm (read by clipping), the step's one host read; on CUDA it also
-        // waits for the step's queued kernels.
-        double lossValue = loss.item<double>();
-        if (m_parallel)
-            std::tie(lossValue, m_stopAgreed) = m_parallel->agree(lossValue, stopRequested.load());
+        const StepGate gate = optimizerStep();
         if (numericsDue)
-            timer.exclude([&] { addUpdateAndActivationNumerics(numerics); });
+            timer.exclude([&] {
+                recordOptimizerState();
+                addUpdateAndActivationNumerics(pending.numerics);
+            });
+        const at::Tensor scale = m_scaler ? m_scaler->scaleTensor() : at::zeros({}, gate.skip.options());
+        pending.values = at::stack({loss.detach().to(at::kFloat), gate.gradNorm, gate.skip, scale});
+        m_pending.push_back(std::move(pending));
 
-        // What the step measured; the machine-speed index outside its time.
-        StepMetrics metrics = stepMetrics(step, lossValue, lr, gradNorm, timer.stepSeconds());
-        timer.stepEnds(step, metrics.stepSeconds, metrics.communicationSeconds.value_or(0.0));
-        metrics.machineGflops = speed.after(step, m_firstStep);
-        observer.step(metrics);
-        if (!gradNorm && !m_scaler)
-            observer.event(EventKind::Warning, skippedStepWarning(step), step);
-        if (numericsDue)
-            observer.numerics(numerics);
-        if (!std::isfinite(lossValue))
-            return ended(timer, Outcome::Diverged, step,
-                         "training loss became " + std::to_string(lossValue) + " at step " + std::to_string(step));
+        if (!metricsDueAfter(step))
+            continue;
+        if (auto diverged = reportPendingSteps(observer, timer, speed, stopRequested))
+            return *diverged;
 
         // Validation every train.eval_interval steps and at the last; checkpoints between.
+        const int64_t tokens = (step + 1) * m_config.tokensPerStep();
         if (validates() && ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps))
-            observer.validated(validationAt(step, metrics.tokens));
-        m_lastCompletedStep = step;
+            observer.validated(validationAt(step, tokens));
         if (train.checkpointInterval > 0 && (step + 1) % train.checkpointInterval == 0 && step + 1 < train.steps)
             writeWeights(WeightFileKind::Checkpoint, observer);
+        timer.restart();
     }
     writeWeights(WeightFileKind::Final, observer);
     return ended(timer, Outcome::Completed, m_lastCompletedStep, "");
+}
+
+bool Trainer::metricsDueAfter(int64_t step) const
+{
+    const auto &train = m_config.train;
+    return m_parallel || (step + 1) % m_config.runtime.metricsEvery == 0 || step + 1 == train.steps
+           || (step + 1) % train.evalInterval == 0
+           || (train.checkpointInterval > 0 && (step + 1) % train.checkpointInterval == 0);
+}
+
+std::optional<TrainingOutcome> Trainer::reportPendingSteps(TrainingObserver &observer, StepTimer &timer,
+                                                           SpeedProbe &speed, const std::atomic<bool> &stopRequested)
+{
+    if (m_pending.empty())
+        return std::nullopt;
+    std::vector<at::Tensor> rows;
+    for (const auto &pending : m_pending)
+        rows.push_back(pending.values);
+    // The one wait of these steps: their metrics together.
+    const at::Tensor read = m_syncs.read(at::stack(rows).to(at::kDouble), SyncPurpose::StepMetrics).contiguous();
+    const double seconds = timer.intervalSeconds() / double(m_pending.size());
+    const double *values = read.data_ptr<double>();
+    const std::vector<PendingStep> steps = std::move(m_pending);
+    m_pending.clear();
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const PendingStep &pending = steps[i];
+        const double *v = values + 4 * i;
+        double lossValue = v[0];
+        const bool skipped = v[2] != 0;
+        if (m_parallel) {
+            m_syncs.record(SyncPurpose::RankAgreement);
+            std::tie(lossValue, m_stopAgreed) = m_parallel->agree(lossValue, stopRequested.load());
+        }
+        StepMetrics metrics = stepMetrics(pending.step, lossValue, pending.learningRate,
+                                          skipped ? std::nullopt : std::optional<double>(v[1]), v[3], seconds);
+        timer.stepEnds(pending.step, metrics.stepSeconds, metrics.communicationSeconds.value_or(0.0));
+        // The machine-speed index: the loop's starting one with its first step, then at the reads.
+        if (pending.step == m_firstStep)
+            metrics.machineGflops = speed.startingGflops();
+        else if (i + 1 == steps.size())
+            metrics.machineGflops = speed.after(pending.step);
+        observer.step(metrics);
+        if (skipped && !m_scaler)
+            observer.event(EventKind::Warning, skippedStepWarning(pending.step), pending.step);
+        if (!pending.numerics.empty())
+            observer.numerics(pending.numerics);
+        if (!std::isfinite(lossValue))
+            return ended(timer, Outcome::Diverged, pending.step,
+                         "training loss became " + std::to_string(lossValue) + " at step "
+                             + std::to_string(pending.step));
+        m_lastCompletedStep = pending.step;
+    }
+    return std::nullopt;
 }
 
 TrainingOutcome Trainer::ended(const StepTimer &timer, Outcome outcome, int64_t step, std::string message) const
@@ -407,6 +483,7 @@ TrainingOutcome Trainer::ended(const StepTimer &timer, Outcome outcome, int64_t 
     out.measuredSteps = timer.measuredSteps();
     out.stepSeconds = timer.measuredSeconds();
     out.communicationSeconds = timer.measuredCommunicationSeconds();
+    out.hostSyncs = m_syncs.counts();
     return out;
 }
 
@@ -451,7 +528,7 @@ std::vector<Batch> Trainer::drawMicrobatches()
 }
 
 StepMetrics Trainer::stepMetrics(int64_t step, double loss, double learningRate, std::optional<double> gradNorm,
-                                 double seconds) const
+                                 double lossScale, double seconds) const
 {
     const int64_t tokensPerStep = m_config.tokensPerStep();
     StepMetrics metrics;
@@ -462,7 +539,7 @@ StepMetrics Trainer::stepMetrics(int64_t step, double loss, double learningRate,
     metrics.gradNorm = gradNorm.value_or(std::nan(""));
     metrics.stepSeconds = seconds;
     metrics.tokensPerSecond = double(tokensPerStep) / seconds;
-    metrics.lossScale = m_scaler ? m_scaler->currentScale() : 0.0;
+    metrics.lossScale = lossScale; // 0 without a scaler
     metrics.skipped = !gradNorm;
     if (m_ranks)
         metrics.communicationSeconds = m_ranks->takeCollectiveSeconds();

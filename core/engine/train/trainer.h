@@ -7,7 +7,9 @@
 #include "core/contract/outcome.h"
 #include "core/engine/data/textdata.h"
 #include "core/engine/distributed/dataparallel.h"
+#include "core/engine/kernels/fusedadamw.h"
 #include "core/engine/machine/device.h"
+#include "core/engine/machine/hostsyncs.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/model/languagemodel.h"
 #include "core/engine/precision/precision.h"
@@ -21,13 +23,9 @@
 #include <string>
 #include <vector>
 
-namespace torch::optim {
-class AdamW;
-class Optimizer;
-} // namespace torch::optim
-
 namespace optlog {
 
+class SpeedProbe;
 class StepTimer;
 
 // What the trainer reports while it runs; the recorder writes it to the study.
@@ -58,6 +56,7 @@ struct TrainingOutcome
     int64_t measuredSteps = 0;
     double stepSeconds = 0;
     double communicationSeconds = 0;
+    std::map<std::string, int64_t> hostSyncs; // the waits for the device, by purpose (hostsyncs.h)
 };
 
 // Zeroes the gradients, then runs forward and backward on each microbatch with its loss divided
@@ -69,22 +68,22 @@ at::Tensor accumulateGradients(LanguageModel &model, const std::vector<Batch> &m
                                const PrecisionPlan &plan = {}, const LossScaler *scaler = nullptr,
                                MemoryMeter *meter = nullptr);
 
-// Unscales the gradients (with a scaler), then clips them to `maxNorm` by global norm; returns
-// the norm before clipping, or nothing when a gradient is inf or NaN (the step must be skipped).
-std::optional<double> unscaleAndClip(const std::vector<at::Tensor> &parameters, const LossScaler *scaler,
-                                     double maxNorm);
+// The gate of one optimizer step over `tensors`' gradients, computed on their device without a
+// host read: their global norm (divided by the scaler's scale, with one), the factor that unscales
+// them and clips them to `maxNorm`, and whether a gradient is inf or NaN (the step is skipped).
+StepGate gradientGate(const std::vector<at::Tensor> &tensors, const LossScaler *scaler, double maxNorm);
 
-// How the gradients are unscaled and clipped: unscaleAndClip, or data parallelism's over ranks.
-using GradientClip
-    = std::function<std::optional<double>(const std::vector<at::Tensor> &, const LossScaler *, double maxNorm)>;
+// How a step's gate is made: gradientGate, or data parallelism's over every rank's gradients.
+using GradientGate = std::function<StepGate(const std::vector<at::Tensor> &, const LossScaler *, double maxNorm)>;
 
-// The trainer's guarded optimizer step: unscales and clips `tensors`' gradients with `clip`, steps
-// only when their norm is finite, then lets the scaler (if any) back off or grow. Returns the norm
-// before clipping, or nothing when the step was skipped. Without a scaler a non-finite gradient
-// skips the step too: it is not the loss scale's to correct, and the caller says so.
-std::optional<double> stepUnlessNonFinite(torch::optim::Optimizer &optimizer, const std::vector<at::Tensor> &tensors,
-                                          LossScaler *scaler, double maxNorm,
-                                          const GradientClip &clip = unscaleAndClip);
+// The trainer's guarded optimizer step: gates `tensors`' gradients with `gate`, steps unless a
+// gradient is not finite, then lets the scaler (if any) back off or grow, all on the device. Only
+// where the optimizer cannot take the gate on the device (FusedAdamW::stepOnDevice) does the host
+// read whether to skip, counted in `syncs`. Returns the gate: its norm and skip flag are the
+// step's metrics, read with them. Without a scaler a non-finite gradient skips the step too: it is
+// not the loss scale's to correct, and the trainer says so.
+StepGate stepUnlessNonFinite(torch::optim::AdamW &optimizer, const std::vector<at::Tensor> &tensors, LossScaler *scaler,
+                             double maxNorm, HostSyncs &syncs, const GradientGate &gate = gradientGate);
 
 // AdamW as the trainer configures it from `train`: weight decay on `decayed` (matrices and
 // embeddings), none on `plain` (biases, LayerNorm gains), as GPT-2 and nanoGPT. The one-pass
@@ -144,7 +143,15 @@ private:
     // This rank's microbatches of the next step, on the run's device.
     std::vector<Batch> drawMicrobatches();
     StepMetrics stepMetrics(int64_t step, double loss, double learningRate, std::optional<double> gradNorm,
-                            double seconds) const;
+                            double lossScale, double seconds) const;
+    // Whether the steps taken so far are read now: every runtime.metrics_every steps, at the last,
+    // before a validation or checkpoint, and every step under data parallelism (whose ranks agree
+    // on the loss and on stopping each step).
+    bool metricsDueAfter(int64_t step) const;
+    // Reads the steps taken since the last read in one wait and reports them; the loop's outcome
+    // when one of them diverged.
+    std::optional<TrainingOutcome> reportPendingSteps(TrainingObserver &observer, StepTimer &timer, SpeedProbe &speed,
+                                                      const std::atomic<bool> &stopRequested);
     std::vector<MemoryRow> measureMemory() const;
     void writeWeights(WeightFileKind kind, TrainingObserver &observer);
     std::vector<at::Tensor> gradients() const; // of the model's parameters
@@ -156,15 +163,25 @@ private:
     const std::vector<at::Tensor> &masterWeights() const;
     bool sharded() const { return m_parallel && m_parallel->zeroStage() > 0; }
     bool validates() const { return !m_ranks || m_ranks->rank() == 0; }
-    // One optimizer step from the accumulated gradients; returns the norm before clipping, or
-    // nothing when a gradient was inf or NaN and the step was skipped.
-    std::optional<double> optimizerStep();
+    // One optimizer step from the accumulated gradients: its gate, on the device.
+    StepGate optimizerStep();
+    // The optimizer's state as the host reads it (its step counts), before saving or reading it.
+    void recordOptimizerState();
+
+    // A step taken and not yet read: its metrics stay on the device until metricsDueAfter.
+    struct PendingStep
+    {
+        int64_t step = 0;
+        double learningRate = 0;
+        at::Tensor values; // loss, gradient norm, skipped, loss scale: (4,) FP32 on the device
+        std::vector<TensorNumerics> numerics;
+    };
 
     RunConfig m_config;
     RankGroup *m_ranks = nullptr;
     std::unique_ptr<DataParallel> m_parallel;
-    GradientClip m_clip = unscaleAndClip; // over every rank's gradients with m_parallel
-    bool m_stopAgreed = false;            // data parallel: a rank asked to stop at the last step
+    GradientGate m_gate = gradientGate; // over every rank's gradients with m_parallel
+    bool m_stopAgreed = false;          // data parallel: a rank asked to stop at the last step
     PrecisionPlan m_plan;
     c10::Device m_device;
     MemoryMeter m_meter;
@@ -180,6 +197,8 @@ private:
     std::optional<LossScaler> m_scaler;
     std::unique_ptr<torch::optim::AdamW> m_optimizer;
     std::vector<Batch> m_validationBatches;
+    HostSyncs m_syncs;
+    std::vector<PendingStep> m_pending;
 };
 
 } // namespace optlog

@@ -39,9 +39,12 @@ void Trainer::writeWeights(WeightFileKind kind, TrainingObserver &observer)
     if (m_weightsFolder.empty())
         return;
     CountingAllocator::Uncounted uncounted; // optlog's bookkeeping, not the run's memory
+    // The tensors are copied to the host: one wait for the device, whatever the file holds.
+    m_syncs.record(SyncPurpose::Weights);
     torch::serialize::OutputArchive archive;
     archive.write(kStepKey, c10::IValue(m_lastCompletedStep));
     if (kind == WeightFileKind::Checkpoint) {
+        recordOptimizerState();
         torch::serialize::OutputArchive optimizer;
         m_optimizer->save(optimizer);
         archive.write(kOptimizerKey, optimizer);
