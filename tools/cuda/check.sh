@@ -4,7 +4,8 @@
 # carries LibTorch) but no Qt and no package registry: build the engine against that LibTorch
 # with the dependencies carried in .devdeps/ (tools/cuda/pack-deps.sh, run on the Debian machine),
 # run the device checks on the GPU (and on its CPU), then a short study of every precision mode
-# on the GPU and its comparison. Logs and the study go to $OUT (or out/cuda-check).
+# on the GPU and its comparison. Logs and the study go to $OUT (or out/cuda-check). The race
+# against PyTorch (race.sh) follows it in the same call: tools/cuda/check.sh && tools/cuda/race.sh
 #
 #   DEVICE=cuda STEPS=100 EXTRA_CMAKE_ARGS="..." tools/cuda/check.sh
 set -uo pipefail
@@ -68,7 +69,9 @@ for mode in "${modes[@]}"; do
     --set "precision.mode=$mode" --set "train.steps=$STEPS" --set "train.eval_interval=50" \
     --set "name=$mode" 2>&1 | tail -1 | tee -a "$OUT/summary.txt" || status=1
 done
-for extra in "memory.checkpoint_every=1" "memory.attention=sdpa"; do
+extras=("memory.checkpoint_every=1" "memory.attention=sdpa" "memory.attention=auto")
+[[ $DEVICE == cuda ]] && extras+=("precision.tf32=true")
+for extra in "${extras[@]}"; do
   "$BUILD/app/optlog" run --preset default --db "$study" --set "runtime.device=$DEVICE" \
     --set "train.steps=$STEPS" --set "train.eval_interval=50" --set "$extra" --set "name=fp32 $extra" \
     2>&1 | tail -1 | tee -a "$OUT/summary.txt" || status=1

@@ -2,6 +2,7 @@
 """A small GPT trained by PyTorch and recorded into an optlog study as it trains.
 
     python3 train.py --study runs.optlog --name "bf16 s1" --group bf16 --seed 1 --precision autocast-bf16
+    python3 train.py --study runs.optlog --device cuda --attention sdpa --fused --tf32   # PyTorch 2's fast paths
 
 The model, data and optimizer are the engine's for the same flags (pre-LayerNorm blocks with
 biases, exact GELU, tied head; AdamW decaying matrices only; cosine learning rate; byte-level
@@ -120,26 +121,40 @@ class Block(nn.Module):
         self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
         self.fc, self.fc_proj = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
 
-    def attention(self, x):  # the engine's naive attention: the (B, H, T, T) scores are kept for backward
+    def attention(self, x):
         B, T, C = x.shape
         qkv = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
         q, k, v = qkv[0], qkv[1], qkv[2]
-        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.heads)
-        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+        return self.proj(self.attend(q, k, v).transpose(1, 2).reshape(B, T, C))
+
+    def attend(self, q, k, v):  # (B, H, T, head width) each -> the same
+        # The engine's naive attention: the (B, H, T, T) scores are kept for backward.
+        T = q.shape[-2]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
         weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
-        return self.proj((weights @ v).transpose(1, 2).reshape(B, T, C))
+        return weights @ v
 
     def forward(self, x):
         x = x + self.attention(self.ln1(x))
         return x + self.fc_proj(F.gelu(self.fc(self.ln2(x))))
 
 
+class SdpaBlock(Block):
+    # PyTorch 2.0's fused attention (the engine's memory.attention = "sdpa"): a FlashAttention or
+    # memory-efficient kernel on CUDA keeps no (B, H, T, T) scores. A subclass rather than a flag,
+    # so that TorchScript compiles it only where it is used: PyTorch 1.13 cannot compile the call.
+    def attend(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
 class GPT(nn.Module):
-    def __init__(self, vocab, context, width, layers, heads, checkpointed=False):
+    def __init__(self, vocab, context, width, layers, heads, checkpointed=False, attention="naive"):
         super().__init__()
         self.checkpointed = checkpointed
         self.tokens, self.positions = nn.Embedding(vocab, width), nn.Embedding(context, width)
-        self.blocks = nn.ModuleList(Block(width, heads) for _ in range(layers))
+        block = SdpaBlock if attention == "sdpa" else Block
+        self.blocks = nn.ModuleList(block(width, heads) for _ in range(layers))
         self.final_norm = nn.LayerNorm(width)
         # GPT-2's initialisation, as the engine's: N(0, 0.02), zero biases, residual projections
         # scaled by 1/sqrt(2L) so that the residual stream's variance does not grow with depth.
@@ -186,6 +201,26 @@ def learning_rate(step, a):  # linear warm-up, then cosine decay to a tenth (the
     return a.lr / 10 + 0.5 * (1 + math.cos(math.pi * progress)) * (a.lr - a.lr / 10)
 
 
+def sdpa_refusal():
+    """Why --attention sdpa cannot run on this PyTorch; None when it can."""
+    if hasattr(F, "scaled_dot_product_attention"):
+        return None
+    return (f"--attention sdpa needs PyTorch 2.0 or newer (scaled_dot_product_attention); this is PyTorch "
+            f"{torch.__version__}: use --attention naive")
+
+
+def fused_refusal(device):
+    """Why --fused cannot run on `device` with this PyTorch, in AdamW's own words; None when it can.
+    Fused AdamW came with PyTorch 2.0 for CUDA and 2.4 for the CPU."""
+    probe = torch.zeros(1, device=device, requires_grad=True)  # a missing device fails here, as itself
+    try:
+        torch.optim.AdamW([probe], fused=True)
+        return None
+    except (TypeError, RuntimeError) as e:  # TypeError: no such argument (1.13); RuntimeError: not on this device
+        return (f"--fused: PyTorch {torch.__version__} has no fused AdamW on {device} (it needs 2.0 on CUDA, 2.4 on "
+                f"the CPU; AdamW says: {e}); leave out --fused for PyTorch's default AdamW")
+
+
 def arguments():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--study", required=True, help="the optlog study to record into (created if new)")
@@ -206,6 +241,11 @@ def arguments():
     p.add_argument("--eval-sequences", type=int, default=32)
     p.add_argument("--precision", choices=["fp32", "autocast-bf16", "autocast-fp16"], default="fp32")
     p.add_argument("--checkpoint", action="store_true", help="recompute each block's activations in backward")
+    p.add_argument("--attention", choices=["naive", "sdpa"], default="naive",
+                   help="naive: the engine's, keeping the (B, H, T, T) scores; sdpa: scaled_dot_product_attention "
+                        "(PyTorch 2.0+)")
+    p.add_argument("--fused", action="store_true", help="AdamW as one multi-tensor kernel (fused=True)")
+    p.add_argument("--tf32", action="store_true", help="FP32 matrix products on TF32 tensor cores (CUDA, Ampere+)")
     p.add_argument("--device", choices=["cpu", "cuda", "mps"], default="cpu")
     p.add_argument("--corpus", choices=["fortunes", "generated", "text", "tokens"], default="fortunes")
     p.add_argument("--data", help="the text file (--corpus text) or folder of train.bin, val.bin (tokens)")
@@ -214,6 +254,13 @@ def arguments():
     if a.precision == "autocast-fp16" and a.device != "cuda":
         p.error("--precision autocast-fp16 needs --device cuda: its loss scaler (GradScaler) is CUDA's; "
                 "use autocast-bf16 elsewhere")
+    if a.tf32 and a.device != "cuda":
+        p.error("--tf32 needs --device cuda: TF32 is a tensor-core format of NVIDIA GPUs (Ampere and newer); "
+                f"{'the CPU' if a.device == 'cpu' else a.device.upper()} has none")
+    if a.attention == "sdpa" and sdpa_refusal():
+        p.error(sdpa_refusal())
+    if a.fused and fused_refusal(a.device):
+        p.error(fused_refusal(a.device))
     if a.corpus in ("text", "tokens") and not a.data:
         p.error(f"--corpus {a.corpus} needs --data")
     if a.width % a.heads:
@@ -227,12 +274,16 @@ def main():
         torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     device = torch.device(a.device)
+    if a.tf32:  # FP32 matrix products may round their inputs to TF32's 10-bit mantissa, as the engine's precision.tf32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
     train_ids, val_ids = load_tokens(a)
-    model = GPT(a.vocab, a.context, a.width, a.layers, a.heads, a.checkpoint).to(device)
+    model = GPT(a.vocab, a.context, a.width, a.layers, a.heads, a.checkpoint, a.attention).to(device)
     matrices = [p for p in model.parameters() if p.dim() >= 2]
     others = [p for p in model.parameters() if p.dim() < 2]
     optimizer = torch.optim.AdamW([{"params": matrices, "weight_decay": 0.1}, {"params": others, "weight_decay": 0.0}],
-                                  lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
+                                  lr=a.lr, betas=(0.9, 0.95), eps=1e-8,
+                                  **({"fused": True} if a.fused else {}))  # PyTorch 1.13's AdamW has no `fused`
     fp16 = a.precision == "autocast-fp16"
     scaler = (torch.amp.GradScaler("cuda", enabled=fp16) if hasattr(torch.amp, "GradScaler")  # PyTorch 2.3+
               else torch.cuda.amp.GradScaler(enabled=fp16))
@@ -283,7 +334,8 @@ def main():
     engine_config = {"model.vocab_size": a.vocab, "model.context_length": a.context, "model.width": a.width,
                      "model.layers": a.layers, "model.heads": a.heads, "train.microbatch": a.microbatch,
                      "train.accumulation": a.accumulation, "precision.mode": a.precision,
-                     "memory.checkpoint_every": 1 if a.checkpoint else 0, "runtime.device": a.device}
+                     "memory.checkpoint_every": 1 if a.checkpoint else 0, "memory.attention": a.attention,
+                     "precision.tf32": a.tf32, "runtime.device": a.device}
     with optlog.Run(a.study, name=name, group=a.group, config=config, steps=a.steps, device=device,
                     message=message, engine_config=engine_config) as run:
         for step in range(a.steps):
