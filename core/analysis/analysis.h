@@ -98,7 +98,7 @@ struct RunSummary
     double flopsPerToken = 0;     // model FLOPs per token
     double achievedGflops = 0;    // flopsPerToken x steady tokens/s
     double peakGflops = 0;        // the matmul peak measured on this machine for the run's compute dtype; 0 = unknown
-    std::string peakDtype;        // float32 | bfloat16 | float16
+    std::string peakDtype;        // float32 | tfloat32 (precision.tf32) | bfloat16 | float16
     bool untunedSettings = false; // ran without `optlog tune`'s settings for its machine and precision
     std::map<EventKind, int64_t> instabilities;           // loss spikes, skipped steps, ...: how many of each
     std::vector<int64_t> instabilitySteps;                // the step of each

@@ -118,9 +118,7 @@ std::string fusedAttentionKernel(const at::Tensor &q, const at::Tensor &k, const
 
 bool hasFusedAdamW(c10::DeviceType device)
 {
-    if (device == c10::DeviceType::CUDA)
-        return OPTLOG_TORCH_AT_LEAST(2, 0);
-    return device == c10::DeviceType::CPU && OPTLOG_TORCH_AT_LEAST(2, 4);
+    return device == c10::DeviceType::CUDA && OPTLOG_TORCH_AT_LEAST(2, 0);
 }
 
 void fusedAdamW(const std::vector<at::Tensor> &weights, const std::vector<at::Tensor> &gradients,
@@ -134,7 +132,7 @@ void fusedAdamW(const std::vector<at::Tensor> &weights, const std::vector<at::Te
 #else
     (void) weights, (void) gradients, (void) expAvg, (void) expAvgSq, (void) steps, (void) a, (void) gradScale,
         (void) foundInf;
-    throw std::logic_error("LibTorch's fused AdamW needs 2.0 (CUDA) or 2.4 (CPU)");
+    throw std::logic_error("LibTorch's fused AdamW needs 2.0 and CUDA");
 #endif
 }
 

@@ -70,8 +70,10 @@ at::Tensor fusedCausalAttention(const at::Tensor &q, const at::Tensor &k, const 
 // as LibTorch chooses it; empty where hasFusedAttention is false.
 std::string fusedAttentionKernel(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, double dropout);
 
-// LibTorch's fused AdamW: one multi-tensor kernel for every tensor of a group (2.0 on CUDA, 2.4
-// on the CPU), which reads the step's gradient divisor and skip flag on the device.
+// LibTorch's fused AdamW on CUDA (2.0 and newer): one multi-tensor kernel for every tensor of a
+// group, which reads the step's gradient divisor and skip flag on the device. (2.4's CPU kernel is
+// not taken: on the CPU a host read costs nothing, and LibTorch's own step keeps a 16-bit run
+// bitwise what it is on every version.)
 bool hasFusedAdamW(c10::DeviceType device);
 // Steps `weights` in place, unless `foundInf` (0-d FP32) is 1; every gradient is first divided by
 // `gradScale` (0-d FP32). `steps` are the tensors' step counts (FP32, on the device, already

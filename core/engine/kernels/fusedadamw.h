@@ -26,9 +26,9 @@ struct StepGate
 // 16-bit weights without master copies, amsgrad) is LibTorch's own.
 //
 // Under a StepGate (stepOnDevice) the step never waits for the host: this pass reads the gate's
-// skip flag and factor as a kernel reads its arguments, and elsewhere LibTorch's fused AdamW
-// (one multi-tensor kernel per group, compat::fusedAdamW: CUDA, and the CPU's 16-bit weights from
-// 2.4) takes them on the device, keeping the groups' step count there too.
+// skip flag and factor as a kernel reads its arguments, and on CUDA LibTorch's fused AdamW (one
+// multi-tensor kernel per group, compat::fusedAdamW) takes them on the device, keeping the step
+// count there too.
 class FusedAdamW : public torch::optim::AdamW
 {
 public:
@@ -36,8 +36,8 @@ public:
 
     at::Tensor step(LossClosure closure = nullptr) override;
     // One step under `gate`, without a host read: false where neither pass can take these tensors
-    // (1.x's 16-bit CPU weights, amsgrad), and then nothing was done: the caller applies the gate
-    // with LibTorch's own step.
+    // (16-bit weights on the CPU, amsgrad, CUDA on 1.x), and then nothing was done: the caller
+    // applies the gate with LibTorch's own step.
     bool stepOnDevice(const StepGate &gate);
     // The state's step counts, which LibTorch's fused step keeps on the device, copied into each
     // parameter's state (a host read): before saving, or reading the state.

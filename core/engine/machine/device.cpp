@@ -76,17 +76,14 @@ DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapabili
 }
 
 Tf32Guard::Tf32Guard(bool on)
-    : m_cublas(at::globalContext().allowTF32CuBLAS())
-    , m_cudnn(at::globalContext().allowTF32CuDNN())
+    : m_previous(at::globalContext().allowTF32CuBLAS())
 {
     at::globalContext().setAllowTF32CuBLAS(on);
-    at::globalContext().setAllowTF32CuDNN(on);
 }
 
 Tf32Guard::~Tf32Guard()
 {
-    at::globalContext().setAllowTF32CuBLAS(m_cublas);
-    at::globalContext().setAllowTF32CuDNN(m_cudnn);
+    at::globalContext().setAllowTF32CuBLAS(m_previous);
 }
 
 void synchronize(c10::Device device)

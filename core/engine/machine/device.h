@@ -26,9 +26,10 @@ c10::Device runDevice(const RunConfig &config);
 // counting allocator's test hook (countingallocator.h), which is a device of its own.
 DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapability> assumed = std::nullopt);
 
-// Whether FP32 products on CUDA run in TF32 on tensor cores (precision.tf32; LibTorch's
-// allowTF32CuBLAS and allowTF32CuDNN, PyTorch's torch.backends.*.allow_tf32), for the process,
-// until the guard ends; on the CPU it changes nothing.
+// Whether FP32 matrix products on CUDA run in TF32 on tensor cores (precision.tf32; LibTorch's
+// allowTF32CuBLAS, PyTorch's torch.backends.cuda.matmul.allow_tf32, off by default), for the
+// process, until the guard ends; on the CPU it changes nothing. (optlog's GPT has no convolution,
+// cuDNN's own TF32 setting.)
 class Tf32Guard
 {
 public:
@@ -38,7 +39,7 @@ public:
     Tf32Guard &operator=(const Tf32Guard &) = delete;
 
 private:
-    bool m_cublas, m_cudnn;
+    bool m_previous;
 };
 
 // Waits for the device's queued work: a timing on CUDA must include the kernels it launched.

@@ -12,21 +12,22 @@
 namespace optlog {
 
 // Why the training loop waits for its device.
-enum class SyncPurpose
-{
-    StepMetrics,   // the step metrics' read, once per runtime.metrics_every steps
+enum class SyncPurpose {
+    StepMetrics,   // the steps' metrics: every runtime.metrics_every steps, and before a validation,
+                   // a checkpoint, a stop, the end of warm-up and the last step
     Validation,    // the validation loss
     SpeedProbe,    // the machine-speed index's timing, before and after
-    Numerics,      // the FP16/BF16 numerics, measured outside the step's time
-    RankAgreement, // data parallel: the ranks' gradient norm, loss and stop, agreed each step
+    Numerics,      // the FP16/BF16 numerics: before and after them (their own reads fall between)
+    RankAgreement, // data parallel, once per step each: the gradient norm, and the loss with a stop
     OptimizerSkip, // LibTorch's own AdamW step, which cannot skip a non-finite step on the device
-    Weights,       // a checkpoint's or the final weights' optimizer state
+    Weights,       // a weights file: its tensors (a checkpoint's optimizer and scaler state too)
 };
-inline constexpr size_t kSyncPurposes = 7;
+inline constexpr size_t kSyncPurposes = size_t(SyncPurpose::Weights) + 1;
 const char *syncPurposeKey(SyncPurpose purpose); // "step_metrics", ...
 
 // Where the training loop waits for its device: each read of a tensor's value on the host and each
-// explicit wait goes through here, counted by why. On a GPU each one makes the host wait for every
+// explicit wait goes through here, counted by why (an occasion that reads several values after
+// one wait, a weights file or a collective, counts once). On a GPU each one makes the host wait for every
 // queued kernel, and the GPU then idles until the host launches again; the CPU makes the same calls
 // at the same places (there they cost nothing), so a test on the CPU holds their number. The
 // counts are stored with the run (the environment's "host_syncs").

@@ -56,9 +56,11 @@ public:
     // PyTorch's GradScaler's defaults.
     static constexpr double kInitialScale = 65536.0;
     static constexpr int64_t kGrowthInterval = 2000;
+    static constexpr double kBackoff = 0.5;
+    static constexpr double kGrowth = 2.0;
 
     explicit LossScaler(double initialScale = kInitialScale, int64_t growthInterval = kGrowthInterval,
-                        double backoff = 0.5, double growth = 2.0,
+                        double backoff = kBackoff, double growth = kGrowth,
                         c10::Device device = c10::Device(c10::DeviceType::CPU));
 
     at::Tensor scale(const at::Tensor &loss) const;

@@ -61,14 +61,13 @@ std::string outOfMachineMemory(const RunConfig &config, const std::vector<Memory
 
 } // namespace
 
-EngineRun::EngineRun(RunConfig config, MemoryCheck memoryCheck)
+EngineRun::EngineRun(RunConfig config, PreflightCheck preflight)
     : m_config(std::move(config))
     , m_device(runDevice(m_config))
-    , m_tf32(m_config.precision.tf32)
     , m_deviceTerms(deviceTermsOf(m_config))
     , m_available(availableMemory())
     , m_data(loadTokens(m_config.data, m_config.model.vocabSize, m_config.model.contextLength))
-    , m_check(memoryCheck)
+    , m_check(preflight)
 {
     // The prediction first (a TorchScript module's probes, or the memory model's calibration on
     // this device: each cached after its first time), then the check against it.
@@ -76,7 +75,7 @@ EngineRun::EngineRun(RunConfig config, MemoryCheck memoryCheck)
         m_probed = probeMemory(m_config);
     else
         m_calibration = calibrateDevice(m_config, m_deviceTerms);
-    if (memoryCheck == MemoryCheck::Refuse)
+    if (preflight == PreflightCheck::Refuse)
         checkMemoryFits(m_config, prediction(), m_available);
 }
 
@@ -117,13 +116,14 @@ void EngineRun::open(const std::string &studyPath)
     // of: the better of two machine-speed indexes (the first in a process may find idle threads).
     const at::ScalarType compute = precisionPlan(m_config.precision.mode).compute;
     const GemmLibrary library = gemmLibraryFrom(m_config.runtime.gemm);
+    const Tf32Guard tf32(m_config.precision.tf32); // the rate the run's products will reach
     const ObservedRate observed{compute,
                                 std::max(referenceKernelGflops(compute, m_device, library),
                                          referenceKernelGflops(compute, m_device, library)),
                                 m_config.precision.tf32};
     m_peak = matmulPeak(m_config, m_threads.intraOp, "", 0.15, observed);
     m_timeWarning = checkTimeFits(m_config, m_peak.gflops(compute, m_config.precision.tf32),
-                                  m_check == MemoryCheck::Force);
+                                  m_check == PreflightCheck::Force);
 }
 
 EngineRun::Result EngineRun::train(const Options &options, const std::atomic<bool> &stopRequested)

@@ -30,13 +30,13 @@ namespace optlog {
 class EngineRun
 {
 public:
-    enum class MemoryCheck { Refuse, Force };
+    enum class PreflightCheck { Refuse, Force };
     // Refuses, with ConfigError or DataError, a config whose device, precision, attention or corpus
     // this engine cannot run, or (InputError) a TorchScript module that breaks its contract, which
-    // it then probes for its memory (memoryprobe.h); and, unless `memoryCheck` is Force, one predicted not to fit its
+    // it then probes for its memory (memoryprobe.h); and, unless `preflight` is Force, one predicted not to fit its
     // memory budget or the machine's available memory (checkMemoryFits). Nothing is written.
-    // (`memoryCheck` also decides whether open() refuses a run predicted to take over a day.)
-    explicit EngineRun(RunConfig config, MemoryCheck memoryCheck = MemoryCheck::Refuse);
+    // (`preflight` also decides whether open() refuses a run predicted to take over a day.)
+    explicit EngineRun(RunConfig config, PreflightCheck preflight = PreflightCheck::Refuse);
     ~EngineRun();
 
     // Opens (or creates) the study, then sets up what the run is measured with: the counting
@@ -90,7 +90,6 @@ private:
     int64_t m_resumedRun = 0; // 0: a new run
     WeightFile m_checkpoint;
     c10::Device m_device;
-    Tf32Guard m_tf32;            // precision.tf32, for the run's products and its machine-speed index
     DeviceTerms m_deviceTerms;   // what the memory model assumes of the device
     AvailableMemory m_available; // at the check, for the hint when the machine runs out
     TokenSplit m_data;
@@ -103,7 +102,7 @@ private:
     ThreadSettings m_threads;
     nlohmann::json m_heap; // what keepTensorMemoryInHeap() set
     MatmulPeak m_peak;
-    MemoryCheck m_check;                      // Force: the pre-flight checks warn and do not refuse
+    PreflightCheck m_check;                   // Force: the pre-flight checks warn and do not refuse
     std::optional<std::string> m_timeWarning; // checkTimeFits', stored with the run as it starts
     std::shared_ptr<RankGroup> m_ranks;
 };

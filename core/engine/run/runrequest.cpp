@@ -126,7 +126,7 @@ RunConfig requestedConfig(const RunRequest &request)
 
 std::unique_ptr<EngineRun> engineRunFor(const RunRequest &request)
 {
-    const auto check = request.force ? EngineRun::MemoryCheck::Force : EngineRun::MemoryCheck::Refuse;
+    const auto check = request.force ? EngineRun::PreflightCheck::Force : EngineRun::PreflightCheck::Refuse;
     if (!request.resume.empty()) {
         const Resumption resumption = resumptionOf(request);
         auto run = std::make_unique<EngineRun>(resumedConfig(resumption, request.study), check);

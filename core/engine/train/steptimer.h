@@ -16,7 +16,7 @@ namespace optlog {
 class StepTimer
 {
 public:
-    // Steps from `firstMeasuredStep` on are measured; `syncs` counts the waits of exclude().
+    // Steps from `firstMeasuredStep` on are measured; `syncs` counts exclude()'s waits.
     StepTimer(HostSyncs &syncs, int64_t firstMeasuredStep);
 
     // An interval of steps begins now: after a read, a validation, a checkpoint.
@@ -25,9 +25,10 @@ public:
         m_start = std::chrono::steady_clock::now();
         m_excludedSeconds = 0;
     }
-    // Runs `work` inside the interval without counting its time (the device's queued work included).
+    // Runs `work` inside the interval without counting its time: waits for the device before and
+    // after it (counted as `purpose`), so that neither the queued steps nor its own kernels blur it.
     template<typename Work>
-    void exclude(Work &&work);
+    void exclude(SyncPurpose purpose, Work &&work);
     // The interval's seconds so far, its diagnostics excluded.
     double intervalSeconds() const;
     // The step ended with `seconds`, `communicationSeconds` of them in collectives.
@@ -48,12 +49,12 @@ private:
 };
 
 template<typename Work>
-void StepTimer::exclude(Work &&work)
+void StepTimer::exclude(SyncPurpose purpose, Work &&work)
 {
-    m_syncs.wait(SyncPurpose::Numerics);
+    m_syncs.wait(purpose);
     const auto start = std::chrono::steady_clock::now();
     work();
-    m_syncs.wait(SyncPurpose::Numerics);
+    m_syncs.wait(purpose);
     m_excludedSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

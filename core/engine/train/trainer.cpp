@@ -45,9 +45,14 @@ std::string dtypeOf(const std::vector<at::Tensor> &tensors)
     return name;
 }
 
+// A GPU's copy from pageable memory waits for the device's queue; from pinned memory, without a
+// wait, it is queued behind the step before (the pinned block is kept until the copy is done).
 Batch onDevice(const Batch &batch, c10::Device device)
 {
-    return {batch.inputs.to(device), batch.targets.to(device)};
+    if (!device.is_cuda())
+        return batch;
+    return {batch.inputs.pin_memory().to(device, /*non_blocking=*/true),
+            batch.targets.pin_memory().to(device, /*non_blocking=*/true)};
 }
 
 int64_t peakRssBytes()
@@ -90,16 +95,18 @@ StepGate gradientGate(const std::vector<at::Tensor> &tensors, const LossScaler *
 {
     // LibTorch's clip_grad_norm_, its norm and coefficient in its arithmetic (so that the CPU's
     // steps are bitwise what they were), except that the coefficient is not applied here: the
-    // optimizer's pass multiplies by it, and a step that clips nothing costs no pass over the
-    // gradients. Nothing is read on the host.
+    // optimizer's kernel applies it (optlog's one pass only where it is not 1, so that a step that
+    // clips nothing costs no pass over the gradients). Nothing is read on the host.
     compat::GradDisabledGuard noGrad;
     std::vector<at::Tensor> norms;
     for (const auto &p : tensors)
         if (p.grad().defined())
             norms.push_back(p.grad().norm());
     if (norms.empty()) {
-        const at::Tensor zero = at::zeros({}, at::TensorOptions().dtype(at::kFloat));
-        return {zero, zero, at::ones({}, zero.options())};
+        const auto options = at::TensorOptions()
+                                 .dtype(at::kFloat)
+                                 .device(tensors.empty() ? c10::Device(c10::DeviceType::CPU) : tensors.front().device());
+        return {at::zeros({}, options), at::zeros({}, options), at::ones({}, options)};
     }
     at::Tensor total = norms.size() == 1 ? norms.front() : at::stack(norms).norm();
     at::Tensor unscale;
@@ -168,6 +175,7 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
     , m_meter(m_device, config.memory.warmupSteps)
     , m_data(std::move(data))
     , m_sampler(m_data.train, config.model.contextLength, uint64_t(config.train.seed))
+    , m_tf32(config.precision.tf32)
     , m_syncs(m_device)
 {
     torch::manual_seed(uint64_t(config.train.seed));
@@ -198,7 +206,8 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
         for (const auto &p : m_parameters)
             m_master.push_back(p.detach().to(torch::kFloat).clone().requires_grad_(true));
     if (m_plan.lossScaling)
-        m_scaler.emplace(LossScaler::kInitialScale, LossScaler::kGrowthInterval, 0.5, 2.0, m_device);
+        m_scaler.emplace(LossScaler::kInitialScale, LossScaler::kGrowthInterval, LossScaler::kBackoff,
+                         LossScaler::kGrowth, m_device);
 
     // Decay matrices and embeddings, not biases and LayerNorm gains (GPT-2, nanoGPT); ZeRO's
     // flat pieces take their parameter's.
@@ -337,7 +346,7 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
     try {
         outcome = trainSteps(observer, stopRequested);
     } catch (const std::exception &e) {
-        outcome = outcomeOfException(e, {m_lastCompletedStep + 1, m_device.str(), {}, {}});
+        outcome = outcomeOfException(e, {m_stepInProgress, m_device.str(), {}, {}});
         // Out of memory, the run's tensors are whole and are measured below; any other end is the
         // caller's to record (EngineRun), with what only it knows.
         if (outcome.outcome != Outcome::Oom)
@@ -357,9 +366,26 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
 
 TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
 {
-    const auto &train = m_config.train;
     StepTimer timer(m_syncs, m_firstStep + m_config.memory.warmupSteps);
     SpeedProbe speed(m_config.runtime.speedProbeEvery, m_plan.compute, m_device, m_model->gemmLibrary(), m_syncs);
+    m_stepInProgress = m_firstStep;
+    try {
+        return trainLoop(observer, stopRequested, timer, speed);
+    } catch (...) {
+        // The steps taken before the failure are recorded (the failure is the step in progress's):
+        // their metrics are still on the device. Should that read fail too, the failure stands.
+        try {
+            reportPendingSteps(observer, timer, speed, stopRequested);
+        } catch (const std::exception &) {
+        }
+        throw;
+    }
+}
+
+TrainingOutcome Trainer::trainLoop(TrainingObserver &observer, const std::atomic<bool> &stopRequested, StepTimer &timer,
+                                   SpeedProbe &speed)
+{
+    const auto &train = m_config.train;
     if (m_firstStep < train.steps)
         speed.loopBegins(m_firstStep);
     timer.restart();
@@ -375,6 +401,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
             return ended(timer, Outcome::Cancelled, m_lastCompletedStep,
                          "stopped by a signal after step " + std::to_string(m_lastCompletedStep));
         }
+        m_stepInProgress = step;
         m_meter.stepBegins();
         PendingStep pending;
         pending.step = step;
@@ -387,7 +414,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         // 16-bit numerics, where the gradients are as backward left them; not the step's time.
         const bool numericsDue = numericsDueAt(step);
         if (numericsDue)
-            timer.exclude([&] { pending.numerics = gradientNumerics(step); });
+            timer.exclude(SyncPurpose::Numerics, [&] { pending.numerics = gradientNumerics(step); });
 
         // The optimizer step, from every rank's gradients under data parallel; nothing read yet.
         if (m_parallel) {
@@ -396,7 +423,7 @@ TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomi
         }
         const StepGate gate = optimizerStep();
         if (numericsDue)
-            timer.exclude([&] {
+            timer.exclude(SyncPurpose::Numerics, [&] {
                 recordOptimizerState();
                 addUpdateAndActivationNumerics(pending.numerics);
             });
@@ -426,7 +453,8 @@ bool Trainer::metricsDueAfter(int64_t step) const
     const auto &train = m_config.train;
     return m_parallel || (step + 1) % m_config.runtime.metricsEvery == 0 || step + 1 == train.steps
            || (step + 1) % train.evalInterval == 0
-           || (train.checkpointInterval > 0 && (step + 1) % train.checkpointInterval == 0);
+           || (train.checkpointInterval > 0 && (step + 1) % train.checkpointInterval == 0)
+           || step + 1 == m_firstStep + m_config.memory.warmupSteps; // warm-up's time stays out of the measured steps
 }
 
 std::optional<TrainingOutcome> Trainer::reportPendingSteps(TrainingObserver &observer, StepTimer &timer,
@@ -439,19 +467,25 @@ std::optional<TrainingOutcome> Trainer::reportPendingSteps(TrainingObserver &obs
         rows.push_back(pending.values);
     // The one wait of these steps: their metrics together.
     const at::Tensor read = m_syncs.read(at::stack(rows).to(at::kDouble), SyncPurpose::StepMetrics).contiguous();
-    const double seconds = timer.intervalSeconds() / double(m_pending.size());
     const double *values = read.data_ptr<double>();
     const std::vector<PendingStep> steps = std::move(m_pending);
     m_pending.clear();
+    // Data parallel (one step a read): the ranks' mean loss and whether one was asked to stop,
+    // agreed inside the step's time, as the collectives of its gradients are.
+    std::vector<double> losses;
+    for (size_t i = 0; i < steps.size(); ++i) {
+        losses.push_back(values[4 * i]);
+        if (m_parallel) {
+            m_syncs.record(SyncPurpose::RankAgreement);
+            std::tie(losses.back(), m_stopAgreed) = m_parallel->agree(losses.back(), stopRequested.load());
+        }
+    }
+    const double seconds = timer.intervalSeconds() / double(steps.size());
     for (size_t i = 0; i < steps.size(); ++i) {
         const PendingStep &pending = steps[i];
         const double *v = values + 4 * i;
-        double lossValue = v[0];
+        const double lossValue = losses[i];
         const bool skipped = v[2] != 0;
-        if (m_parallel) {
-            m_syncs.record(SyncPurpose::RankAgreement);
-            std::tie(lossValue, m_stopAgreed) = m_parallel->agree(lossValue, stopRequested.load());
-        }
         StepMetrics metrics = stepMetrics(pending.step, lossValue, pending.learningRate,
                                           skipped ? std::nullopt : std::optional<double>(v[1]), v[3], seconds);
         timer.stepEnds(pending.step, metrics.stepSeconds, metrics.communicationSeconds.value_or(0.0));
@@ -483,7 +517,6 @@ TrainingOutcome Trainer::ended(const StepTimer &timer, Outcome outcome, int64_t 
     out.measuredSteps = timer.measuredSteps();
     out.stepSeconds = timer.measuredSeconds();
     out.communicationSeconds = timer.measuredCommunicationSeconds();
-    out.hostSyncs = m_syncs.counts();
     return out;
 }
 

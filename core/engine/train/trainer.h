@@ -133,6 +133,8 @@ private:
     // The loop of optimizer steps, until train.steps, a non-finite loss or a stop request: how it
     // ended. m_lastCompletedStep follows it, for an end by an exception.
     TrainingOutcome trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
+    TrainingOutcome trainLoop(TrainingObserver &observer, const std::atomic<bool> &stopRequested, StepTimer &timer,
+                              SpeedProbe &speed);
     // How the loop ended, with the measured steps' timing.
     TrainingOutcome ended(const StepTimer &timer, Outcome outcome, int64_t step, std::string message) const;
     bool numericsDueAt(int64_t step) const; // every diagnostics.numerics_every steps, when on
@@ -185,7 +187,8 @@ private:
     PrecisionPlan m_plan;
     c10::Device m_device;
     MemoryMeter m_meter;
-    int64_t m_lastCompletedStep = -1;
+    int64_t m_lastCompletedStep = -1; // the last step whose metrics were read and reported
+    int64_t m_stepInProgress = 0;     // from its start to the next step's, validation and checkpoint included
     TokenSplit m_data;
     BatchSampler m_sampler;
     int64_t m_firstStep = 0; // after a resume, the step after the checkpoint
@@ -197,6 +200,7 @@ private:
     std::optional<LossScaler> m_scaler;
     std::unique_ptr<torch::optim::AdamW> m_optimizer;
     std::vector<Batch> m_validationBatches;
+    Tf32Guard m_tf32; // precision.tf32 on every rank, for the run's products and its speed probe
     HostSyncs m_syncs;
     std::vector<PendingStep> m_pending;
 };
