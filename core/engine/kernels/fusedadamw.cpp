@@ -8,6 +8,7 @@
 #include <c10/util/StringUtil.h>
 
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <tuple>
 
@@ -98,43 +99,41 @@ bool onePass(const at::Tensor &t)
 
 } // namespace
 
-bool FusedAdamW::fusable() const
+bool FusedAdamW::everyGradientTakes(const std::function<bool(const at::Tensor &)> &accepts) const
 {
     for (const auto &group : param_groups_) {
         if (static_cast<const torch::optim::AdamWOptions &>(group.options()).amsgrad())
             return false;
-        for (const auto &p : group.params()) {
-            if (!p.grad().defined())
-                continue;
-            if (!onePass(p) || !onePass(p.grad()))
+        for (const auto &p : group.params())
+            if (p.grad().defined() && !accepts(p))
                 return false;
-            const auto found = state_.find(compat::optimizerStateKey(p));
-            if (found == state_.end())
-                continue; // created below, contiguous like p
-            const auto &state = static_cast<const torch::optim::AdamWParamState &>(*found->second);
-            if (!onePass(state.exp_avg()) || !onePass(state.exp_avg_sq()))
-                return false;
-        }
     }
     return true;
 }
 
+bool FusedAdamW::fusable() const
+{
+    return everyGradientTakes([this](const at::Tensor &p) {
+        if (!onePass(p) || !onePass(p.grad()))
+            return false;
+        const auto found = state_.find(compat::optimizerStateKey(p));
+        if (found == state_.end())
+            return true; // created by the step, contiguous like p
+        const auto &state = static_cast<const torch::optim::AdamWParamState &>(*found->second);
+        return onePass(state.exp_avg()) && onePass(state.exp_avg_sq());
+    });
+}
+
 bool FusedAdamW::libtorchFusable() const
 {
-    std::optional<c10::Device> device;
-    for (const auto &group : param_groups_) {
-        if (static_cast<const torch::optim::AdamWOptions &>(group.options()).amsgrad())
+    std::optional<c10::Device> device; // one for all: a fused kernel runs on one device
+    return everyGradientTakes([&device](const at::Tensor &p) {
+        if (!compat::hasFusedAdamW(p.device().type()) || p.is_sparse() || p.grad().is_sparse()
+            || p.grad().scalar_type() != p.scalar_type() || (device && *device != p.device()))
             return false;
-        for (const auto &p : group.params()) {
-            if (!p.grad().defined())
-                continue;
-            if (!compat::hasFusedAdamW(p.device().type()) || p.is_sparse() || p.grad().is_sparse()
-                || p.grad().scalar_type() != p.scalar_type() || (device && *device != p.device()))
-                return false;
-            device = p.device();
-        }
-    }
-    return true;
+        device = p.device();
+        return true;
+    });
 }
 
 torch::optim::AdamWParamState &FusedAdamW::stateOf(const at::Tensor &p)

@@ -3,6 +3,8 @@
 
 #include <torch/optim/adamw.h>
 
+#include <functional>
+
 namespace optlog {
 
 // What one optimizer step does with its gradients, decided on their device (the trainer's
@@ -44,8 +46,10 @@ public:
     void recordStepCounts();
 
 private:
-    bool fusable() const;
-    bool libtorchFusable() const;
+    // No amsgrad, and `accepts` every parameter that has a gradient.
+    bool everyGradientTakes(const std::function<bool(const at::Tensor &)> &accepts) const;
+    bool fusable() const;         // by optlog's one pass: FP32, contiguous, on the CPU
+    bool libtorchFusable() const; // by LibTorch's fused kernel: one device that has it, one dtype a tensor
     void onePassStep(float factor);
     void libtorchFusedStep(const StepGate &gate);
     torch::optim::AdamWParamState &stateOf(const at::Tensor &parameter);
