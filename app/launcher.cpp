@@ -62,19 +62,20 @@ std::optional<TunedSettings> tuningFor(const char *self, const std::string &prec
         flock(lock, LOCK_EX);
     tuned = readTuning(cache, key, family); // another run may have probed while this one waited
     if (!tuned) {
-        std::fprintf(
-            stderr,
-            "optlog: this machine has no tuning for %s; probing threads and wait policy first (under a minute; "
-            "`optlog tune` measures longer)\n",
-            family.c_str());
+        std::fprintf(stderr,
+                     "optlog: this machine has no tuning for %s; probing threads, wait policy and product path first "
+                     "(about a minute; "
+                     "`optlog tune` measures longer)\n",
+                     family.c_str());
         const auto start = std::chrono::steady_clock::now();
         const int status = runChild(selfPath(self), {"tune", "--quick", "--modes", precisionMode}, {}, true);
         tuned = readTuning(cache, key, family);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (tuned)
-            std::fprintf(stderr, "optlog: probed in %.0f s: %d thread%s, OMP_WAIT_POLICY=%s%s%s (kept in %s)\n",
+            std::fprintf(stderr, "optlog: probed in %.0f s: %d thread%s, OMP_WAIT_POLICY=%s%s%s%s%s (kept in %s)\n",
                          seconds, tuned->threads, tuned->threads == 1 ? "" : "s", tuned->waitPolicy.c_str(),
-                         tuned->coreType.empty() ? "" : ", OPENBLAS_CORETYPE=", tuned->coreType.c_str(), cache.c_str());
+                         tuned->coreType.empty() ? "" : ", OPENBLAS_CORETYPE=", tuned->coreType.c_str(),
+                         tuned->productPath.empty() ? "" : ", products on ", tuned->productPath.c_str(), cache.c_str());
         else
             std::fprintf(stderr, "optlog: the probe failed (exit %d); this run uses the untuned defaults\n", status);
     }
@@ -97,6 +98,8 @@ void relaunchWithRuntimeVariables(char **argv, const std::string &precisionMode)
         choices.push_back({"OPENBLAS_CORETYPE", tuned->coreType});
     if (tuned) {
         setenv("OPTLOG_TUNED_THREADS", std::to_string(tuned->threads).c_str(), 1);
+        if (!tuned->productPath.empty()) // runtime.gemm = "auto" takes it (environment.h: runProductPaths)
+            setenv("OPTLOG_TUNED_GEMM", tuned->productPath.c_str(), 1);
         setenv("OPTLOG_TUNING",
                ("tuned for " + family + " by " + tuned->measuredBy + " (" + tuningCacheFile() + ")").c_str(), 1);
     } else {

@@ -9,7 +9,9 @@
 #include "app/launcher.h"
 #include "core/analysis/analysis.h"
 #include "core/config/tuning.h"
+#include "core/engine/kernels/gemm.h"
 #include "core/engine/machine/environment.h"
+#include "core/engine/precision/precision.h"
 #include "core/store/store.h"
 
 #include <algorithm>
@@ -35,16 +37,99 @@ int tuneStatus(const std::string &cache, const std::string &key)
 {
     for (const char *family : {"fp32", "bf16"}) {
         const std::optional<TunedSettings> tuned = readTuning(cache, key, family);
-        const TuneCandidate settings{tuned ? tuned->threads : 0,
-                                     tuned ? tuned->waitPolicy : "",
-                                     tuned ? tuned->coreType : "",
-                                     {}};
-        std::printf("%s: %s\n", family,
-                    tuned ? ("tuned by " + tuned->measuredBy + ": " + settings.label()).c_str()
-                          : "not tuned on this machine");
+        if (!tuned) {
+            std::printf("%s: not tuned on this machine\n", family);
+            continue;
+        }
+        const TuneCandidate settings{tuned->threads, tuned->waitPolicy, tuned->coreType, tuned->productPath, {}};
+        // The chosen path with what it reached here; every path's timing is in the cache file.
+        std::string reached;
+        for (const PathTiming &timing : tuned->paths)
+            if (timing.path == tuned->productPath && !timing.reached.empty())
+                reached = " (" + timing.reached + ")";
+        std::printf("%s: tuned by %s: %s%s\n", family, tuned->measuredBy.c_str(), settings.label().c_str(),
+                    reached.c_str());
     }
     return kExitOk;
 }
+
+namespace {
+
+// What a run's products reached, as it recorded it ("oneDNN 2.6.3, brg:avx512_core_bf16").
+std::string productPathReached(const std::string &environmentJson)
+{
+    const nlohmann::json environment = nlohmann::json::parse(environmentJson, nullptr, false);
+    if (!environment.is_object() || !environment.contains("product_path"))
+        return "";
+    return environment["product_path"].value("reached", std::string());
+}
+
+// The short runs `optlog tune` times candidates with, one study for all of them.
+struct CandidateRuns
+{
+    std::string self;
+    const TuneRequest &request;
+    std::string study;
+    int runNumber = 0;
+
+    // Times each candidate in `mode`, `request.rounds` times alternated, so a machine's drift falls
+    // on all of them alike; with `reached`, what each candidate's products reached, as its first
+    // run recorded it. False (and says why) where a run fails.
+    bool time(const std::string &mode, std::vector<TuneCandidate> &candidates,
+              std::vector<std::string> *reached = nullptr)
+    {
+        for (int round = 0; round < request.rounds; ++round) {
+            for (auto &candidate : candidates) {
+                const std::string name = "tune-" + std::to_string(++runNumber);
+                std::vector<std::pair<std::string, std::string>> variables
+                    = {{"OMP_WAIT_POLICY", candidate.waitPolicy},
+                       {"OPTLOG_SET_VARIABLES", "OMP_WAIT_POLICY"}, // the launcher leaves these alone
+                       {"OPTLOG_TUNING", "candidate of optlog tune"}};
+                if (!candidate.coreType.empty())
+                    variables.push_back({"OPENBLAS_CORETYPE", candidate.coreType});
+                PlannedRun run;
+                run.name = name;
+                run.preset = request.preset;
+                const std::string path = candidate.productPath.empty() ? "onednn" : candidate.productPath;
+                run.overrides = {"train.steps=" + std::to_string(request.steps),
+                                 "train.eval_interval=1000000",
+                                 "runtime.speed_probe_every=0",
+                                 "precision.mode=\"" + mode + "\"",
+                                 "runtime.threads=" + std::to_string(candidate.threads),
+                                 "runtime.gemm=\"" + path + "\""};
+                const int status = runChild(self, runArguments(run, study), variables, true);
+                if (status != 0) {
+                    std::cerr << "optlog tune: the run with " << candidate.label() << " failed (exit " << status
+                              << ")\n";
+                    return false;
+                }
+                const Store store(study, Store::Access::ReadOnly);
+                const RunSummary summary = summarize(store, *store.findRun(name));
+                candidate.tokensPerSecond.push_back(summary.throughput.median);
+                if (reached && round == 0)
+                    reached->push_back(productPathReached(summary.run.environmentJson));
+            }
+        }
+        return true;
+    }
+};
+
+void printTimings(const std::string &what, const TuneRequest &request, const std::vector<TuneCandidate> &candidates,
+                  const std::vector<std::string> &reached = {})
+{
+    std::printf("%s (%s, %d steps, %d rounds):\n", what.c_str(), request.preset.c_str(), request.steps, request.rounds);
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        const TuneCandidate &c = candidates[i];
+        std::printf("  %-32s %9.0f tokens/s median of", c.label().c_str(), c.median());
+        for (double t : c.tokensPerSecond)
+            std::printf(" %.0f", t);
+        if (i < reached.size())
+            std::printf("  [%s]", reached[i].c_str());
+        std::printf("\n");
+    }
+}
+
+} // namespace
 
 int tuneCommand(const TuneRequest &request, const std::string &self)
 {
@@ -83,50 +168,34 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
     const std::filesystem::path folder = std::filesystem::temp_directory_path()
                                          / ("optlog-tune-" + std::to_string(getpid()));
     std::filesystem::create_directories(folder);
-    const std::string study = (folder / "tune.sqlite").string();
-    int runNumber = 0;
+    CandidateRuns runs{self, request, (folder / "tune.sqlite").string()};
     for (const std::string &mode : request.modes) {
         const std::string family = precisionFamily(mode);
         std::vector<TuneCandidate> candidates = tuneCandidates(cores, coreTypes);
-        // Rounds alternate the candidates, so a machine's drift falls on all of them alike.
-        for (int round = 0; round < request.rounds; ++round) {
-            for (auto &candidate : candidates) {
-                const std::string name = "tune-" + std::to_string(++runNumber);
-                std::vector<std::pair<std::string, std::string>> variables
-                    = {{"OMP_WAIT_POLICY", candidate.waitPolicy},
-                       {"OPTLOG_SET_VARIABLES", "OMP_WAIT_POLICY"}, // the launcher leaves these alone
-                       {"OPTLOG_TUNING", "candidate of optlog tune"}};
-                if (!candidate.coreType.empty())
-                    variables.push_back({"OPENBLAS_CORETYPE", candidate.coreType});
-                PlannedRun run;
-                run.name = name;
-                run.preset = request.preset;
-                run.overrides = {"train.steps=" + std::to_string(request.steps), "train.eval_interval=1000000",
-                                 "runtime.speed_probe_every=0", "precision.mode=\"" + mode + "\"",
-                                 "runtime.threads=" + std::to_string(candidate.threads)};
-                const int status = runChild(self, runArguments(run, study), variables, true);
-                if (status != 0) {
-                    std::cerr << "optlog tune: the run with " << candidate.label() << " failed (exit " << status
-                              << ")\n";
-                    std::filesystem::remove_all(folder);
-                    return kExitFailed;
-                }
-                const Store store(study, Store::Access::ReadOnly);
-                candidate.tokensPerSecond.push_back(summarize(store, *store.findRun(name)).throughput.median);
-            }
+        if (!runs.time(mode, candidates)) {
+            std::filesystem::remove_all(folder);
+            return kExitFailed;
         }
-        std::printf("%s (%s, %d steps, %d rounds):\n", mode.c_str(), request.preset.c_str(), request.steps,
-                    request.rounds);
-        for (const auto &c : candidates) {
-            std::printf("  %-32s %9.0f tokens/s median of", c.label().c_str(), c.median());
-            for (double t : c.tokensPerSecond)
-                std::printf(" %.0f", t);
-            std::printf("\n");
-        }
+        printTimings(mode, request, candidates);
         TunedSettings settings = bestSettings(candidates, cores);
         settings.measuredBy = request.quick ? kMeasuredByProbe : kMeasuredByTune;
+        // Then the paths of the products, at the settings just chosen: which is fastest depends on
+        // the CPU's kernels (AMX, AVX-512 BF16), not on anything its flags alone say.
+        std::vector<std::string> paths;
+        for (const ProductPath path : productPathCandidates(scalarType(precisionModeNamed(mode).compute)))
+            paths.push_back(pathName(path));
+        if (paths.size() > 1) {
+            std::vector<TuneCandidate> pathRuns = pathCandidates(settings, paths);
+            std::vector<std::string> reached;
+            if (!runs.time(mode, pathRuns, &reached)) {
+                std::filesystem::remove_all(folder);
+                return kExitFailed;
+            }
+            printTimings(mode + " products", request, pathRuns, reached);
+            choosePath(settings, pathRuns, reached);
+        }
         writeTuning(cache, key, family, settings);
-        const TuneCandidate best{settings.threads, settings.waitPolicy, settings.coreType, {}};
+        const TuneCandidate best{settings.threads, settings.waitPolicy, settings.coreType, settings.productPath, {}};
         const auto untuned = std::find_if(candidates.begin(), candidates.end(),
                                           [cores](const TuneCandidate &c) { return c.isUntunedDefault(cores); });
         std::printf("  best for %s: %s, %.2fx the untuned default (%s)\n", family.c_str(), best.label().c_str(),

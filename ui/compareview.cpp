@@ -434,6 +434,9 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
                                      right);
         if (!r.recorder.empty()) // its trainer's model is not the engine's: no FLOPs per token
             mfu->setToolTip(QString::fromStdString(r.recorder + ": " + recordedRunLimits()));
+        else if (r.mfu > 0)
+            mfu->setToolTip(tr("Model FLOP utilisation against %1 measured on this machine")
+                                .arg(QString::fromStdString(r.mfuAgainst)));
         m_verdicts->setItem(row, int(VerdictColumn::Mfu), mfu);
         m_verdicts->setItem(row, int(VerdictColumn::PeakMemory), cell(peak, right));
         QString verdict = QString::fromStdString(r.verdict);

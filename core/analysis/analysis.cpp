@@ -434,9 +434,21 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
                             + std::to_string(environment.value("logical_cpus", 0)) + " CPUs, "
                             + environment.value("device", std::string("cpu"));
         // Rank 0's peak at its threads, once per rank: the throughput counts every rank's tokens.
-        if (environment.contains("matmul_peak"))
-            s.peakGflops = environment["matmul_peak"].value(s.peakDtype + "_gflops", 0.0)
-                           * double(config.distributed.ranks);
+        // On a CPU, the peak of the path the run's products took, where it was measured (runs
+        // before paths were recorded: the best path's).
+        if (environment.contains("matmul_peak")) {
+            const nlohmann::json &peak = environment["matmul_peak"];
+            s.peakGflops = peak.value(s.peakDtype + "_gflops", 0.0);
+            if (environment.contains("product_path")) {
+                const std::string path = environment["product_path"].value("path", std::string());
+                const nlohmann::json &byPath = peak.value("path_gflops", nlohmann::json::object());
+                if (byPath.contains(s.peakDtype) && byPath[s.peakDtype].contains(path)) {
+                    s.peakGflops = byPath[s.peakDtype][path].get<double>();
+                    s.peakPath = path;
+                }
+            }
+            s.peakGflops *= double(config.distributed.ranks);
+        }
     } catch (const nlohmann::json::exception &) {
         // a run without a readable environment has no MFU
     }

@@ -95,17 +95,18 @@ struct RunSummary
     // The kind of machine it ran on, from its environment: "Intel(R) Xeon(R) Processor, 2 CPUs, cpu";
     // empty when the run does not say. Speeds on different kinds compare only through the index.
     std::string machineKind;
-    double flopsPerToken = 0;     // model FLOPs per token
-    double achievedGflops = 0;    // flopsPerToken x steady tokens/s
-    double peakGflops = 0;        // the matmul peak measured on this machine for the run's compute dtype; 0 = unknown
-    std::string peakDtype;        // float32 | tfloat32 (precision.tf32) | bfloat16 | float16
-    bool untunedSettings = false; // ran without `optlog tune`'s settings for its machine and precision
-    std::map<EventKind, int64_t> instabilities;           // loss spikes, skipped steps, ...: how many of each
-    std::vector<int64_t> instabilitySteps;                // the step of each
-    std::vector<TensorNumerics> numerics;                 // the numerics diagnostics, by step
-    std::vector<WeightFile> weightFiles;                  // final weights and checkpoints on disk
-    std::vector<QuantizationResult> quantizations;        // of its final weights, oldest first
-    std::vector<RankRecord> ranks;                        // data parallel: every rank, rank 0 first; else none
+    double flopsPerToken = 0;  // model FLOPs per token
+    double achievedGflops = 0; // flopsPerToken x steady tokens/s
+    double peakGflops = 0;     // the matmul peak measured on this machine for the run's compute dtype; 0 = unknown
+    std::string peakDtype;     // float32 | tfloat32 (precision.tf32) | bfloat16 | float16
+    std::string peakPath; // the CPU product path whose peak it is (aten | sgemm | primitive); empty: the best path's
+    bool untunedSettings = false;                  // ran without `optlog tune`'s settings for its machine and precision
+    std::map<EventKind, int64_t> instabilities;    // loss spikes, skipped steps, ...: how many of each
+    std::vector<int64_t> instabilitySteps;         // the step of each
+    std::vector<TensorNumerics> numerics;          // the numerics diagnostics, by step
+    std::vector<WeightFile> weightFiles;           // final weights and checkpoints on disk
+    std::vector<QuantizationResult> quantizations; // of its final weights, oldest first
+    std::vector<RankRecord> ranks;                 // data parallel: every rank, rank 0 first; else none
     std::map<int64_t, std::vector<MemoryRow>> rankMemory; // data parallel: each rank's memory by role
     double mfu() const { return peakGflops > 0 ? achievedGflops / peakGflops : 0; }
 };

@@ -384,6 +384,8 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
         const double baselinePeak = spreadOf(baselinePeaks).median;
         row.memorySaved = baselinePeak > 0 ? 1 - row.peak.median / baselinePeak : 0;
         row.mfu = typical.mfu();
+        row.mfuAgainst = "the " + typical.peakDtype + " matmul peak"
+                         + (typical.peakPath.empty() ? "" : " of the " + typical.peakPath + " path");
         row.speedNote = typical.config && typical.config->precision.tf32 ? "TF32" : "";
         row.recorder = typical.recorder;
         for (const auto *r : runs)
@@ -504,8 +506,8 @@ std::vector<std::string> comparisonNotes(const std::vector<ComparisonRow> &rows,
         "over data-parallel ranks, rank 0's (its tokens/s count every rank's).");
     notes.push_back(
         "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
-        "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA), once per rank over data-parallel "
-        "ranks.");
+        "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA) on a CPU on the run's product path, "
+        "once per rank over data-parallel ranks.");
     std::string recorded;
     for (const auto &r : rows)
         if (!r.recorder.empty())

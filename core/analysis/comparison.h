@@ -116,6 +116,7 @@ struct ComparisonRow
     Spread peak;                  // bytes
     double memorySaved = 0;       // 1 - peak / baseline peak
     double mfu = 0;               // of the median replicate; 0 = unknown
+    std::string mfuAgainst;       // "the bfloat16 matmul peak of the primitive path": what the MFU divides by
     std::string speedNote; // what the speed depends on besides the technique: "TF32" (precision.tf32); else empty
     std::map<EventKind, int64_t> instabilities; // summed over replicates
     std::string numerics;                       // numericsText of the replicate with the most FP16 underflow

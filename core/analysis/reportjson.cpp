@@ -137,6 +137,7 @@ std::string reportJson(const Report &report)
                         {"mfu", s.mfu()},
                         {"achieved_gflops", s.achievedGflops},
                         {"matmul_peak_gflops", s.peakGflops},
+                        {"matmul_peak_path", s.peakPath},
                         {"machine_index",
                          {{"median_gflops", s.machine.medianGflops},
                           {"variation", s.machine.variation},

@@ -162,7 +162,8 @@ std::string throughputLine(const ReportRun &run)
         line += " Model FLOPs " + formatted("%.1f", s.flopsPerToken / 1e6)
                 + " M per token: " + formatted("%.1f", s.achievedGflops) + " GFLOP/s achieved, MFU "
                 + formatted("%.0f%%", 100 * s.mfu()) + " of the " + formatted("%.1f", s.peakGflops) + " GFLOP/s "
-                + s.peakDtype + " matmul peak measured on this machine.";
+                + s.peakDtype + " matmul peak measured on this machine"
+                + (s.peakPath.empty() ? "" : " on the run's product path, " + s.peakPath) + ".";
     if (s.machine.probes > 0)
         line += " Machine-speed index (reference matmul, " + std::to_string(s.machine.probes) + " timings): median "
                 + formatted("%.1f", s.machine.medianGflops) + " GFLOP/s, varied by "

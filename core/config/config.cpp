@@ -335,9 +335,11 @@ const std::vector<ConfigField> &configFields()
         field(&RuntimeConfig::device, "device",
               "where the run trains: cpu, or cuda (needs a CUDA build of LibTorch and a GPU)", {}, {"cpu", "cuda"}),
         field(&RuntimeConfig::gemm, "gemm",
-              "the library of FP32 matrix products on the CPU: onednn (its sgemm, the faster here), aten "
-              "(LibTorch's BLAS), auto = onednn where this build has it",
-              {}, {"auto", "onednn", "aten"}),
+              "the path of matrix products on the CPU: aten (LibTorch's own), sgemm (oneDNN's; BF16 widened to "
+              "FP32), primitive (oneDNN's matmul primitive), onednn (sgemm for FP32, the primitive for BF16); auto = "
+              "the path optlog tune measured fastest for the run's precision here, else onednn where this build "
+              "has it",
+              {}, {"auto", "onednn", "aten", "sgemm", "primitive"}),
         field(&RuntimeConfig::metricsEvery, "metrics_every",
               "optimizer steps between reads of the step metrics (loss, gradient norm, loss scale) from the device: "
               "on a GPU each read waits for the queued kernels; every step is still recorded, the time of each "

@@ -83,7 +83,7 @@ struct RuntimeConfig
     int64_t blasThreads = 0;      // BLAS threads; 0 = same as threads
     int64_t speedProbeEvery = 25; // optimizer steps between timings of the reference kernel; 0 = never
     std::string device = "cpu";   // cpu | cuda (the first visible GPU; CUDA_VISIBLE_DEVICES picks another)
-    std::string gemm = "auto";    // auto | onednn | aten: the library of FP32 CPU matrix products
+    std::string gemm = "auto";    // auto | onednn | aten | sgemm | primitive: the path of CPU matrix products
     int64_t metricsEvery = 1;     // optimizer steps between reads of the step metrics from the device
 };
 

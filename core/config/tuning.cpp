@@ -17,7 +17,7 @@ std::string precisionFamily(const std::string &precisionMode)
 std::string TuneCandidate::label() const
 {
     return std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ", " + waitPolicy
-           + (coreType.empty() ? "" : ", " + coreType);
+           + (coreType.empty() ? "" : ", " + coreType) + (productPath.empty() ? "" : ", " + productPath);
 }
 
 double TuneCandidate::median() const
@@ -27,7 +27,7 @@ double TuneCandidate::median() const
 
 bool TuneCandidate::isUntunedDefault(int cores) const
 {
-    return threads == cores && waitPolicy == kUntunedWaitPolicy && coreType.empty();
+    return threads == cores && waitPolicy == kUntunedWaitPolicy && coreType.empty() && productPath.empty();
 }
 
 std::vector<TuneCandidate> tuneCandidates(int cores, const std::vector<std::string> &coreTypes)
@@ -39,7 +39,7 @@ std::vector<TuneCandidate> tuneCandidates(int cores, const std::vector<std::stri
     for (int threads : threadCounts)
         for (const char *wait : {"PASSIVE", "ACTIVE"})
             for (const auto &core : coreTypes)
-                candidates.push_back({threads, wait, core, {}});
+                candidates.push_back({threads, wait, core, "", {}});
     return candidates;
 }
 
@@ -60,6 +60,29 @@ TunedSettings bestSettings(const std::vector<TuneCandidate> &candidates, int cor
         settings.tokensPerSecond = best->median();
     }
     return settings;
+}
+
+std::vector<TuneCandidate> pathCandidates(const TunedSettings &best, const std::vector<std::string> &paths)
+{
+    std::vector<TuneCandidate> candidates;
+    for (const std::string &path : paths)
+        candidates.push_back({best.threads, best.waitPolicy, best.coreType, path, {}});
+    return candidates;
+}
+
+void choosePath(TunedSettings &settings, const std::vector<TuneCandidate> &candidates,
+                const std::vector<std::string> &reached)
+{
+    settings.paths.clear();
+    const TuneCandidate *best = nullptr;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        const TuneCandidate &c = candidates[i];
+        settings.paths.push_back({c.productPath, i < reached.size() ? reached[i] : "", c.median()});
+        if (!best || c.median() > best->median())
+            best = &c;
+    }
+    if (best) // tokensPerSecond stays the first round's, beside the untuned default's in the same alternation
+        settings.productPath = best->productPath;
 }
 
 std::string betterCoreType(const std::string &chosenCore, const std::string &cpuFlags)
@@ -93,6 +116,10 @@ std::optional<TunedSettings> readTuning(const std::string &cacheFile, const std:
     settings.tokensPerSecond = entry.value("tokens_per_second", 0.0);
     settings.untunedTokensPerSecond = entry.value("untuned_tokens_per_second", 0.0);
     settings.measuredBy = entry.value("measured_by", std::string(kMeasuredByTune)); // as before it was recorded
+    settings.productPath = entry.value("product_path", std::string()); // a tuning from before paths: the defaults
+    for (const nlohmann::json &timing : entry.value("product_paths", nlohmann::json::array()))
+        settings.paths.push_back({timing.value("path", std::string()), timing.value("reached", std::string()),
+                                  timing.value("tokens_per_second", 0.0)});
     if (settings.threads <= 0 || (settings.waitPolicy != "PASSIVE" && settings.waitPolicy != "ACTIVE"))
         return std::nullopt;
     return settings;
@@ -107,7 +134,12 @@ void writeTuning(const std::string &cacheFile, const std::string &machineKey, co
                                  {"core_type", settings.coreType},
                                  {"tokens_per_second", settings.tokensPerSecond},
                                  {"untuned_tokens_per_second", settings.untunedTokensPerSecond},
-                                 {"measured_by", settings.measuredBy}};
+                                 {"measured_by", settings.measuredBy},
+                                 {"product_path", settings.productPath},
+                                 {"product_paths", nlohmann::json::array()}};
+    for (const PathTiming &timing : settings.paths)
+        cache[machineKey][family]["product_paths"].push_back(
+            {{"path", timing.path}, {"reached", timing.reached}, {"tokens_per_second", timing.tokensPerSecond}});
     writeJsonCache(cacheFile, cache);
 }
 

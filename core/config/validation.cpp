@@ -102,10 +102,11 @@ void validateModelSource(const RunConfig &c)
                             "config: memory.attention = \"" + c.memory.attention
                                 + "\" with model.source = \"torchscript\": a TorchScript module's attention is its own "
                                   "code, which optlog cannot chunk or fuse; leave memory.attention = \"naive\"");
-    if (c.runtime.gemm == "onednn")
-        throw NotApplicable("runtime.gemm", "config: runtime.gemm = \"onednn\" with model.source = \"torchscript\": a "
-                                            "TorchScript module's products are its own LibTorch calls; set "
-                                            "runtime.gemm = \"auto\" or \"aten\"");
+    if (c.runtime.gemm != "auto" && c.runtime.gemm != "aten")
+        throw NotApplicable("runtime.gemm", "config: runtime.gemm = \"" + c.runtime.gemm
+                                                + "\" with model.source = \"torchscript\": a TorchScript module's "
+                                                  "products are its own LibTorch calls; set runtime.gemm = \"auto\" "
+                                                  "or \"aten\"");
 }
 
 } // namespace

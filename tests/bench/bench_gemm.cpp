@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
-// The engine's matrix products at a preset's own shapes, forward and backward, through each library
-// side by side in one run: each product's best time of ROUNDS alternated timings and its GFLOP/s, so
+// The engine's matrix products at a preset's own shapes, forward and backward, on each product path
+// this machine has, side by side in one run: each product's best time of ROUNDS rotated timings and its GFLOP/s, so
 // that a product far below the machine's matmul peak is named rather than guessed at from a profile.
 // Linear layers are timed forward and backward as the engine runs them; attention's products (the
 // same two ways backward) and the head's forward one by one. ATen's FP32 products run on OpenBLAS's
 // own threads, which just after a oneDNN product compete with OpenMP's still-spinning workers: its
-// column is a reference, at times far slower than ATen alone (a training run uses one library).
+// column is a reference, at times far slower than ATen alone (a training run uses one path).
 // A BF16 precision mode (precision.mode="autocast-bf16", "master-bf16" or "pure-bf16") times the
-// products on BF16 operands: LibTorch's own BF16 products against oneDNN's matmul primitive.
+// products on BF16 operands: LibTorch's own, the matmul primitive's and sgemm's, widened.
+// `optlog tune` chooses a run's path by whole training runs; this says where the time goes.
 //   build/tests/bench/bench_gemm [PRESET] [ROUNDS] [SETTING=VALUE...]
 #include "core/config/config.h"
 #include "core/config/tuning.h"
@@ -36,7 +37,7 @@ struct Product
 {
     std::string name;
     double flops = 0;
-    std::function<double(GemmLibrary)> seconds; // one timing
+    std::function<double(ProductPaths)> seconds; // one timing
 };
 
 double secondsOf(const std::function<void()> &run)
@@ -46,10 +47,10 @@ double secondsOf(const std::function<void()> &run)
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// A product's timing: `product` called with the library, its result dropped.
-std::function<double(GemmLibrary)> timing(std::function<at::Tensor(GemmLibrary)> product)
+// A product's timing: `product` called on the paths, its result dropped.
+std::function<double(ProductPaths)> timing(std::function<at::Tensor(ProductPaths)> product)
 {
-    return [product](GemmLibrary library) { return secondsOf([&] { product(library); }); };
+    return [product](ProductPaths paths) { return secondsOf([&] { product(paths); }); };
 }
 
 // The products of one block and of the head at the preset's shapes, with operands laid out as the
@@ -64,8 +65,8 @@ std::vector<Product> productsOf(const ModelConfig &m, int64_t B, at::ScalarType 
     const auto linear = [&](const std::string &name, int64_t n, int64_t k) {
         const at::Tensor x = randn({rows, k}), w = randn({n, k}), b = randn({n}), g = randn({rows, n});
         const double flops = 2.0 * double(rows * n * k);
-        products.push_back({name + " forward", flops, timing([=](GemmLibrary l) { return gemmLinear(x, w, b, l); })});
-        products.push_back({name + " backward", 2 * flops, [=](GemmLibrary l) {
+        products.push_back({name + " forward", flops, timing([=](ProductPaths l) { return gemmLinear(x, w, b, l); })});
+        products.push_back({name + " backward", 2 * flops, [=](ProductPaths l) {
                                 compat::GradModeGuard gradients(true);
                                 const at::Tensor y = gemmLinear(x.detach().requires_grad_(true),
                                                                 w.detach().requires_grad_(true),
@@ -83,7 +84,7 @@ std::vector<Product> productsOf(const ModelConfig &m, int64_t B, at::ScalarType 
     const double attention = 2.0 * double(B * H * T * T * D);
     const double scale = 1.0 / std::sqrt(double(D));
     const auto attentionProduct = [&](const std::string &name, const at::Tensor &a, const at::Tensor &b, double alpha) {
-        products.push_back({name, attention, timing([=](GemmLibrary l) { return gemmMatmul(a, b, l, alpha); })});
+        products.push_back({name, attention, timing([=](ProductPaths l) { return gemmMatmul(a, b, l, alpha); })});
     };
     attentionProduct("q·kᵀ", q, k.transpose(-2, -1), scale);
     attentionProduct("weights·v", weights, v, 1.0);
@@ -93,7 +94,7 @@ std::vector<Product> productsOf(const ModelConfig &m, int64_t B, at::ScalarType 
     attentionProduct("weightsᵀ·dout", weights.transpose(-2, -1), outGradient, 1.0);
     const at::Tensor x = randn({rows, C}), head = randn({V, C});
     const double headFlops = 2.0 * double(rows * V * C);
-    products.push_back({"head forward", headFlops, timing([=](GemmLibrary l) { return gemmLinear(x, head, {}, l); })});
+    products.push_back({"head forward", headFlops, timing([=](ProductPaths l) { return gemmLinear(x, head, {}, l); })});
     return products;
 }
 
@@ -119,30 +120,39 @@ int main(int argc, char **argv)
                                      + "\": FP16 products are ATen's alone; expected an FP32 or BF16 mode");
         const at::ScalarType dtype = family == "bf16" ? at::kBFloat16 : at::kFloat;
         const std::vector<Product> products = productsOf(config.model, config.train.microbatch, dtype);
-        std::printf("%s, %s products, %d threads, best of %lld alternated timings; oneDNN: %s\n\n", preset.c_str(),
-                    family.c_str(), at::get_num_threads(), static_cast<long long>(rounds),
-                    describe(GemmLibrary::OneDnn).c_str());
-        std::printf("| product | ATen ms | ATen GFLOP/s | oneDNN ms | oneDNN GFLOP/s |\n|---|---|---|---|---|\n");
-        double atenTotal = 0, oneDnnTotal = 0, flops = 0;
-        for (const Product &p : products) {
-            double aten = 1e30, oneDnn = 1e30;
-            p.seconds(GemmLibrary::ATen); // warm-up: first-touch pages and packing buffers
-            p.seconds(GemmLibrary::OneDnn);
-            for (int64_t r = 0; r < rounds; ++r) {
-                const bool atenFirst = r % 2 == 0;
-                const double first = p.seconds(atenFirst ? GemmLibrary::ATen : GemmLibrary::OneDnn);
-                const double second = p.seconds(atenFirst ? GemmLibrary::OneDnn : GemmLibrary::ATen);
-                aten = std::min(aten, atenFirst ? first : second);
-                oneDnn = std::min(oneDnn, atenFirst ? second : first);
-            }
-            atenTotal += aten;
-            oneDnnTotal += oneDnn;
-            flops += p.flops;
-            std::printf("| %s | %.3f | %.1f | %.3f | %.1f |\n", p.name.c_str(), aten * 1e3, p.flops / aten / 1e9,
-                        oneDnn * 1e3, p.flops / oneDnn / 1e9);
+        const std::vector<ProductPath> paths = productPathCandidates(dtype);
+        std::printf("%s, %s products, %d threads, best of %lld rotated timings; %s\n\n", preset.c_str(), family.c_str(),
+                    at::get_num_threads(), static_cast<long long>(rounds), describeOneDnn().c_str());
+        std::string header = "| product |", rule = "|---|";
+        for (const ProductPath path : paths) {
+            header += " " + describePath(path, dtype) + " ms | GFLOP/s |";
+            rule += "---|---|";
         }
-        std::printf("| one block and the head | %.3f | %.1f | %.3f | %.1f |\n", atenTotal * 1e3,
-                    flops / atenTotal / 1e9, oneDnnTotal * 1e3, flops / oneDnnTotal / 1e9);
+        std::printf("%s\n%s\n", header.c_str(), rule.c_str());
+        std::vector<double> totals(paths.size(), 0.0);
+        double flops = 0;
+        for (const Product &p : products) {
+            std::vector<double> best(paths.size(), 1e30);
+            for (const ProductPath path : paths)
+                p.seconds({path, path}); // warm-up: first-touch pages and packing buffers
+            // Each round starts with the next path: a machine's drift falls on all of them alike.
+            for (int64_t r = 0; r < rounds; ++r)
+                for (size_t i = 0; i < paths.size(); ++i) {
+                    const size_t which = (size_t(r) + i) % paths.size();
+                    best[which] = std::min(best[which], p.seconds({paths[which], paths[which]}));
+                }
+            flops += p.flops;
+            std::printf("| %s |", p.name.c_str());
+            for (size_t i = 0; i < paths.size(); ++i) {
+                totals[i] += best[i];
+                std::printf(" %.3f | %.1f |", best[i] * 1e3, p.flops / best[i] / 1e9);
+            }
+            std::printf("\n");
+        }
+        std::printf("| one block and the head |");
+        for (const double total : totals)
+            std::printf(" %.3f | %.1f |", total * 1e3, flops / total / 1e9);
+        std::printf("\n");
         return 0;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "bench_gemm: %s\n", e.what());

@@ -128,11 +128,11 @@ private Q_SLOTS:
     }
 
     // The BLAS this process loaded multiplies right (the check `optlog tune` makes of a core
-    // type), and so does oneDNN's sgemm where the build has it.
+    // type), and so do oneDNN's sgemm and matmul primitive where the build has them.
     void gemmMatchesTheDoublePrecisionReference()
     {
-        for (const GemmLibrary library : {GemmLibrary::ATen, GemmLibrary::OneDnn}) {
-            const GemmCheck check = checkGemm(library);
+        for (const ProductPath path : productPathCandidates(at::kFloat)) {
+            const GemmCheck check = checkGemm({path, path});
             QVERIFY2(check.correct, qPrintable(QString::number(check.largestError)));
             QVERIFY(check.largestError > 0); // FP32 rounds: an error of exactly 0 would mean no real product
             QVERIFY(check.largestError < 1e-4);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// oneDNN's products against ATen's: values and gradients of the linear layer and of batched
-// products over the strided views attention gives them, the cases oneDNN leaves to ATen, and a
-// training run's losses whichever library computes its products.
+// oneDNN's products (sgemm and the matmul primitive) against ATen's: values and gradients of the
+// linear layer and of batched products over the strided views attention gives them, the cases
+// oneDNN leaves to ATen, the setting's paths, and a training run's losses whichever path computes
+// its products.
 #include "core/config/config.h"
 #include "core/engine/data/textdata.h"
 #include "core/engine/kernels/gemm.h"
@@ -15,6 +16,7 @@
 #include <QtTest>
 #include <atomic>
 #include <cmath>
+#include <map>
 #include <tuple>
 
 using namespace optlog;
@@ -28,32 +30,41 @@ double relativeError(const at::Tensor &actual, const at::Tensor &reference)
     return (a - r).abs().max().item<double>() / std::max(1e-30, r.abs().max().item<double>());
 }
 
-// Values and gradients of `f` under both libraries, from the same leaves and output gradient.
+// oneDNN's FP32 paths: sgemm and the matmul primitive.
+const ProductPath kOneDnnPaths[] = {ProductPath::Sgemm, ProductPath::Primitive};
+
+// Values and gradients of `f` on each of oneDNN's FP32 paths against ATen's, from the same leaves
+// and output gradient.
 void compareLibraries(const std::vector<at::Tensor> &leaves,
-                      const std::function<at::Tensor(const std::vector<at::Tensor> &, GemmLibrary)> &f)
+                      const std::function<at::Tensor(const std::vector<at::Tensor> &, ProductPaths)> &f)
 {
-    std::vector<at::Tensor> results[2];
-    const GemmLibrary libraries[2] = {GemmLibrary::ATen, GemmLibrary::OneDnn};
     at::Tensor outputGradient;
-    for (int l = 0; l < 2; ++l) {
+    const auto results = [&](ProductPaths paths) {
         std::vector<at::Tensor> inputs;
         for (const auto &leaf : leaves)
             inputs.push_back(leaf.detach().clone().requires_grad_(true));
-        const at::Tensor out = f(inputs, libraries[l]);
+        const at::Tensor out = f(inputs, paths);
         if (!outputGradient.defined())
             outputGradient = at::randn_like(out);
         out.backward(outputGradient);
-        results[l].push_back(out.detach());
+        std::vector<at::Tensor> all{out.detach()};
         for (const auto &input : inputs)
-            results[l].push_back(input.grad());
-    }
-    QCOMPARE(results[1].size(), results[0].size());
-    for (size_t i = 0; i < results[0].size(); ++i) {
-        QCOMPARE(results[1][i].sizes(), results[0][i].sizes());
-        const double error = relativeError(results[1][i], results[0][i]);
-        if (!(error < 1e-5))
-            QFAIL(qPrintable(
-                QString("result %1 (0 = value, then each input's gradient): relative error %2").arg(i).arg(error)));
+            all.push_back(input.grad());
+        return all;
+    };
+    const std::vector<at::Tensor> aten = results(ProductPaths::aten());
+    for (const ProductPath path : kOneDnnPaths) {
+        const std::vector<at::Tensor> ours = results({path, path});
+        QCOMPARE(ours.size(), aten.size());
+        for (size_t i = 0; i < aten.size(); ++i) {
+            QCOMPARE(ours[i].sizes(), aten[i].sizes());
+            const double error = relativeError(ours[i], aten[i]);
+            if (!(error < 1e-5))
+                QFAIL(qPrintable(QString("%1, result %2 (0 = value, then each input's gradient): relative error %3")
+                                     .arg(QString::fromStdString(pathName(path)))
+                                     .arg(i)
+                                     .arg(error)));
+        }
     }
 }
 
@@ -76,23 +87,24 @@ std::vector<at::Tensor> valueAndGradients(const std::vector<at::Tensor> &leaves,
     return results;
 }
 
-// BF16 products on oneDNN's path (its matmul primitive with AVX-512, widened to FP32 without)
-// against LibTorch's own BF16 products and an FP64 reference on the same BF16-rounded operands: the
+// BF16 products on one of oneDNN's paths (its matmul primitive, or sgemm widened) against
+// LibTorch's own BF16 products and an FP64 reference on the same BF16-rounded operands: the
 // same dtypes and shapes as LibTorch's, and no further from the reference than LibTorch (or than
 // BF16's rounding). `f` runs under BF16 autocast when `autocast` is true. Returns how many BF16
 // products oneDNN's path computed.
 int64_t compareBf16(const std::vector<at::Tensor> &leaves,
-                    const std::function<at::Tensor(const std::vector<at::Tensor> &, GemmLibrary)> &f, bool autocast)
+                    const std::function<at::Tensor(const std::vector<at::Tensor> &, ProductPaths)> &f, bool autocast,
+                    ProductPath path)
 {
-    const auto run = [&](GemmLibrary library, at::Tensor &g) {
+    const auto run = [&](ProductPaths paths, at::Tensor &g) {
         AutocastGuard bf16(c10::DeviceType::CPU, at::kBFloat16, autocast);
         return valueAndGradients(
-            leaves, [&](const std::vector<at::Tensor> &in) { return f(in, library); }, g);
+            leaves, [&](const std::vector<at::Tensor> &in) { return f(in, paths); }, g);
     };
     at::Tensor g;
-    const std::vector<at::Tensor> aten = run(GemmLibrary::ATen, g);
+    const std::vector<at::Tensor> aten = run(ProductPaths::aten(), g);
     const int64_t productsBefore = bf16ProductCount();
-    const std::vector<at::Tensor> ours = run(GemmLibrary::OneDnn, g);
+    const std::vector<at::Tensor> ours = run({ProductPath::ATen, path}, g);
     const int64_t products = bf16ProductCount() - productsBefore;
     // The reference: FP64 throughout, from the operands as the BF16 products see them.
     std::vector<at::Tensor> rounded;
@@ -100,7 +112,7 @@ int64_t compareBf16(const std::vector<at::Tensor> &leaves,
         rounded.push_back(leaf.to(at::kBFloat16).to(at::kDouble));
     at::Tensor g64 = g.to(at::kDouble);
     const std::vector<at::Tensor> reference = valueAndGradients(
-        rounded, [&](const std::vector<at::Tensor> &in) { return f(in, GemmLibrary::ATen); }, g64);
+        rounded, [&](const std::vector<at::Tensor> &in) { return f(in, ProductPaths::aten()); }, g64);
     for (size_t i = 0; i < aten.size(); ++i) {
         if (ours[i].scalar_type() != aten[i].scalar_type() || !ours[i].sizes().equals(aten[i].sizes()))
             QTest::qFail(qPrintable(QString("result %1: %2 of %3, LibTorch gives %4 of %5")
@@ -172,8 +184,8 @@ void tst_Gemm::linearMatchesATen()
     std::vector<at::Tensor> leaves{at::randn(shape), at::randn({outputs, shape.back()})};
     if (bias)
         leaves.push_back(at::randn({outputs}));
-    compareLibraries(leaves, [bias](const std::vector<at::Tensor> &in, GemmLibrary library) {
-        return gemmLinear(in[0], in[1], bias ? in[2] : at::Tensor(), library);
+    compareLibraries(leaves, [bias](const std::vector<at::Tensor> &in, ProductPaths paths) {
+        return gemmLinear(in[0], in[1], bias ? in[2] : at::Tensor(), paths);
     });
 }
 
@@ -182,20 +194,20 @@ void tst_Gemm::stridedBatchedProductsMatchATen()
     // Attention's operands: q, k, v are transposed views into one (B, T, 3, H, D) projection, the
     // scores scaled by 1/√D inside the product.
     const int64_t B = 3, T = 19, H = 4, D = 8;
-    compareLibraries({at::randn({B, T, 3 * H * D})}, [&](const std::vector<at::Tensor> &in, GemmLibrary library) {
+    compareLibraries({at::randn({B, T, 3 * H * D})}, [&](const std::vector<at::Tensor> &in, ProductPaths paths) {
         const auto parts = in[0].view({B, T, 3, H, D}).unbind(2);
         const at::Tensor q = parts[0].transpose(1, 2), k = parts[1].transpose(1, 2), v = parts[2].transpose(1, 2);
-        const at::Tensor scores = gemmMatmul(q, k.transpose(-2, -1), library, 1 / std::sqrt(double(D))); // (B, H, T, T)
-        return gemmMatmul(at::softmax(scores, -1), v, library);                                          // (B, H, T, D)
+        const at::Tensor scores = gemmMatmul(q, k.transpose(-2, -1), paths, 1 / std::sqrt(double(D))); // (B, H, T, T)
+        return gemmMatmul(at::softmax(scores, -1), v, paths);                                          // (B, H, T, D)
     });
-    // alpha is applied, by either library (the comparison above would not see both ignore it).
+    // alpha is applied, on every path (the comparison above would not see both ignore it).
     const at::Tensor a = at::randn({2, 7, 5}), b = at::randn({2, 5, 3});
-    for (const GemmLibrary library : {GemmLibrary::ATen, GemmLibrary::OneDnn})
-        QVERIFY(relativeError(gemmMatmul(a, b, library, 0.3), at::matmul(a, b) * 0.3) < 1e-6);
+    for (const ProductPath path : {ProductPath::ATen, ProductPath::Sgemm, ProductPath::Primitive})
+        QVERIFY(relativeError(gemmMatmul(a, b, {path, path}, 0.3), at::matmul(a, b) * 0.3) < 1e-6);
     // A slice of keys (chunked attention) and an operand that needs a copy (every stride > 1).
     compareLibraries({at::randn({2, 5, 12, 6}), at::randn({2, 5, 6, 30})},
-                     [](const std::vector<at::Tensor> &in, GemmLibrary library) {
-                         return gemmMatmul(in[0].slice(2, 2, 9), in[1].slice(3, 0, 30, 3), library);
+                     [](const std::vector<at::Tensor> &in, ProductPaths paths) {
+                         return gemmMatmul(in[0].slice(2, 2, 9), in[1].slice(3, 0, 30, 3), paths);
                      });
 }
 
@@ -207,9 +219,9 @@ void tst_Gemm::productsOverRowsFourKiBApartMatchATen()
     const int64_t paddedBefore = paddedProductCount();
     compareLibraries({at::randn({2, 300, 200}), at::randn({1024, 200}), at::randn({1024}), at::randn({24, 1024}),
                       at::randn({24})},
-                     [](const std::vector<at::Tensor> &in, GemmLibrary library) {
-                         const at::Tensor hidden = at::gelu(gemmLinear(in[0], in[1], in[2], library));
-                         return gemmLinear(hidden, in[3], in[4], library);
+                     [](const std::vector<at::Tensor> &in, ProductPaths paths) {
+                         const at::Tensor hidden = at::gelu(gemmLinear(in[0], in[1], in[2], paths));
+                         return gemmLinear(hidden, in[3], in[4], paths);
                      });
     QCOMPARE(paddedProductCount() - paddedBefore, int64_t(2));
 
@@ -228,7 +240,7 @@ void tst_Gemm::productsOverRowsFourKiBApartMatchATen()
         const at::Tensor x = at::randn({rows, inputs}).requires_grad_(inputGradient);
         const at::Tensor w = at::randn({outputs, inputs}).requires_grad_(true);
         const at::Tensor b = bias ? at::randn({outputs}).requires_grad_(true) : at::Tensor();
-        const at::Tensor y = gemmLinear(x, w, b, GemmLibrary::OneDnn), g = at::randn_like(y);
+        const at::Tensor y = gemmLinear(x, w, b, ProductPaths::onednn()), g = at::randn_like(y);
         const int64_t before = counter.currentBytes(), padded = paddedProductCount();
         counter.resetPeak();
         y.backward(g);
@@ -267,38 +279,48 @@ void tst_Gemm::productsOverRowsFourKiBApartMatchATen()
 void tst_Gemm::bf16ProductsMatchAReference_data()
 {
     QTest::addColumn<bool>("autocast");
-    QTest::newRow("under autocast, FP32 operands") << true;
-    QTest::newRow("BF16 operands") << false;
+    QTest::addColumn<int>("path");
+    // Each BF16 path oneDNN has here (the primitive needs AVX-512).
+    for (const ProductPath path : productPathCandidates(at::kBFloat16)) {
+        if (path == ProductPath::ATen)
+            continue;
+        const std::string name = pathName(path);
+        QTest::addRow("%s, under autocast, FP32 operands", name.c_str()) << true << int(path);
+        QTest::addRow("%s, BF16 operands", name.c_str()) << false << int(path);
+    }
 }
 
 void tst_Gemm::bf16ProductsMatchAReference()
 {
     QFETCH(bool, autocast);
+    QFETCH(int, path);
     // Operands of the dtype the mode gives them: FP32 under autocast, BF16 weights otherwise.
     const auto leaf = [autocast](std::vector<int64_t> shape) {
         return autocast ? at::randn(shape) : at::randn(shape).to(at::kBFloat16);
     };
-    const auto linear = [](const std::vector<at::Tensor> &in, GemmLibrary library) {
-        return gemmLinear(in[0], in[1], in[2], library);
+    const auto linear = [](const std::vector<at::Tensor> &in, ProductPaths paths) {
+        return gemmLinear(in[0], in[1], in[2], paths);
     };
-    const auto head = [](const std::vector<at::Tensor> &in, GemmLibrary library) { // no bias
-        return gemmLinear(in[0], in[1], at::Tensor(), library);
+    const auto head = [](const std::vector<at::Tensor> &in, ProductPaths paths) { // no bias
+        return gemmLinear(in[0], in[1], at::Tensor(), paths);
     };
     // Larger than one widened tile (128) in every direction, with a remainder, and smaller than
     // one. Forward and the two gradients' products, each through oneDNN's path.
     for (const auto &[rows, inputs, outputs] : {std::tuple{300, 200, 260}, std::tuple{5, 7, 3}}) {
-        QCOMPARE(compareBf16({leaf({rows, inputs}), leaf({outputs, inputs}), leaf({outputs})}, linear, autocast), 3);
-        QCOMPARE(compareBf16({leaf({2, rows, inputs}), leaf({outputs, inputs})}, head, autocast), 3);
+        QCOMPARE(compareBf16({leaf({rows, inputs}), leaf({outputs, inputs}), leaf({outputs})}, linear, autocast,
+                             ProductPath(path)),
+                 3);
+        QCOMPARE(compareBf16({leaf({2, rows, inputs}), leaf({outputs, inputs})}, head, autocast, ProductPath(path)), 3);
     }
     // Attention over strided views of one projection, scaled inside the product.
     const int64_t B = 2, T = 150, H = 3, D = 16;
-    const auto attention = [&](const std::vector<at::Tensor> &in, GemmLibrary library) {
+    const auto attention = [&](const std::vector<at::Tensor> &in, ProductPaths paths) {
         const auto parts = in[0].view({B, T, 3, H, D}).unbind(2);
         const at::Tensor q = parts[0].transpose(1, 2), k = parts[1].transpose(1, 2), v = parts[2].transpose(1, 2);
-        const at::Tensor scores = gemmMatmul(q, k.transpose(-2, -1), library, 0.25);
-        return gemmMatmul(at::softmax(scores, -1).to(q.scalar_type()), v, library);
+        const at::Tensor scores = gemmMatmul(q, k.transpose(-2, -1), paths, 0.25);
+        return gemmMatmul(at::softmax(scores, -1).to(q.scalar_type()), v, paths);
     };
-    QCOMPARE(compareBf16({leaf({B, T, 3 * H * D})}, attention, autocast), 6);
+    QCOMPARE(compareBf16({leaf({B, T, 3 * H * D})}, attention, autocast, ProductPath(path)), 6);
 }
 
 void tst_Gemm::casesOneDnnDoesNotTakeGoToATen()
@@ -309,43 +331,66 @@ void tst_Gemm::casesOneDnnDoesNotTakeGoToATen()
         at::Tensor y;
         {
             AutocastGuard bf16(c10::DeviceType::CPU, at::kBFloat16, true);
-            y = gemmLinear(x, w, b, GemmLibrary::OneDnn);
+            y = gemmLinear(x, w, b, ProductPaths::onednn());
         }
         QCOMPARE(y.scalar_type(), at::kBFloat16);
     }
     // 16-bit weights; broadcast batch dimensions.
-    QCOMPARE(gemmLinear(x.to(at::kBFloat16), w.to(at::kBFloat16), b.to(at::kBFloat16), GemmLibrary::OneDnn).scalar_type(),
+    QCOMPARE(gemmLinear(x.to(at::kBFloat16), w.to(at::kBFloat16), b.to(at::kBFloat16), ProductPaths::onednn())
+                 .scalar_type(),
              at::kBFloat16);
     const at::Tensor a = at::randn({2, 3, 4}), shared = at::randn({4, 5});
-    QVERIFY(at::allclose(gemmMatmul(a, shared, GemmLibrary::OneDnn), at::matmul(a, shared)));
+    QVERIFY(at::allclose(gemmMatmul(a, shared, ProductPaths::onednn()), at::matmul(a, shared)));
 }
 
 void tst_Gemm::settingNamesWhatIsRight()
 {
-    QCOMPARE(gemmLibraryFrom("auto"), GemmLibrary::OneDnn);
-    QCOMPARE(gemmLibraryFrom("aten"), GemmLibrary::ATen);
-    const std::string described = describe(GemmLibrary::OneDnn);
-    QVERIFY2(described.rfind("onednn ", 0) == 0, described.c_str());
-    // BF16 products are widened, or name the kernel oneDNN dispatched them to.
-    QVERIFY2(described.find(", bf16 widened") != std::string::npos
-                 || (described.find(", bf16 matmul ") != std::string::npos
-                     && described.find("none") == std::string::npos),
-             described.c_str());
+    const ProductPaths defaults = ProductPaths::onednn();
+    QCOMPARE(defaults.float32, ProductPath::Sgemm);
+    QCOMPARE(defaults.bfloat16, bf16PrimitiveAvailable() ? ProductPath::Primitive : ProductPath::Sgemm);
+    QCOMPARE(productPathsFrom("auto", at::kBFloat16), defaults);
+    QCOMPARE(productPathsFrom("onednn", at::kBFloat16, "aten"), defaults); // only "auto" takes a tuning
+    QCOMPARE(productPathsFrom("aten", at::kFloat), ProductPaths::aten());
+    QCOMPARE(productPathsFrom("sgemm", at::kFloat), (ProductPaths{ProductPath::Sgemm, ProductPath::Sgemm}));
+    // "auto" takes the tuned path for the run's compute dtype only, and ignores one this CPU lacks.
+    QCOMPARE(productPathsFrom("auto", at::kBFloat16, "aten"), (ProductPaths{defaults.float32, ProductPath::ATen}));
+    QCOMPARE(productPathsFrom("auto", at::kFloat, "primitive"),
+             (ProductPaths{ProductPath::Primitive, defaults.bfloat16}));
+    QCOMPARE(productPathsFrom("auto", at::kFloat, "cublas"), defaults);
+    // Each path names what it reaches: the kernel oneDNN's log or the primitive names, or its ISA.
+    for (const ProductPath path : productPathCandidates(at::kBFloat16)) {
+        const std::string reached = kernelsReached(path, at::kBFloat16);
+        QVERIFY2(reached.rfind("oneDNN ", 0) == 0 && reached.find("none") == std::string::npos
+                     && reached.size() > std::string("oneDNN 2.6.3, ").size(),
+                 reached.c_str());
+    }
+    QVERIFY2(describePath(ProductPath::Sgemm, at::kBFloat16).rfind("sgemm, widened (oneDNN ", 0) == 0,
+             describePath(ProductPath::Sgemm, at::kBFloat16).c_str());
+    const std::string oneDnn = describeOneDnn();
+    QVERIFY2(oneDnn.rfind("oneDNN ", 0) == 0 && oneDnn.find(", AMX ") != std::string::npos, oneDnn.c_str());
     try {
-        gemmLibraryFrom("mkl");
-        QFAIL("an unknown library was accepted");
+        productPathsFrom("mkl", at::kFloat);
+        QFAIL("an unknown path was accepted");
     } catch (const std::runtime_error &e) {
-        QVERIFY2(QString(e.what()).contains("\"auto\", \"onednn\" or \"aten\""), e.what());
+        QVERIFY2(QString(e.what()).contains("\"aten\", \"sgemm\" or \"primitive\""), e.what());
+    }
+    if (!bf16PrimitiveAvailable()) {
+        try {
+            productPathsFrom("primitive", at::kBFloat16);
+            QFAIL("the primitive was accepted for BF16 products where oneDNN has no BF16 matmul");
+        } catch (const std::runtime_error &e) {
+            QVERIFY2(QString(e.what()).contains("no BF16 matmul on this CPU"), e.what());
+        }
     }
 }
 
 void tst_Gemm::trainingLossesAgreeWhicheverLibrary()
 {
     // Fifty steps of the smoke model, dropout on, naive and chunked attention: the same losses
-    // to within 1e-5 nats whichever library computes the FP32 products.
+    // to within 1e-5 nats whichever path computes the FP32 products.
     for (const std::string attention : {"naive", "chunked"}) {
-        std::vector<double> losses[2];
-        for (const std::string gemm : {"aten", "onednn"}) {
+        std::map<std::string, std::vector<double>> losses;
+        for (const std::string gemm : {"aten", "sgemm", "primitive"}) {
             const RunConfig config = loadRunConfig("smoke", "",
                                                    {"data.corpus=\"generated\"", "train.steps=50",
                                                     "train.eval_interval=1000000", "model.dropout=0.1",
@@ -357,20 +402,24 @@ void tst_Gemm::trainingLossesAgreeWhicheverLibrary()
                 std::vector<double> *losses = nullptr;
                 void step(const StepMetrics &m) override { losses->push_back(m.trainLoss); }
             } collect;
-            collect.losses = &losses[gemm == "onednn"];
+            collect.losses = &losses[gemm];
             std::atomic<bool> stop{false};
             QCOMPARE(int(trainer.run(collect, stop).outcome), int(Outcome::Completed));
         }
-        QCOMPARE(losses[1].size(), size_t(50));
-        QCOMPARE(losses[0].size(), losses[1].size());
-        double worst = 0;
-        for (size_t i = 0; i < losses[0].size(); ++i)
-            worst = std::max(worst, std::abs(losses[0][i] - losses[1][i]));
-        QVERIFY2(worst < 1e-5,
-                 qPrintable(QString::fromStdString(attention) + ": losses differ by up to " + QString::number(worst)));
-        // Different summation orders round differently: bitwise equal losses would mean that
-        // oneDNN computed nothing.
-        QVERIFY2(worst > 0, "the two libraries gave bitwise the same losses: oneDNN was not used");
+        const std::vector<double> &aten = losses["aten"];
+        QCOMPARE(aten.size(), size_t(50));
+        for (const std::string gemm : {"sgemm", "primitive"}) {
+            const std::vector<double> &ours = losses[gemm];
+            QCOMPARE(ours.size(), aten.size());
+            double worst = 0;
+            for (size_t i = 0; i < aten.size(); ++i)
+                worst = std::max(worst, std::abs(aten[i] - ours[i]));
+            const QString which = QString::fromStdString(attention + ", " + gemm);
+            QVERIFY2(worst < 1e-5, qPrintable(which + ": losses differ by up to " + QString::number(worst)));
+            // Different summation orders round differently: bitwise equal losses would mean that
+            // oneDNN computed nothing.
+            QVERIFY2(worst > 0, qPrintable(which + ": bitwise the same losses as ATen's: oneDNN was not used"));
+        }
     }
 }
 

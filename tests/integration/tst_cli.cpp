@@ -7,6 +7,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <QCryptographicHash>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
@@ -574,7 +575,18 @@ void tst_Cli::aRunWithOneDnnCappedBelowAvx512WidensItsBf16Products()
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     const Store store(study.toStdString(), Store::Access::ReadOnly);
     const std::string runEnvironment = store.findRun("smoke")->environmentJson;
-    QVERIFY2(runEnvironment.find(", bf16 widened") != std::string::npos, runEnvironment.c_str());
+    QVERIFY2(runEnvironment.find("bfloat16: sgemm, widened (oneDNN ") != std::string::npos, runEnvironment.c_str());
+    // Asked for by name there, the primitive is refused before a study exists, saying what is right.
+    const QString refusedStudy = m_dir.filePath("avx2-capped-primitive.sqlite");
+    const Result refused = runOptlog(QStringList{"run", "--db", refusedStudy, "--set", "train.steps=6", "--set",
+                                                 "runtime.gemm=\"primitive\"", "--set",
+                                                 "precision.mode=\"autocast-bf16\""}
+                                         + kSmoke,
+                                     120000, environment);
+    QCOMPARE(refused.exitCode, 2);
+    QVERIFY2(refused.err.contains("no BF16 matmul on this CPU") && refused.err.contains("\"sgemm\""),
+             qPrintable(refused.err));
+    QVERIFY(!QFile::exists(refusedStudy));
 }
 
 void tst_Cli::aBadMatmulPeakSettingIsRefusedBeforeTheStudyExists()
@@ -602,7 +614,8 @@ void tst_Cli::anUntunedFirstRunProbesAndSaysSo()
     const Result first = runOptlog(QStringList{"run", "--db", study, "--set", "name=first"} + kSmoke, 300000,
                                    environment);
     QVERIFY2(first.exitCode == 0, qPrintable(first.err));
-    QVERIFY2(first.err.contains("this machine has no tuning for fp32; probing threads and wait policy first"),
+    QVERIFY2(first.err.contains(
+                 "this machine has no tuning for fp32; probing threads, wait policy and product path first"),
              qPrintable(first.err));
     QVERIFY2(first.err.contains("optlog: probed in "), qPrintable(first.err));
     const Store store(study.toStdString(), Store::Access::ReadOnly);
@@ -625,6 +638,45 @@ void tst_Cli::anUntunedFirstRunProbesAndSaysSo()
                                     environment);
     QCOMPARE(second.exitCode, 0);
     QVERIFY2(!second.err.contains("probing"), qPrintable(second.err));
+
+    // The probe timed each product path this build has, kept the fastest with what each reached,
+    // and the next run of the family took it (runtime.gemm = "auto").
+    const QJsonObject fp32 = machines.begin().value().toObject().value("fp32").toObject();
+    const QJsonArray paths = fp32.value("product_paths").toArray();
+    const QString chosen = fp32.value("product_path").toString();
+    QStringList timed;
+    for (const QJsonValue &path : paths) {
+        timed << path.toObject().value("path").toString();
+        QVERIFY2(!path.toObject().value("reached").toString().isEmpty(), qPrintable(QJsonDocument(fp32).toJson()));
+    }
+    QVERIFY2(paths.isEmpty() ? chosen.isEmpty() : timed.contains(chosen), qPrintable(QJsonDocument(fp32).toJson()));
+    const auto pathOf = [&study](const char *run) {
+        const Store store(study.toStdString(), Store::Access::ReadOnly);
+        return QJsonDocument::fromJson(QByteArray::fromStdString(store.findRun(run)->environmentJson))
+            .object()
+            .value("product_path")
+            .toObject()
+            .value("path")
+            .toString();
+    };
+    QCOMPARE(pathOf("second"), chosen.isEmpty() ? QString("aten") : chosen);
+    // A machine whose fastest path is ATen's uses ATen's.
+    if (timed.contains("aten")) {
+        QJsonObject edited = machines;
+        QJsonObject machine = edited.begin().value().toObject();
+        QJsonObject family = machine.value("fp32").toObject();
+        family.insert("product_path", "aten");
+        machine.insert("fp32", family);
+        edited.insert(edited.begin().key(), machine);
+        QFile rewrite(cacheDir.filePath("optlog/runtime-tuning.json"));
+        QVERIFY(rewrite.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        rewrite.write(QJsonDocument(edited).toJson());
+        rewrite.close();
+        const Result third = runOptlog(QStringList{"run", "--db", study, "--set", "name=third"} + kSmoke, 120000,
+                                       environment);
+        QCOMPARE(third.exitCode, 0);
+        QCOMPARE(pathOf("third"), QString("aten"));
+    }
     const Result probed = runOptlog({"tune", "--status"}, 60000, environment);
     QVERIFY2(probed.out.contains("fp32: tuned by a quick probe: ") && probed.out.contains("bf16: not tuned"),
              qPrintable(probed.out));

@@ -87,7 +87,8 @@ private Q_SLOTS:
             window.queue()->enqueue(run);
             window.queue()->start();
             QTRY_VERIFY_WITH_TIMEOUT(!said.isEmpty(), 60000);
-            QVERIFY2(said.first().first().toString().contains(QLatin1String("probing threads and wait policy first")),
+            QVERIFY2(said.first().first().toString().contains(
+                         QLatin1String("probing threads, wait policy and product path first")),
                      qPrintable(said.first().first().toString()));
             QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);
             QCOMPARE(finished.first().at(1).toString(), QStringLiteral("completed"));

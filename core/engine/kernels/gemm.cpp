@@ -12,7 +12,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #ifdef OPTLOG_HAVE_ONEDNN
-#include "core/engine/kernels/bf16matmul.h"
+#include "core/engine/kernels/matmulprimitive.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #endif
@@ -24,53 +24,6 @@
 #include <vector>
 
 namespace optlog {
-
-GemmLibrary gemmLibraryFrom(const std::string &setting)
-{
-    if (setting == "aten")
-        return GemmLibrary::ATen;
-    if (setting == "onednn" && !oneDnnGemmBuilt())
-        throw std::runtime_error("runtime.gemm = \"onednn\": this build of optlog has no oneDNN (built without "
-                                 "libdnnl-dev's header, or against a LibTorch without a system oneDNN); use \"auto\" "
-                                 "or \"aten\"");
-    if (setting == "onednn" || setting == "auto")
-        return oneDnnGemmBuilt() ? GemmLibrary::OneDnn : GemmLibrary::ATen;
-    throw std::runtime_error("runtime.gemm = \"" + setting + "\": expected \"auto\", \"onednn\" or \"aten\"");
-}
-
-bool oneDnnGemmBuilt()
-{
-#ifdef OPTLOG_HAVE_ONEDNN
-    return true;
-#else
-    return false;
-#endif
-}
-
-bool bf16ProductsWidened()
-{
-#if defined(OPTLOG_HAVE_ONEDNN) && defined(__x86_64__)
-    // oneDNN's own view, not the CPU's: ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 machine leaves it no
-    // BF16 matmul, and asking the CPU instead failed every run's start there.
-    static const bool widened = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core;
-    return widened;
-#else
-    return false;
-#endif
-}
-
-std::string describe(GemmLibrary library)
-{
-#ifdef OPTLOG_HAVE_ONEDNN
-    if (library == GemmLibrary::OneDnn) {
-        const dnnl_version_t *v = dnnl_version();
-        return "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch)
-               + (bf16ProductsWidened() ? ", bf16 widened" : ", bf16 matmul " + bf16MatmulImplementation());
-    }
-#endif
-    (void) library;
-    return "aten";
-}
 
 namespace {
 
@@ -95,23 +48,32 @@ constexpr bool bf16ProductsOnOneDnn()
 #endif
 }
 
-// The dtype oneDNN's path computes a product of `a` and `b` in, if it takes it: FP32 or BF16
-// operands outside autocast, and either kind under BF16 autocast, which casts both.
-std::optional<at::ScalarType> oneDnnTakes(GemmLibrary library, const at::Tensor &a, const at::Tensor &b)
+// One product as oneDNN's paths take it: the dtype it is computed in, and the path.
+struct OneDnnProduct
 {
-    if (library != GemmLibrary::OneDnn || !a.device().is_cpu() || !b.device().is_cpu() || a.numel() == 0
-        || b.numel() == 0)
+    at::ScalarType dtype;
+    ProductPath path;
+};
+
+// How oneDNN's paths compute a product of `a` and `b`, if one takes it: FP32 or BF16 operands
+// outside autocast, and either kind under BF16 autocast, which casts both; on the run's path for
+// that dtype, unless it is ATen's.
+std::optional<OneDnnProduct> oneDnnTakes(ProductPaths paths, const at::Tensor &a, const at::Tensor &b)
+{
+    if (!a.device().is_cpu() || !b.device().is_cpu() || a.numel() == 0 || b.numel() == 0)
         return std::nullopt;
-    const at::ScalarType dtype = a.scalar_type();
+    std::optional<at::ScalarType> dtype;
     if (compat::autocastEnabled(c10::DeviceType::CPU)) {
         if (bf16ProductsOnOneDnn() && compat::autocastDtype(c10::DeviceType::CPU) == at::kBFloat16 && floatOrBf16(a)
             && floatOrBf16(b))
-            return at::kBFloat16;
-        return std::nullopt;
+            dtype = at::kBFloat16;
+    } else if (b.scalar_type() == a.scalar_type()
+               && (a.scalar_type() == at::kFloat || (a.scalar_type() == at::kBFloat16 && bf16ProductsOnOneDnn()))) {
+        dtype = a.scalar_type();
     }
-    if (b.scalar_type() == dtype && (dtype == at::kFloat || (dtype == at::kBFloat16 && bf16ProductsOnOneDnn())))
-        return dtype;
-    return std::nullopt;
+    if (!dtype || paths.of(*dtype) == ProductPath::ATen)
+        return std::nullopt;
+    return OneDnnProduct{*dtype, paths.of(*dtype)};
 }
 
 // `t` in the product's dtype: under autocast through its cast, cached for the step as at::linear's
@@ -317,28 +279,33 @@ StoredMatrix readAsStored(at::Tensor &t)
 }
 
 // alpha·a·b (+ bias on every row when defined) for BF16 operands of the same batch shape into
-// `out`: on the matmul primitive, which reads any strides, or widened, which reads stored matrices.
-void bf16Product(at::Tensor a, at::Tensor b, float alpha, const at::Tensor &bias, at::Tensor &out)
+// `out`: on the matmul primitive, which reads any strides, or widened on sgemm, which reads stored
+// matrices.
+void bf16Product(at::Tensor a, at::Tensor b, float alpha, const at::Tensor &bias, at::Tensor &out, ProductPath path)
 {
     bf16Products.fetch_add(1, std::memory_order_relaxed);
-    if (!bf16ProductsWidened()) {
-        bf16Matmul(a, b, bias, alpha, out);
+    if (path == ProductPath::Primitive) {
+        primitiveMatmul(a, b, bias, alpha, out);
         return;
     }
     const StoredMatrix sa = readAsStored(a), sb = readAsStored(b);
     widenedProduct(a, sa, b, sb, alpha, bias.defined() ? bias.contiguous() : bias, out);
 }
 
-// alpha·a·b over the last two dimensions into a new contiguous tensor; batch shapes equal.
-// `scratchBytes`: what the product may allocate besides its output without raising the peak.
-at::Tensor product(at::Tensor a, at::Tensor b, float alpha = 1.0f, int64_t scratchBytes = 0)
+// alpha·a·b over the last two dimensions into a new contiguous tensor on `path`; batch shapes
+// equal. `scratchBytes`: what the product may allocate besides its output without raising the peak.
+at::Tensor product(at::Tensor a, at::Tensor b, ProductPath path, float alpha = 1.0f, int64_t scratchBytes = 0)
 {
     std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end());
     shape.back() = b.size(-1);
     at::Tensor out = at::empty(shape, a.options());
     RECORD_FUNCTION("optlog::gemm", std::vector<c10::IValue>()); // a GEMM for bench_profile
     if (a.scalar_type() == at::kBFloat16) {
-        bf16Product(a, b, alpha, {}, out);
+        bf16Product(a, b, alpha, {}, out, path);
+        return out;
+    }
+    if (path == ProductPath::Primitive) {
+        primitiveMatmul(a, b, {}, alpha, out);
         return out;
     }
     const StoredMatrix sa = readAsStored(a), sb = readAsStored(b);
@@ -369,8 +336,9 @@ at::Tensor product(at::Tensor a, at::Tensor b, float alpha = 1.0f, int64_t scrat
     return out;
 }
 
-// y = x·Wᵀ + b with x flattened to rows: the bias is written first and sgemm adds onto it.
-at::Tensor linearForward(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias)
+// y = x·Wᵀ + b with x flattened to rows: the primitive adds the bias; for sgemm it is written
+// first and sgemm adds onto it.
+at::Tensor linearForward(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias, ProductPath path)
 {
     const int64_t k = x.size(-1), n = weight.size(0);
     const at::Tensor rows = x.reshape({-1, k}).contiguous();
@@ -379,7 +347,9 @@ at::Tensor linearForward(const at::Tensor &x, const at::Tensor &weight, const at
     RECORD_FUNCTION("optlog::gemm", std::vector<c10::IValue>()); // the bias copy counts as the GEMM's
     at::Tensor out = at::empty({m, n}, x.options());
     if (x.scalar_type() == at::kBFloat16) {
-        bf16Product(rows, w.t(), 1.0f, bias, out);
+        bf16Product(rows, w.t(), 1.0f, bias, out, path);
+    } else if (path == ProductPath::Primitive) {
+        primitiveMatmul(rows, w.t(), bias.contiguous(), 1.0f, out);
     } else {
         out.copy_(bias.expand({m, n}));
         sgemm({false, k}, rows.data_ptr<float>(), {true, k}, w.data_ptr<float>(), m, n, k, 1.0f, 1.0f,
@@ -396,16 +366,18 @@ using torch::autograd::variable_list;
 struct OneDnnLinear : public torch::autograd::Function<OneDnnLinear>
 {
     static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x, const at::Tensor &weight,
-                              const at::Tensor &bias)
+                              const at::Tensor &bias, int64_t path)
     {
         ctx->save_for_backward({x, weight});
-        return linearForward(x, weight, bias);
+        ctx->saved_data["path"] = path;
+        return linearForward(x, weight, bias, ProductPath(path));
     }
 
     static variable_list backward(AutogradContext *ctx, variable_list gradients)
     {
         const variable_list saved = ctx->get_saved_variables();
         const at::Tensor &x = saved[0], &weight = saved[1];
+        const auto path = ProductPath(ctx->saved_data["path"].toInt());
         const int64_t k = x.size(-1), n = weight.size(0);
         const at::Tensor g = gradients[0].reshape({-1, n}).contiguous();
         at::Tensor dx, dw, db;
@@ -413,24 +385,26 @@ struct OneDnnLinear : public torch::autograd::Function<OneDnnLinear>
         // follows: the step's peak does not rise.
         if (ctx->needs_input_grad(1)) {
             const int64_t inputGradientBytes = ctx->needs_input_grad(0) ? x.numel() * int64_t(x.element_size()) : 0;
-            dw = product(g.t(), x.reshape({-1, k}), 1.0f, inputGradientBytes); // (n × rows)·(rows × k)
+            dw = product(g.t(), x.reshape({-1, k}), path, 1.0f, inputGradientBytes); // (n × rows)·(rows × k)
         }
         if (ctx->needs_input_grad(0))
-            dx = product(g, weight).view(x.sizes()); // (rows × n)·(n × k)
+            dx = product(g, weight, path).view(x.sizes()); // (rows × n)·(n × k)
         if (ctx->needs_input_grad(2))
             db = g.sum(0);
-        return {dx, dw, db};
+        return {dx, dw, db, at::Tensor()};
     }
 };
 
-// alpha·a·b, alpha (attention's 1/√D) applied by sgemm in both directions: no pass of its own.
+// alpha·a·b, alpha (attention's 1/√D) applied inside the products in both directions: no pass of
+// its own.
 struct OneDnnMatmul : public torch::autograd::Function<OneDnnMatmul>
 {
-    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &a, const at::Tensor &b, double alpha)
+    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &a, const at::Tensor &b, double alpha, int64_t path)
     {
         ctx->save_for_backward({a, b});
         ctx->saved_data["alpha"] = alpha;
-        return product(a, b, float(alpha));
+        ctx->saved_data["path"] = path;
+        return product(a, b, ProductPath(path), float(alpha));
     }
 
     static variable_list backward(AutogradContext *ctx, variable_list gradients)
@@ -438,16 +412,17 @@ struct OneDnnMatmul : public torch::autograd::Function<OneDnnMatmul>
         const variable_list saved = ctx->get_saved_variables();
         const at::Tensor &a = saved[0], &b = saved[1], &g = gradients[0];
         const auto alpha = float(ctx->saved_data["alpha"].toDouble());
+        const auto path = ProductPath(ctx->saved_data["path"].toInt());
         at::Tensor da, db;
         // b's gradient first (the head's weight's: its depth is the rows), with scratch up to the
         // size of a's gradient that follows, as in OneDnnLinear.
         if (ctx->needs_input_grad(1)) {
             const int64_t aGradientBytes = ctx->needs_input_grad(0) ? a.numel() * int64_t(a.element_size()) : 0;
-            db = product(a.transpose(-2, -1), g, alpha, aGradientBytes);
+            db = product(a.transpose(-2, -1), g, path, alpha, aGradientBytes);
         }
         if (ctx->needs_input_grad(0))
-            da = product(g, b.transpose(-2, -1), alpha);
-        return {da, db, at::Tensor()};
+            da = product(g, b.transpose(-2, -1), path, alpha);
+        return {da, db, at::Tensor(), at::Tensor()};
     }
 };
 
@@ -455,23 +430,26 @@ struct OneDnnMatmul : public torch::autograd::Function<OneDnnMatmul>
 
 } // namespace
 
-at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias, GemmLibrary library)
+at::Tensor gemmLinear(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias, ProductPaths paths)
 {
 #ifdef OPTLOG_HAVE_ONEDNN
     // Shapes at::linear would refuse go to it, for its error message.
-    const std::optional<at::ScalarType> dtype = oneDnnTakes(library, x, weight);
-    if (dtype && x.dim() >= 2 && weight.dim() == 2 && x.size(-1) == weight.size(1)) {
-        const at::Tensor rows = inProductDtype(x, *dtype), w = inProductDtype(weight, *dtype);
+    const std::optional<OneDnnProduct> taken = oneDnnTakes(paths, x, weight);
+    if (taken && x.dim() >= 2 && weight.dim() == 2 && x.size(-1) == weight.size(1)) {
+        const at::Tensor rows = inProductDtype(x, taken->dtype), w = inProductDtype(weight, taken->dtype);
+        const auto path = int64_t(taken->path);
         if (!bias.defined()) { // the head: one product of the rows with Wᵀ
             std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
             shape.back() = weight.size(0);
-            return OneDnnMatmul::apply(rows.reshape({-1, x.size(-1)}), w.t(), 1.0).view(shape);
+            return OneDnnMatmul::apply(rows.reshape({-1, x.size(-1)}), w.t(), 1.0, path).view(shape);
         }
         // Autocast casts the bias too; outside it, a bias of another dtype is at::linear's to refuse.
         const bool biasCast = compat::autocastEnabled(c10::DeviceType::CPU) && floatOrBf16(bias);
-        if ((bias.scalar_type() == *dtype || biasCast) && bias.dim() == 1 && bias.size(0) == weight.size(0))
-            return OneDnnLinear::apply(rows, w, inProductDtype(bias, *dtype));
+        if ((bias.scalar_type() == taken->dtype || biasCast) && bias.dim() == 1 && bias.size(0) == weight.size(0))
+            return OneDnnLinear::apply(rows, w, inProductDtype(bias, taken->dtype), path);
     }
+#else
+    (void) paths;
 #endif
     return at::linear(x, weight, bias);
 }
@@ -486,13 +464,16 @@ int64_t bf16ProductCount()
     return bf16Products.load(std::memory_order_relaxed);
 }
 
-at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, GemmLibrary library, double alpha)
+at::Tensor gemmMatmul(const at::Tensor &a, const at::Tensor &b, ProductPaths paths, double alpha)
 {
 #ifdef OPTLOG_HAVE_ONEDNN
-    const std::optional<at::ScalarType> dtype = oneDnnTakes(library, a, b);
-    if (dtype && a.dim() >= 2 && a.dim() == b.dim()
+    const std::optional<OneDnnProduct> taken = oneDnnTakes(paths, a, b);
+    if (taken && a.dim() >= 2 && a.dim() == b.dim()
         && a.sizes().slice(0, a.dim() - 2) == b.sizes().slice(0, b.dim() - 2) && a.size(-1) == b.size(-2))
-        return OneDnnMatmul::apply(inProductDtype(a, *dtype), inProductDtype(b, *dtype), alpha);
+        return OneDnnMatmul::apply(inProductDtype(a, taken->dtype), inProductDtype(b, taken->dtype), alpha,
+                                   int64_t(taken->path));
+#else
+    (void) paths;
 #endif
     // In place on the product ATen just made: one pass, no second tensor of its size.
     return alpha == 1.0 ? at::matmul(a, b) : at::matmul(a, b).mul_(alpha);

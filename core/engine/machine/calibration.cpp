@@ -25,19 +25,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // GFLOP/s of a @ b, repeated for at least `seconds` after one untimed warm-up product.
-double gemmGflops(const at::Tensor &a, const at::Tensor &b, double seconds, GemmLibrary library)
+double gemmGflops(const at::Tensor &a, const at::Tensor &b, double seconds, ProductPath path)
 {
-    at::Tensor out = gemmMatmul(a, b, library); // warm-up: thread pool, packing buffers, page faults
+    const ProductPaths paths{path, path};
+    at::Tensor out = gemmMatmul(a, b, paths); // warm-up: thread pool, packing buffers, page faults
     const double flops = 2.0 * double(a.size(0)) * double(a.size(1)) * double(b.size(1));
     int64_t repeats = 0;
     synchronize(a.device());
     const auto start = Clock::now();
     double elapsed = 0;
     do {
-        if (library == GemmLibrary::ATen)
+        if (path == ProductPath::ATen)
             at::matmul_out(out, a, b);
         else
-            out = gemmMatmul(a, b, library);
+            out = gemmMatmul(a, b, paths);
         ++repeats;
         // A GPU queues the product and returns: time what it has done, in batches of ten.
         if (a.is_cuda() && repeats % 10 != 0)
@@ -56,37 +57,50 @@ std::vector<int64_t> peakSizes(c10::Device device)
     return device.is_cuda() ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{1024, 2048};
 }
 
-// The libraries a product of `dtype` can be fastest on here: ATen's, and oneDNN's on a CPU for
-// FP32 and BF16. Where oneDNN's path widens BF16 products, only it: ATen's are LibTorch's scalar
-// one-thread kernel there, which never wins and took minutes to time at these sizes.
-std::vector<GemmLibrary> librariesFor(at::ScalarType dtype, c10::Device device)
+// The paths a product of `dtype` can take here: on a CPU each that `optlog tune` may choose
+// (productPathCandidates), on a GPU LibTorch's.
+std::vector<ProductPath> pathsFor(at::ScalarType dtype, c10::Device device)
 {
-    if (!device.is_cpu() || !oneDnnGemmBuilt())
-        return {GemmLibrary::ATen};
-    if (dtype == at::kBFloat16 && bf16ProductsWidened())
-        return {GemmLibrary::OneDnn};
-    if (dtype == at::kFloat || dtype == at::kBFloat16)
-        return {GemmLibrary::ATen, GemmLibrary::OneDnn};
-    return {GemmLibrary::ATen};
+    return device.is_cpu() ? productPathCandidates(dtype) : std::vector<ProductPath>{ProductPath::ATen};
 }
 
-// The best rate over the sizes and libraries, each the best of three timings after its warm-up:
-// the machine's, whichever library a run chooses (runtime.gemm).
-double bestSquareGflops(at::ScalarType dtype, c10::Device device, double secondsPerShape)
+// Each path's best rate over the sizes, each the best of three timings after its warm-up.
+std::map<std::string, double> squareGflopsByPath(at::ScalarType dtype, c10::Device device, double secondsPerShape)
 {
     const auto options = at::TensorOptions().dtype(dtype).device(device);
-    double best = 0;
+    std::map<std::string, double> best;
     for (const int64_t n : peakSizes(device)) {
         const at::Tensor a = at::rand({n, n}, options);
         const at::Tensor b = at::rand({n, n}, options);
-        for (const GemmLibrary library : librariesFor(dtype, device))
+        for (const ProductPath path : pathsFor(dtype, device))
             for (int timing = 0; timing < 3; ++timing)
-                best = std::max(best, gemmGflops(a, b, secondsPerShape, library));
+                best[pathName(path)] = std::max(best[pathName(path)], gemmGflops(a, b, secondsPerShape, path));
     }
     return best;
 }
 
+double bestOf(const std::map<std::string, double> &rates)
+{
+    double best = 0;
+    for (const auto &[path, gflops] : rates)
+        best = std::max(best, gflops);
+    return best;
+}
+
 } // namespace
+
+double MatmulPeak::gflops(at::ScalarType dtype, ProductPath path) const
+{
+    const auto rates = pathGflops.find(dtype == at::kBFloat16 ? "bfloat16"
+                                       : dtype == at::kHalf   ? "float16"
+                                                              : "float32");
+    if (rates != pathGflops.end()) {
+        const auto rate = rates->second.find(pathName(path));
+        if (rate != rates->second.end())
+            return rate->second;
+    }
+    return gflops(dtype);
+}
 
 double MatmulPeak::gflops(at::ScalarType dtype, bool tf32) const
 {
@@ -113,6 +127,8 @@ nlohmann::json MatmulPeak::toJson() const
         out["float16_gflops"] = float16Gflops;
     if (tfloat32Gflops > 0)
         out["tfloat32_gflops"] = tfloat32Gflops;
+    if (!pathGflops.empty())
+        out["path_gflops"] = pathGflops;
     return out;
 }
 
@@ -145,9 +161,8 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     // OpenMP workers wait (`optlog tune` sets OMP_WAIT_POLICY per precision); not the model.
     const char *waitPolicy = std::getenv("OMP_WAIT_POLICY");
     peak.key = env.value("cpu_model", "") + "|" + env.value("cpu_flags", "") + "|" + env.value("libtorch_version", "")
-               + "|" + env.value("blas_core", "") + "|threads=" + std::to_string(threads)
-               + "|OMP_WAIT_POLICY=" + (waitPolicy ? waitPolicy : "") + "|" + peak.shapes + "|gemm "
-               + (oneDnnGemmBuilt() ? describe(GemmLibrary::OneDnn) + " and aten" : "aten");
+               + "|" + env.value("blas_core", "") + "|threads=" + std::to_string(threads) + "|OMP_WAIT_POLICY="
+               + (waitPolicy ? waitPolicy : "") + "|" + peak.shapes + "|gemm paths of " + describeOneDnn();
     if (device.is_cuda())
         peak.key += "|" + describeDevice(device);
 
@@ -159,6 +174,7 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
         peak.bfloat16Gflops = entry.value("bfloat16_gflops", 0.0);
         peak.float16Gflops = entry.value("float16_gflops", 0.0);
         peak.tfloat32Gflops = entry.value("tfloat32_gflops", 0.0);
+        peak.pathGflops = entry.value("path_gflops", decltype(peak.pathGflops)());
         // A GPU's entry from before TF32 was measured is measured again.
         if (peak.float32Gflops > 0 && (!device.is_cuda() || peak.tfloat32Gflops > 0)) {
             peak.remeasured = observed.gflops > kStalePeakMargin * peak.gflops(observed.dtype, observed.tf32);
@@ -174,13 +190,16 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     const auto start = Clock::now();
     {
         const Tf32Guard ieee(false); // FP32's peak is FP32's, whatever the run's precision.tf32
-        peak.float32Gflops = bestSquareGflops(at::kFloat, device, secondsPerShape);
+        peak.pathGflops["float32"] = squareGflopsByPath(at::kFloat, device, secondsPerShape);
     }
-    peak.bfloat16Gflops = bestSquareGflops(at::kBFloat16, device, secondsPerShape);
+    peak.pathGflops["bfloat16"] = squareGflopsByPath(at::kBFloat16, device, secondsPerShape);
+    peak.float32Gflops = bestOf(peak.pathGflops["float32"]);
+    peak.bfloat16Gflops = bestOf(peak.pathGflops["bfloat16"]);
     if (device.is_cuda()) {
-        peak.float16Gflops = bestSquareGflops(at::kHalf, device, secondsPerShape);
+        peak.pathGflops.clear(); // one path, LibTorch's
+        peak.float16Gflops = bestOf(squareGflopsByPath(at::kHalf, device, secondsPerShape));
         const Tf32Guard tf32(true);
-        peak.tfloat32Gflops = bestSquareGflops(at::kFloat, device, secondsPerShape);
+        peak.tfloat32Gflops = bestOf(squareGflopsByPath(at::kFloat, device, secondsPerShape));
         cuda::releaseCachedMemory(); // else the run's reserved peak would start with these matrices
     }
     peak.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -189,16 +208,18 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     peak.bfloat16Gflops = std::max(peak.bfloat16Gflops, cached.bfloat16Gflops);
     peak.float16Gflops = std::max(peak.float16Gflops, cached.float16Gflops);
     peak.tfloat32Gflops = std::max(peak.tfloat32Gflops, cached.tfloat32Gflops);
-    cache[peak.key] = {{"float32_gflops", peak.float32Gflops},
-                       {"bfloat16_gflops", peak.bfloat16Gflops},
-                       {"float16_gflops", peak.float16Gflops},
-                       {"tfloat32_gflops", peak.tfloat32Gflops},
-                       {"measured_seconds", peak.seconds}};
+    for (auto &[dtype, rates] : peak.pathGflops)
+        for (auto &[path, gflops] : rates)
+            if (cached.pathGflops.count(dtype) && cached.pathGflops.at(dtype).count(path))
+                gflops = std::max(gflops, cached.pathGflops.at(dtype).at(path));
+    cache[peak.key] = {{"float32_gflops", peak.float32Gflops}, {"bfloat16_gflops", peak.bfloat16Gflops},
+                       {"float16_gflops", peak.float16Gflops}, {"tfloat32_gflops", peak.tfloat32Gflops},
+                       {"path_gflops", peak.pathGflops},       {"measured_seconds", peak.seconds}};
     writeJsonCache(path, cache);
     return peak;
 }
 
-double referenceKernelGflops(at::ScalarType dtype, c10::Device device, GemmLibrary library)
+double referenceKernelGflops(at::ScalarType dtype, c10::Device device, ProductPaths paths)
 {
     // oneDNN's BF16 matmul allocates scratch memory through LibTorch: not the run's either.
     const CountingAllocator::Uncounted uncounted;
@@ -230,10 +251,10 @@ double referenceKernelGflops(at::ScalarType dtype, c10::Device device, GemmLibra
     at::Tensor &out = m[2];
     // oneDNN writes a new product (1 MiB, uncounted above); ATen's goes into `out`.
     const auto product = [&] {
-        if (library == GemmLibrary::ATen)
+        if (paths.of(dtype) == ProductPath::ATen || !device.is_cpu())
             at::matmul_out(out, m[0], m[1]);
         else
-            gemmMatmul(m[0], m[1], library);
+            gemmMatmul(m[0], m[1], paths);
     };
     product(); // wakes the threads the step's other kernels left asleep
     synchronize(device);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace optlog {
@@ -29,9 +30,14 @@ struct MatmulPeak
     bool remeasured = false; // the cached entry was beaten by the run's own kernels (below)
     double seconds = 0;      // what measuring took (0 from the cache)
     std::string notMeasured; // why no peak was measured (matmulPeakWanted()); empty when one was
+    // On a CPU, each product path's rate ("float32" -> {"sgemm": 512, "aten": 190, ...}); a
+    // dtype's peak above is the best of its paths'.
+    std::map<std::string, std::map<std::string, double>> pathGflops;
 
     // The peak of a compute dtype (FP32, BF16, FP16; FP32 in TF32 where `tf32`); 0 for another.
     double gflops(at::ScalarType dtype, bool tf32 = false) const;
+    // The peak of `dtype`'s products on `path`, where it was measured (a CPU's); else gflops(dtype).
+    double gflops(at::ScalarType dtype, ProductPath path) const;
     nlohmann::json toJson() const;
 };
 
@@ -69,10 +75,10 @@ int64_t matmulPeakBytes(const RunConfig &config);
 // changing under the run (a neighbour, thermal limits), not the technique. On a CPU six 512^3
 // products in three timings (the best counts), about 10 ms; on a GPU sixty 2048^3 ones. Its
 // matrices are outside LibTorch's allocators (the CPU's, and CUDA's caching one), so it never
-// adds to a run's peak or meets its budget. `dtype` and `library` should be the run's: on a CPU
+// adds to a run's peak or meets its budget. `dtype` and `paths` should be the run's: on a CPU
 // its kernels then use the same thread pool as the run's (OpenBLAS for ATen's FP32, OpenMP's
 // workers for oneDNN's), so the run's own idle threads do not disturb the timing.
 double referenceKernelGflops(at::ScalarType dtype = at::kFloat, c10::Device device = c10::Device(c10::DeviceType::CPU),
-                             GemmLibrary library = GemmLibrary::ATen);
+                             ProductPaths paths = ProductPaths::aten());
 
 } // namespace optlog

@@ -2,6 +2,7 @@
 #include "core/engine/machine/environment.h"
 
 #include "core/config/config.h"
+#include "core/contract/inputerror.h"
 #include "core/engine/machine/cudasupport.h"
 #include "optlog_version.h"
 
@@ -108,6 +109,16 @@ ThreadSettings applyThreadSettings(const RuntimeConfig &runtime)
     return settings;
 }
 
+ProductPaths runProductPaths(const RuntimeConfig &runtime, at::ScalarType compute)
+{
+    const char *tuned = std::getenv("OPTLOG_TUNED_GEMM");
+    try {
+        return productPathsFrom(runtime.gemm, compute, tuned ? tuned : "");
+    } catch (const std::runtime_error &e) {
+        throw InputError(std::string("config: ") + e.what());
+    }
+}
+
 std::string cpuModelName()
 {
     return cpuInfoField("model name");
@@ -126,13 +137,11 @@ std::string machineKey()
     // "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... Haswell ...": the name and version only.
     const auto second = blas.find(' ', blas.find(' ') + 1);
     blas = blas.substr(0, second);
-    // The library of FP32 products too: OpenBLAS's threads and oneDNN's OpenMP ones want
-    // different wait policies (docs/tuning.md), so a tuning measured with the other is stale; and
-    // the BF16 kernel oneDNN dispatches to, the logical CPUs this process may use (a container's
-    // or taskset's share of the machine) and the OpenBLAS core in force before optlog sets one.
+    // oneDNN's version and the ISA it dispatches to (AMX, where allowed), on which each product
+    // path's speed depends, the logical CPUs this process may use (a container's or taskset's
+    // share of the machine) and the OpenBLAS core in force before optlog sets one.
     return cpuInfoField("model name") + "|" + relevantCpuFlags() + "|libtorch " + TORCH_VERSION + "|" + blas + "|gemm "
-           + describe(oneDnnGemmBuilt() ? GemmLibrary::OneDnn : GemmLibrary::ATen) + "|cpus "
-           + std::to_string(defaultThreads()) + "|openblas core " + blasCoreName();
+           + describeOneDnn() + "|cpus " + std::to_string(defaultThreads()) + "|openblas core " + blasCoreName();
 }
 
 std::string blasCoreName()
@@ -170,7 +179,7 @@ nlohmann::json captureEnvironment(const ThreadSettings &threads, const nlohmann:
     return env;
 }
 
-GemmCheck checkGemm(GemmLibrary library)
+GemmCheck checkGemm(ProductPaths paths)
 {
     constexpr int64_t m = 128, k = 96, n = 80;
     std::mt19937 random(7);
@@ -180,7 +189,7 @@ GemmCheck checkGemm(GemmLibrary library)
         x = uniform(random);
     for (auto &x : b)
         x = uniform(random);
-    const at::Tensor product = gemmMatmul(at::from_blob(a.data(), {m, k}), at::from_blob(b.data(), {k, n}), library);
+    const at::Tensor product = gemmMatmul(at::from_blob(a.data(), {m, k}), at::from_blob(b.data(), {k, n}), paths);
     const float *c = product.data_ptr<float>();
     GemmCheck check;
     for (int64_t i = 0; i < m; ++i) {

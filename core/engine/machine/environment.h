@@ -21,6 +21,12 @@ struct ThreadSettings
 // them to LibTorch and, when it is the BLAS in use, to OpenBLAS.
 ThreadSettings applyThreadSettings(const RuntimeConfig &runtime);
 
+// The paths of the products of a run that computes in `compute`: runtime.gemm, its "auto"
+// resolved with the path `optlog tune` measured fastest for the run's precision family on this
+// machine (the launcher passes it on as OPTLOG_TUNED_GEMM). Throws InputError for a path this
+// build or CPU lacks.
+ProductPaths runProductPaths(const RuntimeConfig &runtime, at::ScalarType compute);
+
 // Keeps freed tensor memory in the process's heap for the next step instead of handing it back to
 // the kernel (glibc's defaults mmap every block over 128 KiB and unmap it on free, so each step
 // page-faults its activations in afresh). Returns what it set, for the run's environment.
@@ -52,7 +58,7 @@ struct GemmCheck
     double largestError = 0; // absolute, over a 128 x 96 by 96 x 80 product of values in [-1, 1]
     bool correct = false;    // FP32 rounding alone stays near 1e-5; the bound is 1e-3
 };
-GemmCheck checkGemm(GemmLibrary library = GemmLibrary::ATen);
+GemmCheck checkGemm(ProductPaths paths = ProductPaths::aten());
 
 // OpenBLAS's name for the kernels it chose ("Prescott" is its generic fallback); empty when
 // the BLAS in use is not OpenBLAS.

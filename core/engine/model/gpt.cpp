@@ -3,8 +3,10 @@
 
 #include "core/config/config.h"
 #include "core/engine/compat/torchcompat.h"
+#include "core/engine/machine/environment.h"
 #include "core/engine/model/recompute.h"
 #include "core/engine/model/weightfiles.h"
+#include "core/engine/precision/precision.h"
 
 #include <ATen/ops/linear.h>
 #include <torch/nn/functional/activation.h>
@@ -24,9 +26,9 @@ namespace {
 // and under autocast an FP32 copy of the 16-bit output (4 MiB for the default preset's MLP) made
 // to add the FP32 bias. at::linear (and oneDNN's path in gemmLinear) fold the bias into the
 // product, and autocast casts it too.
-torch::Tensor linear(const torch::nn::Linear &layer, const torch::Tensor &x, GemmLibrary library)
+torch::Tensor linear(const torch::nn::Linear &layer, const torch::Tensor &x, ProductPaths paths)
 {
-    return gemmLinear(x, layer->weight, layer->bias, library);
+    return gemmLinear(x, layer->weight, layer->bias, paths);
 }
 
 } // namespace
@@ -45,7 +47,7 @@ GPTOptions GPTOptions::from(const RunConfig &config)
         .checkpoint_every(config.memory.checkpointEvery)
         .attention_chunk(attention == "chunked" ? config.memory.attentionChunk : 0)
         .fused_attention(attention == "sdpa")
-        .gemm(gemmLibraryFrom(config.runtime.gemm));
+        .gemm(runProductPaths(config.runtime, scalarType(precisionModeOf(config).compute)));
 }
 
 std::string attentionInUse(const RunConfig &config, c10::Device device, c10::ScalarType dtype)

@@ -48,8 +48,8 @@ struct GPTOptions
     // LibTorch 2.x's scaled_dot_product_attention (flash or memory-efficient kernels where the
     // device has them); overrides attention_chunk.
     TORCH_ARG(bool, fused_attention) = false;
-    // Who computes FP32 CPU products (runtime.gemm); ATen = LibTorch's own calls.
-    TORCH_ARG(GemmLibrary, gemm) = GemmLibrary::ATen;
+    // The path of each dtype's CPU products (runtime.gemm); ATen = LibTorch's own calls.
+    TORCH_ARG(ProductPaths, gemm) = ProductPaths::aten();
 };
 
 // Multi-head causal self-attention. Naive: materialises the (B, H, T, T) scores and their
@@ -68,7 +68,7 @@ private:
 
     int64_t m_heads;
     int64_t m_chunk;
-    GemmLibrary m_gemm;
+    ProductPaths m_gemm;
     bool m_fused;
     double m_dropout;
     torch::nn::Linear m_qkv{nullptr};  // C -> 3C
@@ -90,7 +90,7 @@ public:
     torch::Tensor forward(const torch::Tensor &x);
 
 private:
-    GemmLibrary m_gemm;
+    ProductPaths m_gemm;
     torch::nn::Linear m_fc{nullptr};   // C -> 4C
     torch::nn::Linear m_proj{nullptr}; // 4C -> C
     torch::nn::Dropout m_dropout{nullptr};
@@ -127,7 +127,7 @@ public:
     NamedTensors namedParameters() const override;
     void setTraining(bool training) override { train(training); }
     void moveTo(c10::Device device, at::ScalarType dtype) override { to(device, dtype); }
-    GemmLibrary gemmLibrary() const override { return m_options.gemm(); }
+    ProductPaths productPaths() const override { return m_options.gemm(); }
     // LibTorch's own archive: the module's tensors beside optlog's keys.
     WeightFile writeWeights(torch::serialize::OutputArchive &runState, const std::string &path) override;
     void readWeights(torch::serialize::InputArchive &runState, const std::string &path) override;

@@ -42,7 +42,7 @@ public:
     // Moves the parameters (and buffers) to `device`, floating ones cast to `dtype`.
     virtual void moveTo(c10::Device device, at::ScalarType dtype) = 0;
     // Who computes its FP32 CPU products, for the machine-speed index.
-    virtual GemmLibrary gemmLibrary() const = 0;
+    virtual ProductPaths productPaths() const = 0;
 
     // Writes the model's weights with `runState` (optlog's keys: step, optimizer, ...) to `path`,
     // atomically (weightfiles.h). Returns the file's bytes and SHA-256.

@@ -34,7 +34,7 @@ public:
     void setTraining(bool training) override;
     void moveTo(c10::Device device, at::ScalarType dtype) override;
     // Its products are LibTorch's own calls inside the module.
-    GemmLibrary gemmLibrary() const override { return GemmLibrary::ATen; }
+    ProductPaths productPaths() const override { return ProductPaths::aten(); }
     // A TorchScript file that Python's torch.jit.load reads, with optlog's keys in an extra file.
     WeightFile writeWeights(torch::serialize::OutputArchive &runState, const std::string &path) override;
     void readWeights(torch::serialize::InputArchive &runState, const std::string &path) override;

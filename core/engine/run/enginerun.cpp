@@ -29,6 +29,27 @@ std::string startMessage(const RunConfig &config, const TokenSplit &data, const 
            + std::to_string(threads.blas) + " BLAS; device: " + describeDevice(device);
 }
 
+// What the run's products run on, for its environment: each dtype's path and the kernels or ISA
+// it reaches here ("gemm"); the compute dtype's apart ("product_path": what `optlog tune` reads,
+// and whose matmul peak the run's MFU is measured against); and oneDNN's ISA.
+nlohmann::json productsInUse(const RunConfig &config, c10::Device device, bool torchscript)
+{
+    if (!device.is_cpu())
+        return {{"gemm", "LibTorch's own, on " + describeDevice(device)}};
+    const at::ScalarType compute = precisionPlan(config.precision.mode).compute;
+    // A TorchScript module's products are LibTorch's own calls.
+    const ProductPaths paths = torchscript ? ProductPaths::aten() : runProductPaths(config.runtime, compute);
+    // Describing ATen's BF16 path runs one product: not the run's memory.
+    const CountingAllocator::Uncounted uncounted;
+    return {{"gemm", "float32: " + describePath(paths.float32, at::kFloat)
+                         + "; bfloat16: " + describePath(paths.bfloat16, at::kBFloat16)},
+            {"product_path",
+             {{"dtype", dtypeName(compute)},
+              {"path", pathName(paths.of(compute))},
+              {"reached", kernelsReached(paths.of(compute), compute)}}},
+            {"onednn", describeOneDnn()}};
+}
+
 // What the budget refused, as the oom event's message: a JSON object a reader can take apart
 // (the step is left out when the run had not taken one).
 std::string refusalMessage(const BudgetRefusal &refusal, int64_t step)
@@ -99,6 +120,9 @@ EngineRun::~EngineRun() = default;
 void EngineRun::open(const std::string &studyPath)
 {
     const bool measurePeak = matmulPeakWanted(); // a bad value is refused before the study exists
+    allowAmx(); // before any product, LibTorch's or optlog's, makes oneDNN choose its kernels
+    const at::ScalarType compute = precisionPlan(m_config.precision.mode).compute;
+    const ProductPaths paths = runProductPaths(m_config.runtime, compute); // so is a path this CPU lacks
     m_store = std::make_unique<Store>(studyPath);
     m_studySeed = uint64_t(m_store->studySeed()); // a study edited by hand is refused here, before a run exists
     // Room for the run's outcome should its disk fill: a few pages of the write-ahead log.
@@ -114,12 +138,10 @@ void EngineRun::open(const std::string &studyPath)
     // matrices are not counted in any case).
     // With the rate this run's kernels reach now, which a peak cached at a busier hour falls short
     // of: the better of two machine-speed indexes (the first in a process may find idle threads).
-    const at::ScalarType compute = precisionPlan(m_config.precision.mode).compute;
-    const GemmLibrary library = gemmLibraryFrom(m_config.runtime.gemm);
     const Tf32Guard tf32(m_config.precision.tf32); // the rate the run's products will reach
     const ObservedRate observed{compute,
-                                std::max(referenceKernelGflops(compute, m_device, library),
-                                         referenceKernelGflops(compute, m_device, library)),
+                                std::max(referenceKernelGflops(compute, m_device, paths),
+                                         referenceKernelGflops(compute, m_device, paths)),
                                 m_config.precision.tf32};
     m_peak = matmulPeak(m_config, m_threads.intraOp, "", 0.15, observed);
     m_timeWarning = checkTimeFits(m_config, m_peak.gflops(compute, m_config.precision.tf32),
@@ -154,8 +176,8 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
     try {
         nlohmann::json environment = captureEnvironment(m_threads, m_heap);
         environment["device"] = describeDevice(m_device);
-        // A TorchScript module's products are LibTorch's own calls.
-        environment["gemm"] = describe(m_probed ? GemmLibrary::ATen : gemmLibraryFrom(m_config.runtime.gemm));
+        environment.update(productsInUse(m_config, m_device, m_probed.has_value()));
+        const std::map<std::string, int64_t> primitivesBefore = primitiveKernelsMade();
         environment["matmul_peak"] = m_peak.toJson();
         environment["tf32"] = m_config.precision.tf32;
         if (!m_probed)
@@ -186,8 +208,14 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
             recorder.event(EventKind::Warning, *m_timeWarning);
 
         outcome = trainOutcome(recorder, result.runId, stopRequested);
-        // How often the loop waited for the device, now that it is known.
+        // How often the loop waited for the device, and what the products ran on, now known.
         environment["host_syncs"] = outcome.hostSyncs;
+        std::map<std::string, int64_t> made = primitiveKernelsMade(); // less the calibration's, made before
+        for (const auto &[kernel, count] : primitivesBefore)
+            if ((made[kernel] -= count) == 0)
+                made.erase(kernel);
+        if (!made.empty())
+            environment["matmul_primitives"] = made;
         store.setEnvironment(result.runId, environment.dump());
         if (outcome.refusal)
             recorder.event(EventKind::Oom, refusalMessage(*outcome.refusal, outcome.step));

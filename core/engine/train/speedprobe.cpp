@@ -8,11 +8,11 @@ namespace optlog {
 
 using Clock = std::chrono::steady_clock;
 
-SpeedProbe::SpeedProbe(int64_t every, at::ScalarType dtype, c10::Device device, GemmLibrary library, HostSyncs &syncs)
+SpeedProbe::SpeedProbe(int64_t every, at::ScalarType dtype, c10::Device device, ProductPaths paths, HostSyncs &syncs)
     : m_every(every)
     , m_dtype(dtype)
     , m_device(device)
-    , m_library(library)
+    , m_paths(paths)
     , m_syncs(syncs)
 { }
 
@@ -20,7 +20,7 @@ double SpeedProbe::measure()
 {
     m_syncs.wait(SyncPurpose::SpeedProbe);
     const auto start = Clock::now();
-    const double gflops = referenceKernelGflops(m_dtype, m_device, m_library);
+    const double gflops = referenceKernelGflops(m_dtype, m_device, m_paths);
     m_syncs.wait(SyncPurpose::SpeedProbe);
     m_lastProbeSeconds = std::chrono::duration<double>(Clock::now() - start).count();
     return gflops;

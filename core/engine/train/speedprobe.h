@@ -22,7 +22,7 @@ namespace optlog {
 class SpeedProbe
 {
 public:
-    SpeedProbe(int64_t every, at::ScalarType dtype, c10::Device device, GemmLibrary library, HostSyncs &syncs);
+    SpeedProbe(int64_t every, at::ScalarType dtype, c10::Device device, ProductPaths paths, HostSyncs &syncs);
 
     // Before the first step (`firstStep`) of a loop that has steps to take: its starting index, and
     // the loop's clock.
@@ -40,7 +40,7 @@ private:
     int64_t m_every;
     at::ScalarType m_dtype;
     c10::Device m_device;
-    GemmLibrary m_library;
+    ProductPaths m_paths;
     HostSyncs &m_syncs;
     int64_t m_probedPeriods = 0; // (step + 1) / every at the last probe, or where the loop began
     double m_startingGflops = 0;

@@ -291,7 +291,7 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
 TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
 {
     StepTimer timer(m_syncs, m_firstStep + m_config.memory.warmupSteps);
-    SpeedProbe speed(m_config.runtime.speedProbeEvery, m_plan.compute, m_device, m_model->gemmLibrary(), m_syncs);
+    SpeedProbe speed(m_config.runtime.speedProbeEvery, m_plan.compute, m_device, m_model->productPaths(), m_syncs);
     m_stepInProgress = m_firstStep;
     try {
         return trainLoop(observer, stopRequested, timer, speed);

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
-#include "core/engine/kernels/bf16matmul.h"
+#include "core/engine/kernels/matmulprimitive.h"
+
+#include "core/engine/kernels/onednncpu.h"
 
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -17,8 +20,14 @@ namespace {
 
 const dnnl::engine &cpuEngine()
 {
+    allowOneDnnAmx(); // before oneDNN first chooses its kernels
     static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     return engine;
+}
+
+dnnl::memory::data_type dataType(at::ScalarType dtype)
+{
+    return dtype == at::kBFloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
 }
 
 // A tensor as oneDNN reads it in place: its own sizes and strides. A dimension of one element may
@@ -32,16 +41,16 @@ dnnl::memory::desc describeTensor(const at::Tensor &t)
             strides[d] = dense;
         dense *= sizes[d];
     }
-    return {sizes, dnnl::memory::data_type::bf16, strides};
+    return {sizes, dataType(t.scalar_type()), strides};
 }
 
 // The bias as a row the product adds to every output row: ones in the batch dimensions.
-dnnl::memory::desc describeBias(int64_t dimensions, int64_t columns)
+dnnl::memory::desc describeBias(int64_t dimensions, int64_t columns, at::ScalarType dtype)
 {
     dnnl::memory::dims sizes(size_t(dimensions), 1), strides(size_t(dimensions), columns);
     sizes.back() = columns;
     strides.back() = 1;
-    return {sizes, dnnl::memory::data_type::bf16, strides};
+    return {sizes, dataType(dtype), strides};
 }
 
 struct Primitive
@@ -77,18 +86,26 @@ public:
     {
         uint32_t alphaBits = 0;
         std::memcpy(&alphaBits, &alpha, sizeof(alpha));
-        std::vector<int64_t> key{a.dim(), bias ? 1 : 0, int64_t(alphaBits)};
+        std::vector<int64_t> key{a.dim(), int64_t(a.scalar_type()), bias ? 1 : 0, int64_t(alphaBits)};
         for (const at::Tensor *t : {&a, &b, &out}) {
             key.insert(key.end(), t->sizes().begin(), t->sizes().end());
             key.insert(key.end(), t->strides().begin(), t->strides().end());
         }
         const std::lock_guard<std::mutex> lock(m_mutex);
         auto &entry = m_primitives[key];
-        if (!entry)
+        if (!entry) {
             entry = makePrimitive(describeTensor(a), describeTensor(b),
-                                  bias ? describeBias(out.dim(), out.size(-1)) : dnnl::memory::desc(), alpha,
-                                  describeTensor(out));
+                                  bias ? describeBias(out.dim(), out.size(-1), a.scalar_type()) : dnnl::memory::desc(),
+                                  alpha, describeTensor(out));
+            ++m_implementations[entry->description.impl_info_str()];
+        }
         return entry;
+    }
+
+    std::map<std::string, int64_t> implementations()
+    {
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        return m_implementations;
     }
 
 private:
@@ -105,6 +122,7 @@ private:
 
     std::mutex m_mutex;
     std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Primitive>, KeyHash> m_primitives;
+    std::map<std::string, int64_t> m_implementations; // the kernels of the primitives made, by name
 };
 
 PrimitiveCache &primitives()
@@ -125,21 +143,25 @@ bool readableInPlace(const at::Tensor &t)
 
 } // namespace
 
-std::string bf16MatmulImplementation()
+std::string matmulPrimitiveImplementation(at::ScalarType dtype)
 {
-    // Described, not run: no tensor is made, so asking allocates nothing a run would count.
-    static const std::string implementation = [] {
-        try {
-            const dnnl::memory::desc square({16, 16}, dnnl::memory::data_type::bf16, dnnl::memory::dims{16, 1});
-            return std::string(makePrimitive(square, square, {}, 1.0f, square)->description.impl_info_str());
-        } catch (const dnnl::error &e) {
-            return std::string("none (") + e.what() + ")";
-        }
-    }();
-    return implementation;
+    // Described, not run: no tensor is made, so asking allocates nothing a run would count. A
+    // product of 256 in each direction: oneDNN may turn tiles too small for a kernel (AMX's take
+    // 32 BF16 values of depth) to another, and so misname what a model's products run on.
+    try {
+        const dnnl::memory::desc square({256, 256}, dataType(dtype), dnnl::memory::dims{256, 1});
+        return makePrimitive(square, square, {}, 1.0f, square)->description.impl_info_str();
+    } catch (const dnnl::error &e) {
+        return std::string("none (") + e.what() + ")";
+    }
 }
 
-void bf16Matmul(const at::Tensor &a, const at::Tensor &b, const at::Tensor &bias, float alpha, at::Tensor &out)
+std::map<std::string, int64_t> matmulPrimitivesMade()
+{
+    return primitives().implementations();
+}
+
+void primitiveMatmul(const at::Tensor &a, const at::Tensor &b, const at::Tensor &bias, float alpha, at::Tensor &out)
 {
     const at::Tensor aRead = readableInPlace(a) ? a : a.contiguous(), bRead = readableInPlace(b) ? b : b.contiguous();
     const at::Tensor biasRow = bias.defined() ? bias.contiguous() : bias;
@@ -147,8 +169,8 @@ void bf16Matmul(const at::Tensor &a, const at::Tensor &b, const at::Tensor &bias
     try {
         primitive = primitives().find(aRead, bRead, bias.defined(), alpha, out);
     } catch (const dnnl::error &e) {
-        TORCH_CHECK(false, "oneDNN has no BF16 matmul for ", aRead.sizes(), " (strides ", aRead.strides(), ") by ",
-                    bRead.sizes(), " (strides ", bRead.strides(), "): ", e.what());
+        TORCH_CHECK(false, "oneDNN has no ", a.scalar_type(), " matmul for ", aRead.sizes(), " (strides ",
+                    aRead.strides(), ") by ", bRead.sizes(), " (strides ", bRead.strides(), "): ", e.what());
     }
     const dnnl::engine &engine = cpuEngine();
     const dnnl::memory::desc scratchDescription = primitive->description.scratchpad_desc();

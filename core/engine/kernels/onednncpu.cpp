@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+#include "core/engine/kernels/onednncpu.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include <cpuid.h>
+#include <unistd.h>
+
+#ifdef __x86_64__
+#include <cpuid.h>
+#include <sys/syscall.h>
+#endif
+
+namespace optlog {
+
+namespace {
+
+// Linux's arch_prctl requests for the extended state a process may use (asm/prctl.h), and AMX's
+// tile data among those states (the XSAVE feature number).
+constexpr int kArchGetXcompPerm = 0x1022;
+constexpr int kArchReqXcompPerm = 0x1023;
+constexpr int kXfeatureTileData = 18;
+
+bool cpuHasAmx()
+{
+#ifdef __x86_64__
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
+        return false;
+    const bool tile = edx & (1u << 24), bf16 = edx & (1u << 22);
+    return tile && bf16;
+#else
+    return false;
+#endif
+}
+
+const char *userIsaCap()
+{
+    for (const char *name : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})
+        if (std::getenv(name))
+            return name;
+    return nullptr;
+}
+
+std::string amxState;
+
+void askForAmx()
+{
+    if (!cpuHasAmx()) {
+        amxState = "not on this CPU";
+        return;
+    }
+#ifdef __x86_64__
+    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureTileData) != 0) {
+        amxState = std::string("tile data refused by the kernel (arch_prctl: ") + std::strerror(errno)
+                   + "; Linux 5.16 or later grants it)";
+        return;
+    }
+    unsigned long permitted = 0;
+    syscall(SYS_arch_prctl, kArchGetXcompPerm, &permitted);
+    if (!(permitted & (1ul << kXfeatureTileData))) {
+        amxState = "tile data not granted by the kernel";
+        return;
+    }
+    if (const char *cap = userIsaCap()) { // the user's choice stands
+        amxState = std::string("in use where ") + cap + "=" + std::getenv(cap) + " allows it";
+        return;
+    }
+    const dnnl_status_t allowed = dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_amx);
+    amxState = allowed == dnnl_success ? "in use"
+                                       : "oneDNN had chosen its kernels before AMX was allowed (status "
+                                             + std::to_string(int(allowed)) + ")";
+#endif
+}
+
+std::string isaName(dnnl_cpu_isa_t isa)
+{
+    switch (isa) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default:
+        return "isa 0x" + [isa] {
+            char hex[16];
+            std::snprintf(hex, sizeof(hex), "%x", unsigned(isa));
+            return std::string(hex);
+        }();
+    }
+}
+
+} // namespace
+
+void allowOneDnnAmx()
+{
+    static std::once_flag once;
+    std::call_once(once, askForAmx);
+}
+
+OneDnnCpu oneDnnCpu()
+{
+    allowOneDnnAmx();
+    const dnnl_version_t *v = dnnl_version();
+    OneDnnCpu cpu;
+    cpu.version = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "."
+                  + std::to_string(v->patch);
+    cpu.isa = isaName(dnnl_get_effective_cpu_isa());
+    // "in use" only where oneDNN took it.
+    cpu.amx = amxState.rfind("in use", 0) == 0 && cpu.isa != "avx512_core_amx"
+                  ? "allowed, but oneDNN dispatches to " + cpu.isa
+                  : amxState;
+    return cpu;
+}
+
+std::string oneDnnImplementationsOf(const std::function<void()> &work)
+{
+    allowOneDnnAmx();
+    std::FILE *log = std::tmpfile();
+    if (!log) {
+        work();
+        return "";
+    }
+    std::fflush(stdout);
+    const int savedStdout = dup(STDOUT_FILENO);
+    dup2(fileno(log), STDOUT_FILENO);
+    dnnl_set_verbose(1); // each execution, with its implementation
+    work();
+    dnnl_set_verbose(0);
+    std::fflush(stdout);
+    dup2(savedStdout, STDOUT_FILENO);
+    close(savedStdout);
+    // "onednn_verbose,exec,cpu,matmul,brg:avx512_core_bf16,undef,src_bf16::...": the fifth field.
+    std::set<std::string> implementations;
+    std::string text;
+    std::rewind(log);
+    char buffer[4096];
+    while (std::fgets(buffer, sizeof(buffer), log)) {
+        std::istringstream line(buffer);
+        std::string fields[5];
+        for (std::string &field : fields)
+            std::getline(line, field, ',');
+        if (fields[1] == "exec" && !fields[4].empty())
+            implementations.insert(fields[4]);
+    }
+    std::fclose(log);
+    for (const std::string &implementation : implementations)
+        text += (text.empty() ? "" : ", ") + implementation;
+    return text;
+}
+
+} // namespace optlog
