@@ -68,5 +68,10 @@ for shape in $shapes; do
     printf "%-8s %-14s median ratio optlog / PyTorch: like for like %s (%s), as users run it %s (%s)\n" \
       $shape $precision "$(printf '%s\n' "${like[@]}" | median)" "${like[*]}" \
       "$(printf '%s\n' "${user[@]}" | median)" "${user[*]}"
+    # What optlog's products ran on (the path its tuning chose, and the kernels or ISA reached).
+    sqlite3 "$study" "SELECT printf('%-8s %-14s optlog products: %s on %s (%s); %s', '$shape', '$precision',
+        json_extract(environment, '\$.product_path.dtype'), json_extract(environment, '\$.product_path.path'),
+        json_extract(environment, '\$.product_path.reached'), json_extract(environment, '\$.onednn'))
+      FROM runs WHERE name = '$shape-$precision-1-a';"
   done
 done
