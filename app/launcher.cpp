@@ -100,9 +100,12 @@ void relaunchWithRuntimeVariables(char **argv, const std::string &precisionMode)
         setenv("OPTLOG_TUNED_THREADS", std::to_string(tuned->threads).c_str(), 1);
         if (!tuned->productPath.empty()) // runtime.gemm = "auto" takes it (environment.h: runProductPaths)
             setenv("OPTLOG_TUNED_GEMM", tuned->productPath.c_str(), 1);
+        else
+            unsetenv("OPTLOG_TUNED_GEMM"); // none measured: the defaults, whatever a parent passed on
         setenv("OPTLOG_TUNING",
                ("tuned for " + family + " by " + tuned->measuredBy + " (" + tuningCacheFile() + ")").c_str(), 1);
     } else {
+        unsetenv("OPTLOG_TUNED_GEMM");
         setenv("OPTLOG_TUNING", ("untuned: optlog tune has not measured " + family + " on this machine").c_str(), 1);
     }
 

@@ -13,6 +13,7 @@
 #include <QtTest>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 using namespace optlog;
 
@@ -378,6 +379,33 @@ void tst_Analysis::mfuIsAgainstTheMeasuredPeakOfTheComputeDtype()
     const RunSummary summary = summarize(store, *store.findRun("ranks"));
     QCOMPARE(summary.peakGflops, 800.0);
     QVERIFY(std::fabs(summary.mfu() - 1.056) < 1e-12); // 40,000 x 21,120,000 = 844.8 GFLOP/s over 800
+
+    // On a CPU, against the peak of the path the run's products took (here the primitive's 264, not
+    // the dtype's best, 400): 40% (105.6 over 264). Without a recorded path, the dtype's best.
+    for (const auto &[name, environment, peak, path] :
+         {std::tuple{"on the primitive",
+                     R"({"matmul_peak": {"bfloat16_gflops": 400.0, "path_gflops": {"bfloat16": {"aten": 400.0,
+                         "primitive": 264.0}}}, "product_path": {"dtype": "bfloat16", "path": "primitive"}})",
+                     264.0, "primitive"},
+          std::tuple{"before paths", R"({"matmul_peak": {"bfloat16_gflops": 400.0}})", 400.0, ""}}) {
+        RunConfig bf16;
+        bf16.precision.mode = "autocast-bf16";
+        bf16.memory.warmupSteps = 1;
+        const int64_t run = store.createRun(name, toToml(bf16));
+        store.setEnvironment(run, environment);
+        std::vector<StepMetrics> rates(10);
+        for (int64_t s = 0; s < 10; ++s) {
+            rates[s].step = s;
+            rates[s].tokens = (s + 1) * 1000;
+            rates[s].tokensPerSecond = 5000;
+        }
+        store.appendMetrics(run, rates);
+        store.finishRun(run, Outcome::Completed, 9, "");
+        const RunSummary onPath = summarize(store, *store.findRun(name));
+        QCOMPARE(onPath.peakGflops, peak);
+        QCOMPARE(onPath.peakPath, std::string(path));
+        QVERIFY2(std::fabs(onPath.mfu() - 105.6 / peak) < 1e-12, qPrintable(QString::number(onPath.mfu())));
+    }
 }
 
 void tst_Analysis::outcomeTextSaysHowARunEnded_data()

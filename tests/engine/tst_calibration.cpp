@@ -82,6 +82,10 @@ private Q_SLOTS:
         file.close();
         entries[measured.key]["float32_gflops"] = 1.0;
         entries[measured.key]["bfloat16_gflops"] = 1e9;
+        for (auto &&rate : entries[measured.key]["path_gflops"]["float32"].items())
+            rate.value() = 1.0;
+        for (auto &&rate : entries[measured.key]["path_gflops"]["bfloat16"].items())
+            rate.value() = 1e9;
         testing::writtenFile(dir, "peak.json", QByteArray::fromStdString(entries.dump()));
         // A run's kernels within the margin leave it be.
         const MatmulPeak within = matmulPeak(config, 1, cache, 0.02, {at::kFloat, 1.05});
@@ -98,6 +102,42 @@ private Q_SLOTS:
         QCOMPARE(after.float32Gflops, again.float32Gflops);
         // The observed dtype's own peak is the one compared: BF16's is not beaten here.
         QVERIFY(matmulPeak(config, 1, cache, 0.02, {at::kBFloat16, 1e6}).fromCache);
+    }
+
+    // On a CPU each dtype is timed on every path the build has, the dtype's peak the best of them;
+    // a run's kernels are compared with its own path's peak.
+    void peakIsMeasuredPerProductPath()
+    {
+        QTemporaryDir dir;
+        const std::string cache = dir.filePath("peak.json").toStdString();
+        const RunConfig config = loadRunConfig("smoke", "", {});
+        const MatmulPeak measured = matmulPeak(config, 1, cache, 0.02);
+        for (const auto &[dtype, name] : {std::pair{at::kFloat, "float32"}, std::pair{at::kBFloat16, "bfloat16"}}) {
+            double best = 0;
+            for (const ProductPath path : productPathCandidates(dtype)) {
+                const double rate = measured.pathGflops.at(name).at(pathName(path));
+                QVERIFY2(rate > 0.1, name);
+                QCOMPARE(measured.gflops(dtype, false, path), rate);
+                best = std::max(best, rate);
+            }
+            QCOMPARE(measured.gflops(dtype), best);
+        }
+        QVERIFY(measured.toJson().contains("path_gflops"));
+        if (productPathCandidates(at::kFloat).size() < 2)
+            return; // one path: nothing to tell apart
+        // One path measured at a busy hour: a run on it beats it and measures again; a run on
+        // another path, whose peak stands, does not.
+        QFile file(QString::fromStdString(cache));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        nlohmann::json entries = nlohmann::json::parse(file.readAll().toStdString());
+        file.close();
+        const ProductPath slow = productPathCandidates(at::kFloat)[0], other = productPathCandidates(at::kFloat)[1];
+        entries[measured.key]["path_gflops"]["float32"][pathName(slow)] = 1.0;
+        testing::writtenFile(dir, "peak.json", QByteArray::fromStdString(entries.dump()));
+        QVERIFY(matmulPeak(config, 1, cache, 0.02, {at::kFloat, 2.0, false, other}).fromCache);
+        const MatmulPeak again = matmulPeak(config, 1, cache, 0.02, {at::kFloat, 2.0, false, slow});
+        QVERIFY(again.remeasured);
+        QVERIFY(again.gflops(at::kFloat, false, slow) > 2.0);
     }
 
     void damagedCacheIsMeasuredAgain()

@@ -37,17 +37,6 @@ bool floatOrBf16(const at::Tensor &t)
     return t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16;
 }
 
-// Whether oneDNN's path computes BF16 products: on x86-64, widened or on the matmul primitive.
-// Elsewhere (an ARM build of oneDNN) they stay LibTorch's, as before either path existed.
-constexpr bool bf16ProductsOnOneDnn()
-{
-#ifdef __x86_64__
-    return true;
-#else
-    return false;
-#endif
-}
-
 // One product as oneDNN's paths take it: the dtype it is computed in, and the path.
 struct OneDnnProduct
 {
@@ -64,13 +53,13 @@ std::optional<OneDnnProduct> oneDnnTakes(ProductPaths paths, const at::Tensor &a
         return std::nullopt;
     std::optional<at::ScalarType> dtype;
     if (compat::autocastEnabled(c10::DeviceType::CPU)) {
-        if (bf16ProductsOnOneDnn() && compat::autocastDtype(c10::DeviceType::CPU) == at::kBFloat16 && floatOrBf16(a)
-            && floatOrBf16(b))
+        if (compat::autocastDtype(c10::DeviceType::CPU) == at::kBFloat16 && floatOrBf16(a) && floatOrBf16(b))
             dtype = at::kBFloat16;
     } else if (b.scalar_type() == a.scalar_type()
-               && (a.scalar_type() == at::kFloat || (a.scalar_type() == at::kBFloat16 && bf16ProductsOnOneDnn()))) {
+               && (a.scalar_type() == at::kFloat || a.scalar_type() == at::kBFloat16)) {
         dtype = a.scalar_type();
     }
+    // The paths say which products oneDNN takes (productpaths.cpp: BF16 ones only on x86-64).
     if (!dtype || paths.of(*dtype) == ProductPath::ATen)
         return std::nullopt;
     return OneDnnProduct{*dtype, paths.of(*dtype)};

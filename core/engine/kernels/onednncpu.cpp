@@ -11,7 +11,6 @@
 #include <set>
 #include <sstream>
 
-#include <cpuid.h>
 #include <unistd.h>
 
 #ifdef __x86_64__
@@ -124,6 +123,45 @@ OneDnnCpu oneDnnCpu()
     return cpu;
 }
 
+namespace {
+
+// oneDNN's verbose log of what runs while it lives, into `log` in place of stdout; stdout and the
+// user's own verbose level (ONEDNN_VERBOSE) come back however it ends.
+class VerboseLog
+{
+public:
+    explicit VerboseLog(std::FILE *log)
+    {
+        std::fflush(stdout);
+        m_savedStdout = dup(STDOUT_FILENO);
+        if (m_savedStdout < 0 || dup2(fileno(log), STDOUT_FILENO) < 0)
+            return;
+        m_logging = true;
+        dnnl_set_verbose(1); // each execution, with its implementation
+    }
+    ~VerboseLog()
+    {
+        if (m_logging) {
+            const char *level = std::getenv("ONEDNN_VERBOSE") ? std::getenv("ONEDNN_VERBOSE")
+                                                              : std::getenv("DNNL_VERBOSE");
+            dnnl_set_verbose(level ? std::atoi(level) : 0);
+            std::fflush(stdout);
+            dup2(m_savedStdout, STDOUT_FILENO);
+        }
+        if (m_savedStdout >= 0)
+            close(m_savedStdout);
+    }
+    bool logging() const { return m_logging; }
+    VerboseLog(const VerboseLog &) = delete;
+    VerboseLog &operator=(const VerboseLog &) = delete;
+
+private:
+    int m_savedStdout = -1;
+    bool m_logging = false;
+};
+
+} // namespace
+
 std::string oneDnnImplementationsOf(const std::function<void()> &work)
 {
     allowOneDnnAmx();
@@ -132,16 +170,16 @@ std::string oneDnnImplementationsOf(const std::function<void()> &work)
         work();
         return "";
     }
-    std::fflush(stdout);
-    const int savedStdout = dup(STDOUT_FILENO);
-    dup2(fileno(log), STDOUT_FILENO);
-    dnnl_set_verbose(1); // each execution, with its implementation
-    work();
-    dnnl_set_verbose(0);
-    std::fflush(stdout);
-    dup2(savedStdout, STDOUT_FILENO);
-    close(savedStdout);
-    // "onednn_verbose,exec,cpu,matmul,brg:avx512_core_bf16,undef,src_bf16::...": the fifth field.
+    {
+        const VerboseLog verbose(log);
+        work();
+        if (!verbose.logging()) {
+            std::fclose(log);
+            return "";
+        }
+    }
+    // "onednn_verbose,exec,cpu,matmul,brg:avx512_core_bf16,undef,src_bf16::...": the fifth field of
+    // the products' lines (a reorder of an operand has lines of its own).
     std::set<std::string> implementations;
     std::string text;
     std::rewind(log);
@@ -151,7 +189,7 @@ std::string oneDnnImplementationsOf(const std::function<void()> &work)
         std::string fields[5];
         for (std::string &field : fields)
             std::getline(line, field, ',');
-        if (fields[1] == "exec" && !fields[4].empty())
+        if (fields[1] == "exec" && (fields[3] == "matmul" || fields[3] == "inner_product") && !fields[4].empty())
             implementations.insert(fields[4]);
     }
     std::fclose(log);

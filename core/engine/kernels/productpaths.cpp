@@ -65,16 +65,34 @@ bool bf16PrimitiveAvailable()
 #endif
 }
 
+namespace {
+
+// Whether oneDNN's paths take BF16 products: on x86-64. Elsewhere (an ARM build of oneDNN) they
+// stay LibTorch's, as before either path existed.
+constexpr bool bf16OnOneDnn()
+{
+#ifdef __x86_64__
+    return true;
+#else
+    return false;
+#endif
+}
+
+} // namespace
+
 ProductPaths ProductPaths::onednn()
 {
     if (!oneDnnGemmBuilt())
         return aten();
+    if (!bf16OnOneDnn())
+        return {ProductPath::Sgemm, ProductPath::ATen};
     return {ProductPath::Sgemm, bf16PrimitiveAvailable() ? ProductPath::Primitive : ProductPath::Sgemm};
 }
 
 std::vector<ProductPath> productPathCandidates(at::ScalarType dtype)
 {
-    if (!oneDnnGemmBuilt() || (dtype != at::kFloat && dtype != at::kBFloat16))
+    if (!oneDnnGemmBuilt() || (dtype != at::kFloat && dtype != at::kBFloat16)
+        || (dtype == at::kBFloat16 && !bf16OnOneDnn()))
         return {ProductPath::ATen};
     if (dtype == at::kFloat)
         return {ProductPath::Sgemm, ProductPath::Primitive, ProductPath::ATen};

@@ -89,7 +89,7 @@ double bestOf(const std::map<std::string, double> &rates)
 
 } // namespace
 
-double MatmulPeak::gflops(at::ScalarType dtype, ProductPath path) const
+double MatmulPeak::gflops(at::ScalarType dtype, bool tf32, ProductPath path) const
 {
     const auto rates = pathGflops.find(dtype == at::kBFloat16 ? "bfloat16"
                                        : dtype == at::kHalf   ? "float16"
@@ -99,7 +99,7 @@ double MatmulPeak::gflops(at::ScalarType dtype, ProductPath path) const
         if (rate != rates->second.end())
             return rate->second;
     }
-    return gflops(dtype);
+    return gflops(dtype, tf32);
 }
 
 double MatmulPeak::gflops(at::ScalarType dtype, bool tf32) const
@@ -177,7 +177,8 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
         peak.pathGflops = entry.value("path_gflops", decltype(peak.pathGflops)());
         // A GPU's entry from before TF32 was measured is measured again.
         if (peak.float32Gflops > 0 && (!device.is_cuda() || peak.tfloat32Gflops > 0)) {
-            peak.remeasured = observed.gflops > kStalePeakMargin * peak.gflops(observed.dtype, observed.tf32);
+            peak.remeasured = observed.gflops
+                              > kStalePeakMargin * peak.gflops(observed.dtype, observed.tf32, observed.path);
             peak.fromCache = !peak.remeasured;
             if (peak.fromCache)
                 return peak;

@@ -36,8 +36,8 @@ struct MatmulPeak
 
     // The peak of a compute dtype (FP32, BF16, FP16; FP32 in TF32 where `tf32`); 0 for another.
     double gflops(at::ScalarType dtype, bool tf32 = false) const;
-    // The peak of `dtype`'s products on `path`, where it was measured (a CPU's); else gflops(dtype).
-    double gflops(at::ScalarType dtype, ProductPath path) const;
+    // The peak of `dtype`'s products on `path`, where it was measured (a CPU's); else gflops(dtype, tf32).
+    double gflops(at::ScalarType dtype, bool tf32, ProductPath path) const;
     nlohmann::json toJson() const;
 };
 
@@ -46,7 +46,8 @@ struct ObservedRate
 {
     at::ScalarType dtype = at::kFloat;
     double gflops = 0;
-    bool tf32 = false; // FP32 products in TF32 (CUDA)
+    bool tf32 = false;                    // FP32 products in TF32 (CUDA)
+    ProductPath path = ProductPath::ATen; // the run's path for its dtype (a CPU's)
 };
 
 // Whether a run measures the peak: unless OPTLOG_MATMUL_PEAK=0, which a run whose rates are not

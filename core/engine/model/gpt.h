@@ -30,7 +30,7 @@ struct GPTOptions
         , heads_(heads)
     { }
     static GPTOptions from(const ModelConfig &model);
-    // The model with the run's memory techniques and its library of matrix products.
+    // The model with the run's memory techniques and the paths of its matrix products.
     static GPTOptions from(const RunConfig &config);
 
     TORCH_ARG(int64_t, vocab_size);     // V

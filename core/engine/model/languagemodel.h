@@ -41,7 +41,7 @@ public:
     virtual void setTraining(bool training) = 0;
     // Moves the parameters (and buffers) to `device`, floating ones cast to `dtype`.
     virtual void moveTo(c10::Device device, at::ScalarType dtype) = 0;
-    // Who computes its FP32 CPU products, for the machine-speed index.
+    // The paths of its CPU products, for the machine-speed index.
     virtual ProductPaths productPaths() const = 0;
 
     // Writes the model's weights with `runState` (optlog's keys: step, optimizer, ...) to `path`,

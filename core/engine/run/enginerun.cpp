@@ -31,16 +31,12 @@ std::string startMessage(const RunConfig &config, const TokenSplit &data, const 
 
 // What the run's products run on, for its environment: each dtype's path and the kernels or ISA
 // it reaches here ("gemm"); the compute dtype's apart ("product_path": what `optlog tune` reads,
-// and whose matmul peak the run's MFU is measured against); and oneDNN's ISA.
-nlohmann::json productsInUse(const RunConfig &config, c10::Device device, bool torchscript)
+// and whose matmul peak the run's MFU is measured against); and oneDNN's ISA. Describing ATen's
+// BF16 path runs one product.
+nlohmann::json productsInUse(ProductPaths paths, at::ScalarType compute, c10::Device device)
 {
     if (!device.is_cpu())
         return {{"gemm", "LibTorch's own, on " + describeDevice(device)}};
-    const at::ScalarType compute = precisionPlan(config.precision.mode).compute;
-    // A TorchScript module's products are LibTorch's own calls.
-    const ProductPaths paths = torchscript ? ProductPaths::aten() : runProductPaths(config.runtime, compute);
-    // Describing ATen's BF16 path runs one product: not the run's memory.
-    const CountingAllocator::Uncounted uncounted;
     return {{"gemm", "float32: " + describePath(paths.float32, at::kFloat)
                          + "; bfloat16: " + describePath(paths.bfloat16, at::kBFloat16)},
             {"product_path",
@@ -90,6 +86,7 @@ EngineRun::EngineRun(RunConfig config, PreflightCheck preflight)
     , m_data(loadTokens(m_config.data, m_config.model.vocabSize, m_config.model.contextLength))
     , m_check(preflight)
 {
+    allowAmx(); // before any product (the probes below train), LibTorch's or optlog's, makes oneDNN choose its kernels
     // The prediction first (a TorchScript module's probes, or the memory model's calibration on
     // this device: each cached after its first time), then the check against it.
     if (m_config.model.source == "torchscript")
@@ -120,9 +117,10 @@ EngineRun::~EngineRun() = default;
 void EngineRun::open(const std::string &studyPath)
 {
     const bool measurePeak = matmulPeakWanted(); // a bad value is refused before the study exists
-    allowAmx(); // before any product, LibTorch's or optlog's, makes oneDNN choose its kernels
     const at::ScalarType compute = precisionPlan(m_config.precision.mode).compute;
-    const ProductPaths paths = runProductPaths(m_config.runtime, compute); // so is a path this CPU lacks
+    // So is a path this CPU lacks; what the products reach is known before the study exists.
+    const ProductPaths paths = m_probed ? ProductPaths::aten() : runProductPaths(m_config.runtime, compute);
+    m_products = productsInUse(paths, compute, m_device);
     m_store = std::make_unique<Store>(studyPath);
     m_studySeed = uint64_t(m_store->studySeed()); // a study edited by hand is refused here, before a run exists
     // Room for the run's outcome should its disk fill: a few pages of the write-ahead log.
@@ -142,9 +140,9 @@ void EngineRun::open(const std::string &studyPath)
     const ObservedRate observed{compute,
                                 std::max(referenceKernelGflops(compute, m_device, paths),
                                          referenceKernelGflops(compute, m_device, paths)),
-                                m_config.precision.tf32};
+                                m_config.precision.tf32, paths.of(compute)};
     m_peak = matmulPeak(m_config, m_threads.intraOp, "", 0.15, observed);
-    m_timeWarning = checkTimeFits(m_config, m_peak.gflops(compute, m_config.precision.tf32),
+    m_timeWarning = checkTimeFits(m_config, m_peak.gflops(compute, m_config.precision.tf32, paths.of(compute)),
                                   m_check == PreflightCheck::Force);
 }
 
@@ -176,7 +174,7 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
     try {
         nlohmann::json environment = captureEnvironment(m_threads, m_heap);
         environment["device"] = describeDevice(m_device);
-        environment.update(productsInUse(m_config, m_device, m_probed.has_value()));
+        environment.update(m_products);
         const std::map<std::string, int64_t> primitivesBefore = primitiveKernelsMade();
         environment["matmul_peak"] = m_peak.toJson();
         environment["tf32"] = m_config.precision.tf32;

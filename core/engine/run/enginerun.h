@@ -100,7 +100,8 @@ private:
     std::unique_ptr<Store> m_store;
     uint64_t m_studySeed = 0; // seeds the study's fixed validation set
     ThreadSettings m_threads;
-    nlohmann::json m_heap; // what keepTensorMemoryInHeap() set
+    nlohmann::json m_heap;     // what keepTensorMemoryInHeap() set
+    nlohmann::json m_products; // what the run's products run on (enginerun.cpp: productsInUse)
     MatmulPeak m_peak;
     PreflightCheck m_check;                   // Force: the pre-flight checks warn and do not refuse
     std::optional<std::string> m_timeWarning; // checkTimeFits', stored with the run as it starts

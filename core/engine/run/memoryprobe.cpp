@@ -4,8 +4,10 @@
 #include "core/contract/format.h"
 #include "core/contract/inputerror.h"
 #include "core/engine/data/textdata.h"
+#include "core/engine/machine/environment.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/model/scriptedmodel.h"
+#include "core/engine/precision/precision.h"
 #include "core/engine/train/trainer.h"
 
 #include <ATen/ATen.h>
@@ -137,8 +139,15 @@ ProbedMemory probeMemory(const RunConfig &config)
 
 DeviceCalibration calibrateDevice(const RunConfig &config, const DeviceTerms &device)
 {
-    // A stale entry is probed again, as a missing one.
-    if (auto cached = readCachedCalibration(device.describe(), config.precision.mode, device.workspaceSource))
+    // On a CPU, the path of the products too: their temporaries differ (ATen's copies of strided
+    // operands, the primitive's scratchpad, sgemm's widened tiles). A stale entry is probed again,
+    // as a missing one.
+    const at::ScalarType compute = precisionPlan(config.precision.mode).compute;
+    const std::string where = device.describe()
+                              + (device.device == "cpu"
+                                     ? ", products on " + pathName(runProductPaths(config.runtime, compute).of(compute))
+                                     : std::string());
+    if (auto cached = readCachedCalibration(where, config.precision.mode, device.workspaceSource))
         return *cached;
     CountingAllocator::install(); // the probes measure what the run's allocator would count
     RunConfig probe = config;
@@ -155,7 +164,7 @@ DeviceCalibration calibrateDevice(const RunConfig &config, const DeviceTerms &de
     probe.model.contextLength = longest;
 
     DeviceCalibration calibration;
-    calibration.device = device.describe();
+    calibration.device = where;
     calibration.precisionMode = config.precision.mode;
     calibration.environment = device.workspaceSource;
     const auto started = std::chrono::steady_clock::now();
