@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // `optlog tune`: measures, per precision family, which intra-op thread count, OpenMP wait policy
-// and OpenBLAS core type train fastest on this machine, alternating the candidates in short
-// runs, and caches the winner for the launcher. A core type is tried only when OpenBLAS fell
-// back to its generic kernels, the CPU's flags support better ones, the user or system has not
-// set OPENBLAS_CORETYPE, and a GEMM with that core type matches a reference result.
+// and OpenBLAS core type train fastest on this machine, then which path of the products at those
+// (productpaths.h), alternating the candidates in short runs, and caches the winner for the
+// launcher. A core type is tried only when OpenBLAS fell back to its generic kernels, the CPU's
+// flags support better ones, the user or system has not set OPENBLAS_CORETYPE, and a GEMM with
+// that core type matches a reference result.
 #include "app/cli.h"
 #include "app/commands.h"
 #include "app/launcher.h"
@@ -212,8 +213,9 @@ Command addTuneCommand(CLI::App &app, const Invocation &invocation)
 {
     auto request = std::make_shared<TuneRequest>();
     auto gemmCheck = std::make_shared<bool>(false);
-    CLI::App *command = app.add_subcommand("tune", "measure the fastest threads, wait policy and BLAS core type per "
-                                                   "precision on this machine, and keep them for optlog run");
+    CLI::App *command = app.add_subcommand("tune", "measure the fastest threads, wait policy, BLAS core type and "
+                                                   "product path per precision on this machine, and keep them for "
+                                                   "optlog run");
     command->add_option("--preset", request->preset, "model to measure with")->capture_default_str();
     command->add_option("--modes", request->modes, "precision modes to tune, one per family")
         ->delimiter(',')
