@@ -411,8 +411,7 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
                                                      .arg(tolerance);
         m_verdicts->setItem(row, int(VerdictColumn::Delta), cell(delta, right));
         m_verdicts->setItem(row, int(VerdictColumn::Speedup),
-                            cell(i == 0 || r.speedup <= 0 ? QString() : QStringLiteral("%1×").arg(r.speedup, 0, 'f', 2),
-                                 right));
+                            cell(i == 0 || r.speedup <= 0 ? QString() : QString::fromStdString(speedCell(r)), right));
         QString rate;
         if (r.throughput.steps > 0)
             rate = r.seeds > 1 ? QStringLiteral("%1 (%2–%3)")
@@ -432,7 +431,7 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
         QTableWidgetItem *mfu = cell(r.mfu > 0 ? QStringLiteral("%1%").arg(r.mfu * 100, 0, 'f', 0)
                                                : (r.recorder.empty() ? QString() : tr("n/a")),
                                      right);
-        if (!r.recorder.empty()) // its trainer's model is not the engine's: no FLOPs per token
+        if (!r.recorder.empty() && r.mfu <= 0) // its trainer gave no FLOPs, or no peak is cached
             mfu->setToolTip(QString::fromStdString(r.recorder + ": " + recordedRunLimits()));
         else if (r.mfu > 0)
             mfu->setToolTip(tr("Model FLOP utilisation against %1 measured on this machine")

@@ -87,12 +87,7 @@ QString DecisionSummary::qualityText(const ComparisonRow &row)
 
 QString DecisionSummary::speedText(const ComparisonRow &row)
 {
-    if (row.speedup <= 0)
-        return QStringLiteral("–");
-    const Spread &s = row.speedupSpread;
-    QString text = QStringLiteral("%1×").arg(row.speedup, 0, 'f', 2);
-    if (s.max > s.min)
-        text += QStringLiteral(" (%1–%2)").arg(s.min, 0, 'f', 2).arg(s.max, 0, 'f', 2);
+    QString text = QString::fromStdString(speedCell(row));
     if (row.speedCall == SpeedCall::TooNoisy)
         text += tr(", too noisy");
     return text;

@@ -39,8 +39,15 @@ ThroughputSummary steadyThroughput(const std::vector<StepMetrics> &metrics, int6
     for (const auto &m : metrics)
         if (m.step >= warmupSteps && m.tokensPerSecond > 0)
             rates.push_back(m.tokensPerSecond);
-    std::sort(rates.begin(), rates.end());
     ThroughputSummary s;
+    const int64_t blocks = std::min<int64_t>(ThroughputSummary::kBlocks, int64_t(rates.size()) / 2);
+    for (int64_t b = 0; b < blocks; ++b) {
+        std::vector<double> block(rates.begin() + b * int64_t(rates.size()) / blocks,
+                                  rates.begin() + (b + 1) * int64_t(rates.size()) / blocks);
+        std::sort(block.begin(), block.end());
+        s.blocks.push_back(quantileOfSorted(block, 0.5));
+    }
+    std::sort(rates.begin(), rates.end());
     s.steps = int64_t(rates.size());
     s.median = quantileOfSorted(rates, 0.5);
     s.p10 = quantileOfSorted(rates, 0.1);
@@ -206,9 +213,10 @@ std::string recorderOf(const RunRecord &run)
 
 std::string recordedRunLimits()
 {
-    return "MFU needs the model's FLOPs per token and a matmul peak measured by the engine, and a memory "
-           "prediction needs optlog's memory model, which knows only the engine's GPT, so a run recorded from its "
-           "own trainer shows '-' for them (a prediction where its trainer named its GPT in engine config keys)";
+    return "its MFU needs the model's FLOPs per token, which its trainer gives (run.flops_per_token) or optlog "
+           "counts over run.memory's step (PyTorch 2.1 and later), and this machine's matmul peak, which the "
+           "engine's runs or `optlog tune --peak-only` cache; its memory prediction needs optlog's memory model, which "
+           "knows only the engine's GPT (named in engine config keys). Where one is missing it shows '-'";
 }
 
 std::string outcomeText(const RunRecord &run, bool withMessage)
@@ -422,25 +430,35 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
     if (s.parameters > 0)
         s.flopsPerToken = modelFlopsPerToken(s.parameters, config.model.layers, config.model.contextLength,
                                              config.model.width);
-    s.achievedGflops = s.flopsPerToken * s.throughput.median / 1e9;
-    // Each run is measured against the matmul peak of its compute dtype (FP32 in TF32: its own).
+    // Each run is measured against the matmul peak of its compute dtype (FP32 in TF32: its own); a
+    // recorded run's is the narrowest dtype its memory probe saw modules compute in.
     s.peakDtype = dtypeName(precisionModeOf(config).compute);
     if (config.precision.tf32 && s.peakDtype == "float32")
         s.peakDtype = "tfloat32";
     try {
         s.untunedSettings = environment.value("tuning", std::string()).rfind("untuned", 0) == 0;
-        if (environment.contains("cpu_model"))
-            s.machineKind = environment.value("cpu_model", std::string()) + ", "
-                            + std::to_string(environment.value("logical_cpus", 0)) + " CPUs, "
-                            + environment.value("device", std::string("cpu"));
+        s.machineIdentity = MachineIdentity::of(environment);
+        // A recorded run's FLOPs per token are what its trainer gave or counted, and its products
+        // are PyTorch's own: on a CPU, ATen's path.
+        std::string path;
+        if (!s.recorder.empty()) {
+            const nlohmann::json flops = environment.value("model_flops", nlohmann::json::object());
+            s.flopsPerToken = flops.value("per_token", 0.0);
+            s.flopsHow = flops.value("how", std::string());
+            for (const auto &[state, dtype] : storedDtypes(run))
+                if (state == PrecisionState::Compute && (dtype == "bfloat16" || dtype == "float16"))
+                    s.peakDtype = dtype;
+            path = "aten";
+        } else if (environment.contains("product_path")) {
+            path = environment["product_path"].value("path", std::string());
+        }
         // Rank 0's peak at its threads, once per rank: the throughput counts every rank's tokens.
         // On a CPU, the peak of the path the run's products took, where it was measured (runs
         // before paths were recorded: the best path's).
         if (environment.contains("matmul_peak")) {
             const nlohmann::json &peak = environment["matmul_peak"];
             s.peakGflops = peak.value(s.peakDtype + "_gflops", 0.0);
-            if (environment.contains("product_path")) {
-                const std::string path = environment["product_path"].value("path", std::string());
+            if (!path.empty()) {
                 const nlohmann::json &byPath = peak.value("path_gflops", nlohmann::json::object());
                 if (byPath.contains(s.peakDtype) && byPath[s.peakDtype].contains(path)) {
                     s.peakGflops = byPath[s.peakDtype][path].get<double>();
@@ -452,6 +470,7 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
     } catch (const nlohmann::json::exception &) {
         // a run without a readable environment has no MFU
     }
+    s.achievedGflops = s.flopsPerToken * s.throughput.median / 1e9;
     s.validation = std::move(validation);
     s.memory = memory;
     for (const auto &row : memory) {

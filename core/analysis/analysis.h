@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/analysis/machineidentity.h"
 #include "core/config/config.h"
 #include "core/config/studyplan.h"
 #include "core/contract/format.h"
@@ -20,10 +21,15 @@ namespace optlog {
 // percentiles as its spread (a shared machine's noise shows up there, not in the median).
 struct ThroughputSummary
 {
+    // The steady steps in this many contiguous blocks (two steps a block at least): what a run
+    // alone offers a speed-up's interval. Contiguous, so that a busy minute moves one block, and
+    // the blocks' spread shows it, where steps one by one would look independent.
+    static constexpr int64_t kBlocks = 5;
     double median = 0; // tokens/s
     double p10 = 0;
     double p90 = 0;
-    int64_t steps = 0; // steps counted
+    int64_t steps = 0;          // steps counted
+    std::vector<double> blocks; // each block's median tokens/s, in step order
     double relativeSpread() const { return median > 0 ? (p90 - p10) / median : 0; }
 };
 ThroughputSummary steadyThroughput(const std::vector<StepMetrics> &metrics, int64_t warmupSteps);
@@ -92,10 +98,11 @@ struct RunSummary
     int64_t peakRssBytes = 0;      // process high-water mark
     std::vector<MemoryRow> memory; // every role, measured and predicted
     MachineSpeed machine;
-    // The kind of machine it ran on, from its environment: "Intel(R) Xeon(R) Processor, 2 CPUs, cpu";
-    // empty when the run does not say. Speeds on different kinds compare only through the index.
-    std::string machineKind;
+    // The machine it ran on, an engine run's and a recorded run's alike; unknown when the run does
+    // not say. Speeds on different machines compare only through the index.
+    MachineIdentity machineIdentity;
     double flopsPerToken = 0;  // model FLOPs per token
+    std::string flopsHow;      // a recorded run's: "given" by its trainer or "counted"; empty: optlog's count
     double achievedGflops = 0; // flopsPerToken x steady tokens/s
     double peakGflops = 0;     // the matmul peak measured on this machine for the run's compute dtype; 0 = unknown
     std::string peakDtype;     // float32 | tfloat32 (precision.tf32) | bfloat16 | float16

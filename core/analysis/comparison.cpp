@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <set>
@@ -19,22 +20,11 @@ namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Speed and memory differences this small are not worth a decision.
-constexpr double kSameSpeed = 0.03;
 constexpr double kSameMemory = 0.03;
-// Half the p10-p90 spread of step throughput beyond which a machine was too busy to compare speeds.
-constexpr double kTooNoisy = 0.25;
 
 std::string percent(double fraction)
 {
     return formatted("%.0f%%", std::fabs(fraction) * 100);
-}
-
-// Noise: the spread of step times within a run, and of the medians between seeds.
-double speedNoise(const ComparisonRow &row, const ThroughputSummary &baseline, const Spread &baselineSpread)
-{
-    const auto seedSpread = [](const Spread &s) { return s.median > 0 ? (s.max - s.min) / s.median : 0.0; };
-    return std::max({kSameSpeed, row.throughput.relativeSpread() / 2, baseline.relativeSpread() / 2,
-                     seedSpread(row.tokensPerSecond) / 2, seedSpread(baselineSpread) / 2});
 }
 
 bool hasSpeedIndex(const RunSummary *run)
@@ -42,17 +32,17 @@ bool hasSpeedIndex(const RunSummary *run)
     return run->machine.medianGflops > 0;
 }
 
-// "" when every run of both sides ran on one kind of machine (or does not say); else the kinds,
-// the group's then the baseline's: "AMD EPYC, 2 CPUs, cpu vs Intel Xeon, 2 CPUs, cpu".
+// "" when every run of both sides ran on one machine (or does not say); else the machines, the
+// group's then the baseline's: "AMD EPYC, 2 CPUs, cpu, LibTorch 1.13.0 vs Intel Xeon, 2 CPUs, ...".
 std::string machineKinds(const std::vector<const RunSummary *> &runs, const std::vector<const RunSummary *> &baseline)
 {
     std::set<std::string> all, group, base;
     for (const auto *r : runs)
-        if (!r->machineKind.empty())
-            group.insert(r->machineKind);
+        if (r->machineIdentity.known())
+            group.insert(r->machineIdentity.text());
     for (const auto *r : baseline)
-        if (!r->machineKind.empty())
-            base.insert(r->machineKind);
+        if (r->machineIdentity.known())
+            base.insert(r->machineIdentity.text());
     all.insert(group.begin(), group.end());
     all.insert(base.begin(), base.end());
     if (all.size() <= 1)
@@ -66,26 +56,50 @@ std::string machineKinds(const std::vector<const RunSummary *> &runs, const std:
     return joined(group) + " vs " + joined(base);
 }
 
-SpeedCall callSpeed(const ComparisonRow &row, double noise)
+// The logs of a side's tokens/s, in the units its speed is compared in: one per run over seeds,
+// else one per block of steady steps of each run.
+std::vector<double> logSpeeds(const std::vector<const RunSummary *> &runs, bool overSeeds,
+                              const std::function<double(const RunSummary *)> &unitOf)
 {
-    if (row.speedup <= 0)
-        return SpeedCall::Unknown;
-    if (noise > kTooNoisy)
-        return SpeedCall::TooNoisy;
-    if (std::fabs(row.speedup - 1) <= noise)
-        return SpeedCall::Same;
-    return row.speedup > 1 ? SpeedCall::Faster : SpeedCall::Slower;
+    std::vector<double> logs;
+    for (const auto *r : runs) {
+        if (overSeeds) {
+            logs.push_back(std::log(r->throughput.median / unitOf(r)));
+            continue;
+        }
+        for (const double block : r->throughput.blocks)
+            logs.push_back(std::log(block / unitOf(r)));
+    }
+    return logs;
 }
 
-std::string speedText(const ComparisonRow &row, double noise)
+// Welch's 95% interval of the speed-up, from the logs of both sides' tokens/s, about the speed-up
+// shown (a ratio of medians); empty when a side has fewer than two values.
+Spread speedupInterval(double speedup, const std::vector<double> &logs, const std::vector<double> &baselineLogs)
 {
+    if (speedup <= 0 || logs.size() < 2 || baselineLogs.size() < 2)
+        return {};
+    const double halfWidth = welchInterval(sampleStats(logs), sampleStats(baselineLogs)).halfWidth;
+    return {speedup, speedup * std::exp(-halfWidth), speedup * std::exp(halfWidth)};
+}
+
+std::string speedText(const ComparisonRow &row)
+{
+    const Spread &i = row.speedupInterval;
     switch (row.speedCall) {
-    case SpeedCall::TooNoisy: return "speed too noisy to call (spread " + percent(2 * noise) + ")";
+    case SpeedCall::TooNoisy:
+        return formatted("speed too noisy to call (%.2fx, its 95%% interval %.2f-%.2f crosses 1 ± %s: add %s)",
+                         row.speedup, i.min, i.max, percent(kSameSpeed).c_str(),
+                         row.speedOverSeeds ? "seeds" : "seeds or steps");
     case SpeedCall::Same: return "same speed";
     case SpeedCall::Faster: return formatted("%.2fx faster", row.speedup);
     case SpeedCall::Slower: return percent(1 - row.speedup) + " slower";
     case SpeedCall::Unknown: break;
     }
+    if (row.speedup > 0)
+        return formatted("speed not called (%.2fx): too few steady steps for an interval (4 a run, or two seeds a "
+                         "side)",
+                         row.speedup);
     return "speed not measured";
 }
 
@@ -247,6 +261,41 @@ const std::vector<std::string> &verdictColumnTitles()
     return titles;
 }
 
+SpeedCall callSpeed(const Spread &interval)
+{
+    if (interval.median <= 0 || interval.max <= 0)
+        return SpeedCall::Unknown;
+    if (interval.min >= 1 + kSameSpeed)
+        return SpeedCall::Faster;
+    if (interval.max <= 1 - kSameSpeed)
+        return SpeedCall::Slower;
+    if (interval.min >= 1 - kSameSpeed && interval.max <= 1 + kSameSpeed)
+        return SpeedCall::Same;
+    return SpeedCall::TooNoisy;
+}
+
+const char *speedCallName(SpeedCall call)
+{
+    switch (call) {
+    case SpeedCall::Faster: return "faster";
+    case SpeedCall::Slower: return "slower";
+    case SpeedCall::Same: return "same";
+    case SpeedCall::TooNoisy: return "too noisy";
+    case SpeedCall::Unknown: break;
+    }
+    return "not called";
+}
+
+std::string speedCell(const ComparisonRow &row)
+{
+    if (row.speedup <= 0)
+        return "–";
+    const Spread &i = row.speedupInterval;
+    if (row.action == Action::Baseline || i.max <= i.min)
+        return formatted("%.2fx", row.speedup);
+    return formatted("%.2fx [%.2f-%.2f]", row.speedup, i.min, i.max);
+}
+
 Spread spreadOf(std::vector<double> values)
 {
     if (values.empty())
@@ -358,9 +407,11 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
         row.acrossMachines = machineKinds(runs, baselineRuns);
         const bool indexed = std::all_of(runs.begin(), runs.end(), hasSpeedIndex)
                              && std::all_of(baselineRuns.begin(), baselineRuns.end(), hasSpeedIndex);
-        const auto speedOf = [&](const RunSummary *r) {
-            return row.acrossMachines.empty() ? r->throughput.median : r->throughput.median / r->machine.medianGflops;
+        // tokens/s are compared per unit of this: 1, or across machines the run's index
+        const std::function<double(const RunSummary *)> unitOf = [&](const RunSummary *r) {
+            return row.acrossMachines.empty() ? 1.0 : r->machine.medianGflops;
         };
+        const auto speedOf = [&](const RunSummary *r) { return r->throughput.median / unitOf(r); };
         const bool speedComparable = row.acrossMachines.empty() || indexed;
         std::vector<double> rates, speeds, baselineSpeeds, peaks, baselinePeaks;
         for (const auto *r : runs) {
@@ -386,6 +437,9 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
         row.mfu = typical.mfu();
         row.mfuAgainst = "the " + typical.peakDtype + " matmul peak"
                          + (typical.peakPath.empty() ? "" : " of the " + typical.peakPath + " path");
+        if (!typical.flopsHow.empty())
+            row.mfuAgainst += typical.flopsHow == "counted" ? ", FLOPs per token counted (torch.utils.flop_counter)"
+                                                            : ", FLOPs per token as its trainer gave them";
         row.speedNote = typical.config && typical.config->precision.tf32 ? "TF32" : "";
         row.recorder = typical.recorder;
         for (const auto *r : runs)
@@ -406,17 +460,16 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
         std::string quality = row.quality.text();
         if (!row.validationDifference.empty() && row.quality.kind != QualityVerdict::Kind::NotComparable)
             quality += " (validated differently: " + row.validationDifference + ")";
-        const double noise = speedNoise(row, medianReplicate(baselineRuns).throughput, baselineRate);
-        row.speedCall = callSpeed(row, noise);
-        if (baselineRate.median > 0) {
-            const bool overSeeds = row.seeds > 1;
-            // One run's p10-p90 of tokens/s, in the units its speed is compared in.
-            const double unit = speed.median > 0 ? row.tokensPerSecond.median / speed.median : 1;
-            row.speedupSpread = {row.speedup, (overSeeds ? speed.min : row.throughput.p10 / unit) / baselineRate.median,
-                                 (overSeeds ? speed.max : row.throughput.p90 / unit) / baselineRate.median};
+        // Whether it is faster: the speed-up's interval, over seeds where both sides have two or
+        // more, else over blocks of steps; the baseline is not judged against itself.
+        if (group.name != baseline.name && speedComparable) {
+            row.speedOverSeeds = runs.size() >= 2 && baselineRuns.size() >= 2;
+            row.speedupInterval = speedupInterval(row.speedup, logSpeeds(runs, row.speedOverSeeds, unitOf),
+                                                  logSpeeds(baselineRuns, row.speedOverSeeds, unitOf));
+            row.speedCall = callSpeed(row.speedupInterval);
         }
         row.action = group.name == baseline.name ? Action::Baseline : decide(row);
-        std::string speedWords = speedText(row, noise);
+        std::string speedWords = speedText(row);
         if (!row.acrossMachines.empty())
             speedWords = speedComparable ? speedWords + " per unit of machine speed (different machines: "
                                                + row.acrossMachines + ")"
@@ -450,8 +503,8 @@ std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector
 std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName, double tolerance)
 {
     std::ostringstream out;
-    out << formatted("%-26s %5s %-10s %10s %16s %8s %20s %8s %5s %11s  %s\n", "run", "seeds", "outcome", "tokens",
-                     "val loss (sd)", "delta", "tokens/s [min-max]", "speed", "MFU", "peak mem", "verdict");
+    out << formatted("%-26s %5s %-10s %10s %16s %8s %20s %20s %5s %11s  %s\n", "run", "seeds", "outcome", "tokens",
+                     "val loss (sd)", "delta", "tokens/s [min-max]", "speed-up [95%]", "MFU", "peak mem", "verdict");
     for (const auto &r : rows) {
         const std::string loss = r.seeds > 1 ? formatted("%.4f (%.4f)", r.validationLoss, r.validationSd)
                                              : formatted("%.4f", r.validationLoss);
@@ -468,10 +521,10 @@ std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::
             if (!r.machineNote.empty())
                 verdict += "; " + r.machineNote;
         }
-        out << formatted("%-26s %5lld %-10s %10lld %16s %+8.4f %20s %7.2fx %5s %11s  %s\n", printable(r.name).c_str(),
+        out << formatted("%-26s %5lld %-10s %10lld %16s %+8.4f %20s %20s %5s %11s  %s\n", printable(r.name).c_str(),
                          static_cast<long long>(r.seeds), outcomeName(r.outcome),
                          static_cast<long long>(r.matchedTokens), loss.c_str(), r.deltaLoss, rateNoted.c_str(),
-                         r.speedup, mfu.c_str(), formatBytes(r.peakBytes).c_str(), verdict.c_str());
+                         speedCell(r).c_str(), mfu.c_str(), formatBytes(r.peakBytes).c_str(), verdict.c_str());
     }
     for (const std::string &note : comparisonNotes(rows, baselineName, tolerance))
         out << note << "\n";
@@ -501,13 +554,18 @@ std::vector<std::string> comparisonNotes(const std::vector<ComparisonRow> &rows,
                       "interval, which covers seed noise.",
                       samplingError));
     notes.push_back(
+        "Speed-up: median tokens/s over the baseline's, with Welch's 95% interval on the logs of tokens/s, over seeds "
+        "where both sides have two or more, else over five blocks of each run's steady steps; faster or slower where "
+        "the whole interval lies beyond 1 ± 3%, the same where it lies within, too noisy where it crosses.");
+    notes.push_back(
         "Tokens/s and peak memory: medians over seeds. Peak memory: bytes in tensors (the CPU's counting "
         "allocator, CUDA's caching allocator) over complete steps after warm-up, optimizer step included; for a run "
         "over data-parallel ranks, rank 0's (its tokens/s count every rank's).");
     notes.push_back(
-        "MFU: model FLOPs (6N + 12LTC per token) x steady tokens/s over the matmul peak measured on this "
-        "machine for the run's compute dtype (FP32, BF16, or FP16 on CUDA) on a CPU on the run's product path, "
-        "once per rank over data-parallel ranks.");
+        "MFU: model FLOPs (6N + 12LTC per token; a recorded run's as its trainer gave or counted them) x steady "
+        "tokens/s over the matmul peak measured on this machine for the run's compute dtype (FP32, BF16, or FP16 on "
+        "CUDA) on a CPU on the run's product path (a recorded run's: ATen's, PyTorch's own), once per rank over "
+        "data-parallel ranks.");
     std::string recorded;
     for (const auto &r : rows)
         if (!r.recorder.empty())

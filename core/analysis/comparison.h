@@ -64,8 +64,15 @@ std::vector<GroupSummary> groupRuns(const std::vector<RunSummary> &runs);
 // "unstable: 3 loss spikes, 2 skipped steps"; "" when no run of the group had one.
 std::string instabilityText(const std::map<EventKind, int64_t> &counts);
 
-// A technique's speed against the baseline's, judged against the noise of both.
+// A technique's speed against the baseline's, judged by the speed-up's interval.
 enum class SpeedCall { Unknown, Same, Faster, Slower, TooNoisy };
+// Speed-ups within this of 1 are the same speed.
+inline constexpr double kSameSpeed = 0.03;
+// Faster (slower): the whole interval (min-max) beyond 1 + kSameSpeed (below 1 - kSameSpeed); the
+// same: the whole interval within 1 ± kSameSpeed; too noisy: an interval across either bound;
+// unknown: no interval (median 0 or max 0).
+SpeedCall callSpeed(const Spread &interval);
+const char *speedCallName(SpeedCall call); // "faster", "slower", "same", "too noisy", "not called"
 
 // What to do about a technique, in plain words: the decision a comparison exists for.
 enum class Action {
@@ -122,7 +129,11 @@ struct ComparisonRow
     std::string numerics;                       // numericsText of the replicate with the most FP16 underflow
     NumericsRisks risks;                        // of that replicate
     SpeedCall speedCall = SpeedCall::Unknown;
-    Spread speedupSpread; // tokens/s over the baseline's median: min-max over seeds, one seed p10-p90
+    // The speed-up (median) with its 95% interval (min-max): Welch's on the logs of tokens/s, over
+    // seeds where both sides have two or more (speedOverSeeds), else over blocks of steady steps
+    // (ThroughputSummary::blocks). Zero where there is none: the baseline's own row, too few steps.
+    Spread speedupInterval;
+    bool speedOverSeeds = false;
     Action action = Action::NoVerdict;
     std::string machineNote; // the machine changed under a replicate; usually empty
     // The group and its baseline ran on different kinds of machine: the kinds, "A vs B". Their speed
@@ -135,6 +146,10 @@ struct ComparisonRow
     std::string validationDifference;
     std::string verdict; // quality, speed, memory and stability in words a person can act on
 };
+
+// The speed-up as every table shows it: "8.20x [7.86-8.53]" with its interval, "1.00x" on the
+// baseline's row, "–" where the speed is not compared (the verdict says why).
+std::string speedCell(const ComparisonRow &row);
 
 // Each group against `baseline` at matched tokens; `tolerance` in nats per token.
 std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vector<GroupSummary> &groups,

@@ -21,16 +21,6 @@ std::string deltaCell(const ComparisonRow &row)
     return formatted("%+.4f ± %.4f", row.deltaLoss, row.quality.halfWidth);
 }
 
-std::string speedCell(const ComparisonRow &row)
-{
-    if (row.speedup <= 0)
-        return "–";
-    const Spread &s = row.speedupSpread;
-    if (s.max <= s.min)
-        return formatted("%.2fx", row.speedup);
-    return formatted("%.2fx [%.2f-%.2f]", row.speedup, s.min, s.max);
-}
-
 std::string memoryCell(const ComparisonRow &row)
 {
     if (row.peakBytes <= 0)
@@ -86,7 +76,7 @@ std::string formatDecisions(const std::vector<ComparisonRow> &rows, const std::s
     TextTable table({{"run"},
                      {"seeds", TextTable::Align::Right},
                      {"Δ loss ± 95%", TextTable::Align::Right},
-                     {"speed [range]", TextTable::Align::Right},
+                     {"speed-up [95%]", TextTable::Align::Right},
                      {"peak memory", TextTable::Align::Right},
                      {"action"}});
     for (const auto &r : rows) {

@@ -35,6 +35,13 @@ std::string reportJson(const Report &report)
                {"interval", c.quality.seedNoiseKnown() ? "welch" : "none: one seed on a side"}}},
              {"tolerance", report.tolerance},
              {"speedup", c.speedup},
+             {"speedup_interval_95",
+              {{"low", c.speedupInterval.min},
+               {"high", c.speedupInterval.max},
+               {"over", c.speedupInterval.max <= 0 ? "none"
+                        : c.speedOverSeeds         ? "seeds"
+                                                   : "blocks of steps"}}},
+             {"speed", i == 0 ? "baseline" : speedCallName(c.speedCall)},
              {"tokens_per_second",
               {{"median", c.tokensPerSecond.median}, {"min", c.tokensPerSecond.min}, {"max", c.tokensPerSecond.max}}},
              {"mfu", c.mfu},

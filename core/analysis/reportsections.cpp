@@ -35,7 +35,7 @@ VerdictCells verdictCells(const Report &report, const ComparisonRow &c, bool isB
         cells.delta = c.quality.seedNoiseKnown()
                           ? formatted("%+.4f ± %.4f (Welch 95%%)", c.deltaLoss, c.quality.halfWidth)
                           : formatted("%+.4f (tolerance ±%g)", c.deltaLoss, report.tolerance);
-    cells.speedup = isBaseline || c.speedup <= 0 ? "" : formatted("%.2fx", c.speedup);
+    cells.speedup = isBaseline || c.speedup <= 0 ? "" : speedCell(c);
     if (c.throughput.steps > 0)
         cells.throughput = c.seeds > 1
                                ? formatted("%.0f (%.0f-%.0f over seeds)", c.tokensPerSecond.median,
@@ -158,11 +158,11 @@ std::string throughputLine(const ReportRun &run)
                        + std::to_string(t.steps) + " steps after warm-up (p10 " + formatted("%.0f", t.p10) + ", p90 "
                        + formatted("%.0f", t.p90) + ").";
     const RunSummary &s = run.summary;
-    if (s.peakGflops > 0)
-        line += " Model FLOPs " + formatted("%.1f", s.flopsPerToken / 1e6)
-                + " M per token: " + formatted("%.1f", s.achievedGflops) + " GFLOP/s achieved, MFU "
-                + formatted("%.0f%%", 100 * s.mfu()) + " of the " + formatted("%.1f", s.peakGflops) + " GFLOP/s "
-                + s.peakDtype + " matmul peak measured on this machine"
+    if (s.peakGflops > 0 && s.flopsPerToken > 0)
+        line += " Model FLOPs " + formatted("%.1f", s.flopsPerToken / 1e6) + " M per token"
+                + (s.flopsHow.empty() ? "" : " (" + s.flopsHow + ")") + ": " + formatted("%.1f", s.achievedGflops)
+                + " GFLOP/s achieved, MFU " + formatted("%.0f%%", 100 * s.mfu()) + " of the "
+                + formatted("%.1f", s.peakGflops) + " GFLOP/s " + s.peakDtype + " matmul peak measured on this machine"
                 + (s.peakPath.empty() ? "" : " on the run's product path, " + s.peakPath) + ".";
     if (s.machine.probes > 0)
         line += " Machine-speed index (reference matmul, " + std::to_string(s.machine.probes) + " timings): median "

@@ -103,6 +103,11 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
     out += formatted("steady-state throughput: %.0f tokens/s (p10 %.0f, p90 %.0f, over %lld steps after warm-up)\n",
                      s.throughput.median, s.throughput.p10, s.throughput.p90,
                      static_cast<long long>(s.throughput.steps));
+    if (s.mfu() > 0)
+        out += formatted("MFU: %.1f%% (%.2f M FLOPs per token%s x tokens/s over the %.0f GFLOP/s %s matmul peak%s)\n",
+                         100 * s.mfu(), s.flopsPerToken / 1e6, s.flopsHow.empty() ? "" : (", " + s.flopsHow).c_str(),
+                         s.peakGflops, s.peakDtype.c_str(),
+                         s.peakPath.empty() ? "" : (" of the " + s.peakPath + " path").c_str());
     if (!s.validation.empty()) {
         const ValidationPoint &last = s.validation.back();
         out += formatted("validation loss: %.4f at %lld tokens", last.loss, static_cast<long long>(last.tokens));

@@ -28,6 +28,8 @@ RunSummary summary(const std::string &name, double tokensPerSecond, int64_t peak
     s.throughput.median = tokensPerSecond;
     s.throughput.p10 = tokensPerSecond * 0.99;
     s.throughput.p90 = tokensPerSecond * 1.01;
+    s.throughput.blocks = {tokensPerSecond * 0.99, tokensPerSecond * 1.01, tokensPerSecond, tokensPerSecond * 0.995,
+                           tokensPerSecond * 1.005};
     s.peakBytes = peak;
     s.validation = std::move(validation);
     return s;
@@ -77,6 +79,9 @@ void tst_Analysis::steadyThroughputSkipsWarmup()
     QCOMPARE(s.median, 107.5); // median of 103..112
     QVERIFY(s.p10 > 103 && s.p10 < s.median);
     QVERIFY(s.p90 > s.median && s.p90 < 112);
+    // Five contiguous blocks of two steps, each its median: what a run alone gives an interval.
+    QCOMPARE(s.blocks, (std::vector<double>{103.5, 105.5, 107.5, 109.5, 111.5}));
+    QCOMPARE(steadyThroughput(metrics, 10).blocks, (std::vector<double>{111})); // three steps: one block
 }
 
 void tst_Analysis::validationIsInterpolatedAtTokens()
@@ -226,9 +231,15 @@ void tst_Analysis::noisyThroughputIsNotCalled()
     RunSummary run = summary("run", 600, 1000, {{9, 1000, 3.0}});
     run.throughput.p10 = 200;
     run.throughput.p90 = 1000; // spread of 133% of the median: a busy machine
-    QCOMPARE(QString::fromStdString(compare(base, {run}, 0.02).front().verdict),
+    run.throughput.blocks = {200, 1000, 600, 400, 800};
+    const ComparisonRow row = compare(base, {run}, 0.02).front();
+    QCOMPARE(QString::fromStdString(row.verdict),
              QString("same quality by the 0.020 tolerance (Δ +0.000 nats; 1 vs 1 seeds: seed noise unknown), "
-                     "speed too noisy to call (spread 133%), same memory"));
+                     "speed too noisy to call (0.60x, its 95% interval %1-%2 crosses 1 ± 3%: add seeds or steps), "
+                     "same memory")
+                 .arg(row.speedupInterval.min, 0, 'f', 2)
+                 .arg(row.speedupInterval.max, 0, 'f', 2));
+    QVERIFY(row.speedupInterval.min < 0.97 && row.speedupInterval.max > 1.03);
 }
 
 void tst_Analysis::aDifferentValidationIsNamedInTheVerdict()

@@ -2,6 +2,7 @@
 // Replicates over seeds: the interval, the verdicts in every class, groups, instability and numerics texts.
 #include "core/analysis/comparison.h"
 #include "core/analysis/statistics.h"
+#include "core/contract/format.h"
 
 #include <QtTest>
 #include <cmath>
@@ -23,6 +24,8 @@ RunSummary replicate(const std::string &group, const std::string &name, double l
     s.throughput.p10 = tokensPerSecond * 0.99;
     s.throughput.p90 = tokensPerSecond * 1.01;
     s.throughput.steps = 10;
+    s.throughput.blocks = {tokensPerSecond * 0.99, tokensPerSecond * 1.01, tokensPerSecond, tokensPerSecond * 0.995,
+                           tokensPerSecond * 1.005};
     s.peakBytes = peak;
     s.validation = {{9, 1000, loss, 32, 0.2}};
     return s;
@@ -57,6 +60,9 @@ private Q_SLOTS:
     void oneSeedASideFallsBackToTheTolerance();
     void groupsCompareTheirMeansAndMedians();
     void runsGroupInOrderWithRerunsReplaced();
+    void speedCallsFollowTheInterval_data();
+    void speedCallsFollowTheInterval();
+    void theBaselineRowIsNotJudged();
     void instabilitiesAreCountedInWords();
     void aTf32RunsSpeedSaysTf32();
     void speedsOnDifferentMachinesCompareThroughTheIndexOrNotAtAll();
@@ -234,14 +240,15 @@ void tst_Comparison::speedsOnDifferentMachinesCompareThroughTheIndexOrNotAtAll()
     // unit of machine speed, the same speed; quality and memory are judged as ever.
     RunSummary baseline = replicate("fp32", "fp32", 3.0, 1000, 1000);
     RunSummary technique = replicate("bf16", "bf16", 3.0, 2000, 500);
-    baseline.machineKind = "AMD EPYC 7B13, 2 CPUs, cpu";
-    technique.machineKind = "Intel(R) Xeon(R) Processor, 2 CPUs, cpu";
+    baseline.machineIdentity = {"AMD EPYC 7B13", 2, "cpu", "", "2.11.0"};
+    technique.machineIdentity = {"Intel(R) Xeon(R) Processor", 2, "cpu", "", "2.11.0"};
     baseline.machine.medianGflops = 50;
     technique.machine.medianGflops = 100;
     std::vector<ComparisonRow> rows = compare(baseline, {technique}, 0.02);
     QCOMPARE(rows.size(), size_t(1));
     QCOMPARE(rows[0].acrossMachines,
-             std::string("Intel(R) Xeon(R) Processor, 2 CPUs, cpu vs AMD EPYC 7B13, 2 CPUs, cpu"));
+             std::string("Intel(R) Xeon(R) Processor, 2 CPUs, cpu, LibTorch 2.11.0 vs AMD EPYC 7B13, 2 CPUs, cpu, "
+                         "LibTorch 2.11.0"));
     QCOMPARE(rows[0].speedup, 1.0);
     QCOMPARE(int(rows[0].speedCall), int(SpeedCall::Same));
     QVERIFY2(QString::fromStdString(rows[0].verdict)
@@ -259,10 +266,97 @@ void tst_Comparison::speedsOnDifferentMachinesCompareThroughTheIndexOrNotAtAll()
     QCOMPARE(int(rows[0].quality.kind), int(QualityVerdict::Kind::Same));
 
     // One kind of machine: tokens/s compare directly, as before.
-    technique.machineKind = baseline.machineKind;
+    technique.machineIdentity = baseline.machineIdentity;
     rows = compare(baseline, {technique}, 0.02);
     QCOMPARE(rows[0].speedup, 2.0);
     QVERIFY(rows[0].acrossMachines.empty());
+}
+
+namespace {
+
+// A group of replicates at `rates` tokens/s, each run's five blocks of steps spread by ±`spread`
+// around its rate (alternately above and below): a machine whose single steps vary that much.
+GroupSummary timedGroup(const std::string &name, const std::vector<double> &rates, double spread)
+{
+    GroupSummary g{name, {}};
+    for (size_t i = 0; i < rates.size(); ++i) {
+        RunSummary r = replicate(name, name + " seed " + std::to_string(i + 1), 3.0, rates[i]);
+        const double x = rates[i];
+        r.throughput.blocks = {x * (1 - spread), x * (1 + spread), x, x * (1 - spread / 2), x * (1 + spread / 2)};
+        r.throughput.p10 = x * (1 - spread);
+        r.throughput.p90 = x * (1 + spread);
+        g.replicates.push_back(r);
+    }
+    return g;
+}
+
+} // namespace
+
+// Faster, slower, the same or too noisy as the speed-up's interval says: over seeds where both
+// sides have two, over blocks of steps for a run alone; never by the steps' spread alone.
+void tst_Comparison::speedCallsFollowTheInterval_data()
+{
+    QTest::addColumn<std::vector<double>>("rates");
+    QTest::addColumn<double>("spread");
+    QTest::addColumn<std::vector<double>>("baselineRates");
+    QTest::addColumn<int>("call");
+    QTest::addColumn<QString>("words");
+    // The LSTM: 8.2x over two seeds, the steps within a run spread by 106%.
+    QTest::newRow("8x over seeds, noisy steps")
+        << std::vector<double>{8040, 8360} << 0.53 << std::vector<double>{990, 1010} << int(SpeedCall::Faster)
+        << "8.20x faster";
+    QTest::newRow("1.02x over seeds, wide spread")
+        << std::vector<double>{900, 1140} << 0.05 << std::vector<double>{990, 1010} << int(SpeedCall::TooNoisy)
+        << "speed too noisy to call (1.02x, its 95% interval";
+    QTest::newRow("1.01x over seeds, narrow") << std::vector<double>{1008, 1012} << 0.30
+                                              << std::vector<double>{999, 1001} << int(SpeedCall::Same) << "same speed";
+    QTest::newRow("half the speed over seeds")
+        << std::vector<double>{495, 505} << 0.30 << std::vector<double>{990, 1010} << int(SpeedCall::Slower)
+        << "50% slower";
+    QTest::newRow("2x, one seed a side, steady blocks")
+        << std::vector<double>{2000} << 0.01 << std::vector<double>{1000} << int(SpeedCall::Faster) << "2.00x faster";
+    QTest::newRow("1.02x, one seed a side, blocks spread 20%")
+        << std::vector<double>{1020} << 0.20 << std::vector<double>{1000} << int(SpeedCall::TooNoisy)
+        << "add seeds or steps";
+    QTest::newRow("1.00x, one seed a side, steady blocks")
+        << std::vector<double>{1000} << 0.004 << std::vector<double>{1000} << int(SpeedCall::Same) << "same speed";
+}
+
+void tst_Comparison::speedCallsFollowTheInterval()
+{
+    QFETCH(std::vector<double>, rates);
+    QFETCH(double, spread);
+    QFETCH(std::vector<double>, baselineRates);
+    QFETCH(int, call);
+    QFETCH(QString, words);
+    const std::vector<ComparisonRow> rows = compare(timedGroup("fp32", baselineRates, 0.01),
+                                                    {timedGroup("bf16", rates, spread)}, 0.02);
+    const ComparisonRow &row = rows.front();
+    QCOMPARE(int(row.speedCall), call);
+    QVERIFY2(QString::fromStdString(row.verdict).contains(words), row.verdict.c_str());
+    // The cell shows the interval the call was made from, about the speed-up.
+    const Spread &i = row.speedupInterval;
+    QVERIFY(i.min < row.speedup && row.speedup < i.max);
+    QCOMPARE(speedCell(row), formatted("%.2fx [%.2f-%.2f]", row.speedup, i.min, i.max));
+    QCOMPARE(int(callSpeed(i)), call);
+    QCOMPARE(row.speedOverSeeds, rates.size() > 1);
+}
+
+// The baseline against itself is "1.00x", not a call ("1.00x (1.00-1.00), too noisy" was shown);
+// a run alone with too few steps has no interval, and its speed is not called.
+void tst_Comparison::theBaselineRowIsNotJudged()
+{
+    const GroupSummary fp32 = timedGroup("fp32", {1000, 1010}, 0.5);
+    GroupSummary short_ = timedGroup("short", {3000}, 0.01);
+    short_.replicates[0].throughput.blocks = {3000};
+    const std::vector<ComparisonRow> rows = compare(fp32, {fp32, short_}, 0.02);
+    QCOMPARE(rows[0].action, Action::Baseline);
+    QCOMPARE(int(rows[0].speedCall), int(SpeedCall::Unknown));
+    QCOMPARE(speedCell(rows[0]), std::string("1.00x"));
+    QCOMPARE(int(rows[1].speedCall), int(SpeedCall::Unknown));
+    QVERIFY2(QString::fromStdString(rows[1].verdict).contains("speed not called (2.99x): too few steady steps"),
+             rows[1].verdict.c_str());
+    QCOMPARE(speedCell(rows[1]), std::string("2.99x"));
 }
 
 // TF32 changes a GPU's FP32 speed, not the technique: the speed shown says it, and its MFU is

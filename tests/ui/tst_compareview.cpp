@@ -107,7 +107,7 @@ private Q_SLOTS:
         QCOMPARE(table->item(1, 4)->text(), QStringLiteral("+0.0100 (±0.02)"));
         QCOMPARE(table->item(2, 4)->text(), QStringLiteral("+0.1500 (±0.02)"));
         QCOMPARE(table->item(2, 3)->text(), QStringLiteral("2.4000 @ %L1").arg(10000));
-        QCOMPARE(table->item(1, 5)->text(), QStringLiteral("1.20×"));
+        QCOMPARE(table->item(1, 5)->text(), QStringLiteral("1.20x"));
         QCOMPARE(table->item(1, 9)->text(), QString::fromStdString(rows[1].verdict));
         QVERIFY2(table->item(1, 9)->text().contains(QStringLiteral("same quality")),
                  qPrintable(table->item(1, 9)->text()));
@@ -278,7 +278,7 @@ private Q_SLOTS:
         QCOMPARE(summary->item(0, DecisionSummary::Action)->text(), QStringLiteral("baseline"));
         QCOMPARE(summary->item(1, DecisionSummary::Technique)->text(), QStringLiteral("fp16"));
         QCOMPARE(summary->item(1, DecisionSummary::Action)->text(), QStringLiteral("take it"));
-        QCOMPARE(summary->item(1, DecisionSummary::Speed)->text(), QStringLiteral("1.40×"));
+        QCOMPARE(summary->item(1, DecisionSummary::Speed)->text(), QStringLiteral("1.40x"));
         QCOMPARE(summary->item(1, DecisionSummary::Memory)->text(), QStringLiteral("saves 25%"));
         QVERIFY2(summary->item(1, DecisionSummary::Quality)->text().startsWith(QStringLiteral("same: +0.0050")),
                  qPrintable(summary->item(1, DecisionSummary::Quality)->text()));
