@@ -126,8 +126,15 @@ struct TuneRequest
     bool ifNeeded = false; // only when a requested family has no tuning for this machine yet
     bool quick = false;    // one round of short runs, recorded as a quick probe
     bool status = false;   // say which families are tuned here, and by what; measure nothing
+    // Only the matmul peak, the denominator of MFU, for recorded runs (your own trainer's): on
+    // peakDevice at peakThreads (0: LibTorch's default, as PyTorch's), with this shell's variables.
+    bool peakOnly = false;
+    std::string peakDevice = "cpu";
+    int peakThreads = 0;
 };
 int tuneCommand(const TuneRequest &request, const std::string &self);
+// `optlog tune --peak-only`: the matmul peak measured (or read from the cache) and printed.
+int peakCommand(const TuneRequest &request);
 // A GEMM with the OPENBLAS_CORETYPE this process started with, against a reference: exit 0 if right.
 int gemmCheckCommand();
 

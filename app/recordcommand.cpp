@@ -31,6 +31,8 @@ int recordCommand(const std::string &study)
     std::fprintf(stderr, "optlog record: run %lld (%s) in %s: %s%s%s\n", static_cast<long long>(run.id),
                  printable(run.name).c_str(), study.c_str(), outcomeName(recorded.outcome),
                  recorded.message.empty() ? "" : ": ", printable(recorded.message).c_str());
+    if (!recorded.peakAdvice.empty())
+        std::fprintf(stderr, "optlog record: this run has no MFU: %s\n", recorded.peakAdvice.c_str());
     return recorded.refused ? kExitBadInput : exitCodeFor(recorded.outcome);
 }
 

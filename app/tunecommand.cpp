@@ -11,9 +11,13 @@
 #include "core/analysis/analysis.h"
 #include "core/config/tuning.h"
 #include "core/engine/kernels/gemm.h"
+#include "core/engine/machine/calibration.h"
+#include "core/engine/machine/device.h"
 #include "core/engine/machine/environment.h"
 #include "core/engine/precision/precision.h"
 #include "core/store/store.h"
+
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,6 +25,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -51,6 +56,37 @@ int tuneStatus(const std::string &cache, const std::string &key)
         std::printf("%s: tuned by %s: %s%s\n", family, tuned->measuredBy.c_str(), settings.label().c_str(),
                     reached.c_str());
     }
+    return kExitOk;
+}
+
+int peakCommand(const TuneRequest &request)
+{
+    RunConfig config;
+    config.runtime.device = request.peakDevice;
+    if (const int refused = refuseBadInput("tune --device", [&] { runDevice(config); }))
+        return refused;
+    if (request.peakThreads > 0)
+        at::set_num_threads(request.peakThreads);
+    const int threads = at::get_num_threads();
+    const MatmulPeak peak = matmulPeak(config, threads);
+    std::printf("optlog tune: the matmul peak on %s at %d threads, %s:\n", request.peakDevice.c_str(), threads,
+                peak.fromCache ? "from the cache" : formatted("measured in %.0f s", peak.seconds).c_str());
+    const std::tuple<const char *, at::ScalarType, bool> dtypes[] = {{"float32", at::kFloat, false},
+                                                                     {"bfloat16", at::kBFloat16, false},
+                                                                     {"float16", at::kHalf, false},
+                                                                     {"tfloat32", at::kFloat, true}};
+    for (const auto &[dtype, scalar, tf32] : dtypes) {
+        const double gflops = peak.gflops(scalar, tf32);
+        if (gflops <= 0)
+            continue;
+        std::string paths;
+        if (const auto rates = peak.pathGflops.find(dtype); rates != peak.pathGflops.end())
+            for (const auto &[path, rate] : rates->second)
+                paths += (paths.empty() ? " (" : ", ") + path + formatted(" %.0f", rate);
+        std::printf("  %-8s %8.0f GFLOP/s%s\n", dtype, gflops, paths.empty() ? "" : (paths + ")").c_str());
+    }
+    std::printf("Runs your own trainer records on this machine at %d threads%s get their MFU against it.\n", threads,
+                config.runtime.device == "cpu" ? " with these variables (OMP_WAIT_POLICY)" : "");
     return kExitOk;
 }
 
@@ -231,6 +267,15 @@ Command addTuneCommand(CLI::App &app, const Invocation &invocation)
     command->add_flag("--quick", request->quick,
                       "a quick probe: one round of short runs (seconds), what an untuned machine's first run does");
     command->add_flag("--status", request->status, "say which precision families are tuned here, and by what");
+    command->add_flag("--peak-only", request->peakOnly,
+                      "measure only the matmul peak (MFU's denominator), for runs your own trainer records here");
+    command->add_option("--device", request->peakDevice, "with --peak-only: cpu or cuda")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"cpu", "cuda"}));
+    command
+        ->add_option("--threads", request->peakThreads,
+                     "with --peak-only: intra-op threads (default: LibTorch's, as PyTorch's)")
+        ->check(CLI::Range(1, 4096));
     command->add_flag("--gemm-check", *gemmCheck, "internal: check a GEMM with this process's OpenBLAS core type")
         ->group(""); // hidden from --help and the manual
     return {command, [request, gemmCheck, invocation] {
@@ -238,7 +283,9 @@ Command addTuneCommand(CLI::App &app, const Invocation &invocation)
                     request->steps = std::min(request->steps, kQuickProbeSteps);
                     request->rounds = 1;
                 }
-                return *gemmCheck ? gemmCheckCommand() : tuneCommand(*request, invocation.self);
+                if (*gemmCheck)
+                    return gemmCheckCommand();
+                return request->peakOnly ? peakCommand(*request) : tuneCommand(*request, invocation.self);
             }};
 }
 

@@ -49,6 +49,9 @@ constexpr char kDtype[] = "dtype";
 constexpr char kSource[] = "source";
 constexpr char kDtypes[] = "dtypes";
 constexpr char kPeakMeasure[] = "peak_measure";
+constexpr char kPerToken[] = "per_token";
+constexpr char kHow[] = "how";
+constexpr char kCounter[] = "counter";
 
 struct KindName
 {
@@ -64,6 +67,7 @@ constexpr KindName kKindNames[] = {
     {EventKind::Validation, "validation"},
     {EventKind::Finished, "finished"},
     {EventKind::Memory, "memory"},
+    {EventKind::Flops, "flops"},
     {EventKind::Note, "note"},
     {EventKind::Warning, "warning"},
     {EventKind::Oom, "oom"},
@@ -232,6 +236,14 @@ nlohmann::json write(const MemoryReport &e)
     return out;
 }
 
+nlohmann::json write(const ModelFlops &e)
+{
+    nlohmann::json out = {{kPerToken, e.perToken}, {kHow, e.how}};
+    if (!e.counter.empty())
+        out[kCounter] = e.counter;
+    return out;
+}
+
 nlohmann::json write(const RunFinished &e)
 {
     return {{kOutcome, outcomeName(e.outcome)}, {kStep, e.step}, {kMessage, e.message}};
@@ -342,6 +354,17 @@ MemoryReport readMemory(const Fields &f)
     return e;
 }
 
+ModelFlops readFlops(const Fields &f)
+{
+    ModelFlops e{f.number(kPerToken), f.has(kHow) ? f.text(kHow) : "given", f.textOr(kCounter)};
+    if (!std::isfinite(e.perToken) || e.perToken <= 0)
+        throw FormatError("'per_token' is " + shown(f.required(kPerToken))
+                          + ": the model's FLOPs per token are a number above 0");
+    if (e.how != "given" && e.how != "counted")
+        throw FormatError("'how' is '" + e.how + "': given (by the trainer) or counted");
+    return e;
+}
+
 RunFinished readFinished(const Fields &f)
 {
     const std::string name = f.text(kOutcome);
@@ -369,6 +392,7 @@ EngineEvent readEvent(const nlohmann::json &object)
     case EventKind::Step: event.body = readStep(f); break;
     case EventKind::Validation: event.body = readValidation(f); break;
     case EventKind::Memory: event.body = readMemory(f); break;
+    case EventKind::Flops: event.body = readFlops(f); break;
     case EventKind::Finished: event.body = readFinished(f); break;
     default: // the log messages
         event.body = LogMessage{*kind, f.text(kMessage), f.has(kStep) ? f.integer(kStep) : -1};
@@ -409,6 +433,7 @@ EventKind EngineEvent::kind() const
         EventKind operator()(const StepDone &) const { return EventKind::Step; }
         EventKind operator()(const Validated &) const { return EventKind::Validation; }
         EventKind operator()(const MemoryReport &) const { return EventKind::Memory; }
+        EventKind operator()(const ModelFlops &) const { return EventKind::Flops; }
         EventKind operator()(const RunFinished &) const { return EventKind::Finished; }
         EventKind operator()(const LogMessage &e) const { return e.kind; }
     };

@@ -25,6 +25,7 @@ enum class EventKind {
     Validation, // a validation loss
     Finished,   // the run ended, with its outcome
     Memory,     // the run's memory by role, measured by a trainer outside the engine
+    Flops,      // the model's FLOPs per token, from a trainer outside the engine
     Note,       // log messages: stored with the run, shown by `optlog show`
     Warning,
     Oom, // what the memory budget refused (its message is a JSON object)
@@ -81,6 +82,15 @@ struct MemoryReport
     std::string peakMeasure; // how the peak was measured
 };
 
+// A trainer outside the engine says its model's FLOPs per token, the numerator of its MFU (the
+// engine counts its own GPT's).
+struct ModelFlops
+{
+    double perToken = 0; // finite and above 0
+    std::string how;     // "given" by the trainer, or "counted" (torch.utils.flop_counter over one step)
+    std::string counter; // what counted them, when counted
+};
+
 struct RunFinished
 {
     Outcome outcome = Outcome::Completed;
@@ -99,7 +109,7 @@ struct LogMessage
 struct EngineEvent
 {
     int64_t run = 0; // the run's id in its study; 0 from a trainer outside the engine
-    std::variant<RunStarted, StepDone, Validated, MemoryReport, RunFinished, LogMessage> body;
+    std::variant<RunStarted, StepDone, Validated, MemoryReport, ModelFlops, RunFinished, LogMessage> body;
 
     EventKind kind() const;
 };

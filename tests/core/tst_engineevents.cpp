@@ -57,6 +57,9 @@ QString describe(const EngineEvent &event)
                     .arg(rows.join(QStringLiteral("; ")), QString::fromStdString(e->dtypesJson),
                          QString::fromStdString(e->peakMeasure));
     }
+    if (const auto *e = std::get_if<ModelFlops>(&event.body))
+        text += QStringLiteral(" %1 per token, %2 [%3]")
+                    .arg(number(e->perToken), QString::fromStdString(e->how), QString::fromStdString(e->counter));
     if (const auto *e = std::get_if<RunFinished>(&event.body))
         text += QStringLiteral(" %1 at %2 [%3]")
                     .arg(QString(outcomeName(e->outcome)))
@@ -129,6 +132,11 @@ private Q_SLOTS:
             << "memory run 0: parameters float32 4096 measured; peak  9000 measured; dtypes "
                "[{\"weights\":\"float32\"}] "
                "peak measure [profiler]";
+        QTest::newRow("flops given") << R"({"event":"flops","per_token":1.5e6})"
+                                     << "flops run 0: 1500000 per token, given []";
+        QTest::newRow("flops counted")
+            << R"({"event":"flops","per_token":3072,"how":"counted","counter":"torch.utils.flop_counter"})"
+            << "flops run 0: 3072 per token, counted [torch.utils.flop_counter]";
         QTest::newRow("finished without step or message") << R"({"event":"finished","outcome":"completed"})"
                                                           << "finished run 0: completed at -1 []";
     }
@@ -174,6 +182,12 @@ private Q_SLOTS:
         QTest::newRow("memory bytes negative")
             << QByteArray(R"({"event":"memory","rows":[{"role":"peak","bytes":5},{"role":"peak","bytes":-5}]})")
             << "'rows' entry 2: 'bytes' is -5";
+        QTest::newRow("flops of none") << QByteArray(R"({"event":"flops","per_token":0})")
+                                       << "'per_token' is 0: the model's FLOPs per token are a number above 0";
+        QTest::newRow("flops not finite")
+            << QByteArray(R"({"event":"flops","per_token":null})") << "'per_token' is null";
+        QTest::newRow("flops guessed") << QByteArray(R"({"event":"flops","per_token":5,"how":"guessed"})")
+                                       << "'how' is 'guessed': given (by the trainer) or counted";
         QTest::newRow("fractional steps")
             << QByteArray(R"({"event":"started","run":1,"steps":2.5})") << "'steps' must be a 64-bit integer";
         QTest::newRow("loss a string") << QByteArray(

@@ -2,12 +2,18 @@
 // `optlog record`'s reader: a run its own trainer reports as JSON-lines events (docs/events.md)
 // becomes a run of the study, written through the engine's recorder. Each stream comes through a
 // real pipe into a real study file; a refused line names its number and keeps the rows before it.
+#include "core/analysis/analysis.h"
+#include "core/config/cachefile.h"
+#include "core/engine/machine/calibration.h"
 #include "core/engine/run/recordedstream.h"
 #include "core/store/store.h"
+
+#include <nlohmann/json.hpp>
 
 #include <QtTest>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include <unistd.h>
@@ -373,6 +379,41 @@ private Q_SLOTS:
             found = found || (event.kind == EventKind::NonFinite && event.step == 1);
         QVERIFY(found);
         QVERIFY(std::isnan(store.metrics(recorded.runId).back().trainLoss));
+    }
+
+    // A recorded run's MFU: the FLOPs per token its trainer gave, over the matmul peak the engine
+    // cached for this machine at the trainer's threads, on PyTorch's own products (ATen's path).
+    // Without a cached peak the run says what would measure one.
+    void aRecordedRunHasItsMfu()
+    {
+        qputenv("XDG_CACHE_HOME", QByteArray::fromStdString(path("cache")));
+        std::vector<std::string> lines = {
+            R"({"event":"started","name":"lstm s1","environment":{"device_name":"cpu","intra_op_threads":2}})"};
+        for (int64_t step = 0; step < 6; ++step)
+            lines.push_back(stepLine(step, 100 * (step + 1))); // 200 tokens/s
+        lines.push_back(R"({"event":"flops","per_token":1e6,"how":"given"})");
+        lines.push_back(R"({"event":"finished","outcome":"completed"})");
+        Store store(path("mfu.sqlite"));
+        const RecordedStream uncached = recordLines(store, lines);
+        QVERIFY2(mentions(uncached.peakAdvice, "`optlog tune --peak-only --threads 2` measures it"),
+                 uncached.peakAdvice.c_str());
+        QCOMPARE(summarize(store, store.requireRun(uncached.runId)).mfu(), 0.0);
+
+        nlohmann::json cache;
+        cache[matmulPeakKey({false, "", "", 2})] = {{"float32_gflops", 100.0},
+                                                    {"bfloat16_gflops", 200.0},
+                                                    {"path_gflops", {{"float32", {{"aten", 50.0}, {"sgemm", 100.0}}}}}};
+        writeJsonCache(path("cache") + "/optlog/matmul-peak.json", cache);
+        lines.front()
+            = R"({"event":"started","name":"lstm s2","environment":{"device_name":"cpu","intra_op_threads":2}})";
+        const RecordedStream cached = recordLines(store, lines);
+        qunsetenv("XDG_CACHE_HOME");
+        QVERIFY2(cached.peakAdvice.empty(), cached.peakAdvice.c_str());
+        const RunSummary s = summarize(store, store.requireRun(cached.runId));
+        QCOMPARE(s.flopsHow, std::string("given"));
+        QCOMPARE(s.peakPath, std::string("aten"));
+        QCOMPARE(s.peakGflops, 50.0);
+        QVERIFY2(std::fabs(s.mfu() - 1e6 * 200 / 1e9 / 50) < 1e-12, std::to_string(s.mfu()).c_str());
     }
 
 private:

@@ -279,6 +279,12 @@ void tst_Hostile::hostileInputIsRefusedAndChangesNothing_data()
     QTest::newRow("no command") << QStringList{} << 2 << "A subcommand is required";
     QTest::newRow("unknown command") << QStringList{"train"} << 2 << "unknown command 'train'";
     QTest::newRow("unknown option") << run({"--fast"}) << 2 << "--fast";
+    QTest::newRow("a peak on no such device")
+        << QStringList{"tune", "--peak-only", "--device", "tpu"} << 2 << "--device: tpu not in";
+    QTest::newRow("a peak on a GPU this build lacks") << QStringList{"tune", "--peak-only", "--device", "cuda"} << 2
+                                                      << "runtime.device = \"cuda\": this optlog is built";
+    QTest::newRow("a peak on no threads")
+        << QStringList{"tune", "--peak-only", "--threads", "0"} << 2 << "--threads: Value 0 not in range";
     QTest::newRow("--set without =") << run({"--set", "train.steps"}) << 2 << "expected key=value";
     QTest::newRow("--set unknown key") << set("train.stpes=3") << 2 << "train.stpes: unknown key";
     QTest::newRow("--set unknown section") << set("nosuch.key=1") << 2 << "nosuch";

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace optlog {
@@ -52,9 +53,17 @@ double gemmGflops(const at::Tensor &a, const at::Tensor &b, double seconds, Prod
 // Square GEMMs large enough for the kernels to run at their best on this machine, whatever the
 // model: the same denominator for every run of a dtype (a CPU's rate stops growing well before
 // 2048, a GPU's before 8192).
-std::vector<int64_t> peakSizes(c10::Device device)
+std::vector<int64_t> peakSizes(bool cuda)
 {
-    return device.is_cuda() ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{1024, 2048};
+    return cuda ? std::vector<int64_t>{4096, 8192} : std::vector<int64_t>{1024, 2048};
+}
+
+std::string shapesOf(bool cuda)
+{
+    std::string shapes;
+    for (const int64_t n : peakSizes(cuda))
+        shapes += (shapes.empty() ? "square " : ", ") + std::to_string(n);
+    return shapes;
 }
 
 // The paths a product of `dtype` can take here: on a CPU each that `optlog tune` may choose
@@ -69,7 +78,7 @@ std::map<std::string, double> squareGflopsByPath(at::ScalarType dtype, c10::Devi
 {
     const auto options = at::TensorOptions().dtype(dtype).device(device);
     std::map<std::string, double> best;
-    for (const int64_t n : peakSizes(device)) {
+    for (const int64_t n : peakSizes(device.is_cuda())) {
         const at::Tensor a = at::rand({n, n}, options);
         const at::Tensor b = at::rand({n, n}, options);
         for (const ProductPath path : pathsFor(dtype, device))
@@ -145,45 +154,70 @@ bool matmulPeakWanted()
 
 int64_t matmulPeakBytes(const RunConfig &config)
 {
-    const int64_t n = peakSizes(runDevice(config)).back();
+    const int64_t n = peakSizes(runDevice(config).is_cuda()).back();
     return 3 * n * n * int64_t(sizeof(float));
+}
+
+PeakMachine PeakMachine::of(c10::Device device, int threads)
+{
+    if (!device.is_cuda())
+        return {false, "", "", threads};
+    return {true, optlog::deviceName(device), nvidiaDriverVersion(), threads};
+}
+
+std::string matmulPeakKey(const PeakMachine &machine)
+{
+    const nlohmann::json env = captureEnvironment({machine.threads, machine.threads}, nlohmann::json::object());
+    const std::string machineAndLibraries = env.value("cpu_model", "") + "|" + env.value("cpu_flags", "") + "|"
+                                            + env.value("libtorch_version", "");
+    if (machine.cuda)
+        return machineAndLibraries + "|" + shapesOf(true) + "|" + machine.deviceName + "|driver " + machine.driver;
+    // What a CPU's kernels' speed depends on: the libraries, the threads and how idle OpenMP workers
+    // wait (`optlog tune` sets OMP_WAIT_POLICY per precision); not the model.
+    const char *waitPolicy = std::getenv("OMP_WAIT_POLICY");
+    return machineAndLibraries + "|" + env.value("blas_core", "") + "|threads=" + std::to_string(machine.threads)
+           + "|OMP_WAIT_POLICY=" + (waitPolicy ? waitPolicy : "") + "|" + shapesOf(false) + "|gemm paths of "
+           + describeOneDnn();
+}
+
+std::optional<MatmulPeak> cachedMatmulPeak(const PeakMachine &machine, const std::string &cacheFile)
+{
+    MatmulPeak peak;
+    peak.key = matmulPeakKey(machine);
+    peak.shapes = shapesOf(machine.cuda);
+    const nlohmann::json cache = readJsonCache(cacheFile.empty() ? cacheFilePath("matmul-peak.json") : cacheFile);
+    if (!cache.contains(peak.key))
+        return std::nullopt;
+    const auto &entry = cache[peak.key];
+    peak.float32Gflops = entry.value("float32_gflops", 0.0);
+    peak.bfloat16Gflops = entry.value("bfloat16_gflops", 0.0);
+    peak.float16Gflops = entry.value("float16_gflops", 0.0);
+    peak.tfloat32Gflops = entry.value("tfloat32_gflops", 0.0);
+    peak.pathGflops = entry.value("path_gflops", decltype(peak.pathGflops)());
+    // A GPU's entry from before TF32 was measured is no peak of today's.
+    if (peak.float32Gflops <= 0 || (machine.cuda && peak.tfloat32Gflops <= 0))
+        return std::nullopt;
+    peak.fromCache = true;
+    return peak;
 }
 
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile, double secondsPerShape,
                       ObservedRate observed)
 {
-    MatmulPeak peak;
     const c10::Device device = runDevice(config);
-    for (const int64_t n : peakSizes(device))
-        peak.shapes += (peak.shapes.empty() ? "square " : ", ") + std::to_string(n);
-    const nlohmann::json env = captureEnvironment({threads, threads}, nlohmann::json::object());
-    // What the kernels' speed depends on: the machine, the libraries, the threads and how idle
-    // OpenMP workers wait (`optlog tune` sets OMP_WAIT_POLICY per precision); not the model.
-    const char *waitPolicy = std::getenv("OMP_WAIT_POLICY");
-    peak.key = env.value("cpu_model", "") + "|" + env.value("cpu_flags", "") + "|" + env.value("libtorch_version", "")
-               + "|" + env.value("blas_core", "") + "|threads=" + std::to_string(threads) + "|OMP_WAIT_POLICY="
-               + (waitPolicy ? waitPolicy : "") + "|" + peak.shapes + "|gemm paths of " + describeOneDnn();
-    if (device.is_cuda())
-        peak.key += "|" + describeDevice(device);
-
+    const PeakMachine machine = PeakMachine::of(device, threads);
+    MatmulPeak peak;
+    peak.key = matmulPeakKey(machine);
+    peak.shapes = shapesOf(machine.cuda);
+    if (std::optional<MatmulPeak> cached = cachedMatmulPeak(machine, cacheFile)) {
+        if (observed.gflops <= kStalePeakMargin * cached->gflops(observed.dtype, observed.tf32, observed.path))
+            return *cached;
+        peak = *cached;
+        peak.fromCache = false;
+        peak.remeasured = true;
+    }
     const std::string path = cacheFile.empty() ? cacheFilePath("matmul-peak.json") : cacheFile;
     nlohmann::json cache = readJsonCache(path);
-    if (cache.contains(peak.key)) {
-        const auto &entry = cache[peak.key];
-        peak.float32Gflops = entry.value("float32_gflops", 0.0);
-        peak.bfloat16Gflops = entry.value("bfloat16_gflops", 0.0);
-        peak.float16Gflops = entry.value("float16_gflops", 0.0);
-        peak.tfloat32Gflops = entry.value("tfloat32_gflops", 0.0);
-        peak.pathGflops = entry.value("path_gflops", decltype(peak.pathGflops)());
-        // A GPU's entry from before TF32 was measured is measured again.
-        if (peak.float32Gflops > 0 && (!device.is_cuda() || peak.tfloat32Gflops > 0)) {
-            peak.remeasured = observed.gflops
-                              > kStalePeakMargin * peak.gflops(observed.dtype, observed.tf32, observed.path);
-            peak.fromCache = !peak.remeasured;
-            if (peak.fromCache)
-                return peak;
-        }
-    }
     const MatmulPeak cached = peak; // zero where nothing usable was cached
     // The machine's, not the run's: its matrices neither count towards a run's peak nor meet its
     // memory budget.

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace optlog {
@@ -55,6 +56,22 @@ struct ObservedRate
 // before the first step; such a run stores why it has no peak, and shows no MFU. Throws InputError
 // for a value other than 0 or 1.
 bool matmulPeakWanted();
+
+// What a matmul peak is measured on, as its cache entry is keyed, besides this machine's CPU and
+// LibTorch: on a CPU the threads (and OMP_WAIT_POLICY, read from the environment); on a GPU the
+// GPU by name and driver, whatever the CPU's threads. `optlog record` names a recorded run's GPU
+// from its environment, so it never opens the GPU its trainer is using.
+struct PeakMachine
+{
+    bool cuda = false;
+    std::string deviceName; // the GPU's, as CUDA names it
+    std::string driver;     // the NVIDIA driver's version
+    int threads = 1;
+    static PeakMachine of(c10::Device device, int threads);
+};
+std::string matmulPeakKey(const PeakMachine &machine);
+// The peak cached for `machine`, where one was measured (`cacheFile` as below); nothing otherwise.
+std::optional<MatmulPeak> cachedMatmulPeak(const PeakMachine &machine, const std::string &cacheFile = "");
 
 // `cacheFile` empty: $XDG_CACHE_HOME/optlog/matmul-peak.json, else ~/.cache/optlog/....
 // Measured on the config's runtime.device with square GEMMs (1024 and 2048 on a CPU, 4096 and

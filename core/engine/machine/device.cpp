@@ -11,6 +11,9 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <cctype>
+#include <fstream>
+
 namespace optlog {
 
 namespace {
@@ -97,6 +100,32 @@ std::string describeDevice(c10::Device device)
     if (!device.is_cuda())
         return "cpu";
     return device.str() + " " + cuda::deviceDescription(device.index());
+}
+
+std::string deviceName(c10::Device device)
+{
+    return device.is_cuda() ? cuda::deviceName(device.index()) : "cpu";
+}
+
+std::string nvidiaDriverVersion(const std::string &versionFile)
+{
+    // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build ...": the
+    // first word of digits and dots.
+    std::ifstream file(versionFile);
+    std::string word;
+    while (file >> word)
+        if (std::isdigit(static_cast<unsigned char>(word.front())) && word.find('.') != std::string::npos
+            && word.find_first_not_of("0123456789.") == std::string::npos)
+            return word;
+    return "";
+}
+
+nlohmann::json deviceEnvironment(c10::Device device)
+{
+    nlohmann::json out = {{"device", describeDevice(device)}, {"device_name", deviceName(device)}};
+    if (device.is_cuda())
+        out["driver"] = nvidiaDriverVersion();
+    return out;
 }
 
 DeviceMemory::DeviceMemory(c10::Device device)

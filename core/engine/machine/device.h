@@ -4,6 +4,7 @@
 #include "core/memorymodel/deviceterms.h"
 
 #include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -47,6 +48,14 @@ void synchronize(c10::Device device);
 
 // "cpu", or "cuda:0 NVIDIA H200, 139.8 GiB": recorded with each run.
 std::string describeDevice(c10::Device device);
+
+// The device as the machine identity names it (core/analysis/machineidentity.h): "cpu", or the GPU
+// as CUDA names it ("NVIDIA H200"), as PyTorch's torch.cuda.get_device_name does.
+std::string deviceName(c10::Device device);
+// The NVIDIA driver's version ("580.95.05"), from /proc/driver/nvidia/version; empty without one.
+std::string nvidiaDriverVersion(const std::string &versionFile = "/proc/driver/nvidia/version");
+// The environment's device keys: device, device_name and, on a GPU, driver.
+nlohmann::json deviceEnvironment(c10::Device device);
 
 // Bytes in use on the run's device and their high-water mark. On the CPU they come from the
 // counting allocator (exact, and a budget can be rehearsed there); on CUDA from the caching

@@ -173,7 +173,7 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
     outcome.outcome = Outcome::Failed; // until the trainer says how it ended
     try {
         nlohmann::json environment = captureEnvironment(m_threads, m_heap);
-        environment["device"] = describeDevice(m_device);
+        environment.update(deviceEnvironment(m_device));
         environment.update(m_products);
         const std::map<std::string, int64_t> primitivesBefore = primitiveKernelsMade();
         environment["matmul_peak"] = m_peak.toJson();

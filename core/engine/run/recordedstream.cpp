@@ -6,6 +6,7 @@
 #include "core/config/recordedconfig.h"
 #include "core/contract/engineevents.h"
 #include "core/contract/format.h"
+#include "core/engine/machine/calibration.h"
 #include "core/engine/run/studyrecorder.h"
 #include "core/memorymodel/memorymodel.h"
 
@@ -194,6 +195,38 @@ int64_t createRecordedRun(Store &store, const RunStarted &start, const std::vect
     return runId;
 }
 
+// Keys added to (or replaced in) the run's stored environment.
+void addToEnvironment(Store &store, int64_t runId, const nlohmann::json &keys)
+{
+    nlohmann::json environment = nlohmann::json::parse(store.requireRun(runId).environmentJson, nullptr,
+                                                       /*allow_exceptions=*/false);
+    if (!environment.is_object())
+        environment = nlohmann::json::object();
+    environment.update(keys);
+    store.setEnvironment(runId, environment.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+// The matmul peak of the machine the trainer ran on, as the engine cached it (calibration.h): on a
+// CPU at the trainer's threads, on a GPU the GPU its environment names. Where none is cached it
+// says how to measure one, for the runs recorded after.
+nlohmann::json recordedMatmulPeak(const nlohmann::json &environment)
+{
+    const std::string device = environment.value("device_name", std::string("cpu"));
+    PeakMachine machine;
+    machine.cuda = device != "cpu";
+    machine.deviceName = device;
+    machine.driver = environment.value("driver", std::string());
+    machine.threads = environment.value("intra_op_threads", 0);
+    if (machine.cuda || machine.threads > 0)
+        if (const std::optional<MatmulPeak> peak = cachedMatmulPeak(machine))
+            return peak->toJson();
+    const std::string measure = machine.cuda ? "optlog tune --peak-only --device cuda"
+                                             : "optlog tune --peak-only --threads " + std::to_string(machine.threads);
+    return {{"not_measured", "no matmul peak is cached for this machine (" + device
+                                 + (machine.cuda ? "" : " at " + std::to_string(machine.threads) + " threads") + "): `"
+                                 + measure + "` measures it, for the runs recorded after"}};
+}
+
 // Every event after the first, checked for its order and handed to the recorder.
 class StreamWriter
 {
@@ -247,14 +280,16 @@ private:
         m_store.replaceMemory(m_runId, rows);
         if (!e.dtypesJson.empty())
             m_store.setDtypes(m_runId, e.dtypesJson);
-        if (!e.peakMeasure.empty()) {
-            nlohmann::json environment = nlohmann::json::parse(m_store.requireRun(m_runId).environmentJson, nullptr,
-                                                               /*allow_exceptions=*/false);
-            if (!environment.is_object())
-                environment = nlohmann::json::object();
-            environment["peak_measure"] = e.peakMeasure;
-            m_store.setEnvironment(m_runId, environment.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-        }
+        if (!e.peakMeasure.empty())
+            addToEnvironment(m_store, m_runId, {{"peak_measure", e.peakMeasure}});
+    }
+
+    void take(const ModelFlops &e)
+    {
+        nlohmann::json flops = {{"per_token", e.perToken}, {"how", e.how}};
+        if (!e.counter.empty())
+            flops["counter"] = e.counter;
+        addToEnvironment(m_store, m_runId, {{"model_flops", flops}});
     }
 
     void take(const RunFinished &e)
@@ -358,6 +393,17 @@ RecordedStream recordStream(Store &store, int fd)
         outcome.step = recorder.lastStep();
         outcome = storeFailure(outcome, e);
         store.releaseSpace();
+    }
+    try {
+        const nlohmann::json environment = nlohmann::json::parse(store.requireRun(result.runId).environmentJson);
+        const nlohmann::json peak = recordedMatmulPeak(environment);
+        addToEnvironment(store, result.runId, {{"matmul_peak", peak}});
+        if (peak.contains("not_measured") && environment.contains("model_flops"))
+            result.peakAdvice = peak["not_measured"].get<std::string>();
+    } catch (const StoreError &) {
+        // the outcome below says what the study refused
+    } catch (const nlohmann::json::exception &) {
+        // an environment the trainer wrote with other types: no MFU
     }
     outcome = recorder.finished(outcome);
     result.outcome = outcome.outcome;

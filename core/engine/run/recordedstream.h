@@ -20,12 +20,16 @@ struct RecordedStream
     std::string message;  // the outcome's message; for a refused stream, why
     bool refused = false; // a line was not an event, or out of order: bad input (exit 2)
     int64_t lines = 0;    // lines read
+    // How to measure the matmul peak that the run's MFU lacks, where its trainer gave its FLOPs
+    // per token and no peak is cached for its machine; empty otherwise.
+    std::string peakAdvice;
 };
 
 // Reads events from `fd` until its end (a pipe: the trainer's process) and writes the run into
 // `store`. Never throws for what the stream holds: a refused line ends the run failed with its
 // line number, keeping the rows before it. Rows are flushed at least once a second while the
-// stream is quiet, so a monitor follows the run as it trains.
+// stream is quiet, so a monitor follows the run as it trains. At the end the run's environment gets
+// its machine's cached matmul peak (`matmul_peak`), for its MFU.
 RecordedStream recordStream(Store &store, int fd);
 
 } // namespace optlog
