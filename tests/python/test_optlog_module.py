@@ -12,6 +12,7 @@ import math
 import os
 import pathlib
 import stat
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -396,10 +397,100 @@ class RecordingTest(unittest.TestCase):
         self.assertEqual(stderr.getvalue(), recorder.MISSING + "\n")
         self.assertIn("sudo apt install ./optlog_*.deb", recorder.MISSING)
 
+    def test_a_step_that_cannot_be_measured_still_runs_and_says_why(self):
+        answers = []
+        lines, stderr = self.recorded(lambda run: answers.append(run.memory("not a model", step=lambda: 7)))
+        self.assertEqual(answers, [7])
+        self.assertIn("the step's memory is not measured", stderr)
+        self.assertEqual(lines[-1]["outcome"], "completed")
+
+    def test_flops_given_are_sent_and_a_bad_number_is_said_once(self):
+        def body(run):
+            for bad in ("many", 0, -5, math.nan, True):
+                run.flops_per_token(bad)
+            run.flops_per_token(1234.5)
+            run.step(0, 1.0, tokens=8)
+
+        lines, stderr = self.recorded(body)
+        self.assertIn({"event": "flops", "per_token": 1234.5, "how": "given"}, lines)
+        self.assertEqual(sum(e["event"] == "flops" for e in lines), 1)
+        self.assertEqual(stderr.count("give the model's FLOPs per token"), 5, stderr)
+
+    @unittest.skipIf(torch is None, "needs torch")
+    def test_the_measured_step_is_counted_where_pytorch_can_count(self):
+        model = torch.nn.Linear(16, 8, bias=False)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(4, 16)
+
+        def step():
+            optimizer.zero_grad()
+            loss = model(x).square().mean()
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        def body(run):
+            run.step(0, run.memory(model, optimizer, step=step), tokens=4)
+
+        lines, stderr = self.recorded(body)
+        flops = [e for e in lines if e["event"] == "flops"]
+        if tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 1):  # no torch.utils.flop_counter
+            self.assertEqual(flops, [])
+            return
+        # The forward product (2 x 4 x 16 x 8) and the weight's gradient (the same), over 4 tokens;
+        # sent before the run's end, which it precedes.
+        self.assertEqual(flops, [{"event": "flops", "per_token": 512.0, "how": "counted",
+                                  "counter": f"torch.utils.flop_counter (PyTorch {torch.__version__})"}])
+        self.assertEqual(lines[-2]["event"], "flops")
+        self.assertEqual(stderr, "")
+
+    @unittest.skipIf(torch is None, "needs torch")
+    def test_libtorchs_line_about_unknown_blocks_is_never_shown(self):
+        script = ("import sys, torch\n"
+                  "from optlog.memory import spend_unknown_block_warning\n"
+                  "spend_unknown_block_warning()\n"
+                  "print('after', file=sys.stderr)\n"
+                  "x = torch.randn(1000)\n"
+                  "with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], "
+                  "profile_memory=True):\n"
+                  "    del x\n")
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[2]
+                                                                   / "app" / "python")})
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertNotIn("unknown size", done.stderr)
+        self.assertIn("after", done.stderr)  # stderr is the user's again at once
+
     def test_a_name_must_be_one_line(self):
         for bad in ("", "a\nb", None, 3):
             with self.assertRaises(ValueError):
                 Run(self.study, bad)
+
+
+class TrainerSettingsTest(unittest.TestCase):
+    """What the trainers' callbacks take from a trainer they do not own."""
+
+    def test_settings_are_stored_plain(self):
+        from optlog.steprecorder import storable
+
+        class Precision:
+            def __str__(self):
+                return "bf16-mixed"
+
+        self.assertEqual(storable({"lr": 0.1, "precision": Precision(), "_private": 1, "none": None, "sizes": (1, 2),
+                                   "nested": {"beta": 0.9, "empty": {}}, "inf": math.inf, "flag": True}),
+                         {"lr": 0.1, "precision": "bf16-mixed", "sizes": [1, 2], "nested": {"beta": 0.9},
+                          "inf": "inf", "flag": True})
+
+    @unittest.skipIf(torch is None, "needs torch")
+    def test_tokens_are_the_first_integer_tensors_elements(self):
+        from optlog.steprecorder import tokens_in
+
+        ids = torch.zeros(4, 16, dtype=torch.long)
+        self.assertEqual(tokens_in(ids), 64)
+        self.assertEqual(tokens_in((torch.zeros(4, 3), ids, ids[:, :1])), 64)
+        self.assertEqual(tokens_in({"attention_mask": ids[:, :8], "input_ids": ids}), 64)
+        self.assertEqual(tokens_in({"pixels": torch.zeros(2, 3)}), 0)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,14 @@ def exported(study):
     return {run["name"]: run for run in json.loads(optlog("export", study, "--format", "json").stdout)["runs"]}
 
 
+def report_json(study, *args):
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "report.json")
+        optlog("report", study, "--format", "json", "-o", path, *args)
+        with open(path, encoding="utf-8") as report:
+            return json.load(report)
+
+
 def wait_for(predicate, what, seconds=120):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -109,16 +117,53 @@ class RecordedRuns(unittest.TestCase):
             self.assertIn("saved_activations", predicted, name)
 
     # The parameters, gradients and optimizer state of one GPT shape are the same bytes and dtypes
-    # whoever trains it: counted from PyTorch's tensors, and from LibTorch's by the engine.
+    # whoever trains it: counted from PyTorch's tensors, and from LibTorch's by the engine. And the
+    # two ran on one machine: their speeds compare.
     def test_model_state_equals_the_engines_for_the_same_shape(self):
-        optlog("run", "--preset", "smoke", "--db", self.study, "--set", "name=\"engine\"", "--set", "train.steps=6",
+        optlog("run", "--preset", "smoke", "--db", self.study, "--set", "name=\"engine\"", "--set", "train.steps=12",
                "--set", "data.corpus=\"generated\"")
-        self.train("python", steps=6)
+        self.train("python", steps=12)
         runs = exported(self.study)
         for role in ("parameters", "gradients", "optimizer_state"):
             self.assertEqual(measured(runs["python"], role), measured(runs["engine"], role), role)
         for state in ("weights", "gradients", "master_weights", "optimizer_state", "compute"):
             self.assertEqual(runs["python"]["dtypes"][state], runs["engine"]["dtypes"][state], state)
+        groups = {g["name"]: g for g in report_json(self.study, "--baseline", "engine")["groups"]}
+        python = groups["python"]
+        self.assertNotIn("different machines", python["verdict"])
+        self.assertGreater(python["speedup"], 0, python["verdict"])
+        self.assertNotEqual(python["speed"], "not called", python["verdict"])
+
+    # Your own model, not a transformer: a character-level LSTM over two seeds each of FP32 and
+    # autocast BF16, compared. Its speed verdict is what its interval says, its MFU is there (its
+    # FLOPs given, the peak from `optlog tune --peak-only`), and LibTorch printed nothing.
+    def test_an_lstm_over_seeds_is_judged_by_its_interval(self):
+        optlog("tune", "--peak-only", "--threads", "1")
+        for precision in ("fp32", "autocast-bf16"):
+            for seed in (1, 2):
+                done = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "char_lstm.py"),
+                                       "--study", self.study, "--name", f"{precision} s{seed}", "--group", precision,
+                                       "--seed", str(seed), "--precision", precision],
+                                      capture_output=True, text=True, timeout=600)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertNotIn("CPUAllocator", done.stderr)
+                self.assertNotIn("unknown size", done.stderr)
+        groups = {g["name"]: g for g in report_json(self.study, "--baseline", "fp32")["groups"]}
+        bf16 = groups["autocast-bf16"]
+        interval, call = bf16["speedup_interval_95"], bf16["speed"]
+        self.assertEqual(interval["over"], "seeds")
+        self.assertLess(interval["low"], bf16["speedup"])
+        self.assertGreater(interval["high"], bf16["speedup"])
+        expected = ("faster" if interval["low"] >= 1.03 else "slower" if interval["high"] <= 0.97
+                    else "same" if 0.97 <= interval["low"] and interval["high"] <= 1.03 else "too noisy")
+        self.assertEqual(call, expected, bf16["verdict"])
+        words = {"faster": "x faster", "slower": "slower", "same": "same speed", "too noisy": "too noisy to call"}
+        self.assertIn(words[call], bf16["verdict"])
+        for name, group in groups.items():
+            self.assertGreater(group["mfu"], 0, name)
+        # The narrow table shows the same interval.
+        self.assertIn(f"{bf16['speedup']:.2f}x [{interval['low']:.2f}-{interval['high']:.2f}]",
+                      optlog("compare", self.study, "--baseline", "fp32").stdout)
 
     def start_long_run(self, name):
         process = subprocess.Popen(trainer(self.study, name, steps=100000), stdout=subprocess.PIPE,

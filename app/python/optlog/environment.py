@@ -28,9 +28,36 @@ def describe_device(device):
     return str(device)
 
 
+def nvidia_driver_version(path="/proc/driver/nvidia/version"):
+    """The NVIDIA driver's version ("580.95.05") as optlog's engine reads it: the first word of
+    digits and dots in the kernel module's version line; "" without the driver."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as version:
+            for word in version.read().split():
+                if word[0].isdigit() and "." in word and all(c.isdigit() or c == "." for c in word):
+                    return word
+    except OSError:
+        pass
+    return ""
+
+
+def device_identity(device):
+    """The device keys of the machine identity optlog compares speeds by (docs/events.md):
+    device_name, "cpu" or the GPU as CUDA names it, and on a GPU the driver's version."""
+    import torch
+
+    device = torch.device(device)
+    if device.type != "cuda":
+        return {"device_name": device.type}
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return {"device_name": torch.cuda.get_device_name(index), "driver": nvidia_driver_version()}
+
+
 def capture_environment(device=None):
     """Under the keys the engine uses for its own runs (cpu_model, intra_op_threads, ...), so
-    that reports set a recorded run's environment beside an engine run's."""
+    that reports set a recorded run's environment beside an engine run's, and a run recorded on
+    the machine of an engine run is on the same machine (cpu_model, logical_cpus, device_name,
+    driver, libtorch_version)."""
     env = {"python_version": platform.python_version(), "cpu_model": cpu_model(), "logical_cpus": os.cpu_count(),
            "host": socket.gethostname(), "platform": platform.platform(),
            "variables": {name: os.environ.get(name) for name in
@@ -42,9 +69,11 @@ def capture_environment(device=None):
     except ImportError:
         return env
     env["torch_version"] = torch.__version__
+    env["libtorch_version"] = torch.__version__  # PyTorch's LibTorch: the machine identity's library
     env["intra_op_threads"] = torch.get_num_threads()
     try:
         env["device"] = describe_device(device if device is not None else "cpu")
+        env.update(device_identity(device if device is not None else "cpu"))
         if torch.device(device if device is not None else "cpu").type == "cuda":
             # The chip's compute capability: the memory model's cuBLAS workspace depends on it.
             env["cuda_capability"] = "%d.%d" % torch.cuda.get_device_capability(torch.device(device))

@@ -227,6 +227,41 @@ def high_water(deltas):
     return most
 
 
+_unknown_block_warning_spent = False
+
+
+def spend_unknown_block_warning():
+    """LibTorch logs one line per process on stderr when a profiled step frees a block allocated
+    before profiling began ("Memory block of unknown size was allocated before the profiling
+    started"), and the measured step always does: it frees what it found. The line is spent here,
+    once, on a block of our own, with stderr sent nowhere for that moment, so the user's terminal
+    never shows it; with it go the profiler's other first-use lines (a CUDA build without a GPU
+    says so). Nothing of the step's own is silenced."""
+    global _unknown_block_warning_spent
+    if _unknown_block_warning_spent:
+        return
+    _unknown_block_warning_spent = True
+    import os
+    import warnings
+
+    import torch
+
+    block = torch.empty(16)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(nowhere, 2)
+        os.close(nowhere)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True):
+                del block
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 class PeakMeter:
     """The allocator's peak over one step, in bytes, on the model's device."""
 
@@ -243,6 +278,7 @@ class PeakMeter:
             torch.cuda.synchronize(self.device)
             torch.cuda.reset_peak_memory_stats(self.device)
         elif self.device.type == "cpu":
+            spend_unknown_block_warning()
             self._state_bytes = state_bytes
             self._state = state_refs
             self._profile = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],

@@ -7,6 +7,7 @@ import time
 from . import events
 from .config import flatten_config
 from .environment import capture_environment
+from .flops import StepFlops, counter_name
 from .memory import MemoryProbe, State, memory_event
 from .recorder import say, start_recorder
 
@@ -44,6 +45,10 @@ class Run:
         self._divergence = None  # (step, loss) of the first non-finite training loss
         self._clock = None
         self._said = set()
+        self._step_tokens = 0  # tokens of the last step reported: what one counted step trained on
+        self._flops_given = False
+        self._step_flops = None  # FLOPs counted over one step
+        self._flops_sent = False
 
     @property
     def recording(self):
@@ -61,6 +66,7 @@ class Run:
         return self
 
     def __exit__(self, error_type, error, traceback):
+        self._send_counted_flops(self._step_tokens)
         finished = events.ending(error, self._last_step, self._divergence)
         self._send("finished", **finished)
         if self._recorder is not None:
@@ -87,6 +93,7 @@ class Run:
         rate = None
         if step_seconds and step_seconds > 0:
             rate = (tokens - self._last_tokens) / step_seconds
+        self._step_tokens = tokens - self._last_tokens
         self._last_step, self._last_tokens = step, tokens
         self._send("step", flush=False, step=step, tokens=tokens, train_loss=loss_value, lr=events.number(lr),
                    grad_norm=events.number(grad_norm), step_seconds=step_seconds, tokens_per_second=rate,
@@ -112,6 +119,20 @@ class Run:
     def warning(self, message, step=None):
         self._send("warning", message=str(message), step=step)
 
+    def flops_per_token(self, flops):
+        """The model's FLOPs per training token (forward and backward; 6 x parameters for a dense
+        transformer, plus attention's), for the run's MFU. Without it, run.memory's step is counted
+        by torch.utils.flop_counter where the installed PyTorch has it (2.1 and later)."""
+        try:
+            value = None if isinstance(flops, bool) else events.number(flops)
+        except (TypeError, ValueError):
+            value = None
+        if value is None or value <= 0:
+            return self._logging_failed(f"flops_per_token({flops!r}): give the model's FLOPs per token, a number "
+                                        f"above 0; the run has no MFU")
+        self._flops_given = True
+        self._send("flops", per_token=value, how="given")
+
     def memory(self, model, optimizer=None, step=None, masters=None, warmup=0):
         """Sends the run's memory by role. model: a module (or its parameters); masters: master
         weights, if kept apart from the parameters. step: a callable running one complete
@@ -119,28 +140,21 @@ class Run:
         measured: saved activations, temporaries and the peak. It always runs warmup + 1 times,
         recorded or not, so it may be the script's own training step (then give run.step its
         step_seconds: the default counts memory()'s whole time), and it returns what the measured
-        call returned (the step's loss, say); its exceptions are the script's and go on. On the
-        CPU, PyTorch may log once "Memory block of unknown size was allocated before the profiling
-        started": expected, the measure allows for it."""
+        call returned (the step's loss, say); its exceptions are the script's and go on. Its first
+        call is also counted by torch.utils.flop_counter, for the run's MFU, unless
+        run.flops_per_token gave the FLOPs."""
+        counting = self._begin_count() if step is not None else None
         for _ in range(warmup if step is not None else 0):
-            step()
-        probe = None
-        if self.recording and step is not None:
-            try:
-                probe = MemoryProbe(model, optimizer, masters)
-                probe.begin()
-            except Exception as e:  # noqa: BLE001 - a failure to measure must not stop training
-                probe = self._end_probe(probe, e)
+            self._call(step, counting)
+            counting = None
+        probe = self._begin_measure(model, optimizer, masters) if step is not None else None
         result = None
         try:
             if step is not None:
-                result = step()
+                result = self._call(step, counting)
         finally:
             if probe is not None:
-                try:
-                    probe.end()
-                except Exception as e:  # noqa: BLE001
-                    probe = self._end_probe(None, e)
+                probe = self._end_measure(probe)
         if self.recording:
             try:
                 payload = probe.payload() if probe is not None else memory_event(State(model, optimizer, masters))
@@ -148,6 +162,29 @@ class Run:
             except Exception as e:  # noqa: BLE001
                 self._logging_failed(f"memory could not be counted ({type(e).__name__}: {e})")
         return result
+
+    # What memory() and the trainers' callbacks (lightning.py, transformers.py) measure a step with:
+    # a MemoryProbe and a FLOP count around it, each begun before the step and ended after it.
+
+    def _begin_measure(self, model, optimizer=None, masters=None):
+        """A begun MemoryProbe, or None when not recording or when it could not begin (said)."""
+        if not self.recording:
+            return None
+        probe = None
+        try:
+            probe = MemoryProbe(model, optimizer, masters)
+            probe.begin()
+            return probe
+        except Exception as e:  # noqa: BLE001 - a failure to measure must not stop training
+            return self._end_probe(probe, e)
+
+    def _end_measure(self, probe):
+        """Ends a probe; the probe, or None when it failed (said)."""
+        try:
+            probe.end()
+            return probe
+        except Exception as e:  # noqa: BLE001
+            return self._end_probe(None, e)
 
     def _end_probe(self, probe, error):
         if probe is not None:
@@ -158,6 +195,46 @@ class Run:
         say(f"optlog: the step's memory is not measured ({type(error).__name__}: {error}); "
             f"the state's is, and training goes on")
         return None
+
+    def _begin_count(self):
+        """A StepFlops counting from now, or None: FLOPs given, not recording, no counter."""
+        if self._flops_given or self._step_flops is not None or not self.recording or counter_name() is None:
+            return None
+        try:
+            counting = StepFlops()
+            counting.begin()
+            return counting
+        except Exception as e:  # noqa: BLE001 - counting must not stop training
+            self._logging_failed(f"the step's FLOPs are not counted ({type(e).__name__}: {e})")
+            return None
+
+    def _end_count(self, counting, tokens=None):
+        """Ends a count. With the step's tokens the run's FLOPs per token are sent now; without, at
+        the run's end, over the tokens of its last step."""
+        try:
+            counting.end()
+        except Exception as e:  # noqa: BLE001
+            return self._logging_failed(f"the step's FLOPs are not counted ({type(e).__name__}: {e})")
+        self._step_flops = counting.flops
+        if counting.flops <= 0:
+            return self._logging_failed(f"{counter_name()} counted no FLOPs in the step (it counts matrix products "
+                                        f"and convolutions, not fused kernels such as a CPU's LSTM): give "
+                                        f"run.flops_per_token(n) for the run's MFU")
+        if tokens:
+            self._send_counted_flops(tokens)
+
+    def _send_counted_flops(self, tokens):
+        if self._step_flops and tokens and tokens > 0 and not self._flops_sent:
+            self._flops_sent = True
+            self._send("flops", per_token=self._step_flops / tokens, how="counted", counter=counter_name())
+
+    def _call(self, step, counting):
+        if counting is None:
+            return step()
+        try:
+            return step()
+        finally:
+            self._end_count(counting)
 
     def _environment(self):
         try:
