@@ -25,11 +25,20 @@ case "$mode" in environment | build | test) ;; *)
 esac
 
 # Debian's interpreter (python3-venv), not whichever python3 is first on the PATH. numpy only
-# quiets torch's warning that it is missing.
-if ! "$venv/bin/python" -c "import torch, numpy; assert torch.__version__.split('+')[0] == '$torch_version'" 2>/dev/null; then
-  echo "optlog pytorch: installing torch $torch_version from PyPI into $venv (about 4.5 GB, once)" >&2
+# quiets torch's warning that it is missing. Lightning and the Hugging Face Trainer (transformers,
+# accelerate): the trainers whose callbacks optlog's Python module brings, at the versions tested.
+requirements=("torch==$torch_version" numpy lightning==2.6.6 transformers==5.25.0 accelerate==1.16.0)
+if ! "$venv/bin/python" - "${requirements[@]}" 2>/dev/null <<'EOF'
+import sys
+from importlib.metadata import version
+for requirement in sys.argv[1:]:
+    name, _, wanted = requirement.partition("==")
+    assert version(name).split("+")[0] == wanted or not wanted
+EOF
+then
+  echo "optlog pytorch: installing ${requirements[*]} from PyPI into $venv (about 4.6 GB, once)" >&2
   /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install -q "torch==$torch_version" numpy >&2
+  "$venv/bin/pip" install -q "${requirements[@]}" >&2
 fi
 if [ "$mode" = environment ]; then
   echo "$venv/bin/python"
@@ -52,6 +61,7 @@ tests=OFF other_python=""
 mkdir -p "$build"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTLOG_BUILD_GUI=OFF \
   -DOPTLOG_BUILD_TESTS=$tests -DOPTLOG_PYTHON="$venv/bin/python" -DOPTLOG_OTHER_PYTHON="$other_python" \
+  -DOPTLOG_TEST_TRAINER_CALLBACKS=$tests \
   -DCMAKE_PREFIX_PATH="$("$venv/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')" \
   >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 grep '^-- optlog:' "$build/configure.log"
