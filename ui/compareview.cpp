@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/compareview.h"
 
+#include "core/analysis/verdictcells.h"
 #include "core/config/config.h"
 #include "core/config/recordedconfig.h"
 #include "core/contract/dtype.h"
@@ -377,76 +378,23 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
     const Qt::Alignment right = Qt::AlignRight | Qt::AlignVCenter;
     for (size_t i = 0; i < m_rows.size(); ++i) {
         const ComparisonRow &r = m_rows[i];
-        const GroupSummary &group = groups[i];
+        const VerdictCells cells = verdictCells(r, i == 0, tolerance,
+                                                r.seeds == 1 ? &groups[i].replicates.front().run : nullptr);
         const int row = m_verdicts->rowCount();
         m_verdicts->insertRow(row);
-        const QString name = QString::fromStdString(r.name) + (i == 0 ? tr(" (baseline)") : QString());
-        m_verdicts->setItem(row, int(VerdictColumn::Run), cell(name));
-        m_verdicts->setVerticalHeaderItem(row, new QTableWidgetItem(name));
-        m_verdicts->setItem(row, int(VerdictColumn::Seeds), cell(QString::number(r.seeds), right));
-        const RunRecord &record = group.replicates.front().run;
-        auto *outcomeItem = cell(r.seeds == 1             ? QString::fromStdString(outcomeText(record))
-                                 : r.completed == r.seeds ? tr("completed")
-                                                          : tr("%1 of %2 completed").arg(r.completed).arg(r.seeds));
-        if (r.seeds == 1)
-            outcomeItem->setToolTip(QString::fromStdString(record.message));
-        m_verdicts->setItem(row, int(VerdictColumn::Outcome), outcomeItem);
-        const bool hasLoss = r.completed > 0 && std::isfinite(r.validationLoss);
-        QString loss = hasLoss ? tr("%1 @ %L2").arg(r.validationLoss, 0, 'f', 4).arg(r.matchedTokens) : tr("none");
-        if (hasLoss && r.seeds > 1)
-            loss = tr("%1 (sd %2) @ %L3")
-                       .arg(r.validationLoss, 0, 'f', 4)
-                       .arg(r.validationSd, 0, 'f', 4)
-                       .arg(r.matchedTokens);
-        m_verdicts->setItem(row, int(VerdictColumn::ValidationLoss), cell(loss, right));
-        QString delta;
-        if (i > 0 && hasLoss)
-            delta = r.quality.seedNoiseKnown() ? QStringLiteral("%1%2 ± %3")
-                                                     .arg(r.deltaLoss >= 0 ? QStringLiteral("+") : QString())
-                                                     .arg(r.deltaLoss, 0, 'f', 4)
-                                                     .arg(r.quality.halfWidth, 0, 'f', 4)
-                                               : QStringLiteral("%1%2 (±%3)")
-                                                     .arg(r.deltaLoss >= 0 ? QStringLiteral("+") : QString())
-                                                     .arg(r.deltaLoss, 0, 'f', 4)
-                                                     .arg(tolerance);
-        m_verdicts->setItem(row, int(VerdictColumn::Delta), cell(delta, right));
-        m_verdicts->setItem(row, int(VerdictColumn::Speedup),
-                            cell(i == 0 || r.speedup <= 0 ? QString() : QString::fromStdString(speedCell(r)), right));
-        QString rate;
-        if (r.throughput.steps > 0)
-            rate = r.seeds > 1 ? QStringLiteral("%1 (%2–%3)")
-                                     .arg(r.tokensPerSecond.median, 0, 'f', 0)
-                                     .arg(r.tokensPerSecond.min, 0, 'f', 0)
-                                     .arg(r.tokensPerSecond.max, 0, 'f', 0)
-                               : QStringLiteral("%1 (%2–%3)")
-                                     .arg(r.throughput.median, 0, 'f', 0)
-                                     .arg(r.throughput.p10, 0, 'f', 0)
-                                     .arg(r.throughput.p90, 0, 'f', 0);
-        if (!r.speedNote.empty())
-            rate += QLatin1Char(' ') + QString::fromStdString(r.speedNote);
-        m_verdicts->setItem(row, int(VerdictColumn::TokensPerSecond), cell(rate, right));
-        QString peak = r.peakBytes > 0 ? QString::fromStdString(formatBytes(r.peakBytes)) : QString();
-        if (i > 0 && r.peakBytes > 0)
-            peak += tr(" (%1)").arg(signedPercent(-r.memorySaved));
-        QTableWidgetItem *mfu = cell(r.mfu > 0 ? QStringLiteral("%1%").arg(r.mfu * 100, 0, 'f', 0)
-                                               : (r.recorder.empty() ? QString() : tr("n/a")),
-                                     right);
-        if (!r.recorder.empty() && r.mfu <= 0) // its trainer gave no FLOPs, or no peak is cached
-            mfu->setToolTip(QString::fromStdString(r.recorder + ": " + recordedRunLimits()));
-        else if (r.mfu > 0)
-            mfu->setToolTip(tr("Model FLOP utilisation against %1 measured on this machine")
-                                .arg(QString::fromStdString(r.mfuAgainst)));
-        m_verdicts->setItem(row, int(VerdictColumn::Mfu), mfu);
-        m_verdicts->setItem(row, int(VerdictColumn::PeakMemory), cell(peak, right));
-        QString verdict = QString::fromStdString(r.verdict);
-        if (i == 0) {
-            verdict = tr("baseline");
-            if (const std::string unstable = instabilityText(r.instabilities); !unstable.empty())
-                verdict += QStringLiteral("; ") + QString::fromStdString(unstable);
+        for (size_t column = 0; column < cells.text.size(); ++column) {
+            // Words to the left, figures to the right.
+            const bool words = column == size_t(VerdictColumn::Run) || column == size_t(VerdictColumn::Outcome)
+                               || column == size_t(VerdictColumn::Verdict);
+            m_verdicts->setItem(row, int(column),
+                                cell(QString::fromStdString(cells.text[column]),
+                                     words ? Qt::AlignLeft | Qt::AlignVCenter : right));
         }
-        QTableWidgetItem *verdictItem = cell(verdict);
-        verdictItem->setToolTip(verdict); // the column may be narrower than the sentence
-        m_verdicts->setItem(row, kVerdictColumn, verdictItem);
+        m_verdicts->setVerticalHeaderItem(row, new QTableWidgetItem(m_verdicts->item(row, 0)->text()));
+        m_verdicts->item(row, int(VerdictColumn::Outcome))->setToolTip(QString::fromStdString(cells.outcomeNote));
+        m_verdicts->item(row, int(VerdictColumn::Mfu))->setToolTip(QString::fromStdString(cells.mfuNote));
+        // The column may be narrower than the sentence.
+        m_verdicts->item(row, kVerdictColumn)->setToolTip(m_verdicts->item(row, kVerdictColumn)->text());
     }
     // Every verdict in view at once: the table is the answer, it should not scroll.
     fitHeightToRows(m_verdicts);

@@ -64,11 +64,11 @@ std::string reportSummaryCsv(const Report &report)
     for (size_t i = 0; i < report.groups.size(); ++i) {
         const ComparisonRow &c = report.groups[i];
         out << csvField(c.name) << "," << (i == 0 ? "true" : "false") << "," << c.seeds << "," << c.completed << ","
-            << csvField(verdictCells(report, c, i == 0).outcome) << "," << c.matchedTokens << "," << c.validationLoss
-            << "," << c.validationSd << "," << c.deltaLoss << "," << c.quality.halfWidth << "," << report.tolerance
-            << "," << c.tokensPerSecond.median << "," << c.tokensPerSecond.min << "," << c.tokensPerSecond.max << ","
-            << c.speedup << "," << c.mfu << "," << c.peakBytes << "," << c.memorySaved << ","
-            << csvField(i == 0 ? "baseline" : c.verdict) << "," << csvField(groupTags(report, c.name)) << ","
+            << csvField(verdictCells(report, i)[VerdictColumn::Outcome]) << "," << c.matchedTokens << ","
+            << c.validationLoss << "," << c.validationSd << "," << c.deltaLoss << "," << c.quality.halfWidth << ","
+            << report.tolerance << "," << c.tokensPerSecond.median << "," << c.tokensPerSecond.min << ","
+            << c.tokensPerSecond.max << "," << c.speedup << "," << c.mfu << "," << c.peakBytes << "," << c.memorySaved
+            << "," << csvField(i == 0 ? "baseline" : c.verdict) << "," << csvField(groupTags(report, c.name)) << ","
             << csvField(groupNotes(report, c.name)) << "," << csvField(groupQuantizations(report, c.name)) << "\n";
     }
     return out.str();

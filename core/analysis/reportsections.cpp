@@ -14,56 +14,6 @@ std::string bytesOrDash(int64_t bytes)
 
 } // namespace
 
-VerdictCells verdictCells(const Report &report, const ComparisonRow &c, bool isBaseline)
-{
-    VerdictCells cells;
-    cells.run = c.name + (isBaseline ? " (baseline)" : "");
-    cells.seeds = std::to_string(c.seeds);
-    cells.outcome = c.completed == c.seeds ? "completed"
-                                           : formatted("%lld of %lld completed", static_cast<long long>(c.completed),
-                                                       static_cast<long long>(c.seeds));
-    if (c.seeds == 1)
-        for (const auto &r : report.runs)
-            if (r.group == c.name)
-                cells.outcome = r.outcomeText;
-    const bool hasLoss = c.completed > 0 && std::isfinite(c.validationLoss);
-    cells.loss = hasLoss ? formatted("%.4f", c.validationLoss)
-                               + (c.seeds > 1 ? formatted(" (sd %.4f)", c.validationSd) : "") + " @ "
-                               + std::to_string(c.matchedTokens) + " tokens"
-                         : "no validation";
-    if (!isBaseline && hasLoss)
-        cells.delta = c.quality.seedNoiseKnown()
-                          ? formatted("%+.4f ± %.4f (Welch 95%%)", c.deltaLoss, c.quality.halfWidth)
-                          : formatted("%+.4f (tolerance ±%g)", c.deltaLoss, report.tolerance);
-    cells.speedup = isBaseline || c.speedup <= 0 ? "" : speedCell(c);
-    if (c.throughput.steps > 0)
-        cells.throughput = c.seeds > 1
-                               ? formatted("%.0f (%.0f-%.0f over seeds)", c.tokensPerSecond.median,
-                                           c.tokensPerSecond.min, c.tokensPerSecond.max)
-                               : formatted("%.0f (%.0f-%.0f)", c.throughput.median, c.throughput.p10, c.throughput.p90);
-    else
-        cells.throughput = "-";
-    if (!c.speedNote.empty())
-        cells.throughput += " " + c.speedNote;
-    cells.mfu = c.mfu > 0 ? formatted("%.0f%%", 100 * c.mfu) : "-";
-    cells.peak = c.peakBytes > 0 ? formatBytes(c.peakBytes) : "-";
-    if (c.seeds > 1 && c.peakBytes > 0 && c.peak.max > c.peak.min)
-        cells.peak += " (" + formatBytes(int64_t(c.peak.min)) + "-" + formatBytes(int64_t(c.peak.max)) + ")";
-    if (!isBaseline && c.peakBytes > 0)
-        cells.peak += " " + formatted("%+.0f%%", -100.0 * c.memorySaved);
-    cells.verdict = c.verdict;
-    if (!isBaseline && c.completed == 0)
-        cells.verdict = "did not complete (" + cells.outcome + "); " + c.verdict;
-    if (isBaseline) {
-        cells.verdict = "baseline";
-        if (const std::string unstable = instabilityText(c.instabilities); !unstable.empty())
-            cells.verdict += "; " + unstable;
-        if (!c.machineNote.empty())
-            cells.verdict += "; " + c.machineNote;
-    }
-    return cells;
-}
-
 std::string html(const std::string &text)
 {
     std::string out;
@@ -79,14 +29,22 @@ std::string html(const std::string &text)
     return out;
 }
 
+VerdictCells verdictCells(const Report &report, size_t group)
+{
+    const ComparisonRow &row = report.groups.at(group);
+    const RunRecord *solo = nullptr;
+    if (row.seeds == 1)
+        for (const auto &r : report.runs)
+            if (r.group == row.name)
+                solo = &r.summary.run;
+    return optlog::verdictCells(row, group == 0, report.tolerance, solo);
+}
+
 Table verdictTable(const Report &report)
 {
     Table t{verdictColumnTitles(), {}};
-    for (size_t i = 0; i < report.groups.size(); ++i) {
-        const VerdictCells c = verdictCells(report, report.groups[i], i == 0);
-        t.rows.push_back(
-            {c.run, c.seeds, c.outcome, c.loss, c.delta, c.speedup, c.throughput, c.mfu, c.peak, c.verdict});
-    }
+    for (size_t i = 0; i < report.groups.size(); ++i)
+        t.rows.push_back(verdictCells(report, i).text);
     return t;
 }
 

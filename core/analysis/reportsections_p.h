@@ -4,19 +4,16 @@
 #pragma once
 
 #include "core/analysis/report.h"
+#include "core/analysis/verdictcells.h"
 
 #include <string>
 #include <vector>
 
 namespace optlog::Internal {
 
-// The verdict table's cells, shared by every writer so that they say the same thing.
-struct VerdictCells
-{
-    std::string run, seeds, outcome, loss, delta, speedup, throughput, mfu, peak, verdict;
-};
-
-VerdictCells verdictCells(const Report &report, const ComparisonRow &c, bool isBaseline);
+// The cells of the report's group `group` (0: the baseline), as verdictcells.h writes them for
+// every table.
+VerdictCells verdictCells(const Report &report, size_t group);
 
 // HTML's own characters as entities; Markdown uses it too, so that study text is never markup.
 std::string html(const std::string &text);

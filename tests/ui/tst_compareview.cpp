@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The compare view on a study with known numbers: matched-token deltas, verdicts, config diff.
 #include "core/analysis/comparison.h"
+#include "core/analysis/report.h"
+#include "core/analysis/verdictcells.h"
 #include "core/config/config.h"
 #include "core/config/recordedconfig.h"
 #include "core/store/store.h"
@@ -10,11 +12,14 @@
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/linechart.h"
 #include "ui/charts/scatterchart.h"
+#include "ui/charts/spreadchart.h"
 #include "ui/charts/stackedbarchart.h"
 #include "ui/compareview.h"
 #include "ui/decisionsummary.h"
 #include "ui/numericstable.h"
 
+#include <QBoxPlotSeries>
+#include <QBoxSet>
 #include <QCategoryAxis>
 #include <QChart>
 #include <QCheckBox>
@@ -104,14 +109,26 @@ private Q_SLOTS:
         QCOMPARE(table->item(0, 0)->text(), QStringLiteral("fp32 (baseline)"));
         QCOMPARE(table->item(1, 1)->text(), QStringLiteral("1")); // seeds
         // One seed a side: the tolerance stands in for the unknown seed noise.
-        QCOMPARE(table->item(1, 4)->text(), QStringLiteral("+0.0100 (±0.02)"));
-        QCOMPARE(table->item(2, 4)->text(), QStringLiteral("+0.1500 (±0.02)"));
-        QCOMPARE(table->item(2, 3)->text(), QStringLiteral("2.4000 @ %L1").arg(10000));
+        QCOMPARE(table->item(1, 4)->text(), QStringLiteral("+0.0100 (tolerance ±0.02)"));
+        QCOMPARE(table->item(2, 4)->text(), QStringLiteral("+0.1500 (tolerance ±0.02)"));
+        QCOMPARE(table->item(2, 3)->text(), QStringLiteral("2.4000 @ 10000 tokens"));
         QCOMPARE(table->item(1, 5)->text(), QStringLiteral("1.20x"));
         QCOMPARE(table->item(1, 9)->text(), QString::fromStdString(rows[1].verdict));
         QVERIFY2(table->item(1, 9)->text().contains(QStringLiteral("same quality")),
                  qPrintable(table->item(1, 9)->text()));
         QVERIFY2(table->item(2, 9)->text().contains(QStringLiteral("worse")), qPrintable(table->item(2, 9)->text()));
+        // The report's verdict table says the same, cell for cell: both only place the cells.
+        const Report report = buildReport(Store(m_path, Store::Access::ReadOnly), {}, "fp32", 0.02);
+        QCOMPARE(int(report.groups.size()), table->rowCount());
+        for (int row = 0; row < table->rowCount(); ++row) {
+            const ComparisonRow &group = report.groups[size_t(row)];
+            const auto solo = std::find_if(report.runs.begin(), report.runs.end(),
+                                           [&](const ReportRun &r) { return r.group == group.name; });
+            QVERIFY(solo != report.runs.end());
+            const VerdictCells cells = verdictCells(group, row == 0, 0.02, &solo->summary.run);
+            for (int column = 0; column < table->columnCount(); ++column)
+                QCOMPARE(table->item(row, column)->text(), QString::fromStdString(cells[VerdictColumn(column)]));
+        }
     }
 
     void anotherBaselineJudgesAgainstIt()
@@ -187,7 +204,7 @@ private Q_SLOTS:
         QCOMPARE(int(view.rows().size()), 2);
         QVERIFY(qAbs(view.rows()[1].speedup - 2.0) < 1e-9);
         const QTableWidgetItem *mfu = view.verdictTable()->item(1, int(VerdictColumn::Mfu));
-        QCOMPARE(mfu->text(), QStringLiteral("n/a"));
+        QCOMPARE(mfu->text(), QStringLiteral("-"));
         QVERIFY2(mfu->toolTip().contains(QStringLiteral("optlog Python module 1, train.py")),
                  qPrintable(mfu->toolTip()));
         QCOMPARE(view.memoryTable()->item(0, 2)->text(),
@@ -409,8 +426,8 @@ private Q_SLOTS:
         QCOMPARE(table->item(0, 0)->text(), QStringLiteral("fp32 (baseline)"));
         QCOMPARE(table->item(1, 0)->text(), QStringLiteral("bf16"));
         QCOMPARE(table->item(1, 1)->text(), QStringLiteral("3"));
-        QCOMPARE(table->item(1, 4)->text(), QStringLiteral("+0.0030 ± 0.0091"));
-        QCOMPARE(table->item(1, 6)->text(), QStringLiteral("10100 (10000–10200)"));
+        QCOMPARE(table->item(1, 4)->text(), QStringLiteral("+0.0030 ± 0.0091 (Welch 95%)"));
+        QCOMPARE(table->item(1, 6)->text(), QStringLiteral("10100 (10000-10200 over seeds)"));
         QVERIFY2(table->item(1, 9)->text().startsWith(
                      QStringLiteral("same quality (Δ +0.003 ± 0.009 nats, 3 vs 3 seeds)")),
                  qPrintable(table->item(1, 9)->text()));
@@ -449,6 +466,51 @@ private Q_SLOTS:
         QVERIFY(std::is_sorted(shown.begin(), shown.end(),
                                [](const QPointF &a, const QPointF &b) { return a.x() < b.x(); }));
         QCOMPARE(LineChart::downsample(points.mid(0, 100), 2000).size(), 100);
+    }
+
+    // The throughput chart's axis holds every run drawn, the fastest too: a chart once ended near
+    // 6k tokens/s, and three runs at 8k to 11.5k drew no box at all.
+    void everyBoxLiesInsideThePlotArea()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("speeds.sqlite")).toStdString();
+        QList<qint64> ids;
+        {
+            Store store(path);
+            for (int i = 1; i <= 12; ++i)
+                ids.push_back(
+                    addRun(store,
+                           {"r" + std::to_string(i), "fp32", {{5000, 2.5}, {20000, 1.8}}, 1000.0 * i, 100 << 20}));
+        }
+        CompareView view;
+        view.resize(1280, 800);
+        view.setStudy(loadStudySnapshot(path, {}));
+        view.setSelectedRuns(ids.mid(0, 6)); // then the faster ones join: the axis must grow
+        view.setBaseline(ids.front());
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setSelectedRuns(ids);
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        SpreadChart *chart = view.charts().throughput;
+        chart->resize(900, 420); // laid out, whether or not its tab is the one shown
+        QCoreApplication::processEvents();
+        QChart *c = chart->chart();
+        QCOMPARE(chart->boxCount(), 12);
+        auto *series = static_cast<QBoxPlotSeries *>(c->series().first());
+        const QRectF area = c->plotArea().adjusted(-1, -1, 1, 1);
+        for (int i = 0; i < series->count(); ++i) {
+            const QBoxSet *box = series->boxSets().at(i);
+            for (const double value : {box->at(QBoxSet::LowerExtreme), box->at(QBoxSet::UpperExtreme)}) {
+                const QPointF point = c->mapToPosition(QPointF(i, value), series);
+                QVERIFY2(area.contains(point), qPrintable(QStringLiteral("%1 at %2 tokens/s: (%3, %4) outside %5x%6")
+                                                              .arg(box->label())
+                                                              .arg(value)
+                                                              .arg(point.x())
+                                                              .arg(point.y())
+                                                              .arg(area.width())
+                                                              .arg(area.height())));
+            }
+        }
     }
 
 private:

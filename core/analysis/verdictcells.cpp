@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#include "core/analysis/verdictcells.h"
+
+#include "core/contract/format.h"
+
+#include <cmath>
+
+namespace optlog {
+
+VerdictCells verdictCells(const ComparisonRow &c, bool isBaseline, double tolerance, const RunRecord *solo)
+{
+    VerdictCells cells;
+    std::vector<std::string> &t = cells.text;
+    t.resize(verdictColumnTitles().size());
+    const auto at = [&t](VerdictColumn column) -> std::string & { return t[size_t(column)]; };
+    at(VerdictColumn::Run) = c.name + (isBaseline ? " (baseline)" : "");
+    at(VerdictColumn::Seeds) = std::to_string(c.seeds);
+    at(VerdictColumn::Outcome) = c.completed == c.seeds
+                                     ? "completed"
+                                     : formatted("%lld of %lld completed", static_cast<long long>(c.completed),
+                                                 static_cast<long long>(c.seeds));
+    if (solo) {
+        at(VerdictColumn::Outcome) = outcomeText(*solo);
+        cells.outcomeNote = solo->message;
+    }
+    const bool hasLoss = c.completed > 0 && std::isfinite(c.validationLoss);
+    at(VerdictColumn::ValidationLoss) = hasLoss ? formatted("%.4f", c.validationLoss)
+                                                      + (c.seeds > 1 ? formatted(" (sd %.4f)", c.validationSd) : "")
+                                                      + " @ " + std::to_string(c.matchedTokens) + " tokens"
+                                                : "no validation";
+    if (!isBaseline && hasLoss)
+        at(VerdictColumn::Delta) = c.quality.seedNoiseKnown()
+                                       ? formatted("%+.4f ± %.4f (Welch 95%%)", c.deltaLoss, c.quality.halfWidth)
+                                       : formatted("%+.4f (tolerance ±%g)", c.deltaLoss, tolerance);
+    at(VerdictColumn::Speedup) = isBaseline || c.speedup <= 0 ? "" : speedCell(c);
+    std::string &rate = at(VerdictColumn::TokensPerSecond);
+    if (c.throughput.steps > 0)
+        rate = c.seeds > 1 ? formatted("%.0f (%.0f-%.0f over seeds)", c.tokensPerSecond.median, c.tokensPerSecond.min,
+                                       c.tokensPerSecond.max)
+                           : formatted("%.0f (%.0f-%.0f)", c.throughput.median, c.throughput.p10, c.throughput.p90);
+    else
+        rate = "-";
+    if (!c.speedNote.empty())
+        rate += " " + c.speedNote;
+    at(VerdictColumn::Mfu) = c.mfu > 0 ? formatted("%.0f%%", 100 * c.mfu) : "-";
+    if (c.mfu > 0)
+        cells.mfuNote = "model FLOP utilisation against " + c.mfuAgainst + " measured on this machine";
+    else if (!c.recorder.empty())
+        cells.mfuNote = c.recorder + ": " + recordedRunLimits();
+    std::string &peak = at(VerdictColumn::PeakMemory);
+    peak = c.peakBytes > 0 ? formatBytes(c.peakBytes) : "-";
+    if (c.seeds > 1 && c.peakBytes > 0 && c.peak.max > c.peak.min)
+        peak += " (" + formatBytes(int64_t(c.peak.min)) + "-" + formatBytes(int64_t(c.peak.max)) + ")";
+    if (!isBaseline && c.peakBytes > 0)
+        peak += " " + formatted("%+.0f%%", -100.0 * c.memorySaved);
+    std::string &verdict = at(VerdictColumn::Verdict);
+    verdict = c.verdict;
+    if (!isBaseline && c.completed == 0)
+        verdict = "did not complete (" + at(VerdictColumn::Outcome) + "); " + c.verdict;
+    if (isBaseline) {
+        verdict = "baseline";
+        if (const std::string unstable = instabilityText(c.instabilities); !unstable.empty())
+            verdict += "; " + unstable;
+        if (!c.machineNote.empty())
+            verdict += "; " + c.machineNote;
+    }
+    return cells;
+}
+
+} // namespace optlog
