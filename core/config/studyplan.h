@@ -31,6 +31,10 @@ struct PlannedRun
 // The arguments of `optlog run` that train `run` into `study`: its source (--from, else --preset
 // and --config), its overrides, then its name. The one place the engine's command line is
 // written: `optlog study`, replicates, `optlog tune` and the workbench's queue all start runs so.
+// The one thing it does not carry is the machine's tuning, which must be in the environment
+// before LibTorch's libraries load: the launcher hands it to the engine in the variables that
+// docs/environment.md lists as "launcher → engine" (OPTLOG_TUNED_THREADS, OPTLOG_TUNED_GEMM,
+// OPTLOG_TUNING, OPTLOG_SET_VARIABLES, with OMP_WAIT_POLICY and OPENBLAS_CORETYPE).
 std::vector<std::string> runArguments(const PlannedRun &run, const std::string &study);
 
 // The runs to execute for one planned run: itself when it has one seed, else one replicate per

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// Every environment variable optlog reads, in one table (core/contract/environmentvariables.h):
+// docs/environment.md shows it as the code writes it, every name the sources read is in it, and
+// every name in it is read somewhere.
+#include "core/contract/environmentvariables.h"
+#include "tests/common/generateddocs.h"
+
+#include <QDirIterator>
+#include <QFile>
+#include <QRegularExpression>
+#include <QSet>
+#include <QtTest>
+
+using namespace optlog;
+
+namespace {
+
+// The names the sources read, with one file that reads each. In C++ and Python: a quoted name of
+// a library's or optlog's variables (their prefixes), or one of the plain names below; in the
+// scripts: a variable read with a default ("${NAME:-...}"), which is how they take settings.
+QMap<QString, QString> namesReadBySources()
+{
+    static const QRegularExpression quoted(
+        QStringLiteral("\"((?:OPTLOG|OMP|OPENBLAS|XDG|SLURM|MASTER|CUBLAS|CUBLASLT|TORCH|CUDA|GLOO|DNNL|ONEDNN|QT|"
+                       "WAYLAND|NCCL)_[A-Z0-9_]+|DISPLAY|HOME|PATH|OPTLOG|RANK|WORLD_SIZE)\""));
+    static const QRegularExpression withDefault(QStringLiteral("\\$\\{([A-Z][A-Z0-9_]*):?[-=+?]"));
+    QMap<QString, QString> found;
+    for (const char *folder : {"app", "core", "ui", "packaging", "tools"}) {
+        QDirIterator files(QStringLiteral(OPTLOG_SOURCE_DIR "/") + folder, QDir::Files, QDirIterator::Subdirectories);
+        while (files.hasNext()) {
+            const QString path = files.next();
+            if (path.endsWith(QLatin1String("core/contract/environmentvariables.cpp")))
+                continue; // the table itself
+            QFile file(path);
+            if (!file.open(QIODevice::ReadOnly))
+                continue;
+            const QString text = QString::fromUtf8(file.readAll());
+            const bool code = path.endsWith(QLatin1String(".cpp")) || path.endsWith(QLatin1String(".h"))
+                              || path.endsWith(QLatin1String(".py"));
+            const bool script = path.endsWith(QLatin1String(".sh")) || text.startsWith(QLatin1String("#!"));
+            if (!code && !script)
+                continue;
+            auto matches = (code ? quoted : withDefault).globalMatch(text);
+            while (matches.hasNext()) {
+                const QString name = matches.next().captured(1);
+                if (!found.contains(name))
+                    found.insert(name, path.mid(int(sizeof(OPTLOG_SOURCE_DIR))));
+            }
+        }
+    }
+    return found;
+}
+
+} // namespace
+
+class tst_Environment : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void theDocsShowTheTable()
+    {
+        testing::expectGeneratedSection(QStringLiteral(OPTLOG_SOURCE_DIR "/docs/environment.md"),
+                                        QStringLiteral("environmentVariablesMarkdown()"),
+                                        QString::fromStdString(environmentVariablesMarkdown()));
+    }
+
+    void everyNameReadIsInTheTableAndEveryNameInItIsRead()
+    {
+        QSet<QString> listed;
+        for (const EnvironmentVariable &v : environmentVariables()) {
+            QVERIFY2(!listed.contains(QString::fromUtf8(v.name)), v.name); // once each
+            listed.insert(QString::fromUtf8(v.name));
+            QVERIFY2(*v.readBy && *v.meaning, v.name);
+        }
+        const QMap<QString, QString> read = namesReadBySources();
+        for (auto it = read.begin(); it != read.end(); ++it)
+            QVERIFY2(listed.contains(it.key()),
+                     qPrintable(it.value() + " reads " + it.key() + ", which environmentVariables() does not list"));
+        for (const QString &name : listed)
+            QVERIFY2(read.contains(name), qPrintable(name + " is listed, and no source reads it any more"));
+    }
+};
+
+QTEST_APPLESS_MAIN(tst_Environment)
+#include "tst_environment.moc"
