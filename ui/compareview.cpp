@@ -13,7 +13,6 @@
 #include "ui/decisionsummary.h"
 #include "ui/numericstable.h"
 
-#include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -189,7 +188,7 @@ QWidget *CompareView::buildResults()
     grid->addWidget(m_numericsHeading, row++, 0);
     grid->addWidget(m_numerics, row++, 0);
     grid->addWidget(m_notes, row++, 0);
-    for (QChartView *chart : m_charts->charts()) {
+    for (QWidget *chart : m_charts->charts()) {
         chart->setMinimumHeight(std::max(chart->minimumHeight(), 320));
         grid->addWidget(chart, row++, 0);
     }

@@ -224,8 +224,8 @@ std::string outcomeText(const RunRecord &run, bool withMessage)
     std::string text = outcomeName(run.outcome);
     if (!run.outcome || *run.outcome == Outcome::Completed)
         return text;
-    if (run.outcomeStep >= 0)
-        text += " at step " + std::to_string(run.outcomeStep);
+    // Crashed, failed and cancelled name the last step completed; with none, the run ended first.
+    text += run.outcomeStep >= 0 ? " at step " + std::to_string(run.outcomeStep) : " before its first step";
     if (withMessage && !run.message.empty())
         text += ": " + run.message; // an oom names the phase, the request and the budget
     return text;

@@ -63,7 +63,8 @@ const std::vector<EnvironmentVariable> &environmentVariables()
         {"XDG_CACHE_HOME", "optlog, packaging/pytorch.sh",
          "caches (matmul peak, tuning, device calibration) and the PyTorch environment go to "
          "$XDG_CACHE_HOME/optlog (default ~/.cache/optlog)"},
-        {"XDG_DATA_HOME", "optlog", "studies named by no --db go to $XDG_DATA_HOME/optlog (default ~/.local/share/optlog)"},
+        {"XDG_DATA_HOME", "optlog",
+         "studies named by no --db go to $XDG_DATA_HOME/optlog (default ~/.local/share/optlog)"},
         {"HOME", "optlog, packaging/pytorch.sh", "the base of both defaults above"},
         {"PATH", "cluster", "where sbatch, squeue and the rest are found"},
         {"DISPLAY", "workbench, packaging/setup.sh",

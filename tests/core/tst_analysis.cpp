@@ -431,8 +431,9 @@ void tst_Analysis::outcomeTextSaysHowARunEnded_data()
                                << "completed";
     QTest::newRow("oom") << "oom" << 6 << "oom at step 6"
                          << "oom at step 6: the reason";
-    QTest::newRow("crashed before a step") << "crashed" << -1 << "crashed"
-                                           << "crashed: the reason";
+    // Not "crashed at step 0", which reads as a step that completed.
+    QTest::newRow("crashed before a step") << "crashed" << -1 << "crashed before its first step"
+                                           << "crashed before its first step: the reason";
 }
 
 void tst_Analysis::outcomeTextSaysHowARunEnded()

@@ -104,28 +104,28 @@ ComparisonCharts::ComparisonCharts()
 
 ComparisonCharts::~ComparisonCharts()
 {
-    for (QChartView *chart : charts())
+    for (QWidget *chart : charts())
         if (!chart->parent())
             delete chart;
 }
 
-QList<QChartView *> ComparisonCharts::charts() const
+QList<QWidget *> ComparisonCharts::charts() const
 {
     return {validation,      throughput,    memory,        speedVsQuality,
             memoryVsQuality, fp16Underflow, bf16Vanishing, quantization};
 }
 
-QList<QChartView *> ComparisonCharts::filledCharts() const
+QList<QWidget *> ComparisonCharts::filledCharts() const
 {
-    QList<QChartView *> out = charts();
+    QList<QWidget *> out = charts();
     if (quantization->pointCount() == 0)
         out.removeAll(quantization);
     return out;
 }
 
-QString ComparisonCharts::title(QChartView *chart) const
+QString ComparisonCharts::title(const QWidget *chart) const
 {
-    return chart->chart()->title();
+    return static_cast<const QChartView *>(chart)->chart()->title();
 }
 
 void ComparisonCharts::fill(const QList<ChartGroup> &groups)

@@ -11,6 +11,7 @@
 #include <vector>
 
 class QChartView;
+class QWidget;
 
 namespace optlog {
 
@@ -54,11 +55,12 @@ public:
     ComparisonCharts &operator=(const ComparisonCharts &) = delete;
 
     void fill(const QList<ChartGroup> &groups); // the first group is the baseline
-    QList<QChartView *> charts() const;         // in reading order
+    // As widgets, in reading order: what a view or a report places needs no Qt Charts class.
+    QList<QWidget *> charts() const;
     // The charts with something to show after fill(): the quantization chart only when a run has
     // been quantized (fill() hides it otherwise).
-    QList<QChartView *> filledCharts() const;
-    QString title(QChartView *chart) const;
+    QList<QWidget *> filledCharts() const;
+    QString title(const QWidget *chart) const;
 
     BandChart *validation;
     SpreadChart *throughput;

@@ -5,7 +5,6 @@
 #include "ui/charts/stackedbarchart.h"
 
 #include <QBuffer>
-#include <QChartView>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -43,7 +42,7 @@ QList<RenderedChart> renderCharts(const Report &report)
     ComparisonCharts charts;
     charts.fill(groups);
     QList<RenderedChart> rendered;
-    for (QChartView *chart : charts.filledCharts()) {
+    for (QWidget *chart : charts.filledCharts()) {
         const bool wide = chart == charts.memory;
         chart->resize(wide ? 1400 : 900, std::max(chart->minimumHeight(), 520));
         // Never shown: grab() delivers the pending resize, and the chart lays itself out for it.

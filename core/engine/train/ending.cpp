@@ -27,7 +27,8 @@ TrainingOutcome outcomeOfException(const std::exception &e, const EndingContext 
         // Another rank died or stopped answering: the run cannot go on without it.
         const std::string lost = context.lostRank ? context.lostRank() : std::string();
         outcome.outcome = Outcome::Crashed;
-        outcome.step = std::max<int64_t>(0, context.failedStep);
+        // Crashed names the last step completed (failedStep is the one after it; -1: none was).
+        outcome.step = context.failedStep > 0 ? context.failedStep - 1 : -1;
         outcome.message = (lost.empty() ? std::string() : lost + "; ") + e.what();
     } else if (const auto refusal = allocator.refusal()) {
         // Building the model or its optimizer can already exceed a budget.
