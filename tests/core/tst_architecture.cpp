@@ -4,6 +4,7 @@
 // With OPTLOG_WRITE_DOCS=1 the table is written into the page.
 #include "tests/common/generateddocs.h"
 
+#include <QDir>
 #include <QFile>
 #include <QRegularExpression>
 #include <QtTest>
@@ -31,25 +32,41 @@ QString openingComment(const QString &text)
     return lines.join(QLatin1Char(' '));
 }
 
-QString roomsTable()
+struct Room
+{
+    QString name;
+    QString defines; // empty: its CMakeLists does not open with "defines: ... uses: ..."
+    QString uses;
+};
+
+// The engine's rooms in core/engine/CMakeLists.txt's order, as their CMakeLists describe them.
+QList<Room> rooms()
 {
     const QString engine = QStringLiteral(OPTLOG_SOURCE_DIR "/core/engine/");
-    QString table = QStringLiteral("| room | defines | uses |\n|---|---|---|\n");
     static const QRegularExpression room(QStringLiteral("add_subdirectory\\((\\w+)\\)"));
     static const QRegularExpression rule(QStringLiteral("defines: (.*) uses: ([^.]*)\\.?"));
-    auto rooms = room.globalMatch(readAll(engine + QStringLiteral("CMakeLists.txt")));
-    while (rooms.hasNext()) {
-        const QString name = rooms.next().captured(1);
-        const QRegularExpressionMatch said = rule.match(openingComment(readAll(engine + name + "/CMakeLists.txt")));
-        if (!said.hasMatch())
-            qFatal("core/engine/%s/CMakeLists.txt opens without \"defines: ... uses: ...\"", qPrintable(name));
-        QString defines = said.captured(1).trimmed();
-        if (defines.endsWith(QLatin1Char('.')))
-            defines.chop(1);
-        const QString uses = said.captured(2).trimmed();
-        table += QStringLiteral("| %1 | %2 | %3 |\n")
-                     .arg(name, defines, uses == QLatin1String("no other room") ? QStringLiteral("—") : uses);
+    QList<Room> out;
+    auto names = room.globalMatch(readAll(engine + QStringLiteral("CMakeLists.txt")));
+    while (names.hasNext()) {
+        Room r{names.next().captured(1), {}, {}};
+        const QRegularExpressionMatch said = rule.match(openingComment(readAll(engine + r.name + "/CMakeLists.txt")));
+        if (said.hasMatch()) {
+            r.defines = said.captured(1).trimmed();
+            if (r.defines.endsWith(QLatin1Char('.')))
+                r.defines.chop(1);
+            r.uses = said.captured(2).trimmed();
+        }
+        out << r;
     }
+    return out;
+}
+
+QString roomsTable(const QList<Room> &rooms)
+{
+    QString table = QStringLiteral("| room | defines | uses |\n|---|---|---|\n");
+    for (const Room &r : rooms)
+        table += QStringLiteral("| %1 | %2 | %3 |\n")
+                     .arg(r.name, r.defines, r.uses == QLatin1String("no other room") ? QStringLiteral("—") : r.uses);
     return table;
 }
 
@@ -62,8 +79,18 @@ class tst_Architecture : public QObject
 private Q_SLOTS:
     void theRoomsTableIsWhatTheirCMakeListsSay()
     {
+        const QList<Room> found = rooms();
+        // Every folder of core/engine is a room the CMakeLists adds, and says what it defines and uses.
+        const QStringList folders = QDir(QStringLiteral(OPTLOG_SOURCE_DIR "/core/engine"))
+                                        .entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        QCOMPARE(found.size(), folders.size());
+        for (const Room &r : found) {
+            QVERIFY2(folders.contains(r.name), qPrintable(r.name));
+            QVERIFY2(!r.defines.isEmpty() && !r.uses.isEmpty(),
+                     qPrintable("core/engine/" + r.name + "/CMakeLists.txt opens without \"defines: ... uses: ...\""));
+        }
         optlog::testing::expectGeneratedSection(QStringLiteral(OPTLOG_SOURCE_DIR "/docs/architecture.md"),
-                                                QStringLiteral("the engine rooms' CMakeLists"), roomsTable());
+                                                QStringLiteral("the engine rooms' CMakeLists"), roomsTable(found));
     }
 };
 
