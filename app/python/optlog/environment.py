@@ -17,13 +17,20 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+def _cuda_index(device):
+    """A CUDA device's index, the current one for a bare "cuda"."""
+    import torch
+
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
 def describe_device(device):
     """"cpu", "cuda:0 (NVIDIA H100 80GB HBM3)" or "mps", as the engine names its own device."""
     import torch
 
     device = torch.device(device)
     if device.type == "cuda":
-        index = device.index if device.index is not None else torch.cuda.current_device()
+        index = _cuda_index(device)
         return f"cuda:{index} ({torch.cuda.get_device_name(index)})"
     return str(device)
 
@@ -49,8 +56,7 @@ def device_identity(device):
     device = torch.device(device)
     if device.type != "cuda":
         return {"device_name": device.type}
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    return {"device_name": torch.cuda.get_device_name(index), "driver": nvidia_driver_version()}
+    return {"device_name": torch.cuda.get_device_name(_cuda_index(device)), "driver": nvidia_driver_version()}
 
 
 def capture_environment(device=None):

@@ -180,25 +180,39 @@ std::string matmulPeakKey(const PeakMachine &machine)
            + describeOneDnn();
 }
 
-std::optional<MatmulPeak> cachedMatmulPeak(const PeakMachine &machine, const std::string &cacheFile)
+namespace {
+
+std::string peakCachePath(const std::string &cacheFile)
 {
-    MatmulPeak peak;
-    peak.key = matmulPeakKey(machine);
-    peak.shapes = shapesOf(machine.cuda);
-    const nlohmann::json cache = readJsonCache(cacheFile.empty() ? cacheFilePath("matmul-peak.json") : cacheFile);
-    if (!cache.contains(peak.key))
+    return cacheFile.empty() ? cacheFilePath("matmul-peak.json") : cacheFile;
+}
+
+// The usable peak under `key` in a cache file's contents; nothing where there is none.
+std::optional<MatmulPeak> peakIn(const nlohmann::json &cache, const std::string &key, bool cuda)
+{
+    if (!cache.contains(key))
         return std::nullopt;
-    const auto &entry = cache[peak.key];
+    const auto &entry = cache[key];
+    MatmulPeak peak;
+    peak.key = key;
+    peak.shapes = shapesOf(cuda);
     peak.float32Gflops = entry.value("float32_gflops", 0.0);
     peak.bfloat16Gflops = entry.value("bfloat16_gflops", 0.0);
     peak.float16Gflops = entry.value("float16_gflops", 0.0);
     peak.tfloat32Gflops = entry.value("tfloat32_gflops", 0.0);
     peak.pathGflops = entry.value("path_gflops", decltype(peak.pathGflops)());
     // A GPU's entry from before TF32 was measured is no peak of today's.
-    if (peak.float32Gflops <= 0 || (machine.cuda && peak.tfloat32Gflops <= 0))
+    if (peak.float32Gflops <= 0 || (cuda && peak.tfloat32Gflops <= 0))
         return std::nullopt;
     peak.fromCache = true;
     return peak;
+}
+
+} // namespace
+
+std::optional<MatmulPeak> cachedMatmulPeak(const PeakMachine &machine, const std::string &cacheFile)
+{
+    return peakIn(readJsonCache(peakCachePath(cacheFile)), matmulPeakKey(machine), machine.cuda);
 }
 
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile, double secondsPerShape,
@@ -209,15 +223,15 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     MatmulPeak peak;
     peak.key = matmulPeakKey(machine);
     peak.shapes = shapesOf(machine.cuda);
-    if (std::optional<MatmulPeak> cached = cachedMatmulPeak(machine, cacheFile)) {
+    const std::string path = peakCachePath(cacheFile);
+    nlohmann::json cache = readJsonCache(path);
+    if (std::optional<MatmulPeak> cached = peakIn(cache, peak.key, machine.cuda)) {
         if (observed.gflops <= kStalePeakMargin * cached->gflops(observed.dtype, observed.tf32, observed.path))
             return *cached;
         peak = *cached;
         peak.fromCache = false;
         peak.remeasured = true;
     }
-    const std::string path = cacheFile.empty() ? cacheFilePath("matmul-peak.json") : cacheFile;
-    nlohmann::json cache = readJsonCache(path);
     const MatmulPeak cached = peak; // zero where nothing usable was cached
     // The machine's, not the run's: its matrices neither count towards a run's peak nor meet its
     // memory budget.
