@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/cachefile.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace optlog {
@@ -41,13 +44,21 @@ nlohmann::json readJsonCache(const std::string &path)
     }
 }
 
-void writeJsonCache(const std::string &path, const nlohmann::json &value)
+void updateJsonCache(const std::string &path, const std::function<void(nlohmann::json &)> &change)
 {
     std::error_code ignored;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+    const int lock = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock >= 0)
+        while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {
+        }
+    nlohmann::json value = readJsonCache(path);
+    change(value);
     const std::string temporary = path + ".tmp" + std::to_string(::getpid());
     std::ofstream(temporary) << value.dump(2);
     std::filesystem::rename(temporary, path, ignored);
+    if (lock >= 0)
+        ::close(lock); // and the lock with it
 }
 
 } // namespace optlog

@@ -128,19 +128,18 @@ std::optional<TunedSettings> readTuning(const std::string &cacheFile, const std:
 void writeTuning(const std::string &cacheFile, const std::string &machineKey, const std::string &family,
                  const TunedSettings &settings)
 {
-    nlohmann::json cache = readJsonCache(cacheFile);
-    cache[machineKey][family] = {{"threads", settings.threads},
-                                 {"wait_policy", settings.waitPolicy},
-                                 {"core_type", settings.coreType},
-                                 {"tokens_per_second", settings.tokensPerSecond},
-                                 {"untuned_tokens_per_second", settings.untunedTokensPerSecond},
-                                 {"measured_by", settings.measuredBy},
-                                 {"product_path", settings.productPath},
-                                 {"product_paths", nlohmann::json::array()}};
+    nlohmann::json entry = {{"threads", settings.threads},
+                            {"wait_policy", settings.waitPolicy},
+                            {"core_type", settings.coreType},
+                            {"tokens_per_second", settings.tokensPerSecond},
+                            {"untuned_tokens_per_second", settings.untunedTokensPerSecond},
+                            {"measured_by", settings.measuredBy},
+                            {"product_path", settings.productPath},
+                            {"product_paths", nlohmann::json::array()}};
     for (const PathTiming &timing : settings.paths)
-        cache[machineKey][family]["product_paths"].push_back(
+        entry["product_paths"].push_back(
             {{"path", timing.path}, {"reached", timing.reached}, {"tokens_per_second", timing.tokensPerSecond}});
-    writeJsonCache(cacheFile, cache);
+    updateJsonCache(cacheFile, [&](nlohmann::json &cache) { cache[machineKey][family] = entry; });
 }
 
 } // namespace optlog

@@ -224,22 +224,22 @@ std::optional<DeviceCalibration> readCachedCalibration(const std::string &device
 void writeCachedCalibration(const DeviceCalibration &c)
 {
     const std::string path = cacheFilePath(kCacheFile);
-    nlohmann::json cache = readJsonCache(path);
     nlohmann::json probes = nlohmann::json::array();
     for (const auto &p : c.probes)
         probes.push_back({p.width, p.microbatch, p.context, p.stateBytes, p.predictedSaved, p.predictedTemporaries,
                           p.predictedPeak, p.measuredSaved, p.measuredTemporaries, p.measuredPeak});
-    cache[c.key()] = {{"model_revision", c.modelRevision},
-                      {"environment", c.environment},
-                      {"probes", probes},
-                      {"probe_tokens", c.probeTokens},
-                      {"probe_seconds", c.seconds},
-                      // For a reader: the fit is made again from the probes when read.
-                      {"applied", c.applied},
-                      {"saved", {c.saved.offsetBytes, c.saved.scale, c.saved.stateScale}},
-                      {"temporaries", {c.temporaries.offsetBytes, c.temporaries.scale, c.temporaries.stateScale}},
-                      {"residual", c.residual}};
-    writeJsonCache(path, cache);
+    const nlohmann::json entry = {{"model_revision", c.modelRevision},
+                                  {"environment", c.environment},
+                                  {"probes", probes},
+                                  {"probe_tokens", c.probeTokens},
+                                  {"probe_seconds", c.seconds},
+                                  // For a reader: the fit is made again from the probes when read.
+                                  {"applied", c.applied},
+                                  {"saved", {c.saved.offsetBytes, c.saved.scale, c.saved.stateScale}},
+                                  {"temporaries",
+                                   {c.temporaries.offsetBytes, c.temporaries.scale, c.temporaries.stateScale}},
+                                  {"residual", c.residual}};
+    updateJsonCache(path, [&](nlohmann::json &cache) { cache[c.key()] = entry; });
 }
 
 } // namespace optlog

@@ -95,14 +95,14 @@ std::optional<ProbedMemory> readCachedProbes(const RunConfig &config, const std:
 void writeCachedProbes(const RunConfig &config, const ProbedMemory &probed)
 {
     const std::string path = cacheFilePath(kCacheFile);
-    nlohmann::json cache = readJsonCache(path);
-    nlohmann::json &module = cache[probed.sha256];
-    if (!module.is_object()
-        || module.value("parameter_sizes", nlohmann::json()) != nlohmann::json(probed.parameterSizes))
-        module = nlohmann::json::object(); // another file with this SHA-256 cannot be: a damaged entry
-    module["parameter_sizes"] = probed.parameterSizes;
-    module["settings"][probeSetting(config)] = toJson(probed);
-    writeJsonCache(path, cache);
+    updateJsonCache(path, [&](nlohmann::json &cache) {
+        nlohmann::json &module = cache[probed.sha256];
+        if (!module.is_object()
+            || module.value("parameter_sizes", nlohmann::json()) != nlohmann::json(probed.parameterSizes))
+            module = nlohmann::json::object(); // another file with this SHA-256 cannot be: a damaged entry
+        module["parameter_sizes"] = probed.parameterSizes;
+        module["settings"][probeSetting(config)] = toJson(probed);
+    });
 }
 
 MemoryEstimate probedEstimate(const RunConfig &config, const ProbedMemory &probed, int64_t rank)

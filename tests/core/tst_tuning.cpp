@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // The runtime-tuning cache: per machine and precision family, and nothing from a damaged file.
+#include "core/config/cachefile.h"
 #include "core/config/tuning.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <thread>
 
 using namespace optlog;
 
@@ -89,6 +91,29 @@ private Q_SLOTS:
         QVERIFY(!readTuning(file.toStdString(), "m", "fp32"));
         writeTuning(file.toStdString(), "m", "fp32", settingsOf(1, "ACTIVE", "", 1, 1)); // rewrites the damaged file
         QVERIFY(readTuning(file.toStdString(), "m", "fp32"));
+    }
+
+    // Writers that overlap (a run measuring its matmul peak for a minute beside another run,
+    // `optlog tune` beside the tests) each keep what they add: the file is changed under a lock,
+    // read afresh. Twelve threads each add their own key sixteen times, every write a whole file.
+    void concurrentWritersLoseNothing()
+    {
+        QTemporaryDir dir;
+        const std::string file = dir.filePath(QStringLiteral("cache/shared.json")).toStdString();
+        std::vector<std::thread> writers;
+        for (int w = 0; w < 12; ++w)
+            writers.emplace_back([&file, w] {
+                for (int i = 0; i < 16; ++i)
+                    updateJsonCache(file, [&](nlohmann::json &cache) {
+                        cache["writer " + std::to_string(w)] = i;
+                        cache["padding " + std::to_string(w)] = std::string(4096, 'x'); // a file of 50 kB
+                    });
+            });
+        for (std::thread &writer : writers)
+            writer.join();
+        const nlohmann::json cache = readJsonCache(file);
+        for (int w = 0; w < 12; ++w)
+            QCOMPARE(cache.value("writer " + std::to_string(w), -1), 15);
     }
 
     void candidatesCoverThreadsWaitPoliciesAndCoreTypes()

@@ -403,7 +403,7 @@ private Q_SLOTS:
         cache[matmulPeakKey({false, "", "", 2})] = {{"float32_gflops", 100.0},
                                                     {"bfloat16_gflops", 200.0},
                                                     {"path_gflops", {{"float32", {{"aten", 50.0}, {"sgemm", 100.0}}}}}};
-        writeJsonCache(path("cache") + "/optlog/matmul-peak.json", cache);
+        updateJsonCache(path("cache") + "/optlog/matmul-peak.json", [&](nlohmann::json &file) { file = cache; });
         lines.front()
             = R"({"event":"started","name":"lstm s2","environment":{"device_name":"cpu","intra_op_threads":2}})";
         const RecordedStream cached = recordLines(store, lines);

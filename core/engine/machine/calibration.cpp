@@ -224,8 +224,7 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     peak.key = matmulPeakKey(machine);
     peak.shapes = shapesOf(machine.cuda);
     const std::string path = peakCachePath(cacheFile);
-    nlohmann::json cache = readJsonCache(path);
-    if (std::optional<MatmulPeak> cached = peakIn(cache, peak.key, machine.cuda)) {
+    if (std::optional<MatmulPeak> cached = peakIn(readJsonCache(path), peak.key, machine.cuda)) {
         if (observed.gflops <= kStalePeakMargin * cached->gflops(observed.dtype, observed.tf32, observed.path))
             return *cached;
         peak = *cached;
@@ -261,10 +260,11 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
         for (auto &[path, gflops] : rates)
             if (cached.pathGflops.count(dtype) && cached.pathGflops.at(dtype).count(path))
                 gflops = std::max(gflops, cached.pathGflops.at(dtype).at(path));
-    cache[peak.key] = {{"float32_gflops", peak.float32Gflops}, {"bfloat16_gflops", peak.bfloat16Gflops},
-                       {"float16_gflops", peak.float16Gflops}, {"tfloat32_gflops", peak.tfloat32Gflops},
-                       {"path_gflops", peak.pathGflops},       {"measured_seconds", peak.seconds}};
-    writeJsonCache(path, cache);
+    // Into the file as it is now: other runs may have added their machines' peaks while this one measured.
+    const nlohmann::json entry = {{"float32_gflops", peak.float32Gflops}, {"bfloat16_gflops", peak.bfloat16Gflops},
+                                  {"float16_gflops", peak.float16Gflops}, {"tfloat32_gflops", peak.tfloat32Gflops},
+                                  {"path_gflops", peak.pathGflops},       {"measured_seconds", peak.seconds}};
+    updateJsonCache(path, [&](nlohmann::json &cache) { cache[peak.key] = entry; });
     return peak;
 }
 
