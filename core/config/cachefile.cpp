@@ -48,7 +48,8 @@ void updateJsonCache(const std::string &path, const std::function<void(nlohmann:
 {
     std::error_code ignored;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-    const int lock = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // Not `path`.lock: the launcher holds that one while its probe, a child, writes the tuning.
+    const int lock = ::open((path + ".write-lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock >= 0)
         while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {
         }
