@@ -92,15 +92,23 @@ ConfigField field(T Section::*value, std::string key, std::string help, Range ra
     f.key = std::move(key);
     f.help = std::move(help);
     f.ref = [value](RunConfig &c) -> ConfigField::Ref {
+        T *target;
         if constexpr (std::is_same_v<Section, RunConfig>)
-            return &(c.*value);
+            target = &(c.*value);
         else
-            return &(c.*SectionOf<Section>::member.*value);
+            target = &(c.*SectionOf<Section>::member.*value);
+        if constexpr (std::is_enum_v<T>)
+            return ChoiceRef(target);
+        else
+            return target;
     };
     f.minimum = range.minimum;
     f.maximum = range.maximum;
     f.exclusiveMaximum = range.exclusiveMaximum;
-    f.choices = std::move(choices);
+    if constexpr (std::is_enum_v<T>)
+        f.choices = choiceNames<T>();
+    else
+        f.choices = std::move(choices);
     return f;
 }
 
@@ -141,11 +149,11 @@ std::string allowedText(const ConfigField &field)
 {
     RunConfig probe;
     return std::visit(
-        [&field](auto *value) -> std::string {
-            using T = std::remove_pointer_t<decltype(value)>;
+        [&field](const auto &value) -> std::string {
+            using T = std::remove_pointer_t<std::decay_t<decltype(value)>>;
             if constexpr (std::is_same_v<T, bool>)
                 return "true, false";
-            else if constexpr (std::is_same_v<T, std::string>)
+            else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, ChoiceRef>)
                 return field.choices.empty() ? "text" : joined(field.choices);
             else
                 return std::string(std::is_same_v<T, int64_t> ? "an integer " : "a number ") + rangeText(field);
@@ -157,7 +165,7 @@ void assign(const ConfigField &field, RunConfig &config, const toml::node &node)
 {
     const std::string shown = describe(node);
     std::visit(
-        [&](auto *target) {
+        [&](auto target) {
             using T = std::remove_pointer_t<decltype(target)>;
             if constexpr (std::is_same_v<T, int64_t>) {
                 auto v = node.value_exact<int64_t>();
@@ -185,7 +193,10 @@ void assign(const ConfigField &field, RunConfig &config, const toml::node &node)
                     && std::find(field.choices.begin(), field.choices.end(), *v) == field.choices.end())
                     throw ConfigError(field.path(), "config: " + field.path() + " = " + shown + ": must be one of "
                                                         + joined(field.choices));
-                *target = *v;
+                if constexpr (std::is_same_v<T, ChoiceRef>)
+                    target.set(*v);
+                else
+                    *target = *v;
             }
         },
         field.ref(config));
@@ -259,6 +270,36 @@ std::string joined(const std::vector<std::string> &items)
     return out;
 }
 
+template<>
+const std::vector<std::string> &choiceNames<ModelSource>()
+{
+    static const std::vector<std::string> names = {"builtin", "torchscript"};
+    return names;
+}
+
+template<>
+const std::vector<std::string> &choiceNames<Corpus>()
+{
+    static const std::vector<std::string> names = {"fortunes", "generated", "text", "tokens"};
+    return names;
+}
+
+template<>
+const std::vector<std::string> &choiceNames<Attention>()
+{
+    static const std::vector<std::string> names = {"naive", "chunked", "sdpa", "auto"};
+    return names;
+}
+
+bool ChoiceRef::set(const std::string &name)
+{
+    const auto found = std::find(m_names->begin(), m_names->end(), name);
+    if (found == m_names->end())
+        return false;
+    m_set(std::size_t(found - m_names->begin()));
+    return true;
+}
+
 const std::vector<ConfigField> &configFields()
 {
     static const std::vector<ConfigField> fields = {
@@ -267,8 +308,7 @@ const std::vector<ConfigField> &configFields()
 
         field(&ModelConfig::source, "source",
               "builtin: optlog's GPT of the fields below; torchscript: your own module at model.path "
-              "(docs/torchscript.md)",
-              {}, {"builtin", "torchscript"}),
+              "(docs/torchscript.md)"),
         field(&ModelConfig::path, "path", "the TorchScript file for source = torchscript (torch.jit.save's)"),
         field(&ModelConfig::vocabSize, "vocab_size", "tokens in the vocabulary; 256 for byte-level text", {2, 65536}),
         field(&ModelConfig::contextLength, "context_length", "T, tokens per sequence", {1, 65536}),
@@ -280,8 +320,7 @@ const std::vector<ConfigField> &configFields()
 
         field(&DataConfig::corpus, "corpus",
               "fortunes: Debian's fortunes text; generated: built-in text; text: a UTF-8 file; "
-              "tokens: a folder with nanoGPT's train.bin and val.bin",
-              {}, {"fortunes", "generated", "text", "tokens"}),
+              "tokens: a folder with nanoGPT's train.bin and val.bin"),
         field(&DataConfig::path, "path", "the text file or token folder for corpus = text or tokens"),
         field(&DataConfig::validationFraction, "validation_fraction", "share of a text corpus held out for validation",
               {0.001, 0.5}),
@@ -321,8 +360,7 @@ const std::vector<ConfigField> &configFields()
         field(&MemoryConfig::attention, "attention",
               "naive keeps the T x T attention scores for backward; chunked recomputes them chunk by chunk; sdpa is "
               "LibTorch 2.x's fused attention; auto is sdpa on CUDA with LibTorch 2.x (its flash or memory-efficient "
-              "kernel, recorded with the run), naive elsewhere",
-              {}, {"naive", "chunked", "sdpa", "auto"}),
+              "kernel, recorded with the run), naive elsewhere"),
         field(&MemoryConfig::budget, "budget", "allocator budget, e.g. 512MiB: a run past it ends as oom; empty = none"),
         field(&MemoryConfig::attentionChunk, "attention_chunk", "queries per chunk for chunked attention", {1, 65536}),
 
@@ -449,7 +487,14 @@ std::string toToml(const RunConfig &config)
     toml::table root;
     for (const auto &field : configFields()) {
         toml::table &target = field.section.empty() ? root : bySection[field.section];
-        std::visit([&](auto *value) { target.insert_or_assign(field.key, *value); }, field.ref(copy));
+        std::visit(
+            [&](const auto &value) {
+                if constexpr (std::is_same_v<std::decay_t<decltype(value)>, ChoiceRef>)
+                    target.insert_or_assign(field.key, value.name());
+                else
+                    target.insert_or_assign(field.key, *value);
+            },
+            field.ref(copy));
     }
     std::ostringstream out;
     out << root << "\n";
@@ -462,9 +507,11 @@ std::string fieldText(const ConfigField &field, const RunConfig &config)
 {
     RunConfig copy = config; // ConfigField::ref takes a mutable config
     return std::visit(
-        [](auto *value) -> std::string {
-            using T = std::decay_t<decltype(*value)>;
-            if constexpr (std::is_same_v<T, std::string>)
+        [](const auto &value) -> std::string {
+            using T = std::remove_pointer_t<std::decay_t<decltype(value)>>;
+            if constexpr (std::is_same_v<T, ChoiceRef>)
+                return value.name();
+            else if constexpr (std::is_same_v<T, std::string>)
                 return *value;
             else if constexpr (std::is_same_v<T, bool>)
                 return *value ? "true" : "false";
@@ -479,7 +526,8 @@ std::string fieldText(const ConfigField &field, const RunConfig &config)
 std::string fieldAssignment(const ConfigField &field, const std::string &text)
 {
     RunConfig probe;
-    const bool isString = std::holds_alternative<std::string *>(field.ref(probe));
+    const ConfigField::Ref ref = field.ref(probe);
+    const bool isString = std::holds_alternative<std::string *>(ref) || std::holds_alternative<ChoiceRef>(ref);
     if (!isString)
         return field.path() + "=" + text;
     std::string quoted;

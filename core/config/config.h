@@ -12,12 +12,35 @@
 
 namespace optlog {
 
+// The fields whose value is one of a few words. Each is parsed into its enum once, when the config
+// is read; the rest of optlog compares enums, and the words live only in choiceNames.
+enum class ModelSource { Builtin, TorchScript };
+enum class Corpus { Fortunes, Generated, Text, Tokens };
+enum class Attention { Naive, Chunked, Sdpa, Auto };
+
+// The words of a choice as the TOML spells them, in the enum's order.
+template<typename Choice>
+const std::vector<std::string> &choiceNames();
+template<>
+const std::vector<std::string> &choiceNames<ModelSource>();
+template<>
+const std::vector<std::string> &choiceNames<Corpus>();
+template<>
+const std::vector<std::string> &choiceNames<Attention>();
+
+// The word a TOML file and a message use for `value`, as choiceNames spells it.
+template<typename Choice>
+const std::string &nameOf(Choice value)
+{
+    return choiceNames<Choice>()[static_cast<std::size_t>(value)];
+}
+
 struct ModelConfig
 {
     // builtin: optlog's GPT, shaped by the fields below; torchscript: the module at `path`
     // (docs/torchscript.md's contract), whose own shape replaces width, layers, heads, dropout and
     // tied_head; vocab_size is the data's and context_length the sequences it is trained on.
-    std::string source = "builtin";
+    ModelSource source = ModelSource::Builtin;
     std::string path;
     int64_t vocabSize = 256;     // tokens; 256 = byte-level
     int64_t contextLength = 128; // T, tokens per sequence
@@ -38,10 +61,10 @@ inline const std::vector<std::string> &builtinShapeFields()
 
 struct DataConfig
 {
-    std::string corpus = "fortunes"; // fortunes | generated | text | tokens
-    std::string path;                // text: a UTF-8 file; tokens: a folder with train.bin and val.bin
-    double validationFraction = 0.1; // share of a text corpus held out for validation (its tail)
-    int64_t evalSequences = 32;      // sequences in the fixed validation set
+    Corpus corpus = Corpus::Fortunes; // fortunes | generated | text | tokens
+    std::string path;                 // text: a UTF-8 file; tokens: a folder with train.bin and val.bin
+    double validationFraction = 0.1;  // share of a text corpus held out for validation (its tail)
+    int64_t evalSequences = 32;       // sequences in the fixed validation set
 };
 
 struct TrainConfig
@@ -70,11 +93,11 @@ struct PrecisionConfig
 
 struct MemoryConfig
 {
-    int64_t warmupSteps = 3;         // steps excluded from the peak and from steady-state throughput
-    int64_t checkpointEvery = 0;     // activation checkpointing: 0 none, 1 every block, k every k-th block
-    std::string attention = "naive"; // naive | chunked | sdpa (LibTorch 2.x) | auto (resolvedAttention())
-    int64_t attentionChunk = 64;     // queries per chunk when attention = chunked
-    std::string budget;              // allocator budget to rehearse, e.g. "512MiB"; empty = none
+    int64_t warmupSteps = 3;                // steps excluded from the peak and from steady-state throughput
+    int64_t checkpointEvery = 0;            // activation checkpointing: 0 none, 1 every block, k every k-th block
+    Attention attention = Attention::Naive; // naive | chunked | sdpa (LibTorch 2.x) | auto (resolvedAttention())
+    int64_t attentionChunk = 64;            // queries per chunk when attention = chunked
+    std::string budget;                     // allocator budget to rehearse, e.g. "512MiB"; empty = none
 };
 
 struct RuntimeConfig
@@ -128,9 +151,29 @@ struct RunConfig
 
 // One config field: where it lives in the TOML, what it holds, what is allowed.
 // The table drives parsing, validation, serialisation and (later) the designer.
+// A field that holds a choice (ModelSource, Corpus, Attention), read and written as its word.
+class ChoiceRef
+{
+public:
+    template<typename Choice>
+    explicit ChoiceRef(Choice *value)
+        : m_names(&choiceNames<Choice>())
+        , m_get([value] { return static_cast<std::size_t>(*value); })
+        , m_set([value](std::size_t index) { *value = static_cast<Choice>(index); })
+    { }
+    const std::string &name() const { return (*m_names)[m_get()]; }
+    // False, and the field unchanged, when `name` is none of the choice's words.
+    bool set(const std::string &name);
+
+private:
+    const std::vector<std::string> *m_names;
+    std::function<std::size_t()> m_get;
+    std::function<void(std::size_t)> m_set;
+};
+
 struct ConfigField
 {
-    using Ref = std::variant<int64_t *, double *, bool *, std::string *>;
+    using Ref = std::variant<int64_t *, double *, bool *, std::string *, ChoiceRef>;
     std::string section; // "" for top-level keys
     std::string key;
     std::string help; // one line, with the unit
@@ -138,7 +181,7 @@ struct ConfigField
     double minimum = 0; // numbers: inclusive lower bound
     double maximum = 0; // numbers: inclusive upper bound; 0 = none
     bool exclusiveMaximum = false;
-    std::vector<std::string> choices; // strings: allowed values; empty = any
+    std::vector<std::string> choices; // strings and choices: allowed values; empty = any
 
     std::string path() const { return section.empty() ? key : section + "." + key; }
 };
@@ -177,7 +220,7 @@ void requirePrecisionOnDevice(const PrecisionMode &mode, const std::string &devi
 // LibTorch has scaled_dot_product_attention (`libtorchHasSdpa`: 2.0 or newer), whose flash or
 // memory-efficient kernels keep no T x T matrix, and "naive" elsewhere (the CPU's products are
 // optlog's own, which SDPA would bypass). Any other setting is itself.
-std::string resolvedAttention(const RunConfig &config, bool libtorchHasSdpa);
+Attention resolvedAttention(const RunConfig &config, bool libtorchHasSdpa);
 
 // The whole config as TOML, every field written, so a stored run can be re-run exactly.
 std::string toToml(const RunConfig &config);

@@ -86,7 +86,7 @@ void requireDisplayableName(const std::string &field, const std::string &value)
 // GPT (attention kernels, the products' library) cannot reach inside it.
 void validateModelSource(const RunConfig &c)
 {
-    if (c.model.source == "builtin") {
+    if (c.model.source == ModelSource::Builtin) {
         if (!c.model.path.empty())
             throw ConfigError("model.path", "config: model.path = \"" + printable(c.model.path)
                                                 + "\" with model.source = \"builtin\": the path names a TorchScript "
@@ -97,9 +97,9 @@ void validateModelSource(const RunConfig &c)
     if (c.model.path.empty())
         throw ConfigError("model.path", "config: model.path is empty: model.source = \"torchscript\" needs the file "
                                         "torch.jit.save wrote (docs/torchscript.md)");
-    if (c.memory.attention != "naive")
+    if (c.memory.attention != Attention::Naive)
         throw NotApplicable("memory.attention",
-                            "config: memory.attention = \"" + c.memory.attention
+                            "config: memory.attention = \"" + nameOf(c.memory.attention)
                                 + "\" with model.source = \"torchscript\": a TorchScript module's attention is its own "
                                   "code, which optlog cannot chunk or fuse; leave memory.attention = \"naive\"");
     if (c.runtime.gemm != "auto" && c.runtime.gemm != "aten")
@@ -111,11 +111,11 @@ void validateModelSource(const RunConfig &c)
 
 } // namespace
 
-std::string resolvedAttention(const RunConfig &config, bool libtorchHasSdpa)
+Attention resolvedAttention(const RunConfig &config, bool libtorchHasSdpa)
 {
-    if (config.memory.attention != "auto")
+    if (config.memory.attention != Attention::Auto)
         return config.memory.attention;
-    return config.runtime.device == "cuda" && libtorchHasSdpa ? "sdpa" : "naive";
+    return config.runtime.device == "cuda" && libtorchHasSdpa ? Attention::Sdpa : Attention::Naive;
 }
 
 void validate(const RunConfig &c)
@@ -148,10 +148,10 @@ void validate(const RunConfig &c)
         throw ConfigError("memory.warmup_steps", "config: memory.warmup_steps = " + std::to_string(c.memory.warmupSteps)
                                                      + ": must be below train.steps = " + std::to_string(c.train.steps)
                                                      + " so that at least one complete step is measured");
-    const bool needsPath = c.data.corpus == "text" || c.data.corpus == "tokens";
+    const bool needsPath = c.data.corpus == Corpus::Text || c.data.corpus == Corpus::Tokens;
     if (needsPath && c.data.path.empty())
         throw ConfigError("data.path",
-                          "config: data.path is empty: data.corpus = \"" + c.data.corpus
+                          "config: data.path is empty: data.corpus = \"" + nameOf(c.data.corpus)
                               + "\" needs a path (a UTF-8 text file, or a folder with train.bin and val.bin)");
     if (c.distributed.zeroStage > 0 && c.distributed.ranks < 2)
         throw ConfigError("distributed.zero_stage",
@@ -165,7 +165,7 @@ void validate(const RunConfig &c)
                               + ": a run over several ranks cannot be resumed yet "
                                 "(its optimizer state and random streams are spread over the ranks); set it to 0");
     validateModelSource(c);
-    if (c.data.corpus != "tokens" && c.model.vocabSize < 256)
+    if (c.data.corpus != Corpus::Tokens && c.model.vocabSize < 256)
         throw ConfigError("model.vocab_size", "config: model.vocab_size = " + std::to_string(c.model.vocabSize)
                                                   + ": byte-level text needs at least 256");
 }

@@ -152,8 +152,8 @@ MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank)
 
 MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device, int64_t rank)
 {
-    if (config.model.source != "builtin")
-        throw ConfigError("model.source", "model.source = \"" + config.model.source
+    if (config.model.source != ModelSource::Builtin)
+        throw ConfigError("model.source", "model.source = \"" + nameOf(config.model.source)
                                               + "\": the closed-form memory model is optlog's own GPT's; a "
                                                 "TorchScript module's memory is predicted by probing it "
                                                 "(optlog estimate, optlog run; docs/torchscript.md)");
@@ -163,9 +163,9 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
     const PrecisionMode &mode = precisionModeOf(config);
     const Dtypes d(mode, device);
     const bool dropout = m.dropout > 0;
-    const std::string attentionKind = resolvedAttention(config, device.hasSdpa());
-    const bool chunked = attentionKind == "chunked" && config.memory.attentionChunk < m.contextLength;
-    const bool fused = attentionKind == "sdpa";
+    const Attention attentionKind = resolvedAttention(config, device.hasSdpa());
+    const bool chunked = attentionKind == Attention::Chunked && config.memory.attentionChunk < m.contextLength;
+    const bool fused = attentionKind == Attention::Sdpa;
     const double chunks = chunked ? double((m.contextLength + config.memory.attentionChunk - 1)
                                            / config.memory.attentionChunk)
                                   : 1;
@@ -400,7 +400,7 @@ std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estima
                                                    : "the counting allocator's peak over a complete step");
     out << line;
     out << formatDeviceTerms(estimate);
-    if (config.model.source != "builtin") {
+    if (config.model.source != ModelSource::Builtin) {
         out << "\nSaved activations and temporaries: " << estimate.source << "\n";
         return out.str();
     }
@@ -444,7 +444,7 @@ std::string formatEstimateJson(const RunConfig &config, const MemoryEstimate &es
                      {"allocation_granule_bytes", device.allocationGranuleBytes},
                      {"calibration", estimate.calibration},
                      {"not_known", device.unknown}};
-    if (config.model.source != "builtin")
+    if (config.model.source != ModelSource::Builtin)
         return out.dump(2) + "\n";
     for (const auto &z : zeroSharding(config, ranks))
         out["zero"].push_back({{"stage", z.stage}, {"ranks", z.ranks}, {"bytes_per_rank", z.bytesPerRank}});

@@ -49,7 +49,7 @@ struct MemoryEstimate
 // ranks by the padding of the last part.
 // The device's terms (autocast's op list, workspaces, rounding) are `device`'s; without them, those
 // assumedDeviceTerms() gives for runtime.device.
-// A TorchScript model (model.source = "torchscript") has no such closed form: it throws ConfigError.
+// A TorchScript model (ModelSource::TorchScript) has no such closed form: it throws ConfigError.
 MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device, int64_t rank = 0);
 MemoryEstimate estimateMemory(const RunConfig &config, int64_t rank = 0);
 

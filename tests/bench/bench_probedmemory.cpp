@@ -69,10 +69,10 @@ int main(int argc, char **argv)
         for (const std::string mode : {"fp32", "autocast-bf16", "master-bf16", "pure-bf16"})
             for (const int64_t checkpointEvery : {0, 1}) {
                 RunConfig config;
-                config.model.source = "torchscript";
+                config.model.source = ModelSource::TorchScript;
                 config.model.path = path.toStdString();
                 config.model.contextLength = 128;
-                config.data.corpus = "generated";
+                config.data.corpus = Corpus::Generated;
                 config.precision.mode = mode;
                 config.memory.checkpointEvery = checkpointEvery;
                 try {

@@ -38,11 +38,11 @@ public:
         RunConfig probe;
         std::string text;
         std::visit(
-            [&](auto *value) {
-                using T = std::remove_pointer_t<decltype(value)>;
+            [&](const auto &value) {
+                using T = std::remove_pointer_t<std::decay_t<decltype(value)>>;
                 if constexpr (std::is_same_v<T, bool>)
                     text = chance(2) ? "true" : "false";
-                else if constexpr (std::is_same_v<T, std::string>)
+                else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, ChoiceRef>)
                     text = field.choices.empty() ? "\"fuzz\"" : "\"" + oneOf(field.choices) + "\"";
                 else if constexpr (std::is_same_v<T, int64_t>)
                     text = std::to_string(int64_t(field.minimum) + int64_t(pick(4)));

@@ -430,7 +430,7 @@ void tst_Config::overridesKeepTheirType()
     applyOverride(c, "train.learning_rate=1"); // an integer is accepted for a real
     QCOMPARE(c.train.learningRate, 1.0);
     QCOMPARE(c.model.tiedHead, false);
-    QCOMPARE(c.data.corpus, std::string("generated"));
+    QCOMPARE(c.data.corpus, Corpus::Generated);
 }
 
 void tst_Config::serialisedConfigReadsBackIdentical()
@@ -485,8 +485,8 @@ void tst_Config::theGpuStudyComparesEveryTechniqueOnTheGpu()
     QCOMPARE(runs.at("microbatch6-accum2").tokensPerStep(), runs.at("fp32").tokensPerStep());
     QCOMPARE(runs.at("checkpoint-every-block").memory.checkpointEvery, int64_t(1));
     const RunConfig &flash = runs.at("autocast-bf16-flash");
-    QCOMPARE(flash.memory.attention, std::string("auto"));
-    QCOMPARE(resolvedAttention(flash, true), std::string("sdpa"));
+    QCOMPARE(flash.memory.attention, Attention::Auto);
+    QCOMPARE(resolvedAttention(flash, true), Attention::Sdpa);
     for (const auto &run : plan.runs)
         if (run.name == "autocast-bf16-flash")
             QCOMPARE(run.baseline, std::string("autocast-bf16"));
@@ -509,12 +509,12 @@ void tst_Config::tf32IsAGpuSetting()
 void tst_Config::autoAttentionIsSdpaOnCudaWithLibTorch2()
 {
     RunConfig config = loadRunConfig("default", "", {"memory.attention=auto"});
-    QCOMPARE(resolvedAttention(config, true), std::string("naive")); // the CPU's products are optlog's own
+    QCOMPARE(resolvedAttention(config, true), Attention::Naive); // the CPU's products are optlog's own
     config.runtime.device = "cuda";
-    QCOMPARE(resolvedAttention(config, true), std::string("sdpa"));
-    QCOMPARE(resolvedAttention(config, false), std::string("naive")); // LibTorch 1.x has no SDPA
-    config.memory.attention = "chunked";
-    QCOMPARE(resolvedAttention(config, true), std::string("chunked")); // a setting other than auto is itself
+    QCOMPARE(resolvedAttention(config, true), Attention::Sdpa);
+    QCOMPARE(resolvedAttention(config, false), Attention::Naive); // LibTorch 1.x has no SDPA
+    config.memory.attention = Attention::Chunked;
+    QCOMPARE(resolvedAttention(config, true), Attention::Chunked); // a setting other than auto is itself
 }
 
 void tst_Config::shippedStudiesAreValid()

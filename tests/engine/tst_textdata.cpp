@@ -65,7 +65,7 @@ void tst_TextData::textIsSplitDeterministically()
         text += "abcdefghij";
     writeFile(dir.filePath("corpus.txt"), text);
     DataConfig config;
-    config.corpus = "text";
+    config.corpus = Corpus::Text;
     config.path = dir.filePath("corpus.txt").toStdString();
     config.validationFraction = 0.1;
     const TokenSplit split = loadTokens(config, 256, 8);
@@ -86,7 +86,7 @@ void tst_TextData::tokenFilesLoad()
     writeFile(dir.filePath("train.bin"), tokenBytes(train));
     writeFile(dir.filePath("val.bin"), tokenBytes(validation));
     DataConfig config;
-    config.corpus = "tokens";
+    config.corpus = Corpus::Tokens;
     config.path = dir.path().toStdString();
     const TokenSplit split = loadTokens(config, 1000, 16);
     QVERIFY(split.train == train);
@@ -97,7 +97,7 @@ void tst_TextData::badDataIsRefused()
 {
     QTemporaryDir dir;
     DataConfig tokens;
-    tokens.corpus = "tokens";
+    tokens.corpus = Corpus::Tokens;
     tokens.path = dir.path().toStdString();
     QVERIFY(refusal(tokens, 256, 8).contains("train.bin' does not exist"));
 
@@ -119,7 +119,7 @@ void tst_TextData::badDataIsRefused()
 
     writeFile(dir.filePath("short.txt"), QByteArray(50, 'x'));
     DataConfig text;
-    text.corpus = "text";
+    text.corpus = Corpus::Text;
     text.path = dir.filePath("short.txt").toStdString();
     QVERIFY2(refusal(text, 256, 128).contains("fewer than model.context_length + 1 = 129"),
              qPrintable(refusal(text, 256, 128)));

@@ -38,12 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     std::unique_ptr<fuzz::InputFile> text;
     std::filesystem::path folder;
     if (choice & 1) {
-        config.corpus = "text";
+        config.corpus = Corpus::Text;
         config.validationFraction = double((choice >> 1) & 7) / 8.0;
         text = std::make_unique<fuzz::InputFile>(bytes, ".txt");
         config.path = text->path();
     } else {
-        config.corpus = "tokens";
+        config.corpus = Corpus::Tokens;
         vocab = (choice & 2) ? 50304 : 256;
         folder = fuzz::scratchPath("-tokens");
         std::filesystem::create_directories(folder);

@@ -172,26 +172,26 @@ std::string generatedText(size_t bytes)
 TokenSplit loadTokens(const DataConfig &config, int64_t vocabSize, int64_t contextLength)
 {
     TokenSplit split;
-    if (config.corpus == "tokens") {
+    if (config.corpus == Corpus::Tokens) {
         const fs::path folder(config.path);
         split.train = readTokenFile(folder / "train.bin", vocabSize);
         split.validation = readTokenFile(folder / "val.bin", vocabSize);
         split.description = "uint16 tokens from " + folder.string();
     } else {
         std::string text;
-        if (config.corpus == "text") {
+        if (config.corpus == Corpus::Text) {
             if (!fs::is_regular_file(config.path))
                 throw DataError("data: text corpus '" + config.path + "' does not exist or is not a file");
             text = readDataFile(config.path);
             // Any bytes train (one token each); the description says when they are not text.
             split.description = isUtf8(text) ? "UTF-8 bytes of " + config.path
                                              : "bytes of " + config.path + ", which is not UTF-8 text";
-        } else if (config.corpus == "fortunes") {
+        } else if (config.corpus == Corpus::Fortunes) {
             text = fortunesText();
             split.description = "Debian fortunes, separators removed";
         }
-        if (config.corpus == "generated" || (config.corpus == "fortunes" && text.empty())) {
-            split.description = config.corpus == "generated"
+        if (config.corpus == Corpus::Generated || (config.corpus == Corpus::Fortunes && text.empty())) {
+            split.description = config.corpus == Corpus::Generated
                                     ? "built-in generated text"
                                     : "built-in generated text (fortunes are not installed: apt-get install fortunes)";
             text = generatedText();

@@ -39,7 +39,7 @@ DataParallel::DataParallel(RankGroup &group, const RunConfig &config, const std:
 {
     // The memory model predicts the built-in GPT's shards from its own list of tensor sizes: the
     // model must be that list.
-    if (config.model.source == "builtin" && sizesOf(parameters) != parameterSizes(config.model))
+    if (config.model.source == ModelSource::Builtin && sizesOf(parameters) != parameterSizes(config.model))
         throw std::logic_error("DataParallel: the model's parameters are not parameterSizes()'s, which ranks shard by");
 
     const auto options = parameters.front().options().dtype(at::kFloat).requires_grad(false);

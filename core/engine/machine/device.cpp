@@ -43,7 +43,7 @@ c10::Device runDevice(const RunConfig &config)
 {
     const c10::Device device = requestedDevice(config.runtime.device);
     requirePrecisionOnDevice(precisionModeOf(config), device.is_cuda() ? "cuda" : "cpu");
-    if (!compat::hasFusedAttention && config.memory.attention == "sdpa")
+    if (!compat::hasFusedAttention && config.memory.attention == Attention::Sdpa)
         throw ConfigError("memory.attention",
                           "config: memory.attention = \"sdpa\" needs LibTorch 2.0 or newer (its fused "
                           "scaled_dot_product_attention); this optlog is built against " TORCH_VERSION

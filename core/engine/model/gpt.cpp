@@ -42,19 +42,19 @@ GPTOptions GPTOptions::from(const ModelConfig &model)
 
 GPTOptions GPTOptions::from(const RunConfig &config)
 {
-    const std::string attention = resolvedAttention(config, compat::hasFusedAttention);
+    const Attention attention = resolvedAttention(config, compat::hasFusedAttention);
     return from(config.model)
         .checkpoint_every(config.memory.checkpointEvery)
-        .attention_chunk(attention == "chunked" ? config.memory.attentionChunk : 0)
-        .fused_attention(attention == "sdpa")
+        .attention_chunk(attention == Attention::Chunked ? config.memory.attentionChunk : 0)
+        .fused_attention(attention == Attention::Sdpa)
         .gemm(runProductPaths(config.runtime, scalarType(precisionModeOf(config).compute)));
 }
 
 std::string attentionInUse(const RunConfig &config, c10::Device device, c10::ScalarType dtype)
 {
-    const std::string attention = resolvedAttention(config, compat::hasFusedAttention);
-    if (attention != "sdpa")
-        return attention;
+    const Attention attention = resolvedAttention(config, compat::hasFusedAttention);
+    if (attention != Attention::Sdpa)
+        return nameOf(attention);
     const auto &m = config.model;
     // One sequence of the run's shape: the choice depends on dtype, head size, length and dropout.
     const at::Tensor q = at::zeros({1, m.heads, m.contextLength, m.width / m.heads},

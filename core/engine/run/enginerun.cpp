@@ -71,7 +71,7 @@ std::string outOfMachineMemory(const RunConfig &config, const std::vector<Memory
     return "out of memory: an allocation failed (std::bad_alloc); the prediction was a peak of " + formatBytes(peak)
            + (available.bytes > 0 ? " and the machine had " + formatBytes(available.bytes) + " available at the start"
                                   : std::string())
-           + ". Lower train.microbatch" + (config.model.source == "builtin" ? " or model.width" : "")
+           + ". Lower train.microbatch" + (config.model.source == ModelSource::Builtin ? " or model.width" : "")
            + ", or set memory.budget to rehearse a limit without reaching "
              "the machine's";
 }
@@ -89,7 +89,7 @@ EngineRun::EngineRun(RunConfig config, PreflightCheck preflight)
     allowAmx(); // before any product (the probes below train), LibTorch's or optlog's, makes oneDNN choose its kernels
     // The prediction first (a TorchScript module's probes, or the memory model's calibration on
     // this device: each cached after its first time), then the check against it.
-    if (m_config.model.source == "torchscript")
+    if (m_config.model.source == ModelSource::TorchScript)
         m_probed = probeMemory(m_config);
     else
         m_calibration = calibrateDevice(m_config, m_deviceTerms);

@@ -93,7 +93,7 @@ private:
     DeviceTerms m_deviceTerms;   // what the memory model assumes of the device
     AvailableMemory m_available; // at the check, for the hint when the machine runs out
     TokenSplit m_data;
-    // model.source = "torchscript": the module's parameters and its memory probes.
+    // ModelSource::TorchScript: the module's parameters and its memory probes.
     std::optional<ProbedMemory> m_probed;
     // optlog's GPT: the memory model's calibration on this device (memoryprobe.h).
     std::optional<DeviceCalibration> m_calibration;

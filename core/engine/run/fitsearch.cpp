@@ -165,7 +165,7 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
         {"autocast BF16", {"precision.mode=\"autocast-bf16\""}},
     };
     // A TorchScript module's size is its own code's.
-    if (m_config.model.source == "builtin")
+    if (m_config.model.source == ModelSource::Builtin)
         levers.push_back({"smaller model (" + std::to_string(halfLayers) + " layers)",
                           {"model.layers=" + std::to_string(halfLayers)}});
     result.fittedTokensPerSecond = realSteps(result.fitted, m_data, 0, 6).tokensPerSecond;

@@ -76,7 +76,7 @@ MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int
     } catch (const InputError &) {
         throw;
     } catch (const std::exception &e) {
-        const std::string what = config.model.source == "torchscript"
+        const std::string what = config.model.source == ModelSource::TorchScript
                                      ? "the TorchScript module '" + config.model.path
                                            + "' fails in a probe of its memory"
                                      : "the device calibration's probe of the built-in GPT fails";
@@ -151,12 +151,12 @@ DeviceCalibration calibrateDevice(const RunConfig &config, const DeviceTerms &de
         return *cached;
     CountingAllocator::install(); // the probes measure what the run's allocator would count
     RunConfig probe = config;
-    probe.model.source = "builtin";
+    probe.model.source = ModelSource::Builtin;
     probe.model.path.clear();
     probe.model.layers = 2;
     probe.model.heads = 4;
     probe.model.dropout = 0;
-    probe.memory.attention = "naive";
+    probe.memory.attention = Attention::Naive;
     probe.memory.checkpointEvery = 0;
     int64_t longest = 0;
     for (const auto &shape : kCalibrationShapes)
@@ -194,7 +194,7 @@ MemoryPredictor::MemoryPredictor(DeviceTerms device)
 
 MemoryEstimate MemoryPredictor::operator()(const RunConfig &config)
 {
-    if (config.model.source == "builtin") {
+    if (config.model.source == ModelSource::Builtin) {
         MemoryEstimate estimate = estimateMemory(config, m_device);
         if (!m_device.onThisMachine)
             return estimate;

@@ -11,7 +11,7 @@
 
 namespace optlog {
 
-// The memory of a model optlog has never seen (model.source = "torchscript"), by probing it: the
+// The memory of a model optlog has never seen (ModelSource::TorchScript), by probing it: the
 // module is trained for a few steps at microbatches 1 and 2 and contexts T/4, T/2 and T of the
 // config's, in its precision mode, checkpointing and device, and each role fitted to ActivationFit's
 // terms (temporaries as MemoryProbe says). The probes are cached ($XDG_CACHE_HOME/optlog/torchscript-probes.json) by the module file's

@@ -60,7 +60,7 @@ std::string largestRoleField(const RunConfig &config, const MemoryEstimate &esti
     const bool activations = largest->role == MemoryRole::SavedActivations || largest->role == MemoryRole::Temporaries;
     if (activations)
         return "train.microbatch";
-    return config.model.source == "builtin" ? "model.width" : "precision.mode";
+    return config.model.source == ModelSource::Builtin ? "model.width" : "precision.mode";
 }
 
 std::string levers(const std::string &field)
@@ -106,8 +106,9 @@ void checkMemoryFits(const RunConfig &config, const MemoryEstimate &estimate, co
     std::string role = "its largest role";
     const std::string field = largestRoleField(config, estimate, &role);
     const std::string predicted = "the run is predicted to need " + formatBytes(estimate.peakBytes) + " at its peak ("
-                                  + (config.model.source == "builtin" ? "memory model" : "the module's probes") + "; "
-                                  + role + " takes the most"
+                                  + (config.model.source == ModelSource::Builtin ? "memory model"
+                                                                                 : "the module's probes")
+                                  + "; " + role + " takes the most"
                                   + (estimate.calibration.empty() ? "" : "; " + estimate.calibration) + ")";
     if (!config.memory.budget.empty()) {
         const int64_t budget = parseBytes(config.memory.budget, "memory.budget");
@@ -133,7 +134,7 @@ void checkMemoryFits(const RunConfig &config, const MemoryEstimate &estimate, co
 
 std::optional<double> leastSeconds(const RunConfig &config, double peakGflops)
 {
-    if (config.model.source != "builtin" || peakGflops <= 0)
+    if (config.model.source != ModelSource::Builtin || peakGflops <= 0)
         return std::nullopt;
     const auto &m = config.model;
     double flopsPerToken = modelFlopsPerToken(parameterCount(m), m.layers, m.contextLength, m.width);
