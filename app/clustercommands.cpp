@@ -5,6 +5,7 @@
 #include "app/commands.h"
 #include "app/launcher.h"
 #include "core/analysis/analysis.h"
+#include "core/analysis/planruns.h"
 #include "core/cluster/gather.h"
 #include "core/cluster/slurm.h"
 #include "core/config/presets.h"
@@ -190,8 +191,8 @@ int cancelTasks(const Store &study, const Slurm &slurm, const std::vector<std::s
 
 } // namespace
 
-int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, const std::vector<PlannedRun> &replicates,
-                        const std::string &studyFile, const std::string &self)
+int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, const std::string &studyFile,
+                        const std::string &self)
 {
     std::unique_ptr<Slurm> slurm;
     std::unique_ptr<Store> study;
@@ -206,7 +207,7 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
                 for (const ClusterTask &task : job.tasks)
                     if (!hasEnded(taskStateOf(task.state)))
                         queued.push_back(task.runName);
-            for (PlannedRun &run : runsToDo(replicates, study->runs())) {
+            for (PlannedRun &run : planRuns(plan, study->runs()).todo) {
                 if (std::find(queued.begin(), queued.end(), run.name) != queued.end()) {
                     std::cerr << "optlog study: " << run.name << " is already queued or running on Slurm, kept\n";
                     continue;

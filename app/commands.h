@@ -5,6 +5,7 @@
 #include "core/analysis/studycomparison.h"
 #include "core/cluster/slurm.h"
 #include "core/config/config.h"
+#include "core/config/studyplan.h"
 #include "core/contract/outcome.h"
 #include "core/engine/run/runrequest.h"
 #include "core/store/store.h"
@@ -64,11 +65,11 @@ int studyCommand(const StudyRequest &request, const std::string &self);
 int comparePlannedStudy(const StudyPlan &plan, const std::string &studyFile, bool wide);
 
 // Runs on a cluster (app/clustercommands.cpp). `optlog study --scheduler slurm`: gathers what earlier
-// jobs finished, then submits the plan's runs still to do (`replicates` less those completed or
-// queued) as one job array, each task training into a shard of its own; with `wait`, gathers as
+// jobs finished, then submits the plan's runs still to do (planRuns' todo less those queued) as
+// one job array, each task training into a shard of its own; with `wait`, gathers as
 // they end and compares.
-int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, const std::vector<PlannedRun> &replicates,
-                        const std::string &studyFile, const std::string &self);
+int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, const std::string &studyFile,
+                        const std::string &self);
 Command addGatherCommand(CLI::App &app, const Invocation &invocation);
 Command addCancelCommand(CLI::App &app, const Invocation &invocation);
 
@@ -90,6 +91,7 @@ struct EstimateRequest
     int64_t ranks = 8; // data-parallel ranks for the ZeRO rows
     bool json = false;
     std::string computeCapability; // runtime.device = "cuda" without a GPU here: the chip's, "9.0"
+    bool checkApplicable = false;  // only whether the run's model can take the config, as JSON
 };
 int estimateCommand(const EstimateRequest &request);
 

@@ -8,11 +8,15 @@
 #include "core/cluster/slurm.h"
 #include "core/cluster/tasklist.h"
 #include "core/config/config.h"
+#include "core/config/configerror.h"
 #include "core/contract/inputerror.h"
 #include "core/engine/machine/device.h"
+#include "core/engine/model/languagemodel.h"
 #include "core/engine/run/memoryprobe.h"
 #include "core/memorymodel/memorymodel.h"
 #include "core/store/store.h"
+
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <iostream>
@@ -34,8 +38,33 @@ std::unique_ptr<Store> openStudy(const std::string &path, const char *command)
 
 } // namespace
 
+namespace {
+
+// `optlog estimate --check-applicable`: whether the run's model can take the config, for the
+// workbench's queue, which links no LibTorch to load a module with (ui/moduleprobe.h). A setting the
+// model cannot take is an answer, {"applicable": false, "field", "reason"}; a broken module or
+// config is bad input, as anywhere else.
+int applicabilityCommand(const EstimateRequest &request)
+{
+    nlohmann::json verdict = {{"applicable", true}};
+    if (const int refused = refuseBadInput("estimate", [&] {
+            try {
+                requireModelTakes(loadRunConfig(request.preset, request.configFile, request.overrides));
+            } catch (const NotApplicable &e) {
+                verdict = {{"applicable", false}, {"field", e.field()}, {"reason", e.what()}};
+            }
+        }))
+        return refused;
+    std::cout << verdict.dump() << "\n";
+    return kExitOk;
+}
+
+} // namespace
+
 int estimateCommand(const EstimateRequest &request)
 {
+    if (request.checkApplicable)
+        return applicabilityCommand(request);
     RunConfig config;
     MemoryEstimate estimate;
     if (const int refused = refuseBadInput("estimate", [&] {
@@ -156,6 +185,9 @@ Command addEstimateCommand(CLI::App &app, const Invocation &)
     command->add_option("--compute-capability", request->computeCapability,
                         "with runtime.device=cuda where no GPU is: the chip to size CUDA's workspaces for (9.0 "
                         "for H100 and H200)");
+    command->add_flag("--check-applicable", request->checkApplicable,
+                      "only check that the run's model can take the config (a TorchScript module is loaded and its "
+                      "contract's forwards run) and print {\"applicable\": true|false, \"field\", \"reason\"}");
     return {command, [request] {
                 if (request->configFile.empty() && request->preset.empty())
                     request->preset = "default";

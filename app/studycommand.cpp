@@ -5,50 +5,37 @@
 #include "app/commands.h"
 #include "app/launcher.h"
 #include "core/analysis/analysis.h"
+#include "core/analysis/planruns.h"
 #include "core/config/cachefile.h"
 #include "core/config/configerror.h"
 #include "core/config/studyplan.h"
-#include "core/engine/model/scriptedmodel.h"
+#include "core/engine/model/languagemodel.h"
 #include "core/store/store.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 namespace optlog {
 
 namespace {
 
-// Drops from `plan` the runs its model cannot take (NotApplicable: chunked attention or
-// checkpointing for a TorchScript module without blocks, say), telling why, so that the study
-// trains and compares the rest. A module is loaded and checked against its contract here, once
-// per run, so that a broken one is refused before anything trains. Any other mistake is thrown,
-// and so is a skipped baseline: there would be nothing to compare against.
-void skipInapplicableRuns(StudyPlan &plan)
+// What planRuns left out and changed, said before anything trains.
+void sayWhatWasSkipped(const PlanRuns &runs)
 {
-    std::vector<PlannedRun> kept;
-    std::vector<std::string> skipped;
-    for (auto &run : plan.runs) {
-        try {
-            const RunConfig config = run.config();
-            if (config.model.source == "torchscript") {
-                const ScriptedModel checked(config); // loads it and runs the contract's forwards
-            }
-            kept.push_back(std::move(run));
-        } catch (const NotApplicable &e) {
-            if (run.name == plan.baseline)
-                throw NotApplicable(e.field(), "the baseline run '" + run.name + "' cannot apply to this model, so "
-                                                   + "the study has nothing to compare against: " + e.what());
-            std::cerr << "optlog study: skipped " << run.name << ": " << e.what() << "\n";
-            skipped.push_back(run.name);
-        }
-    }
-    for (auto &run : kept)
-        if (std::find(skipped.begin(), skipped.end(), run.baseline) != skipped.end()) {
-            std::cerr << "optlog study: " << run.name << " is compared against " << plan.baseline << ", since its own "
-                      << "baseline " << run.baseline << " was skipped\n";
-            run.baseline.clear();
-        }
-    plan.runs = std::move(kept);
+    for (const auto &skipped : runs.skipped)
+        std::cerr << "optlog study: skipped " << skipped.name << ": " << skipped.reason << "\n";
+    for (const auto &note : runs.notes)
+        std::cerr << "optlog study: " << note << "\n";
+}
+
+// The runs `studyFile` holds, read without writing: a plan refused after this leaves no file behind.
+// A file that is not a study is refused here, before anything runs.
+std::vector<RunRecord> storedRuns(const std::string &studyFile)
+{
+    if (!std::filesystem::exists(studyFile))
+        return {};
+    return Store(studyFile, Store::Access::ReadOnly).runs();
 }
 
 } // namespace
@@ -56,7 +43,7 @@ void skipInapplicableRuns(StudyPlan &plan)
 int studyCommand(const StudyRequest &request, const std::string &self)
 {
     StudyPlan plan;
-    std::vector<PlannedRun> replicates, todo; // the plan's runs, each as its replicates over seeds
+    PlanRuns runs;
     std::string studyFile;
     if (const int refused = refuseBadInput("study", [&] {
             plan = loadStudyPlan(request.plan);
@@ -67,31 +54,28 @@ int studyCommand(const StudyRequest &request, const std::string &self)
                     run.seeds.clear(); // --repeats replaces the plan's own seeds
                 }
             }
-            skipInapplicableRuns(plan);
-            // Validates every run's config, with the overrides, and its seeds before anything runs.
-            for (const auto &run : plan.runs)
-                for (auto &replicate : replicatesOf(run))
-                    replicates.push_back(std::move(replicate));
             studyFile = request.study.empty() ? studyFilePath(plan.name + ".sqlite") : request.study;
             if (!request.scheduler.empty() && request.scheduler != "slurm")
                 throw ConfigError("--scheduler " + request.scheduler
                                   + " is not one optlog submits to; the one it knows is slurm");
-            if (request.scheduler.empty())
-                todo = runsToDo(replicates, Store(studyFile).runs());
+            // On Slurm, what the study holds is known once the shards are gathered (clustercommands.cpp).
+            runs = planRuns(plan, request.scheduler.empty() ? storedRuns(studyFile) : std::vector<RunRecord>{},
+                            requireModelTakes);
         }))
         return refused;
+    sayWhatWasSkipped(runs);
     if (!request.scheduler.empty())
-        return clusterStudyCommand(request, plan, replicates, studyFile, self);
+        return clusterStudyCommand(request, runs.plan, studyFile, self);
 
-    for (size_t i = 0; i < replicates.size(); ++i) {
-        const PlannedRun &run = replicates[i];
-        const bool needed = std::any_of(todo.begin(), todo.end(),
+    for (size_t i = 0; i < runs.replicates.size(); ++i) {
+        const PlannedRun &run = runs.replicates[i];
+        const bool needed = std::any_of(runs.todo.begin(), runs.todo.end(),
                                         [&run](const PlannedRun &t) { return t.name == run.name; });
         if (!needed) {
             std::cerr << "optlog study: " << run.name << " already completed in " << studyFile << ", kept\n";
             continue;
         }
-        std::cerr << "optlog study: run " << (i + 1) << "/" << replicates.size() << ": " << run.name << "\n";
+        std::cerr << "optlog study: run " << (i + 1) << "/" << runs.replicates.size() << ": " << run.name << "\n";
         std::vector<std::string> arguments = runArguments(run, studyFile);
         if (request.force)
             arguments.push_back("--force");
@@ -102,7 +86,7 @@ int studyCommand(const StudyRequest &request, const std::string &self)
         }
     }
 
-    return comparePlannedStudy(plan, studyFile, request.wide);
+    return comparePlannedStudy(runs.plan, studyFile, request.wide);
 }
 
 int comparePlannedStudy(const StudyPlan &plan, const std::string &studyFile, bool wide)

@@ -2,6 +2,7 @@
 #include "ui/designerview.h"
 
 #include "core/analysis/analysis.h"
+#include "core/analysis/planruns.h"
 #include "core/config/config.h"
 #include "core/config/presets.h"
 #include "core/config/sweep.h"
@@ -214,6 +215,7 @@ QWidget *DesignerView::buildSweep()
         connect(m_sweepKey[axis], &QComboBox::currentTextChanged, this, [this] { m_debounce.start(); });
         connect(m_sweepValues[axis], &QLineEdit::textChanged, this, [this] { m_debounce.start(); });
     }
+    m_sweepPreview->setObjectName(QStringLiteral("sweepPreview"));
     m_sweepPreview->setMaximumHeight(120);
     form->addRow(tr("Runs"), m_sweepPreview);
     return group;
@@ -371,7 +373,8 @@ void DesignerView::revalidate()
 
     // A TorchScript module's own code is its shape: the built-in GPT's fields are kept, greyed
     // (model.source's help says why).
-    const bool ownModule = fieldText(QStringLiteral("model.source")) == QStringLiteral("torchscript");
+    const bool ownModule = fieldText(QStringLiteral("model.source"))
+                           == QString::fromStdString(nameOf(ModelSource::TorchScript));
     for (const auto &path : builtinShapeFields())
         if (const auto it = m_fields.constFind(QString::fromStdString(path)); it != m_fields.constEnd())
             it->editor->setEnabled(!ownModule);
@@ -388,6 +391,7 @@ void DesignerView::revalidate()
         }
     }
     m_runs.clear();
+    std::vector<SkippedRun> skipped;
     if (problems.isEmpty()) {
         try {
             run.config(); // the rules that involve several fields, with the CLI's messages
@@ -396,11 +400,17 @@ void DesignerView::revalidate()
                 if (m_sweepKey[axis]->currentIndex() > 0)
                     axes.push_back({m_sweepKey[axis]->currentText().toStdString(),
                                     splitSweepValues(m_sweepValues[axis]->text().toStdString())});
+            StudyPlan sweep;
             for (PlannedRun planned : expandSweep(run, axes)) {
                 planned.repeats = m_repeats->value();
-                for (const auto &replicate : replicatesOf(planned))
-                    m_runs.append(replicate);
+                sweep.runs.push_back(std::move(planned));
             }
+            // As designed, each time: a run the study completed before is queued again. The sweep's
+            // points a TorchScript module cannot take by the config's rules are left out, as
+            // `optlog study` leaves them; its code is checked when the engine starts the run.
+            PlanRuns runs = planRuns(std::move(sweep), {});
+            m_runs = QList<PlannedRun>(runs.replicates.begin(), runs.replicates.end());
+            skipped = std::move(runs.skipped);
         } catch (const ConfigError &e) {
             showAt(e);
         }
@@ -413,6 +423,13 @@ void DesignerView::revalidate()
     m_sweepPreview->clear();
     for (const auto &planned : m_runs)
         m_sweepPreview->addItem(QString::fromStdString(planned.name));
+    for (const auto &left : skipped) {
+        auto *item
+            = new QListWidgetItem(tr("%1: skipped, the model cannot take it").arg(QString::fromStdString(left.name)),
+                                  m_sweepPreview);
+        item->setToolTip(QString::fromStdString(left.reason));
+        item->setFlags(Qt::NoItemFlags);
+    }
     showPrediction(m_runs.isEmpty() ? run : m_runs.front());
 }
 
@@ -428,7 +445,7 @@ void DesignerView::showPrediction(const PlannedRun &run)
         return;
     }
     MemoryEstimate estimate;
-    if (config.model.source == "builtin") {
+    if (config.model.source == ModelSource::Builtin) {
         estimate = estimateMemory(config);
     } else if (m_moduleProbe->isProbing()) {
         m_predictionSummary->setText(tr("Probing the module: a few short runs of it in the engine…"));
@@ -462,7 +479,7 @@ void DesignerView::showPrediction(const PlannedRun &run)
                           .arg(QString::fromStdString(formatBytes(estimate.peakBytes)))
                           .arg(QString::fromStdString(effectiveBatch(config)))
                           .arg(config.tokensPerStep());
-    if (config.model.source != "builtin")
+    if (config.model.source != ModelSource::Builtin)
         summary += tr(" From the %1.").arg(QString::fromStdString(estimate.source).toHtmlEscaped());
     if (m_runs.size() > 1)
         summary += tr(" Shown for the first of %1 sweep runs.").arg(m_runs.size());
@@ -491,7 +508,7 @@ bool DesignerView::probeModule()
     } catch (const ConfigError &) {
         return false;
     }
-    if (config.model.source == "builtin" || !m_moduleProbe->probe(config))
+    if (config.model.source == ModelSource::Builtin || !m_moduleProbe->probe(config))
         return false;
     showPrediction(run);
     return true;

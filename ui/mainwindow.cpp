@@ -2,6 +2,7 @@
 #include "ui/mainwindow.h"
 
 #include "core/analysis/analysis.h"
+#include "core/analysis/planruns.h"
 #include "core/analysis/report.h"
 #include "core/config/cachefile.h"
 #include "core/config/studyplan.h"
@@ -11,6 +12,7 @@
 #include "ui/curationcontroller.h"
 #include "ui/designerview.h"
 #include "ui/machinetuning.h"
+#include "ui/moduleprobe.h"
 #include "ui/monitorview.h"
 #include "ui/report/reportwriter.h"
 #include "ui/runqueue.h"
@@ -19,6 +21,7 @@
 #include "ui/studywatcher.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
@@ -28,6 +31,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -51,6 +55,7 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     , m_curation(new CurationController(m_runs, m_watcher, m_designer, this))
     , m_tuning(new MachineTuning(engineBinary, this))
     , m_cluster(new ClusterControl(engineBinary, this))
+    , m_modules(new ModuleProbe(engineBinary, this))
     , m_pages(new QTabWidget)
 {
     setObjectName(QStringLiteral("optlogMainWindow"));
@@ -267,21 +272,19 @@ QString MainWindow::studyPath() const
 
 int MainWindow::queuePlan(const QString &plan)
 {
-    StudyPlan loaded;
-    std::vector<PlannedRun> todo;
+    PlanRuns runs;
     try {
-        loaded = loadStudyPlan(plan.toStdString());
-        std::vector<PlannedRun> replicates;
-        for (const auto &run : loaded.runs)
-            for (auto &replicate : replicatesOf(run))
-                replicates.push_back(std::move(replicate));
-        todo = runsToDo(replicates, Store(studyPath().toStdString(), Store::Access::ReadOnly).runs());
+        QApplication::setOverrideCursor(Qt::WaitCursor); // a TorchScript run's module is loaded by the engine
+        const auto restoreCursor = qScopeGuard([] { QApplication::restoreOverrideCursor(); });
+        runs = planRuns(loadStudyPlan(plan.toStdString()),
+                        Store(studyPath().toStdString(), Store::Access::ReadOnly).runs(),
+                        [this](const RunConfig &config) { m_modules->requireApplicable(config); });
     } catch (const std::exception &e) {
         QMessageBox::warning(this, tr("Cannot queue %1").arg(plan), QString::fromStdString(e.what()));
         return 0;
     }
     int queued = 0;
-    for (const auto &run : todo) {
+    for (const auto &run : runs.todo) {
         const QList<QueueEntry> entries = m_queue->entries();
         const bool pending = std::any_of(entries.begin(), entries.end(),
                                          [&run](const QueueEntry &e) { return e.run.name == run.name; });
@@ -290,9 +293,31 @@ int MainWindow::queuePlan(const QString &plan)
             ++queued;
         }
     }
-    m_compare->setTolerance(loaded.tolerance);
+    m_compare->setTolerance(runs.plan.tolerance);
     statusBar()->showMessage(tr("Queued %1 run(s) of %2; Run › Start (Ctrl+R) runs them").arg(queued).arg(plan), 8000);
+    if (!runs.skipped.empty())
+        showSkipped(plan, runs);
     return queued;
+}
+
+void MainWindow::showSkipped(const QString &plan, const PlanRuns &runs)
+{
+    QStringList lines;
+    for (const auto &skipped : runs.skipped)
+        lines << tr("%1: %2").arg(QString::fromStdString(skipped.name), QString::fromStdString(skipped.reason));
+    for (const auto &note : runs.notes)
+        lines << QString::fromStdString(note);
+    // Not modal: the queue is usable while the reasons are read.
+    auto *box = new QMessageBox(QMessageBox::Information, tr("Skipped runs of %1").arg(plan),
+                                tr("%n run(s) of %1 cannot apply to this model and were not queued:", nullptr,
+                                   int(runs.skipped.size()))
+                                    .arg(plan),
+                                QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("skippedRuns"));
+    box->setInformativeText(lines.join(QStringLiteral("\n\n")));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setModal(false);
+    box->show();
 }
 
 void MainWindow::followCurrentRow()

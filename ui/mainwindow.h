@@ -18,7 +18,9 @@ class CompareView;
 class CurationController;
 class DesignerView;
 class MachineTuning;
+class ModuleProbe;
 class MonitorView;
+struct PlanRuns;
 class RunQueue;
 class RunsView;
 class RunTableModel;
@@ -37,7 +39,8 @@ public:
     // not a usable study; the previously open study then stays open.
     bool openStudy(const QString &path);
     QString studyPath() const;
-    // Queues the runs of a built-in or file study plan that the open study has not completed.
+    // Queues the runs of a built-in or file study plan that the open study has not completed
+    // (planRuns); the runs their module cannot take are skipped, and a dialog says why.
     int queuePlan(const QString &plan);
     static QString defaultStudyPath();
     // The runs ticked in Compare (else those selected in the table, else all) against Compare's
@@ -78,6 +81,7 @@ private:
     // The Monitor shows the current row's run, from the study or from a cluster task's shard,
     // unless the queue's run streams live.
     void followCurrentRow();
+    void showSkipped(const QString &plan, const PlanRuns &runs);
     void cancelSelectedClusterRuns();
 
     StudyWatcher *m_watcher;
@@ -90,6 +94,7 @@ private:
     CurationController *m_curation;
     MachineTuning *m_tuning;
     ClusterControl *m_cluster;
+    ModuleProbe *m_modules; // asks the engine whether a plan's TorchScript runs apply to their module
     QTabWidget *m_pages;
     QDockWidget *m_runsDock = nullptr;
     // The width fitRunsDock() last gave the dock; -1 once the user or a saved layout chose one.

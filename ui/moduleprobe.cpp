@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include "ui/moduleprobe.h"
 
+#include "core/config/configerror.h"
+#include "core/contract/inputerror.h"
 #include "core/memorymodel/probedmemory.h"
 
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <utility>
 
 namespace optlog {
@@ -91,6 +95,27 @@ bool ModuleProbe::probe(const RunConfig &config)
     m_error.clear();
     m_process.start(m_engine, {QStringLiteral("estimate"), QStringLiteral("--config"), m_config->fileName()});
     return true;
+}
+
+void ModuleProbe::requireApplicable(const RunConfig &config) const
+{
+    QTemporaryFile file(QDir::tempPath() + QStringLiteral("/optlog-check-XXXXXX.toml"));
+    if (!file.open() || file.write(QByteArray::fromStdString(toToml(config))) < 0 || !file.flush())
+        throw InputError("cannot write the config to check: " + file.errorString().toStdString());
+    QProcess engine;
+    engine.start(m_engine, {QStringLiteral("estimate"), QStringLiteral("--check-applicable"),
+                            QStringLiteral("--config"), file.fileName()});
+    if (!engine.waitForFinished(-1) || engine.exitStatus() != QProcess::NormalExit)
+        throw InputError("cannot check " + config.model.path + " in the engine " + m_engine.toStdString() + ": "
+                         + engine.errorString().toStdString());
+    const QStringList said = QString::fromUtf8(engine.readAllStandardError()).split(u'\n', Qt::SkipEmptyParts);
+    if (engine.exitCode() != 0)
+        throw InputError(said.isEmpty() ? "the engine exited with " + std::to_string(engine.exitCode())
+                                        : said.last().toStdString());
+    const QJsonObject verdict = QJsonDocument::fromJson(engine.readAllStandardOutput()).object();
+    if (!verdict.value(QStringLiteral("applicable")).toBool(true))
+        throw NotApplicable(verdict.value(QStringLiteral("field")).toString().toStdString(),
+                            verdict.value(QStringLiteral("reason")).toString().toStdString());
 }
 
 } // namespace optlog

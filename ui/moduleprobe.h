@@ -15,7 +15,7 @@
 
 namespace optlog {
 
-// The designer's prediction for a TorchScript model (model.source = "torchscript"): the module's
+// The designer's prediction for a TorchScript model (ModelSource::TorchScript): the module's
 // probes as the engine cached them (core/memorymodel/probedmemory.h), found by the file's SHA-256;
 // and, where that setting was never probed, probing it through the engine binary (`optlog
 // estimate`, which probes and caches). The workbench links no LibTorch: only the engine loads the
@@ -38,6 +38,12 @@ public:
     bool probe(const RunConfig &config);
     // Why the last probe failed, in the engine's words (its contract check, say); empty after success.
     QString lastError() const { return m_error; }
+
+    // planRuns' ModuleCheck for the workbench: asks the engine whether `config`'s module can take it
+    // (`optlog estimate --check-applicable`), waiting for the answer (a second or two: LibTorch and
+    // the module load). Throws NotApplicable with the engine's reason, InputError when the engine
+    // refuses the module or cannot be started.
+    void requireApplicable(const RunConfig &config) const;
 
 Q_SIGNALS:
     void finished();

@@ -120,20 +120,6 @@ MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmu
     return speed;
 }
 
-std::vector<PlannedRun> runsToDo(const std::vector<PlannedRun> &planned, const std::vector<RunRecord> &existing)
-{
-    std::vector<PlannedRun> todo;
-    for (const auto &run : planned) {
-        const std::string config = toToml(run.config());
-        const bool done = std::any_of(existing.begin(), existing.end(), [&](const RunRecord &r) {
-            return r.name == run.name && r.outcome == Outcome::Completed && r.configToml == config;
-        });
-        if (!done)
-            todo.push_back(run);
-    }
-    return todo;
-}
-
 std::string originText(const RunRecord &run, const std::string &study)
 {
     if (run.derivedFrom.empty())
@@ -417,7 +403,7 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
         if (s.recorder.empty()) {
             applyTomlText(config, run.configToml, "run " + std::to_string(run.id));
             s.config = config;
-            s.parameters = config.model.source == "builtin"
+            s.parameters = config.model.source == ModelSource::Builtin
                                ? parameterCount(config.model)
                                : environment.value("/torchscript_model/parameters"_json_pointer, int64_t(0));
             s.warmupSteps = config.memory.warmupSteps;

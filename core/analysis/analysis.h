@@ -3,7 +3,6 @@
 
 #include "core/analysis/machineidentity.h"
 #include "core/config/config.h"
-#include "core/config/studyplan.h"
 #include "core/contract/format.h"
 #include "core/contract/precisionmodes.h"
 #include "core/store/store.h"
@@ -52,11 +51,6 @@ struct MachineSpeed
     std::string describe() const; // "" unless flagged: what happened, in words
 };
 MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmupSteps);
-
-// The runs of a plan that the study has not completed with the same config: what `optlog study`
-// runs and the workbench queues. A run whose config changed since (its preset, an override) runs
-// again; a completed one is kept. Throws ConfigError for a plan run whose config does not load.
-std::vector<PlannedRun> runsToDo(const std::vector<PlannedRun> &planned, const std::vector<RunRecord> &existing);
 
 // How a run ended, in words: "running", "completed", "oom at step 6". With `withMessage` the
 // engine's reason follows a run that did not complete ("oom at step 6: out of memory budget ...").

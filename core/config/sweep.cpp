@@ -62,6 +62,8 @@ std::vector<PlannedRun> expandSweep(const PlannedRun &base, const std::vector<Sw
     for (const auto &run : runs) {
         try {
             run.config();
+        } catch (const NotApplicable &) {
+            // Kept: planRuns leaves out a point the model cannot take, and says why.
         } catch (const ConfigError &e) {
             throw ConfigError(e.field(), "sweep run '" + run.name + "': " + e.what());
         }

@@ -5,7 +5,6 @@
 #include "core/analysis/studytext.h"
 #include "core/analysis/texttable.h"
 #include "core/config/config.h"
-#include "core/config/studyplan.h"
 #include "core/memorymodel/modelshape.h"
 #include "core/store/store.h"
 
@@ -59,7 +58,6 @@ private Q_SLOTS:
     void comparesTheNewestOfEachNameEachAgainstItsBaseline();
     void comparisonRefusesWhatIsNotInTheStudy();
     void reportsShowHostileNamesAsText();
-    void aPlanRunIsDoneWhenCompletedWithTheSameConfig();
     void runTextsReadAStudyWithAnEnvironmentThatIsNotJson();
     void outcomeTextSaysHowARunEnded_data();
     void outcomeTextSaysHowARunEnded();
@@ -544,24 +542,6 @@ void tst_Analysis::comparisonRefusesWhatIsNotInTheStudy()
     ComparisonRequest foreignBaseline;
     foreignBaseline.baseline = "bf16";
     QVERIFY_EXCEPTION_THROWN(compareStudy(store, foreignBaseline), StoreError);
-}
-
-void tst_Analysis::aPlanRunIsDoneWhenCompletedWithTheSameConfig()
-{
-    QTemporaryDir dir;
-    Store store(dir.filePath("study.sqlite").toStdString());
-    const StudyPlan plan = loadStudyPlan("default");
-    QCOMPARE(plan.runs.size(), size_t(2));
-    QCOMPARE(runsToDo(plan.runs, store.runs()).size(), size_t(2));
-    store.finishRun(store.createRun(plan.runs[0].name, toToml(plan.runs[0].config())), Outcome::Completed, 299, "");
-    store.finishRun(store.createRun(plan.runs[1].name, toToml(plan.runs[1].config())), Outcome::Failed, 3, "boom");
-    const std::vector<PlannedRun> todo = runsToDo(plan.runs, store.runs());
-    QCOMPARE(todo.size(), size_t(1));
-    QCOMPARE(todo[0].name, plan.runs[1].name); // the failed one runs again
-    // The same name completed with another config (a changed preset, an override) runs again.
-    PlannedRun changed = plan.runs[0];
-    changed.overrides.push_back("train.steps=10");
-    QCOMPARE(runsToDo({changed}, store.runs()).size(), size_t(1));
 }
 
 void tst_Analysis::runTextsReadAStudyWithAnEnvironmentThatIsNotJson()

@@ -4,6 +4,7 @@
 #include "core/contract/format.h"
 #include "ui/designerview.h"
 
+#include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QtTest>
@@ -251,6 +252,35 @@ private Q_SLOTS:
         QCOMPARE(third.group, std::string("bf16 microbatch=4"));
         QCOMPARE(third.train.microbatch, int64_t(4));
         QCOMPARE(runs[3].config().group, std::string("bf16 microbatch=8"));
+    }
+
+    // A sweep point a TorchScript module cannot take by the config's rules is left out, as `optlog
+    // study` leaves it, and the runs list says so, with the reason as its tooltip (planRuns).
+    void aSweepPointTheModuleCannotTakeIsSkipped()
+    {
+        const OwnCache cache;
+        const QString module = cache.path() + QStringLiteral("/mine.pt");
+        QFile file(module);
+        QVERIFY(file.open(QIODevice::WriteOnly) && file.write("bytes standing in for a module") > 0);
+        file.close();
+        DesignerView designer;
+        designModule(designer, module, QStringLiteral("fp32"));
+        designer.setSweepAxis(0, QStringLiteral("memory.attention"), QStringLiteral("naive, chunked"));
+        designer.revalidate();
+        QVERIFY2(designer.errors().isEmpty(), qPrintable(designer.errors()));
+        const QList<PlannedRun> runs = designer.plannedRuns();
+        QCOMPARE(runs.size(), 1);
+        QVERIFY(runs[0].config().memory.attention == Attention::Naive);
+        const auto *list = designer.findChild<QListWidget *>(QStringLiteral("sweepPreview"));
+        QVERIFY(list);
+        QCOMPARE(list->count(), 2);
+        const QListWidgetItem *skipped = list->item(1);
+        QVERIFY2(skipped->text().contains(QStringLiteral("chunked"))
+                     && skipped->text().contains(QStringLiteral("skipped, the model cannot take it")),
+                 qPrintable(skipped->text()));
+        QVERIFY2(skipped->toolTip().contains(QStringLiteral("memory.attention = \"chunked\" with model.source")),
+                 qPrintable(skipped->toolTip()));
+        QCOMPARE(skipped->flags(), Qt::NoItemFlags);
     }
 
     // A TorchScript module is predicted from the probes the engine cached for its file's SHA-256

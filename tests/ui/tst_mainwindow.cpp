@@ -15,6 +15,7 @@
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QMessageBox>
+#include <QProcess>
 #include <QPushButton>
 #include <QSettings>
 #include <QStackedWidget>
@@ -82,6 +83,51 @@ private Q_SLOTS:
         QCOMPARE(window.queuePlan(QStringLiteral("default")), 0); // already queued
         QTRY_COMPARE(window.runModel()->rowCount(), 3);           // two study runs and the queued one
         QCOMPARE(window.runModel()->index(2, RunTableModel::State).data().toString(), QStringLiteral("queued"));
+    }
+
+    // A plan's runs that its TorchScript module cannot take are skipped, and a dialog gives each
+    // reason: one by the config's rules, one by the engine, which loads the module (a real engine
+    // process on a module written by Debian's python3-torch). The rest are queued.
+    void runsTheModuleCannotTakeAreSkippedAndSaidWhy()
+    {
+        const QString modules = m_dir.filePath(QStringLiteral("modules"));
+        QProcess python;
+        python.setProcessChannelMode(QProcess::ForwardedChannels);
+        python.start(QStringLiteral("/usr/bin/python3"),
+                     {QStringLiteral(OPTLOG_SOURCE_DIR "/tests/engine/torchscript_modules.py"), modules});
+        QVERIFY2(python.waitForFinished(120000) && python.exitCode() == 0,
+                 "torchscript_modules.py failed: it needs Debian's python3-torch (packaging/setup.sh installs it)");
+        const QString module = QStringLiteral("\"model.source=torchscript\", \"model.path=%1/plain.pt\", "
+                                              "\"model.context_length=16\", \"data.corpus=generated\"")
+                                   .arg(modules);
+        const QString planPath = m_dir.filePath(QStringLiteral("module-plan.toml"));
+        QFile plan(planPath);
+        QVERIFY(plan.open(QIODevice::WriteOnly));
+        plan.write(QStringLiteral("name = \"module\"\nbaseline = \"plain\"\n"
+                                  "[[run]]\nname = \"plain\"\npreset = \"smoke\"\noverrides = [%1]\n"
+                                  "[[run]]\nname = \"checkpointed\"\npreset = \"smoke\"\n"
+                                  "overrides = [%1, \"memory.checkpoint_every=1\"]\n"
+                                  "[[run]]\nname = \"chunked\"\npreset = \"smoke\"\n"
+                                  "overrides = [%1, \"memory.attention=chunked\"]\n")
+                       .arg(module)
+                       .toUtf8());
+        plan.close();
+
+        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        QVERIFY(window.openStudy(m_dir.filePath(QStringLiteral("module.sqlite"))));
+        QCOMPARE(window.queuePlan(planPath), 1);
+        QCOMPARE(window.queue()->entries().size(), 1);
+        QCOMPARE(window.queue()->entries().front().run.name, std::string("plain"));
+        auto *box = window.findChild<QMessageBox *>(QStringLiteral("skippedRuns"));
+        QVERIFY(box);
+        QVERIFY(box->isVisible() && !box->isModal());
+        const QString reasons = box->informativeText();
+        QVERIFY2(reasons.contains(QStringLiteral("checkpointed: memory.checkpoint_every = 1: "))
+                     && reasons.contains(QStringLiteral("has no blocks to checkpoint")),
+                 qPrintable(reasons));
+        QVERIFY2(reasons.contains(QStringLiteral("chunked: config: memory.attention = \"chunked\"")),
+                 qPrintable(reasons));
+        box->accept();
     }
 
     void anEmptyStudyOffersTheOptimizationLog()

@@ -44,9 +44,16 @@ int64_t LanguageModel::parameterElements() const
 
 std::shared_ptr<LanguageModel> makeLanguageModel(const RunConfig &config)
 {
-    if (config.model.source == "torchscript")
+    if (config.model.source == ModelSource::TorchScript)
         return std::make_shared<ScriptedModel>(config);
     return GPT(GPTOptions::from(config)).ptr();
+}
+
+void requireModelTakes(const RunConfig &config)
+{
+    if (config.model.source == ModelSource::TorchScript) {
+        const ScriptedModel checked(config); // loads it and runs the contract's forwards
+    }
 }
 
 } // namespace optlog

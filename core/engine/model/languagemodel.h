@@ -65,4 +65,9 @@ public:
 // TorchScript module at model.path, checked against its contract.
 std::shared_ptr<LanguageModel> makeLanguageModel(const RunConfig &config);
 
+// Whether the model `config` names can take it: a TorchScript module is loaded and its contract's
+// forwards run (NotApplicable for a setting it cannot take, InputError for a broken module); optlog's
+// GPT takes every config that validates. planRuns' ModuleCheck in the CLI's own process.
+void requireModelTakes(const RunConfig &config);
+
 } // namespace optlog
