@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // reportJson(): the report for programs, every step's metrics included.
-#include "core/analysis/memoryjson_p.h"
+#include "core/analysis/recordjson_p.h"
 #include "core/analysis/report.h"
 
 #include <nlohmann/json.hpp>
@@ -66,21 +66,11 @@ std::string reportJson(const Report &report)
                               {"predicted_bytes", line.predicted},
                               {"measured_bytes", line.measured}});
         nlohmann::json metrics = nlohmann::json::array();
-        for (const auto &m : r.metrics) {
-            metrics.push_back({{"step", m.step},
-                               {"tokens", m.tokens},
-                               {"train_loss", m.trainLoss},
-                               {"tokens_per_second", m.tokensPerSecond},
-                               {"step_seconds", m.stepSeconds}});
-            if (m.communicationSeconds)
-                metrics.back()["communication_seconds"] = *m.communicationSeconds;
-        }
+        for (const auto &m : r.metrics)
+            metrics.push_back(metricJson(m));
         nlohmann::json validation = nlohmann::json::array();
         for (const auto &v : r.summary.validation)
-            validation.push_back({{"step", v.step},
-                                  {"tokens", v.tokens},
-                                  {"loss", v.loss},
-                                  {"sampling_error", finite(v.samplingError())}});
+            validation.push_back(validationJson(v));
         const RunSummary &s = r.summary;
         nlohmann::json quantizations = nlohmann::json::array();
         for (const QuantizationResult &q : s.quantizations) {
@@ -113,53 +103,37 @@ std::string reportJson(const Report &report)
         }
         nlohmann::json ranks = nlohmann::json::array();
         for (const RankRecord &rank : s.ranks) {
-            nlohmann::json memoryOfRank = nlohmann::json::array();
             const auto found = s.rankMemory.find(rank.rank);
-            if (found != s.rankMemory.end())
-                for (const MemoryRow &row : found->second)
-                    memoryOfRank.push_back(memoryRowJson(row));
-            ranks.push_back({{"rank", rank.rank},
-                             {"host", rank.host},
-                             {"pid", rank.pid},
-                             {"outcome", rank.outcome},
-                             {"message", rank.message},
-                             {"measured_steps", rank.measuredSteps},
-                             {"step_seconds", rank.stepSeconds},
-                             {"communication_seconds", rank.communicationSeconds},
-                             {"memory", memoryOfRank}});
+            ranks.push_back(rankJson(rank, found != s.rankMemory.end() ? found->second : std::vector<MemoryRow>{}));
         }
-        runs.push_back({{"name", s.run.name},
-                        {"group", r.group},
-                        {"note", s.run.note},
-                        {"tags", s.run.tags},
-                        {"former_names", s.run.formerNames},
-                        {"derived_from", r.origin},
-                        {"outcome", outcomeName(s.run.outcome)},
-                        {"outcome_text", r.outcomeText},
-                        {"tokens_per_second",
-                         {{"median", s.throughput.median},
-                          {"p10", s.throughput.p10},
-                          {"p90", s.throughput.p90},
-                          {"steps", s.throughput.steps}}},
-                        {"mfu", s.mfu()},
-                        {"achieved_gflops", s.achievedGflops},
-                        {"matmul_peak_gflops", s.peakGflops},
-                        {"matmul_peak_path", s.peakPath},
-                        {"machine_index",
-                         {{"median_gflops", s.machine.medianGflops},
-                          {"variation", s.machine.variation},
-                          {"flagged", s.machine.flagged()},
-                          {"normalised_tokens_per_second", s.machine.normalisedMedian}}},
-                        {"peak_bytes", s.peakBytes},
-                        {"batch", s.config ? effectiveBatch(*s.config) : ""},
-                        {"ranks", ranks},
-                        {"config_changes", changes},
-                        {"dtypes", dtypes},
-                        {"memory", memory},
-                        {"quantizations", quantizations},
-                        {"quantizations_leave_untouched", s.quantizations.empty() ? "" : quantizationUntouched()},
-                        {"validation", validation},
-                        {"metrics", metrics}});
+        nlohmann::json run = runRecordJson(s.run, r.origin);
+        run.update({{"group", r.group},
+                    {"outcome_text", r.outcomeText},
+                    {"tokens_per_second",
+                     {{"median", s.throughput.median},
+                      {"p10", s.throughput.p10},
+                      {"p90", s.throughput.p90},
+                      {"steps", s.throughput.steps}}},
+                    {"mfu", s.mfu()},
+                    {"achieved_gflops", s.achievedGflops},
+                    {"matmul_peak_gflops", s.peakGflops},
+                    {"matmul_peak_path", s.peakPath},
+                    {"machine_index",
+                     {{"median_gflops", s.machine.medianGflops},
+                      {"variation", s.machine.variation},
+                      {"flagged", s.machine.flagged()},
+                      {"normalised_tokens_per_second", s.machine.normalisedMedian}}},
+                    {"peak_bytes", s.peakBytes},
+                    {"batch", s.config ? effectiveBatch(*s.config) : ""},
+                    {"ranks", ranks},
+                    {"config_changes", changes},
+                    {"dtypes", dtypes},
+                    {"memory", memory},
+                    {"quantizations", quantizations},
+                    {"quantizations_leave_untouched", s.quantizations.empty() ? "" : quantizationUntouched()},
+                    {"validation", validation},
+                    {"metrics", metrics}});
+        runs.push_back(std::move(run));
     }
     nlohmann::json environment = nlohmann::json::object();
     for (const auto &[k, v] : report.environment)

@@ -3,7 +3,7 @@
 
 #include "core/analysis/analysis.h"
 #include "core/analysis/comparison.h"
-#include "core/analysis/memoryjson_p.h"
+#include "core/analysis/recordjson_p.h"
 #include "core/analysis/texttable.h"
 #include "core/contract/format.h"
 
@@ -185,60 +185,17 @@ std::string studyJson(const Store &store)
 {
     nlohmann::json runs = nlohmann::json::array();
     for (const auto &run : store.runs()) {
-        nlohmann::json r = {{"id", run.id},
-                            {"name", run.name},
-                            {"group", run.group},
-                            {"status", run.isFinished() ? "finished" : "running"},
-                            {"outcome", run.outcome ? outcomeName(*run.outcome) : ""},
-                            {"outcome_step", run.outcomeStep},
-                            {"message", run.message},
-                            {"created_at", run.createdAt},
-                            {"finished_at", run.finishedAt},
-                            {"note", run.note},
-                            {"tags", run.tags},
-                            {"former_names", run.formerNames},
-                            {"archived", run.archived},
-                            {"derived_from", originText(run, store.path())},
-                            {"validation_seed", run.validationSeed},
-                            {"config_toml", run.configToml}};
+        nlohmann::json r = runRecordJson(run, originText(run, store.path()));
         r["environment"] = run.environmentJson.empty() ? nlohmann::json() : environmentOf(run);
         // Each state's dtype as read from the tensors, and who recorded a run its own trainer trained.
         r["dtypes"] = nlohmann::json::parse(run.dtypesJson.empty() ? "null" : run.dtypesJson, nullptr, false);
         r["recorder"] = recorderOf(run);
-        for (const auto &m : store.metrics(run.id)) {
-            r["metrics"].push_back({{"step", m.step},
-                                    {"tokens", m.tokens},
-                                    {"train_loss", m.trainLoss},
-                                    {"learning_rate", m.learningRate},
-                                    {"grad_norm", m.gradNorm},
-                                    {"step_seconds", m.stepSeconds},
-                                    {"tokens_per_second", m.tokensPerSecond}});
-            if (m.communicationSeconds) // data parallel: rank 0's seconds in collectives, within the step's
-                r["metrics"].back()["communication_seconds"] = *m.communicationSeconds;
-        }
-        for (const RankRecord &rank : store.ranks(run.id)) {
-            nlohmann::json memory = nlohmann::json::array();
-            for (const auto &m : store.memory(run.id, rank.rank))
-                memory.push_back(memoryRowJson(m));
-            r["ranks"].push_back(
-                {{"rank", rank.rank},
-                 {"host", rank.host},
-                 {"pid", rank.pid},
-                 {"outcome", rank.outcome},
-                 {"message", rank.message},
-                 {"measured_steps", rank.measuredSteps},
-                 {"step_seconds", rank.stepSeconds},
-                 {"communication_seconds", rank.communicationSeconds},
-                 {"environment",
-                  nlohmann::json::parse(rank.environmentJson.empty() ? "null" : rank.environmentJson, nullptr, false)},
-                 {"memory", memory}});
-        }
+        for (const auto &m : store.metrics(run.id))
+            r["metrics"].push_back(metricJson(m));
+        for (const RankRecord &rank : store.ranks(run.id))
+            r["ranks"].push_back(rankJson(rank, store.memory(run.id, rank.rank)));
         for (const auto &v : store.validation(run.id))
-            r["validation"].push_back({{"step", v.step},
-                                       {"tokens", v.tokens},
-                                       {"loss", v.loss},
-                                       {"sequences", v.sequences},
-                                       {"sequence_sd", v.sequenceSd}});
+            r["validation"].push_back(validationJson(v));
         for (const auto &m : store.memory(run.id))
             r["memory"].push_back(memoryRowJson(m));
         for (const auto &e : store.events(run.id))

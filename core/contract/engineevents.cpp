@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/contract/engineevents.h"
 
+#include "core/contract/recordkeys.h"
 #include "core/contract/rowlookup.h"
 
 #include <nlohmann/json.hpp>
@@ -14,39 +15,40 @@ namespace optlog {
 
 namespace {
 
-// The wire format's keys: here and nowhere else.
+// The wire format's keys: those a stored record shares from recordkeys.h, the rest here and
+// nowhere else. `lr` and `val_loss` are the stream's own, shorter than the records'.
 constexpr char kEvent[] = "event";
 constexpr char kRun[] = "run";
 constexpr char kSteps[] = "steps";
-constexpr char kMessage[] = "message";
-constexpr char kStep[] = "step";
-constexpr char kTokens[] = "tokens";
-constexpr char kTrainLoss[] = "train_loss";
-constexpr char kLearningRate[] = "lr";
-constexpr char kGradNorm[] = "grad_norm";
-constexpr char kStepSeconds[] = "step_seconds";
-constexpr char kTokensPerSecond[] = "tokens_per_second";
+using recordkey::kMessage;
+using recordkey::kStep;
+using recordkey::kTokens;
+using recordkey::kTrainLoss;
+constexpr char kWireLearningRate[] = "lr";
+using recordkey::kGradNorm;
+using recordkey::kStepSeconds;
+using recordkey::kTokensPerSecond;
 constexpr char kLossScale[] = "loss_scale";
 constexpr char kSkipped[] = "skipped";
 constexpr char kMachineGflops[] = "machine_gflops";
 constexpr char kAllocatedBytes[] = "allocated_bytes";
 constexpr char kPeakBytes[] = "peak_bytes";
 constexpr char kValidationLoss[] = "val_loss";
-constexpr char kOutcome[] = "outcome";
+using recordkey::kOutcome;
 constexpr char kFormat[] = "format";
-constexpr char kName[] = "name";
-constexpr char kGroup[] = "group";
+using recordkey::kGroup;
+using recordkey::kName;
 constexpr char kConfig[] = "config";
-constexpr char kEnvironment[] = "environment";
+using recordkey::kEnvironment;
 constexpr char kRecorder[] = "recorder";
 constexpr char kEngineConfig[] = "engine_config";
-constexpr char kSequences[] = "sequences";
-constexpr char kSequenceSd[] = "sequence_sd";
+using recordkey::kSequences;
+using recordkey::kSequenceSd;
 constexpr char kRows[] = "rows";
-constexpr char kRole[] = "role";
-constexpr char kBytes[] = "bytes";
-constexpr char kDtype[] = "dtype";
-constexpr char kSource[] = "source";
+using recordkey::kBytes;
+using recordkey::kDtype;
+using recordkey::kRole;
+using recordkey::kSource;
 constexpr char kDtypes[] = "dtypes";
 constexpr char kPeakMeasure[] = "peak_measure";
 constexpr char kPerToken[] = "per_token";
@@ -195,7 +197,7 @@ nlohmann::json write(const StepDone &e)
     nlohmann::json out = {{kStep, m.step},
                           {kTokens, m.tokens},
                           {kTrainLoss, m.trainLoss},
-                          {kLearningRate, m.learningRate},
+                          {kWireLearningRate, m.learningRate},
                           {kGradNorm, m.gradNorm},
                           {kStepSeconds, m.stepSeconds},
                           {kTokensPerSecond, m.tokensPerSecond},
@@ -285,7 +287,7 @@ StepDone readStep(const Fields &f)
     m.trainLoss = f.number(kTrainLoss);
     // The engine writes every key; a trainer from outside may not know them all.
     const double unknown = std::numeric_limits<double>::quiet_NaN();
-    m.learningRate = f.numberOr(kLearningRate, unknown);
+    m.learningRate = f.numberOr(kWireLearningRate, unknown);
     m.gradNorm = f.numberOr(kGradNorm, unknown);
     m.stepSeconds = f.numberOr(kStepSeconds, unknown);
     m.tokensPerSecond = f.numberOr(kTokensPerSecond, unknown);
