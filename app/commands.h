@@ -45,8 +45,8 @@ Command addShowCommand(CLI::App &app, const Invocation &invocation);
 Command addExportCommand(CLI::App &app, const Invocation &invocation);
 Command addRecordCommand(CLI::App &app, const Invocation &invocation);
 
-// `self` runs the replicates when there are several.
-int runCommand(const RunRequest &request, const std::string &self);
+// `optlog run` of a request resolved once (resolveRun); `self` runs the replicates when there are several.
+int runCommand(const RunRequest &request, const ResolvedRun &resolved, const std::string &self);
 
 struct StudyRequest
 {

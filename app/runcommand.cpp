@@ -41,7 +41,7 @@ bool setsName(const std::vector<std::string> &overrides)
 
 // Each replicate over seeds in its own engine process, one after another: the exit code of the
 // first that did not complete, else 0. A cancelled replicate stops the rest.
-int runReplicates(const RunRequest &request, const std::string &self)
+int runReplicates(const RunRequest &request, const ResolvedRun &resolved, const std::string &self)
 {
     std::vector<PlannedRun> replicates;
     if (const int refused = refuseBadInput("run", [&] {
@@ -49,11 +49,11 @@ int runReplicates(const RunRequest &request, const std::string &self)
             planned.preset = request.preset;
             planned.configFile = request.configFile;
             planned.overrides = request.overrides;
-            if (!request.from.empty()) {
+            if (resolved.source) {
                 planned.from = request.from;
-                planned.fromToml = sourceRunOf(request.from).configToml;
+                planned.fromToml = resolved.source->configToml;
             }
-            planned.name = requestedConfig(request).name;
+            planned.name = resolved.config.name;
             planned.repeats = request.repeats;
             replicates = replicatesOf(planned);
             Store(request.study); // a file that is not a study is refused before any replicate runs
@@ -100,16 +100,16 @@ int runJoinedRank(const RunRequest &request)
 
 // A run made `--from` another gets a name of its own unless --set name=... gives one: the source's
 // name with the first free " v2", " v3", ... in the study it is run into.
-void nameDerivedRun(RunRequest &request)
+void nameDerivedRun(ResolvedRun &resolved, const RunRequest &request)
 {
-    if (request.from.empty() || setsName(request.overrides))
+    if (!resolved.source || setsName(request.overrides))
         return;
-    const SourceRun source = sourceRunOf(request.from);
     std::vector<RunRecord> existing;
     if (std::filesystem::exists(request.study))
         existing = Store(request.study, Store::Access::ReadOnly).runs();
-    request.overrides.push_back(
-        fieldAssignment(*findConfigField("name"), derivedRunName(source.origin.runName, existing)));
+    applyOverride(resolved.config,
+                  fieldAssignment(*findConfigField("name"), derivedRunName(resolved.source->origin.runName, existing)));
+    validate(resolved.config);
 }
 
 // Under a launcher (srun --ntasks N, torchrun) every task runs the same command line: the rank,
@@ -142,23 +142,21 @@ std::string takeLauncherRank(RunRequest &run, bool ranksGiven)
 
 } // namespace
 
-int runCommand(const RunRequest &request, const std::string &self)
+int runCommand(const RunRequest &request, const ResolvedRun &resolved, const std::string &self)
 {
     // A signal during start-up (loading data, measuring the machine) cancels with nothing written;
     // during training it ends the run as cancelled, with what it recorded. One that came while
     // holdStopSignals() held it is taken now.
     watchStopSignals();
-    if (request.rank > 0)
-        return runJoinedRank(request);
     if (request.repeats != 1)
-        return runReplicates(request, self);
+        return runReplicates(request, resolved, self);
     // Past a file-size limit (ulimit -f) a write then fails as an I/O error the run reports,
     // instead of the signal's default: killing the process mid-write.
     std::signal(SIGXFSZ, SIG_IGN);
     std::unique_ptr<EngineRun> run;
     std::optional<Rendezvous> rendezvous;
     if (const int refused = refuseBadInput("run", [&] {
-            run = engineRunFor(request);
+            run = engineRunFor(resolved, request.force);
             rendezvous = rankZeroRendezvous(request, run->config());
             run->open(request.study);
         }))
@@ -263,25 +261,30 @@ Command addRunCommand(CLI::App &app, const Invocation &invocation)
                                                        [&] { launcher = takeLauncherRank(run, ranks->count() > 0); }))
                     return refused;
                 if (run.rank > 0) { // a joining rank takes everything from rank 0
-                    holdStopSignals();
-                    return runCommand(run, invocation.self);
+                    watchStopSignals();
+                    return runJoinedRank(run);
                 }
                 if (ranks->count())
                     run.overrides.push_back("distributed.ranks=" + std::to_string(extra->ranks));
                 if (run.configFile.empty() && run.preset.empty() && run.from.empty() && run.resume.empty())
                     run.preset = "default";
-                holdStopSignals();
-                relaunchFor(invocation.argv, [&] { return requestedConfig(run); });
-                if (!launcher.empty())
-                    std::cerr << "optlog run: rank 0 of " << run.worldSize << " (from " << launcher
-                              << "), serving the rendezvous at " << run.rendezvous << "\n";
                 if (!extra->budget.empty())
                     run.overrides.push_back("memory.budget=\"" + extra->budget + "\"");
                 if (run.study.empty())
                     run.study = studyFilePath("study.sqlite");
-                if (const int refused = refuseBadInput("run", [&] { nameDerivedRun(run); }))
+                holdStopSignals();
+                // The request resolved once: every step after reads `resolved`.
+                ResolvedRun resolved;
+                if (const int refused = refuseBadInput("run", [&] {
+                        resolved = resolveRun(run);
+                        nameDerivedRun(resolved, run);
+                    }))
                     return refused;
-                return runCommand(run, invocation.self);
+                relaunchWithRuntimeVariables(invocation.argv, resolved.config.precision.mode);
+                if (!launcher.empty())
+                    std::cerr << "optlog run: rank 0 of " << run.worldSize << " (from " << launcher
+                              << "), serving the rendezvous at " << run.rendezvous << "\n";
+                return runCommand(run, resolved, invocation.self);
             }};
 }
 

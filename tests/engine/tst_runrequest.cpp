@@ -124,11 +124,13 @@ private Q_SLOTS:
         RunRequest request;
         request.from = path + ":fp32";
         request.overrides = {"train.steps=7"};
-        const RunConfig config = requestedConfig(request);
-        QCOMPARE(config.name, std::string("fp32"));
-        QCOMPARE(config.train.steps, int64_t(7));
+        const ResolvedRun resolved = resolveRun(request);
+        QCOMPARE(resolved.config.name, std::string("fp32"));
+        QCOMPARE(resolved.config.train.steps, int64_t(7));
+        QVERIFY(resolved.source && !resolved.resumption);
+        QCOMPARE(resolved.source->origin.runName, std::string("fp32"));
         request.preset = "smoke";
-        QVERIFY(mentions(refusal([&] { requestedConfig(request); }), "without --preset or --config"));
+        QVERIFY(mentions(refusal([&] { resolveRun(request); }), "without --preset or --config"));
     }
 
     void latestCheckpointIsTheHighestStep()

@@ -33,7 +33,7 @@ void checkWeightsFitConfig(const RunConfig &config, const std::string &path, con
 // may have changed since (weights that fit another module's shapes would train other code).
 void checkSameModule(const RunConfig &config, const RunRecord &run, const std::string &label)
 {
-    if (config.model.source != "torchscript")
+    if (config.model.source != ModelSource::TorchScript)
         return;
     const nlohmann::json environment = nlohmann::json::parse(run.environmentJson, nullptr, false);
     const std::string recorded = environment.is_object()
@@ -96,12 +96,6 @@ Resumption resumptionOf(const RunRequest &request)
 
 namespace {
 
-RunConfig resumedConfig(const Resumption &resumption, const std::string &study)
-{
-    const RunRecord &run = resumption.run;
-    return loadDerivedConfig(run.configToml, "run " + std::to_string(run.id) + " of " + study, {});
-}
-
 // The stored run's config with the request's overrides; a preset or a file is refused beside --from.
 RunConfig derivedConfig(const SourceRun &source, const RunRequest &request)
 {
@@ -115,29 +109,31 @@ RunConfig derivedConfig(const SourceRun &source, const RunRequest &request)
 
 } // namespace
 
-RunConfig requestedConfig(const RunRequest &request)
+ResolvedRun resolveRun(const RunRequest &request)
 {
-    if (!request.resume.empty())
-        return resumedConfig(resumptionOf(request), request.study);
-    if (request.from.empty())
-        return loadRunConfig(request.preset, request.configFile, request.overrides);
-    return derivedConfig(sourceRunOf(request.from), request);
+    ResolvedRun resolved;
+    if (!request.resume.empty()) {
+        resolved.resumption = resumptionOf(request);
+        const RunRecord &run = resolved.resumption->run;
+        resolved.config = loadDerivedConfig(run.configToml, "run " + std::to_string(run.id) + " of " + request.study,
+                                            {});
+    } else if (!request.from.empty()) {
+        resolved.source = sourceRunOf(request.from);
+        resolved.config = derivedConfig(*resolved.source, request);
+    } else {
+        resolved.config = loadRunConfig(request.preset, request.configFile, request.overrides);
+    }
+    return resolved;
 }
 
-std::unique_ptr<EngineRun> engineRunFor(const RunRequest &request)
+std::unique_ptr<EngineRun> engineRunFor(const ResolvedRun &resolved, bool force)
 {
-    const auto check = request.force ? EngineRun::PreflightCheck::Force : EngineRun::PreflightCheck::Refuse;
-    if (!request.resume.empty()) {
-        const Resumption resumption = resumptionOf(request);
-        auto run = std::make_unique<EngineRun>(resumedConfig(resumption, request.study), check);
-        run->resumeFrom(resumption.run.id, resumption.checkpoint);
-        return run;
-    }
-    if (request.from.empty())
-        return std::make_unique<EngineRun>(loadRunConfig(request.preset, request.configFile, request.overrides), check);
-    const SourceRun source = sourceRunOf(request.from);
-    auto run = std::make_unique<EngineRun>(derivedConfig(source, request), check);
-    run->setOrigin(source.origin);
+    auto run = std::make_unique<EngineRun>(resolved.config, force ? EngineRun::PreflightCheck::Force
+                                                                  : EngineRun::PreflightCheck::Refuse);
+    if (resolved.resumption)
+        run->resumeFrom(resolved.resumption->run.id, resolved.resumption->checkpoint);
+    if (resolved.source)
+        run->setOrigin(resolved.source->origin);
     return run;
 }
 

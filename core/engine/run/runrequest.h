@@ -56,13 +56,21 @@ struct Resumption
 };
 Resumption resumptionOf(const RunRequest &request);
 
-// The config the request asks for: defaults, preset, file and overrides, or with `from` the stored
-// run's config and the overrides, or with `resume` the run's own.
-RunConfig requestedConfig(const RunRequest &request);
-// The engine run the request asks for, not yet opened: its config as requestedConfig() says, with
-// the run it was made from (--from) or the run and checkpoint it continues (--resume). Each source
-// study is opened once. Refuses bad input as above, and a run predicted not to fit unless `force`.
-std::unique_ptr<EngineRun> engineRunFor(const RunRequest &request);
+// The request resolved, once, before anything is written: the config it asks for and where that
+// came from. The rest of `optlog run` (its relaunch, the derived run's name, replicates, the engine
+// run) reads this value; no source study is opened again.
+struct ResolvedRun
+{
+    RunConfig config;                     // defaults, preset, file and overrides; or --from's stored config and the
+                                          // overrides; or --resume's own
+    std::optional<SourceRun> source;      // --from: the stored run it starts from
+    std::optional<Resumption> resumption; // --resume: the run and the checkpoint it goes on from
+};
+ResolvedRun resolveRun(const RunRequest &request);
+
+// The engine run `resolved` asks for, not yet opened, linked to the run it was made from or set to
+// continue its checkpoint. Refuses a run predicted not to fit unless `force`.
+std::unique_ptr<EngineRun> engineRunFor(const ResolvedRun &resolved, bool force);
 
 // Rank 0 of a data-parallel run (`config` has distributed.ranks > 1, or the request names a
 // rendezvous): the rendezvous it serves, a free port on the loopback or --rendezvous for ranks on
