@@ -81,6 +81,7 @@ int runReplicates(const RunRequest &request, const ResolvedRun &resolved, const 
 // reports to it; it writes no study. Exits with its training's outcome.
 int runJoinedRank(const RunRequest &request)
 {
+    watchStopSignals(); // as runCommand does: a signal held while starting is taken now
     Rendezvous rendezvous;
     if (const int refused = refuseBadInput("run", [&] { rendezvous = joinedRankRendezvous(request); }))
         return refused;
@@ -261,7 +262,7 @@ Command addRunCommand(CLI::App &app, const Invocation &invocation)
                                                        [&] { launcher = takeLauncherRank(run, ranks->count() > 0); }))
                     return refused;
                 if (run.rank > 0) { // a joining rank takes everything from rank 0
-                    watchStopSignals();
+                    holdStopSignals();
                     return runJoinedRank(run);
                 }
                 if (ranks->count())
