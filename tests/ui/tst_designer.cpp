@@ -60,6 +60,13 @@ void designModule(DesignerView &designer, const QString &path, const QString &mo
     QVERIFY2(designer.errors().isEmpty(), qPrintable(designer.errors()));
 }
 
+// A file where a module would be: the designer reads its bytes (for their SHA-256), never its code.
+bool writeStandInModule(const QString &path)
+{
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly) && file.write("bytes standing in for a module") > 0;
+}
+
 QPushButton *probeButton(DesignerView &designer)
 {
     for (auto *button : designer.findChildren<QPushButton *>())
@@ -260,9 +267,7 @@ private Q_SLOTS:
     {
         const OwnCache cache;
         const QString module = cache.path() + QStringLiteral("/mine.pt");
-        QFile file(module);
-        QVERIFY(file.open(QIODevice::WriteOnly) && file.write("bytes standing in for a module") > 0);
-        file.close();
+        QVERIFY(writeStandInModule(module));
         DesignerView designer;
         designModule(designer, module, QStringLiteral("fp32"));
         designer.setSweepAxis(0, QStringLiteral("memory.attention"), QStringLiteral("naive, chunked"));
@@ -289,9 +294,7 @@ private Q_SLOTS:
     {
         const OwnCache cache;
         const QString module = cache.path() + QStringLiteral("/mine.pt");
-        QFile file(module);
-        QVERIFY(file.open(QIODevice::WriteOnly) && file.write("bytes standing in for a module") > 0);
-        file.close();
+        QVERIFY(writeStandInModule(module));
         QProcess sha256sum;
         sha256sum.start(QStringLiteral("sha256sum"), {module});
         QVERIFY(sha256sum.waitForFinished(10000) && sha256sum.exitCode() == 0);
@@ -337,6 +340,7 @@ private Q_SLOTS:
 
         // A changed file is another module: its old probes are not taken for it.
         QVERIFY(designer.setFieldText(QStringLiteral("precision.mode"), QStringLiteral("fp32")));
+        QFile file(module);
         QVERIFY(file.open(QIODevice::Append) && file.write("!") == 1);
         file.close();
         designer.revalidate();
