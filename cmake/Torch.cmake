@@ -25,3 +25,14 @@ if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
   set(OPTLOG_TORCH_CUDA ON)
 endif()
 message(STATUS "optlog: LibTorch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX} (CUDA: ${OPTLOG_TORCH_CUDA})")
+
+# What links LibTorch links this target. A wheel's libtorch.so and libc10.so carry parts of
+# libstdc++ built in (std::filesystem among them, unversioned) and export them, and the dynamic
+# linker binds each symbol to the first library in the executable's search order that defines it:
+# with libstdc++ named after them, optlog's std::filesystem::remove_all ran the wheel's copy, which
+# jumped to address 0 (`optlog tune`, issue 70). libstdc++ is named first, before every other
+# library, so that each std:: symbol binds to the system's (tests/integration/bindings.sh holds it).
+add_library(optlog_torch INTERFACE)
+target_link_options(optlog_torch INTERFACE "LINKER:--push-state,--no-as-needed,-lstdc++,--pop-state")
+target_link_libraries(optlog_torch INTERFACE ${TORCH_LIBRARIES})
+target_include_directories(optlog_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
