@@ -8,15 +8,19 @@
 #include "core/store/store.h"
 #include "tests/common/enginebinary.h"
 #include "tests/common/files.h"
+#include "tests/common/testpaths.h"
+#ifdef OPTLOG_TEST_WORKBENCH // the build without the workbench tests the CLI's side alone
 #include "ui/mainwindow.h"
 #include "ui/monitorview.h"
 #include "ui/runsview.h"
 #include "ui/runtablemodel.h"
 
+#include <QTableView>
+#endif
+
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
-#include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <filesystem>
@@ -108,7 +112,9 @@ private Q_SLOTS:
     void aStudyOnSlurmEqualsTheSameStudyRunHere();
     void aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered();
     void aTruncatedShardIsRefusedWithItsPathAndTheOthersGathered();
+#ifdef OPTLOG_TEST_WORKBENCH
     void theWorkbenchShowsTheTasksFollowsARunningShardAndCancels();
+#endif
     void aNodeThatDiesMidRunLeavesItsRunCrashedAndResumable();
     void withoutSlurmTheSchedulerIsRefused();
     void srunRanksTrainAsTheRanksOptlogStarts();
@@ -135,11 +141,11 @@ void tst_Slurm::initTestCase()
     m_abandonedRank.start("bash", QStringList{"-c",
                                               "SECONDS=0; \"$@\"; status=$?; echo \"waited $SECONDS s\" >&2; "
                                               "exit $status",
-                                              "bash", OPTLOG_BINARY}
+                                              "bash", optlog::testing::optlogBinary()}
                                       + kRankWithoutRankZero);
     m_cluster = m_dir.filePath("cluster");
     QProcess start;
-    start.start("bash", {QString(OPTLOG_SOURCE_DIR) + "/tests/cluster/onenode.sh", "start", m_cluster});
+    start.start("bash", {optlog::testing::sourcePath(QStringLiteral("tests/cluster/onenode.sh")), "start", m_cluster});
     QVERIFY(start.waitForFinished(60000));
     const QString out = QString::fromUtf8(start.readAllStandardOutput());
     const QString err = QString::fromUtf8(start.readAllStandardError());
@@ -153,7 +159,8 @@ void tst_Slurm::initTestCase()
 
 void tst_Slurm::cleanupTestCase()
 {
-    QProcess::execute("bash", {QString(OPTLOG_SOURCE_DIR) + "/tests/cluster/onenode.sh", "stop", m_cluster});
+    QProcess::execute("bash",
+                      {optlog::testing::sourcePath(QStringLiteral("tests/cluster/onenode.sh")), "stop", m_cluster});
 }
 
 void tst_Slurm::aStudyOnSlurmEqualsTheSameStudyRunHere()
@@ -286,6 +293,7 @@ void tst_Slurm::aTruncatedShardIsRefusedWithItsPathAndTheOthersGathered()
     QCOMPARE(store.runs().front().name, std::string("b"));
 }
 
+#ifdef OPTLOG_TEST_WORKBENCH
 void tst_Slurm::theWorkbenchShowsTheTasksFollowsARunningShardAndCancels()
 {
     if (!m_skip.isEmpty())
@@ -301,7 +309,7 @@ void tst_Slurm::theWorkbenchShowsTheTasksFollowsARunningShardAndCancels()
     QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
     const QString job = jobIdIn(submitted.err);
 
-    MainWindow window(QStringLiteral(OPTLOG_BINARY));
+    MainWindow window(optlog::testing::optlogBinary());
     QVERIFY(window.openStudy(study));
     window.show();
     RunTableModel *model = window.runModel();
@@ -343,6 +351,7 @@ void tst_Slurm::theWorkbenchShowsTheTasksFollowsARunningShardAndCancels()
     QCOMPARE(std::string(outcomeName(gathered.outcome)), std::string("cancelled"));
     QVERIFY(store.metrics(gathered.id).size() > size_t(seen));
 }
+#endif
 
 void tst_Slurm::aNodeThatDiesMidRunLeavesItsRunCrashedAndResumable()
 {
@@ -360,7 +369,7 @@ void tst_Slurm::aNodeThatDiesMidRunLeavesItsRunCrashedAndResumable()
 
     // The node dies: slurmd, the job's step and the run's processes, with SIGKILL. Slurm notices
     // when slurmd stops answering (SlurmdTimeout, 15 s here) and ends the task NODE_FAIL.
-    const QString onenode = QString(OPTLOG_SOURCE_DIR) + "/tests/cluster/onenode.sh";
+    const QString onenode = optlog::testing::sourcePath(QStringLiteral("tests/cluster/onenode.sh"));
     QCOMPARE(QProcess::execute("bash", {onenode, "kill-node", m_cluster}), 0);
     QVERIFY(waitForTasksToEnd(job, 1, 120000));
     QCOMPARE(taskStates(job), QStringList({"NODE_FAIL"}));
@@ -428,7 +437,7 @@ void tst_Slurm::srunRanksTrainAsTheRanksOptlogStarts()
                                "--set",    "name=zero1"};
     const QString underSrun = m_dir.filePath("srun.sqlite"), startedHere = m_dir.filePath("ranks.sqlite");
     QProcess srun;
-    srun.start("srun", QStringList{"--ntasks", "2", OPTLOG_BINARY, "run", "--db", underSrun} + zero1);
+    srun.start("srun", QStringList{"--ntasks", "2", optlog::testing::optlogBinary(), "run", "--db", underSrun} + zero1);
     QVERIFY(srun.waitForFinished(180000));
     const QString err = QString::fromUtf8(srun.readAllStandardError());
     QVERIFY2(srun.exitCode() == 0, qPrintable(err));
@@ -450,9 +459,9 @@ void tst_Slurm::aRankZeroWhosePeerNeverComesEndsItsTaskWithTheRunCrashed()
     // A step of one task told that it is one of two: the other rank's node never gave it a task.
     const QString study = m_dir.filePath("alone.sqlite");
     QProcess srun;
-    srun.start("srun", {"--ntasks", "1", "bash", "-c", "SLURM_NTASKS=2 exec \"$0\" \"$@\"", OPTLOG_BINARY, "run",
-                        "--db", study, "--preset", "smoke", "--set", "data.corpus=generated", "--set",
-                        "distributed.timeout=5", "--set", "name=alone"});
+    srun.start("srun", {"--ntasks", "1", "bash", "-c", "SLURM_NTASKS=2 exec \"$0\" \"$@\"",
+                        optlog::testing::optlogBinary(), "run", "--db", study, "--preset", "smoke", "--set",
+                        "data.corpus=generated", "--set", "distributed.timeout=5", "--set", "name=alone"});
     QVERIFY(srun.waitForFinished(120000));
     const QString err = QString::fromUtf8(srun.readAllStandardError());
     QVERIFY2(srun.exitCode() == 1, qPrintable(err)); // the task ends, failed in Slurm's eyes
@@ -469,7 +478,7 @@ void tst_Slurm::aRankZeroWhosePeerNeverComesEndsItsTaskWithTheRunCrashed()
 void tst_Slurm::aStoppedRankThatWaitsForRankZeroEndsCancelled()
 {
     QProcess rank;
-    rank.start(OPTLOG_BINARY, kRankWithoutRankZero);
+    rank.start(optlog::testing::optlogBinary(), kRankWithoutRankZero);
     QVERIFY(rank.waitForStarted());
     QVERIFY(testing::waitUntilItHoldsStopSignals(rank)); // past loading its libraries, seconds under ASan
     QThread::msleep(300);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The real `optlog` binary (OPTLOG_BINARY) in a process of its own, for the integration tests:
+// The real `optlog` binary (testpaths.h) in a process of its own, for the integration tests:
 // run to its end, or watched until its run has trained some steps. Links the store and Qt Core.
 
 #include "core/store/store.h"
+#include "tests/common/testpaths.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -28,7 +29,7 @@ inline Result runOptlog(const QStringList &arguments, int timeoutMs = 120000,
 {
     QProcess process;
     process.setProcessEnvironment(environment);
-    process.start(OPTLOG_BINARY, arguments);
+    process.start(optlog::testing::optlogBinary(), arguments);
     Result r;
     if (!process.waitForFinished(timeoutMs))
         return r;

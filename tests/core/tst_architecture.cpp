@@ -3,6 +3,7 @@
 // "defines:" and "uses:" (the rule tests/floors enforces), in core/engine/CMakeLists.txt's order.
 // With OPTLOG_WRITE_DOCS=1 the table is written into the page.
 #include "tests/common/generateddocs.h"
+#include "tests/common/testpaths.h"
 
 #include <QDir>
 #include <QFile>
@@ -42,7 +43,7 @@ struct Room
 // The engine's rooms in core/engine/CMakeLists.txt's order, as their CMakeLists describe them.
 QList<Room> rooms()
 {
-    const QString engine = QStringLiteral(OPTLOG_SOURCE_DIR "/core/engine/");
+    const QString engine = optlog::testing::sourcePath(QStringLiteral("core/engine/"));
     static const QRegularExpression room(QStringLiteral("add_subdirectory\\((\\w+)\\)"));
     static const QRegularExpression rule(QStringLiteral("defines: (.*) uses: ([^.]*)\\.?"));
     QList<Room> out;
@@ -81,7 +82,7 @@ private Q_SLOTS:
     {
         const QList<Room> found = rooms();
         // Every folder of core/engine is a room the CMakeLists adds, and says what it defines and uses.
-        const QStringList folders = QDir(QStringLiteral(OPTLOG_SOURCE_DIR "/core/engine"))
+        const QStringList folders = QDir(optlog::testing::sourcePath(QStringLiteral("core/engine")))
                                         .entryList(QDir::Dirs | QDir::NoDotAndDotDot);
         QCOMPARE(found.size(), folders.size());
         for (const Room &r : found) {
@@ -89,7 +90,7 @@ private Q_SLOTS:
             QVERIFY2(!r.defines.isEmpty() && !r.uses.isEmpty(),
                      qPrintable("core/engine/" + r.name + "/CMakeLists.txt opens without \"defines: ... uses: ...\""));
         }
-        optlog::testing::expectGeneratedSection(QStringLiteral(OPTLOG_SOURCE_DIR "/docs/architecture.md"),
+        optlog::testing::expectGeneratedSection(optlog::testing::sourcePath(QStringLiteral("docs/architecture.md")),
                                                 QStringLiteral("the engine rooms' CMakeLists"), roomsTable(found));
     }
 };

@@ -8,6 +8,7 @@
 #include "tests/common/configfuzzer.h"
 #include "tests/common/files.h"
 #include "tests/common/generateddocs.h"
+#include "tests/common/testpaths.h"
 
 #include <QtTest>
 
@@ -252,7 +253,7 @@ void tst_Config::aPlannedRunIsOneEngineCommandLine()
 // docs/configs.md shows every field as configReferenceMarkdown() writes it.
 void tst_Config::documentedFieldsAreGeneratedFromTheTable()
 {
-    testing::expectGeneratedSection(QStringLiteral(OPTLOG_SOURCE_DIR "/docs/configs.md"),
+    testing::expectGeneratedSection(optlog::testing::sourcePath(QStringLiteral("docs/configs.md")),
                                     QStringLiteral("configReferenceMarkdown()"),
                                     QString::fromStdString(configReferenceMarkdown()));
 }

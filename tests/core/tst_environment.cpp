@@ -4,6 +4,7 @@
 // every name in it is read somewhere.
 #include "core/contract/environmentvariables.h"
 #include "tests/common/generateddocs.h"
+#include "tests/common/testpaths.h"
 
 #include <QDirIterator>
 #include <QFile>
@@ -26,7 +27,7 @@ QMap<QString, QString> namesReadBySources()
     static const QRegularExpression withDefault(QStringLiteral("\\$\\{([A-Z][A-Z0-9_]*):?[-=+?]"));
     QMap<QString, QString> found;
     for (const char *folder : {"app", "core", "ui", "packaging", "tools"}) {
-        QDirIterator files(QStringLiteral(OPTLOG_SOURCE_DIR "/") + folder, QDir::Files, QDirIterator::Subdirectories);
+        QDirIterator files(optlog::testing::sourcePath(folder), QDir::Files, QDirIterator::Subdirectories);
         while (files.hasNext()) {
             const QString path = files.next();
             if (path.endsWith(QLatin1String("core/contract/environmentvariables.cpp")))
@@ -44,7 +45,7 @@ QMap<QString, QString> namesReadBySources()
             while (matches.hasNext()) {
                 const QString name = matches.next().captured(1);
                 if (!found.contains(name))
-                    found.insert(name, path.mid(int(sizeof(OPTLOG_SOURCE_DIR))));
+                    found.insert(name, path.mid(optlog::testing::sourcePath().size()));
             }
         }
     }
@@ -60,7 +61,7 @@ class tst_Environment : public QObject
 private Q_SLOTS:
     void theDocsShowTheTable()
     {
-        testing::expectGeneratedSection(QStringLiteral(OPTLOG_SOURCE_DIR "/docs/environment.md"),
+        testing::expectGeneratedSection(optlog::testing::sourcePath(QStringLiteral("docs/environment.md")),
                                         QStringLiteral("environmentVariablesMarkdown()"),
                                         QString::fromStdString(environmentVariablesMarkdown()));
     }

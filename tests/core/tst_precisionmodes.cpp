@@ -3,6 +3,7 @@
 #include "core/contract/dtype.h"
 #include "core/contract/precisionmodes.h"
 #include "tests/common/generateddocs.h"
+#include "tests/common/testpaths.h"
 
 #include <QtTest>
 
@@ -76,7 +77,7 @@ private Q_SLOTS:
     // docs/techniques.md shows the table as precisionTableMarkdown() writes it.
     void documentedTableIsGeneratedFromTheTable()
     {
-        testing::expectGeneratedSection(QStringLiteral(OPTLOG_SOURCE_DIR "/docs/techniques.md"),
+        testing::expectGeneratedSection(optlog::testing::sourcePath(QStringLiteral("docs/techniques.md")),
                                         QStringLiteral("precisionTableMarkdown()"),
                                         QString::fromStdString(precisionTableMarkdown()));
     }

@@ -10,6 +10,7 @@
 #include "core/engine/model/scriptedmodel.h"
 #include "core/engine/precision/precision.h"
 #include "core/engine/run/memoryprobe.h"
+#include "tests/common/testpaths.h"
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -55,7 +56,7 @@ void tst_ScriptedModel::initTestCase()
     QProcess python;
     python.setProcessChannelMode(QProcess::ForwardedChannels);
     python.start("/usr/bin/python3",
-                 {QStringLiteral(OPTLOG_SOURCE_DIR "/tests/engine/torchscript_modules.py"), m_dir.path()});
+                 {optlog::testing::sourcePath(QStringLiteral("tests/engine/torchscript_modules.py")), m_dir.path()});
     QVERIFY2(python.waitForFinished(120000) && python.exitCode() == 0,
              "torchscript_modules.py failed: it needs Debian's python3-torch (packaging/setup.sh installs it)");
     std::ifstream in(m_dir.filePath("expected.json").toStdString());

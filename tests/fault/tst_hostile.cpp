@@ -7,6 +7,7 @@
 #include "core/store/store.h"
 #include "tests/common/configfuzzer.h"
 #include "tests/common/enginebinary.h"
+#include "tests/common/testpaths.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
@@ -55,7 +56,7 @@ Result runProgram(const QString &program, const QStringList &arguments, int time
 
 Result runOptlog(const QStringList &arguments, int timeoutMs = 120000)
 {
-    return runProgram(OPTLOG_BINARY, arguments, timeoutMs);
+    return runProgram(optlog::testing::optlogBinary(), arguments, timeoutMs);
 }
 
 QByteArray sha256(const QString &path)
@@ -455,8 +456,9 @@ void tst_Hostile::unwritableStudyIsReadButNotWritten()
                                               | QFile::ExeOther));
     const QByteArray hash = sha256(study);
     const auto asNobody = [](const QStringList &arguments) {
-        return runProgram("setpriv",
-                          QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", OPTLOG_BINARY} + arguments);
+        return runProgram("setpriv", QStringList{"--reuid=65534", "--regid=65534", "--clear-groups",
+                                                 optlog::testing::optlogBinary()}
+                                         + arguments);
     };
     const Result runs = asNobody({"runs", study});
     const QString reports = m_dir.filePath("reports");
@@ -505,7 +507,7 @@ void tst_Hostile::killAtAnyPointKeepsEveryCommittedRow()
     for (const int steps : {1, 5, 20, 60}) {
         const QString study = studyCopy("kill-" + QString::number(steps));
         QProcess engine;
-        engine.start(OPTLOG_BINARY,
+        engine.start(optlog::testing::optlogBinary(),
                      QStringList{"run", "--db", study, "--set", "train.steps=100000", "--set", "train.eval_interval=7"}
                          + kSmoke);
         QElapsedTimer timer;
@@ -552,9 +554,10 @@ void tst_Hostile::terminateCancelsInEveryPhase()
     QTemporaryDir cache; // an empty cache: start-up measures the matmul peak, which takes a while
     environment.insert("XDG_CACHE_HOME", cache.path());
     engine.setProcessEnvironment(environment);
-    engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study, "--jsonl", "--set", "train.steps=100000", "--set",
-                                            "train.eval_interval=10", "--set", "data.eval_sequences=2000"}
-                                    + kSmoke);
+    engine.start(optlog::testing::optlogBinary(),
+                 QStringList{"run", "--db", study, "--jsonl", "--set", "train.steps=100000", "--set",
+                             "train.eval_interval=10", "--set", "data.eval_sequences=2000"}
+                     + kSmoke);
     QVERIFY(engine.waitForStarted());
     QElapsedTimer timer;
     timer.start();
@@ -604,7 +607,8 @@ void tst_Hostile::noTrainingThreadRunsAStopHandler()
     environment.remove("OMP_WAIT_POLICY"); // so that it re-executes, as a run from a fresh shell does
     environment.remove("OPTLOG_SET_VARIABLES");
     engine.setProcessEnvironment(environment);
-    engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study, "--jsonl", "--set", "train.steps=100000"} + kSmoke);
+    engine.start(optlog::testing::optlogBinary(),
+                 QStringList{"run", "--db", study, "--jsonl", "--set", "train.steps=100000"} + kSmoke);
     QVERIFY(engine.waitForStarted());
     QByteArray out;
     QElapsedTimer timer;
@@ -648,7 +652,7 @@ void tst_Hostile::fullDiskEndsTheRunFailedWithItsCause()
         = QString("mount -t tmpfs -o size=240k tmpfs '%1' && cd '%1' && '%2' run --db study.sqlite --jsonl "
                   "--set train.steps=5000 --set train.eval_interval=50 %3; code=$?; "
                   "'%2' runs study.sqlite; exit $code")
-              .arg(folder, OPTLOG_BINARY, kSmoke.join(' '));
+              .arg(folder, optlog::testing::optlogBinary(), kSmoke.join(' '));
     QProcess shell;
     shell.start("unshare", {"--mount", "--propagation", "private", "sh", "-c", script});
     QVERIFY(shell.waitForFinished(180000));
@@ -674,7 +678,7 @@ void tst_Hostile::fileSizeLimitEndsTheRunFailedWithItsCause()
     QDir().mkpath(folder);
     const QString script = QString("cd '%1' && ulimit -f 200 && exec '%2' run --db study.sqlite --set train.steps=5000 "
                                    "--set train.eval_interval=50 %3")
-                               .arg(folder, OPTLOG_BINARY, kSmoke.join(' '));
+                               .arg(folder, optlog::testing::optlogBinary(), kSmoke.join(' '));
     QProcess shell;
     shell.start("sh", {"-c", script});
     QVERIFY(shell.waitForFinished(180000));

@@ -3,6 +3,7 @@
 #include "core/config/config.h"
 #include "core/store/store.h"
 #include "tests/common/enginebinary.h"
+#include "tests/common/testpaths.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
@@ -170,7 +171,8 @@ void tst_Cli::terminateFinishesTheStepAndMarksCancelled()
 {
     const QString study = m_dir.filePath("cancel.sqlite");
     QProcess engine;
-    engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study} + kSmoke + QStringList{"--set", "train.steps=100000"});
+    engine.start(optlog::testing::optlogBinary(),
+                 QStringList{"run", "--db", study} + kSmoke + QStringList{"--set", "train.steps=100000"});
     QVERIFY(waitForSteps(study, 1));
     engine.terminate(); // SIGTERM
     QVERIFY(engine.waitForFinished(30000));
@@ -189,7 +191,8 @@ void tst_Cli::aSecondStopSignalEndsTheProcess()
     // signals stays pending until the first has been taken, so none is lost to the timing.
     const QString study = m_dir.filePath("second-signal.sqlite");
     QProcess engine;
-    engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study} + kSmoke + QStringList{"--set", "train.steps=100000"});
+    engine.start(optlog::testing::optlogBinary(),
+                 QStringList{"run", "--db", study} + kSmoke + QStringList{"--set", "train.steps=100000"});
     QVERIFY(waitForSteps(study, 1));
     ::kill(pid_t(engine.processId()), SIGTERM);
     ::kill(pid_t(engine.processId()), SIGINT);
@@ -201,7 +204,8 @@ void tst_Cli::killedEngineLeavesACrashedRunWithItsMetrics()
 {
     const QString study = m_dir.filePath("crash.sqlite");
     QProcess engine;
-    engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study} + kSmoke + QStringList{"--set", "train.steps=100000"});
+    engine.start(optlog::testing::optlogBinary(),
+                 QStringList{"run", "--db", study} + kSmoke + QStringList{"--set", "train.steps=100000"});
     QVERIFY(waitForSteps(study, 1));
     engine.kill(); // SIGKILL: nothing is flushed, nothing is marked
     QVERIFY(engine.waitForFinished(30000));
@@ -225,8 +229,9 @@ void tst_Cli::readerReadsWhileTheEngineWrites()
 {
     const QString study = m_dir.filePath("concurrent.sqlite");
     QProcess engine;
-    engine.start(OPTLOG_BINARY, QStringList{"run", "--db", study} + kSmoke
-                                    + QStringList{"--set", "train.steps=100000", "--set", "train.eval_interval=5"});
+    engine.start(optlog::testing::optlogBinary(),
+                 QStringList{"run", "--db", study} + kSmoke
+                     + QStringList{"--set", "train.steps=100000", "--set", "train.eval_interval=5"});
     QVERIFY(waitForSteps(study, 1));
     Store reader(study.toStdString(), Store::Access::ReadOnly);
     const int64_t runId = reader.runs().back().id;
@@ -340,7 +345,7 @@ void tst_Cli::versionNamesTheCommitAndLibTorch()
 void tst_Cli::manualPageListsWhatEachCommandAccepts()
 {
     // The build writes optlog.1 beside the binary from the same definitions --help prints.
-    QFile page(QFileInfo(OPTLOG_BINARY).dir().filePath("optlog.1"));
+    QFile page(QFileInfo(optlog::testing::optlogBinary()).dir().filePath("optlog.1"));
     QVERIFY2(page.open(QIODevice::ReadOnly), "the build did not write optlog.1");
     const QString manual = QString::fromUtf8(page.readAll());
     QVERIFY(manual.startsWith(".TH OPTLOG 1 "));
@@ -374,12 +379,12 @@ void tst_Cli::aStudyWithoutANameGoesToTheDataFolder()
     const Result r = runOptlog(QStringList{"run", "--set", "train.steps=5"} + kSmoke, 120000, environment);
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(QFile::exists(data.filePath("optlog/study.sqlite")), qPrintable(r.err));
-    QVERIFY(!QFile::exists(QFileInfo(OPTLOG_BINARY).dir().filePath("study.sqlite")));
+    QVERIFY(!QFile::exists(QFileInfo(optlog::testing::optlogBinary()).dir().filePath("study.sqlite")));
 }
 
 void tst_Cli::workbenchWithoutADisplaySaysSo()
 {
-    const QString workbench = QFileInfo(OPTLOG_BINARY).dir().filePath("optlog-workbench");
+    const QString workbench = QFileInfo(optlog::testing::optlogBinary()).dir().filePath("optlog-workbench");
     if (!QFile::exists(workbench))
         QSKIP("built without the workbench");
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
@@ -879,7 +884,7 @@ const QStringList kResumable = kSmoke + QStringList{"--set", "train.steps=300",
 int interruptAt(const QStringList &arguments, int step, int signal)
 {
     QProcess engine;
-    engine.start(OPTLOG_BINARY, arguments + QStringList{"--jsonl"});
+    engine.start(optlog::testing::optlogBinary(), arguments + QStringList{"--jsonl"});
     QByteArray pending;
     bool sent = false;
     QElapsedTimer timer;

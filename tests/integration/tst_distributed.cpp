@@ -8,6 +8,7 @@
 #include "core/engine/precision/precision.h"
 #include "core/store/store.h"
 #include "tests/common/enginebinary.h"
+#include "tests/common/testpaths.h"
 
 #include <torch/serialize/input-archive.h>
 
@@ -146,7 +147,7 @@ qint64 startLongTwoRankRun(QProcess &rank0, const QString &study, const QString 
                             + QStringList{"--set", "train.steps=100000"};
     for (const QString &setting : settings)
         arguments << "--set" << setting;
-    rank0.start(OPTLOG_BINARY, arguments);
+    rank0.start(optlog::testing::optlogBinary(), arguments);
     if (!waitForSteps(study, 5))
         return 0;
     const QList<qint64> children = childrenOf(rank0.processId());
@@ -354,11 +355,12 @@ void tst_Distributed::ranksJoinARendezvousGivenByHostAndPort()
     QVERIFY(port != "0");
     const QString study = m_dir.filePath("rendezvous.sqlite");
     QProcess rank0, rank1;
-    rank0.start(OPTLOG_BINARY,
+    rank0.start(optlog::testing::optlogBinary(),
                 QStringList{"run", "--db", study, "--set", "name=joined", "--rendezvous", "127.0.0.1:" + port, "--rank",
                             "0", "--world-size", "2", "--set", "distributed.ranks=2"}
                     + kSmoke);
-    rank1.start(OPTLOG_BINARY, {"run", "--rendezvous", "127.0.0.1:" + port, "--rank", "1", "--world-size", "2"});
+    rank1.start(optlog::testing::optlogBinary(),
+                {"run", "--rendezvous", "127.0.0.1:" + port, "--rank", "1", "--world-size", "2"});
     const qint64 rank1Pid = rank1.processId();
     QVERIFY(rank0.waitForFinished(120000) && rank1.waitForFinished(120000));
     QVERIFY2(rank0.exitCode() == 0, rank0.readAllStandardError().constData());

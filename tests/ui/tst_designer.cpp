@@ -2,6 +2,7 @@
 // The experiment designer: the CLI's own messages inline, sweeps, and what it queues.
 #include "core/config/config.h"
 #include "core/contract/format.h"
+#include "tests/common/testpaths.h"
 #include "ui/designerview.h"
 
 #include <QListWidget>
@@ -369,11 +370,11 @@ private Q_SLOTS:
         QProcess python;
         python.setProcessChannelMode(QProcess::ForwardedChannels);
         python.start(QStringLiteral("/usr/bin/python3"),
-                     {QStringLiteral(OPTLOG_SOURCE_DIR "/tests/engine/torchscript_modules.py"), cache.path()});
+                     {optlog::testing::sourcePath(QStringLiteral("tests/engine/torchscript_modules.py")), cache.path()});
         QVERIFY2(python.waitForFinished(120000) && python.exitCode() == 0,
                  "torchscript_modules.py failed: it needs Debian's python3-torch (packaging/setup.sh installs it)");
 
-        DesignerView designer{QStringLiteral(OPTLOG_BINARY)};
+        DesignerView designer{optlog::testing::optlogBinary()};
         QSignalSpy probed(&designer, &DesignerView::moduleProbed);
         designModule(designer, cache.path() + QStringLiteral("/rotary.pt"), QStringLiteral("autocast-bf16"));
         // The built-in GPT's shape does not apply to a module: greyed, kept for going back.
@@ -391,7 +392,7 @@ private Q_SLOTS:
 
         // The same figures as the engine's own estimate, which now reads the same probes.
         QProcess estimate;
-        estimate.start(QStringLiteral(OPTLOG_BINARY),
+        estimate.start(optlog::testing::optlogBinary(),
                        {QStringLiteral("estimate"), QStringLiteral("--preset"), QStringLiteral("smoke"),
                         QStringLiteral("--set"), QStringLiteral("model.source=torchscript"), QStringLiteral("--set"),
                         QStringLiteral("model.path=") + cache.path() + QStringLiteral("/rotary.pt"),

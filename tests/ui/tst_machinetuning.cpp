@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The workbench's view of this machine's tuning through the real engine binary: `optlog tune
 // --status` on an empty cache, a real (quick, small) tuning, and the main window's offer to tune.
+#include "tests/common/testpaths.h"
 #include "ui/machinetuning.h"
 #include "ui/mainwindow.h"
 #include "ui/runqueue.h"
@@ -28,7 +29,7 @@ private Q_SLOTS:
 
     void saysUntunedThenWhatATuningMeasured()
     {
-        MachineTuning tuning(QStringLiteral(OPTLOG_BINARY));
+        MachineTuning tuning(optlog::testing::optlogBinary());
         QSignalSpy changed(&tuning, &MachineTuning::changed);
         tuning.refresh();
         QVERIFY(changed.wait(60000));
@@ -58,7 +59,7 @@ private Q_SLOTS:
 
     void theWindowShowsItAndOffersToTune()
     {
-        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        MainWindow window(optlog::testing::optlogBinary());
         window.show();
         auto *label = window.findChild<QLabel *>(QStringLiteral("tuningStatus"));
         auto *button = window.findChild<QPushButton *>(QStringLiteral("tuneButton"));
@@ -76,7 +77,7 @@ private Q_SLOTS:
         qputenv("XDG_CACHE_HOME", cache.path().toUtf8());
         qunsetenv("OPTLOG_PROBE_UNTUNED"); // as a user's machine has it
         {
-            MainWindow window(QStringLiteral(OPTLOG_BINARY));
+            MainWindow window(optlog::testing::optlogBinary());
             QVERIFY(window.openStudy(studies.filePath(QStringLiteral("probe.sqlite"))));
             QSignalSpy said(window.queue(), &RunQueue::launcherSaid);
             QSignalSpy finished(window.queue(), &RunQueue::runFinished);

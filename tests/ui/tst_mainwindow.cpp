@@ -4,6 +4,7 @@
 #include "core/config/studyplan.h"
 #include "core/store/store.h"
 #include "tests/common/steadysteps.h"
+#include "tests/common/testpaths.h"
 #include "ui/compareview.h"
 #include "ui/decisionsummary.h"
 #include "ui/mainwindow.h"
@@ -41,7 +42,7 @@ private Q_SLOTS:
 
     void aFileThatIsNotAStudyIsRefusedAndLeftAlone()
     {
-        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        MainWindow window(optlog::testing::optlogBinary());
         const QString study = m_dir.filePath(QStringLiteral("good.sqlite"));
         QVERIFY(window.openStudy(study));
         const QString junk = m_dir.filePath(QStringLiteral("notes.txt"));
@@ -76,7 +77,7 @@ private Q_SLOTS:
             const int64_t failed = store.createRun("fp32-microbatch4-accum2", "");
             store.finishRun(failed, Outcome::Failed, 3, "boom");
         }
-        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        MainWindow window(optlog::testing::optlogBinary());
         QVERIFY(window.openStudy(study));
         QCOMPARE(window.queuePlan(QStringLiteral("default")), 1); // the failed one runs again
         QCOMPARE(window.queue()->entries().front().run.name, std::string("fp32-microbatch4-accum2"));
@@ -94,7 +95,7 @@ private Q_SLOTS:
         QProcess python;
         python.setProcessChannelMode(QProcess::ForwardedChannels);
         python.start(QStringLiteral("/usr/bin/python3"),
-                     {QStringLiteral(OPTLOG_SOURCE_DIR "/tests/engine/torchscript_modules.py"), modules});
+                     {optlog::testing::sourcePath(QStringLiteral("tests/engine/torchscript_modules.py")), modules});
         QVERIFY2(python.waitForFinished(120000) && python.exitCode() == 0,
                  "torchscript_modules.py failed: it needs Debian's python3-torch (packaging/setup.sh installs it)");
         const QString module = QStringLiteral("\"model.source=torchscript\", \"model.path=%1/plain.pt\", "
@@ -113,7 +114,7 @@ private Q_SLOTS:
                        .toUtf8());
         plan.close();
 
-        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        MainWindow window(optlog::testing::optlogBinary());
         QVERIFY(window.openStudy(m_dir.filePath(QStringLiteral("module.sqlite"))));
         QCOMPARE(window.queuePlan(planPath), 1);
         QCOMPARE(window.queue()->entries().size(), 1);
@@ -132,7 +133,7 @@ private Q_SLOTS:
 
     void anEmptyStudyOffersTheOptimizationLog()
     {
-        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        MainWindow window(optlog::testing::optlogBinary());
         QVERIFY(window.openStudy(m_dir.filePath(QStringLiteral("empty.sqlite"))));
         auto *pages = window.runsView()->findChild<QStackedWidget *>();
         QCOMPARE(pages->currentIndex(), 0); // "No runs yet"
@@ -155,7 +156,7 @@ private Q_SLOTS:
                 store.finishRun(id, Outcome::Completed, 9, "");
             }
         }
-        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        MainWindow window(optlog::testing::optlogBinary());
         QVERIFY(window.openStudy(study));
         QTRY_COMPARE(window.runModel()->rowCount(), 2);
         const QString path = m_dir.filePath(QStringLiteral("export.html"));
@@ -183,7 +184,7 @@ private Q_SLOTS:
     void theRunsDockFitsItsColumnsUntilTheUserDragsIt()
     {
         QSettings().clear(); // no saved layout
-        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        MainWindow window(optlog::testing::optlogBinary());
         auto *dock = window.findChild<QDockWidget *>(QStringLiteral("runsDock"));
         QVERIFY(dock);
         const int allColumns = window.runsView()->widthForAllColumns();
@@ -232,7 +233,7 @@ private Q_SLOTS:
                 ids << id;
             }
         }
-        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        MainWindow window(optlog::testing::optlogBinary());
         window.resize(1280, 800);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -276,14 +277,14 @@ private Q_SLOTS:
     void windowStateIsRestored()
     {
         {
-            MainWindow window(QStringLiteral(OPTLOG_BINARY));
+            MainWindow window(optlog::testing::optlogBinary());
             window.show();
             window.resize(1000, 700);
             window.showPage(2);
             QVERIFY(QTest::qWaitForWindowExposed(&window));
             window.close();
         }
-        MainWindow again(QStringLiteral(OPTLOG_BINARY));
+        MainWindow again(optlog::testing::optlogBinary());
         again.show();
         QVERIFY(QTest::qWaitForWindowExposed(&again));
         QCOMPARE(again.size(), QSize(1000, 700));

@@ -2,6 +2,7 @@
 // Reports from a real small study made by the engine: every format, read back for content.
 #include "core/analysis/report.h"
 #include "core/store/store.h"
+#include "tests/common/testpaths.h"
 #include "ui/report/reportwriter.h"
 
 #include <QJsonArray>
@@ -19,7 +20,7 @@ namespace {
 int runOptlog(const QStringList &arguments, QString *err = nullptr)
 {
     QProcess process;
-    process.start(QStringLiteral(OPTLOG_BINARY), arguments);
+    process.start(optlog::testing::optlogBinary(), arguments);
     if (!process.waitForFinished(180000))
         return -1;
     if (err)

@@ -4,6 +4,7 @@
 // runs imported from another study.
 #include "core/config/config.h"
 #include "core/store/store.h"
+#include "tests/common/testpaths.h"
 #include "ui/compareview.h"
 #include "ui/curationcontroller.h"
 #include "ui/designerview.h"
@@ -102,7 +103,7 @@ private Q_SLOTS:
         addRun(store, "fp32", "fp32");
         addRun(store, "pure", "pure-bf16");
         addRun(store, "auto", "autocast-bf16");
-        m_window = std::make_unique<MainWindow>(QStringLiteral(OPTLOG_BINARY));
+        m_window = std::make_unique<MainWindow>(optlog::testing::optlogBinary());
         QVERIFY(m_window->openStudy(m_study));
         m_window->watcher()->refresh();
         QTRY_COMPARE(m_window->runModel()->rowCount(), 3);
@@ -215,7 +216,7 @@ private Q_SLOTS:
         QTRY_COMPARE(shownNames(m_window->runModel()), QStringList{QStringLiteral("fp32")});
 
         // The next workbench on this study starts with the same filter.
-        m_window = std::make_unique<MainWindow>(QStringLiteral(OPTLOG_BINARY));
+        m_window = std::make_unique<MainWindow>(optlog::testing::optlogBinary());
         QVERIFY(m_window->openStudy(m_study));
         m_window->watcher()->refresh();
         QCOMPARE(m_window->runsView()->filterState().text, QStringLiteral("mode:fp32"));
@@ -264,7 +265,7 @@ private Q_SLOTS:
             addRun(store, "gpu run", "autocast-bf16");
         }
         // Dragged from another workbench's Runs list: what its model puts on the drag.
-        MainWindow source(QStringLiteral(OPTLOG_BINARY));
+        MainWindow source(optlog::testing::optlogBinary());
         QVERIFY(source.openStudy(other));
         source.watcher()->refresh();
         QTRY_COMPARE(source.runModel()->rowCount(), 1);

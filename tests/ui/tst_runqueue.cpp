@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The queue with real `optlog run` engine processes and a real study file.
 #include "core/store/store.h"
+#include "tests/common/testpaths.h"
 #include "ui/compareview.h"
 #include "ui/mainwindow.h"
 #include "ui/monitorview.h"
@@ -58,7 +59,7 @@ private Q_SLOTS:
 
     void runsTwoInOrderAndStreamsThemToTheMonitor()
     {
-        RunQueue queue(QStringLiteral(OPTLOG_BINARY));
+        RunQueue queue(optlog::testing::optlogBinary());
         QVERIFY(queue.setStudy(m_study));
         MonitorView monitor;
         monitor.show(); // a hidden Monitor leaves its charts until it is shown
@@ -100,7 +101,7 @@ private Q_SLOTS:
 
     void cancelsTheRunningRun()
     {
-        RunQueue queue(QStringLiteral(OPTLOG_BINARY));
+        RunQueue queue(optlog::testing::optlogBinary());
         QVERIFY(queue.setStudy(m_study));
         QSignalSpy finished(&queue, &RunQueue::runFinished);
         QSignalSpy events(&queue, &RunQueue::engineEvent);
@@ -120,7 +121,7 @@ private Q_SLOTS:
     // monitor gets rank 0's events, and Cancel (to rank 0 alone) stops both.
     void aRunOverRanksIsOneEntry()
     {
-        RunQueue queue(QStringLiteral(OPTLOG_BINARY));
+        RunQueue queue(optlog::testing::optlogBinary());
         QVERIFY(queue.setStudy(m_study));
         QSignalSpy finished(&queue, &RunQueue::runFinished);
         PlannedRun ranks = smoke("two ranks", 20);
@@ -149,7 +150,7 @@ private Q_SLOTS:
 
     void startPauseStartAgain()
     {
-        RunQueue queue(QStringLiteral(OPTLOG_BINARY));
+        RunQueue queue(optlog::testing::optlogBinary());
         QVERIFY(queue.setStudy(m_study));
         QSignalSpy finished(&queue, &RunQueue::runFinished);
         queue.enqueue(smoke("a", 20));
@@ -177,7 +178,7 @@ private Q_SLOTS:
 
     void engineRefusalStaysInTheQueueWithItsReason()
     {
-        RunQueue queue(QStringLiteral(OPTLOG_BINARY));
+        RunQueue queue(optlog::testing::optlogBinary());
         QVERIFY(queue.setStudy(m_study));
         QSignalSpy finished(&queue, &RunQueue::runFinished);
         PlannedRun fp16 = smoke("fp16");
@@ -196,7 +197,7 @@ private Q_SLOTS:
 
     void killedEngineLeavesTheRunCrashedAndTheWindowWorking()
     {
-        MainWindow window(QStringLiteral(OPTLOG_BINARY));
+        MainWindow window(optlog::testing::optlogBinary());
         window.watcher()->setInterval(100);
         QVERIFY(window.openStudy(m_study));
         RunQueue *queue = window.queue();
@@ -237,7 +238,7 @@ private Q_SLOTS:
     void destroyingTheWindowMidRunCancelsTheRun()
     {
         {
-            MainWindow window(QStringLiteral(OPTLOG_BINARY));
+            MainWindow window(optlog::testing::optlogBinary());
             QVERIFY(window.openStudy(m_study));
             QSignalSpy events(window.queue(), &RunQueue::engineEvent);
             window.queue()->enqueue(smoke("interrupted", 100000));
