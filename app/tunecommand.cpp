@@ -187,6 +187,7 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
         std::cout << "optlog tune: this machine is already tuned (" << cache << ")\n";
         return kExitOk;
     }
+    std::cout << "optlog tune: the product paths of this build: " << describeBuildPaths() << "\n";
     const int cores = defaultThreads();
     std::vector<std::string> coreTypes = {""};
     const char *userCore = std::getenv("OPENBLAS_CORETYPE");

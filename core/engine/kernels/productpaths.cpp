@@ -137,6 +137,16 @@ ProductPaths productPathsFrom(const std::string &setting, at::ScalarType compute
     return paths;
 }
 
+std::string describeBuildPaths()
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    return "aten, sgemm and primitive: LibTorch links the system's oneDNN, which the engine calls too";
+#else
+    return "aten alone: this LibTorch keeps its oneDNN hidden inside libtorch_cpu (as PyPI's wheels do), so "
+           "every product runs as LibTorch runs it, at about PyTorch's own speed (docs/benchmarks.md)";
+#endif
+}
+
 std::string describeOneDnn()
 {
 #ifdef OPTLOG_HAVE_ONEDNN

@@ -68,6 +68,9 @@ ProductPaths productPathsFrom(const std::string &setting, at::ScalarType compute
 std::string kernelsReached(ProductPath path, at::ScalarType dtype);
 // "primitive (oneDNN 2.6.3, brg:avx512_core_bf16)", "sgemm, widened (...)": the path and what it reaches.
 std::string describePath(ProductPath path, at::ScalarType dtype);
+// The paths this build has, and why: all three where LibTorch links the system's oneDNN (Debian's),
+// ATen's alone where it hides its own inside libtorch_cpu (a PyPI wheel's). `optlog tune` says it.
+std::string describeBuildPaths();
 // "oneDNN 2.6.3, avx512_core_bf16, AMX not on this CPU", or "no oneDNN": what a tuning and a
 // matmul peak measured here are valid for.
 std::string describeOneDnn();
