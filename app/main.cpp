@@ -7,6 +7,7 @@
 #include "app/manpage.h"
 #include "core/contract/inputerror.h"
 #include "core/contract/outcome.h"
+#include "core/engine/kernels/productpaths.h"
 #include "core/engine/machine/environment.h"
 #include "optlog_version.h"
 
@@ -36,6 +37,20 @@ namespace {
     std::_Exit(optlog::kExitFailed);
 }
 
+// What `--version` prints: the build, then what this build can do that the other cannot (the
+// product paths, charts in reports: docs/building.md). The tests read it too.
+std::string versionLine()
+{
+    using namespace optlog;
+    std::string line = buildDescription() + "; products on " + (oneDnnGemmBuilt() ? "aten, sgemm, primitive" : "aten");
+#ifdef OPTLOG_WITH_QT_REPORTS
+    line += "; reports with charts";
+#else
+    line += "; reports without charts (csv and json only)";
+#endif
+    return line;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -44,7 +59,7 @@ int main(int argc, char **argv)
     CLI::App app{"optlog: the optimization log of training a small transformer language model.\nExit codes: "
                  + exitCodesText() + "."};
     app.require_subcommand(1);
-    app.set_version_flag("--version", buildDescription());
+    app.set_version_flag("--version", versionLine());
 
     // In the order --help and the manual list them.
     const Invocation invocation{argc, argv, selfPath(argv[0])};

@@ -12,6 +12,8 @@
 # two runs over the other's. Prints every run and the median ratios. A run that fails (or a
 # study row that is not the run's own, completed) fails the benchmark.
 # Usage: tests/bench/engine_vs_pytorch.sh [ROUNDS] [STEPS] [SHAPES] [PRECISIONS]
+# OPTLOG names the engine (default: build/app/optlog), OPTLOG_REFERENCE_PYTHON the interpreter whose
+# PyTorch it races (default: Debian's): the PyTorch 2.x build against its own wheel's, for one.
 # (SHAPES: "default small" or one of them; PRECISIONS: "fp32 autocast-bf16" or one of them: on a
 # CPU without AVX-512 PyTorch's BF16 steps take seconds each.)
 set -euo pipefail
@@ -28,9 +30,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$here/tests/bench/rates.sh"
 check_precisions "$precisions"
 optlog=${OPTLOG:-$here/build/app/optlog}
-python=/usr/bin/python3 # Debian's, which python3-torch belongs to
+python=${OPTLOG_REFERENCE_PYTHON:-/usr/bin/python3} # Debian's, which python3-torch belongs to
 reference=$here/tests/bench/reference_gpt.py
-if ! "$python" -c "import torch" 2>/dev/null; then
+if [ "$python" = /usr/bin/python3 ] && ! "$python" -c "import torch" 2>/dev/null; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get install -y -q python3-torch >/dev/null
 fi
