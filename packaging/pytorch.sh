@@ -61,7 +61,7 @@ tests=OFF other_python=""
 mkdir -p "$build"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTLOG_BUILD_GUI=OFF \
   -DOPTLOG_BUILD_TESTS=$tests -DOPTLOG_PYTHON="$venv/bin/python" -DOPTLOG_OTHER_PYTHON="$other_python" \
-  -DOPTLOG_TEST_TRAINER_CALLBACKS=$tests \
+  -DOPTLOG_TEST_TRAINER_CALLBACKS=$tests -DOPTLOG_BUILD_BENCHMARKS=OFF \
   -DCMAKE_PREFIX_PATH="$("$venv/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')" \
   >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 grep '^-- optlog:' "$build/configure.log"

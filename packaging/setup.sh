@@ -51,8 +51,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
 fi
 
-# ccache keyed on paths relative to the checkout, so a fresh clone elsewhere reuses the cache.
+# ccache keyed on paths relative to the checkout, so a fresh clone elsewhere reuses the cache (and
+# the two configurations share what they compile alike: the core and its tests).
 export CCACHE_BASEDIR="$here" CCACHE_NOHASHDIR=true
+if [ "$mode" = test ]; then
+  # PyPI's torch for the second configuration (downloaded once, then cached) installs while the
+  # first builds: a fresh machine's download and unpacking take minutes of their own.
+  environment_out=$(mktemp) environment_err=$(mktemp)
+  "$here/packaging/pytorch.sh" environment >"$environment_out" 2>"$environment_err" &
+  environment=$!
+fi
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTLOG_BUILD_GUI=ON >/dev/null
 cmake --build "$build"
 
@@ -72,7 +80,9 @@ case "$mode" in
   test)
     # PyPI's torch (downloaded once, then cached) scripts TorchScript modules for this build's engine
     # as a user's own PyTorch would (tests/python), before its own configuration below.
-    other_python=$("$here/packaging/pytorch.sh" environment)
+    wait "$environment" || { cat "$environment_err" >&2; exit 1; }
+    other_python=$(cat "$environment_out")
+    rm -f "$environment_out" "$environment_err"
     cmake -S "$here" -B "$build" -DOPTLOG_OTHER_PYTHON="$other_python" >/dev/null
     # The fuzzers build in a folder of their own: clang, ASan and UBSan (cmake/Fuzzing.cmake).
     fuzz_build=${build}-fuzz

@@ -143,7 +143,7 @@ std::string describeBuildPaths()
     return "aten, sgemm and primitive: LibTorch links the system's oneDNN, which the engine calls too";
 #else
     return "aten alone: this LibTorch keeps its oneDNN hidden inside libtorch_cpu (as PyPI's wheels do), so "
-           "every product runs as LibTorch runs it, at about PyTorch's own speed (docs/benchmarks.md)";
+           "every product runs as LibTorch runs it (docs/benchmarks.md)";
 #endif
 }
 
