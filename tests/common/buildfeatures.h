@@ -8,6 +8,8 @@
 
 #include <QProcess>
 #include <QString>
+#include <cstdio>
+#include <cstdlib>
 
 namespace optlog::testing {
 
@@ -25,6 +27,11 @@ inline const BuildFeatures &buildFeatures()
         optlog.start(optlogBinary(), {"--version"});
         optlog.waitForFinished(60000);
         const QString line = QString::fromUtf8(optlog.readAllStandardOutput());
+        if (!line.startsWith(QLatin1String("optlog "))) { // never guess a build's features
+            std::fprintf(stderr, "`%s --version` printed no version line: %s\n", qPrintable(optlogBinary()),
+                         qPrintable(QString::fromUtf8(optlog.readAllStandardError())));
+            std::exit(2);
+        }
         return BuildFeatures{line.contains("(CUDA)"), line.contains("products on aten, sgemm, primitive"),
                              line.contains("reports with charts")};
     }();
