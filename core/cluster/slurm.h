@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/contract/inputerror.h"
+#include "core/contract/program.h"
 
 #include <cstdint>
 #include <map>
@@ -59,16 +60,5 @@ public:
 private:
     std::string m_sbatch, m_squeue, m_sacct, m_scontrol, m_scancel;
 };
-
-// A program's exit code and what it printed; 127 when it could not start.
-struct ProgramOutput
-{
-    int exitCode = 127;
-    std::string out;
-    std::string err;
-};
-ProgramOutput runProgram(const std::vector<std::string> &argv);
-// `value` quoted for a POSIX shell: the batch script's arguments.
-std::string shellQuoted(const std::string &value);
 
 } // namespace optlog

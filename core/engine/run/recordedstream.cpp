@@ -6,19 +6,16 @@
 #include "core/config/recordedconfig.h"
 #include "core/contract/engineevents.h"
 #include "core/contract/format.h"
+#include "core/contract/linereader.h"
 #include "core/engine/machine/calibration.h"
 #include "core/engine/run/studyrecorder.h"
 #include "core/memorymodel/memorymodel.h"
 
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
 #include <chrono>
 #include <optional>
 #include <stdexcept>
-
-#include <poll.h>
-#include <unistd.h>
 
 namespace optlog {
 
@@ -29,72 +26,6 @@ class Refused : public std::runtime_error
 {
 public:
     using std::runtime_error::runtime_error;
-};
-
-// Lines of a file descriptor, waiting at most a given time for the next one, so that the caller
-// can flush while its writer is quiet. A line past kMaxEventLineBytes is kept only up to that size,
-// with its full length.
-class LineReader
-{
-public:
-    explicit LineReader(int fd)
-        : m_fd(fd)
-    { }
-
-    struct Line
-    {
-        std::string text;
-        size_t bytes = 0; // the whole line's, beyond what `text` kept
-    };
-
-    // The next line; nothing when `wait` passed without one, or at the end (see atEnd()).
-    std::optional<Line> next(std::chrono::milliseconds wait)
-    {
-        for (;;) {
-            if (std::optional<Line> line = takeLine())
-                return line;
-            if (m_end) {
-                if (m_pending.bytes == 0)
-                    return std::nullopt;
-                return std::exchange(m_pending, {}); // a last line without its newline
-            }
-            pollfd ready{m_fd, POLLIN, 0};
-            const int polled = ::poll(&ready, 1, int(wait.count()));
-            if (polled == 0)
-                return std::nullopt;
-            if (polled < 0 && errno == EINTR)
-                continue;
-            char chunk[65536];
-            const ssize_t got = polled < 0 ? -1 : ::read(m_fd, chunk, sizeof chunk);
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got <= 0) {
-                m_end = true; // the end, or an error reading: the writer is gone either way
-                continue;
-            }
-            m_buffer.append(chunk, size_t(got));
-        }
-    }
-    bool atEnd() const { return m_end && m_buffer.empty() && m_pending.bytes == 0; }
-
-private:
-    std::optional<Line> takeLine()
-    {
-        const size_t newline = m_buffer.find('\n');
-        const size_t part = newline == std::string::npos ? m_buffer.size() : newline;
-        if (m_pending.text.size() < kMaxEventLineBytes + 1)
-            m_pending.text.append(m_buffer, 0, std::min(part, kMaxEventLineBytes + 1 - m_pending.text.size()));
-        m_pending.bytes += part;
-        m_buffer.erase(0, newline == std::string::npos ? part : part + 1);
-        if (newline == std::string::npos)
-            return std::nullopt;
-        return std::exchange(m_pending, {});
-    }
-
-    int m_fd;
-    bool m_end = false;
-    std::string m_buffer;
-    Line m_pending;
 };
 
 // Who wrote the stream, as the run keeps it.
@@ -338,7 +269,7 @@ RunStarted firstEvent(LineReader &reader, RecordedStream &result)
 RecordedStream recordStream(Store &store, int fd)
 {
     RecordedStream result;
-    LineReader reader(fd);
+    LineReader reader(fd, kMaxEventLineBytes);
     RunStarted start;
     std::vector<MemoryRow> predicted;
     try {

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/remote/hostlist.h"
+#include "core/store/store.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace optlog {
+
+// Runs on another machine over SSH (docs/remote.md): what this side does (app/remotecommands.cpp)
+// with what the host's optlog answers (app/hostcommands.cpp).
+
+// The exit code of `optlog host fetch` for a run still training there: nothing to gather yet.
+inline constexpr int kExitStillRunning = 10;
+
+// What `optlog host describe` said about its machine.
+struct HostDescription
+{
+    nlohmann::json json;
+    int64_t eventFormat = 0;
+    std::string hostedFolder; // where it keeps the studies runs from elsewhere train into
+};
+// Throws InputError for a host that cannot be reached, has no optlog (at host.optlog), or speaks
+// another event format, naming what would be right.
+HostDescription describeHost(const HostEntry &host);
+
+// `optlog host check NAME [--optlog CMD]`: remembered when it answers.
+int hostCheckCommand(const std::string &name, const std::string &optlog);
+// `optlog run --host NAME`.
+int runOnHost(const RunRequest &request, const std::string &host);
+// Follows each run until it ends, at once (a thread each); the first exit code that is not 0.
+int followRuns(const std::string &study, const std::vector<RemoteRun> &runs, bool jsonLines);
+// The study's runs on other machines whose copies have not ended (of `names` only, when given).
+std::vector<RemoteRun> unfinishedRemoteRuns(const Store &store, const std::vector<std::string> &names);
+
+struct RemoteGathering
+{
+    std::vector<int64_t> gathered;    // the copies' new ids
+    int running = 0;                  // still training there
+    std::vector<std::string> refused; // a run each, and why
+};
+// Each ended run on another machine not gathered yet, fetched whole and replacing its copy.
+RemoteGathering gatherRemoteRuns(Store &store);
+// Cancels the unfinished runs (of `names`, when given) on their hosts: how many; the hosts that
+// could not be asked are added to `refused`.
+int cancelRemoteRuns(const Store &store, const std::vector<std::string> &names, std::vector<std::string> &refused);
+
+} // namespace optlog

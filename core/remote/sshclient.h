@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/contract/program.h"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace optlog {
+
+// OpenSSH's client, run as a program, to one destination (any name `ssh` accepts: an alias from
+// ~/.ssh/config, user@host, host with a port there). It never waits on a prompt (BatchMode: the
+// user's keys and agent only; no password passes through optlog), and a connection that goes
+// quiet is given up within about 10 s (ServerAliveInterval), so that a follower reconnects. The
+// environment variable OPTLOG_SSH_CONFIG names a client config file to use instead of the user's.
+class SshClient
+{
+public:
+    explicit SshClient(std::string destination);
+    const std::string &destination() const { return m_destination; }
+
+    // ssh's whole command line for `remoteCommand` (a shell command line on the host).
+    std::vector<std::string> arguments(const std::string &remoteCommand) const;
+
+    // Runs `remoteCommand` and waits for it, at most `timeout`; `inputFile`, when given, is its
+    // standard input (a file sent to the host). Exit code 255: ssh itself failed (unreachable,
+    // keys refused, the connection dropped).
+    ProgramOutput run(const std::string &remoteCommand, std::chrono::seconds timeout,
+                      const std::string &inputFile = "") const;
+
+private:
+    std::string m_destination;
+};
+
+// ssh running one command on the host whose standard output is read here as it comes (a run's
+// rows). Ends the process (and reaps it) when destroyed.
+class SshStream
+{
+public:
+    SshStream(const SshClient &client, const std::string &remoteCommand);
+    ~SshStream();
+    SshStream(const SshStream &) = delete;
+    SshStream &operator=(const SshStream &) = delete;
+
+    int output() const { return m_output; }
+    // Waits for ssh to exit, after its output ended: its exit code (255: the connection failed or
+    // dropped), and what it said on its standard error, the last lines of it.
+    int wait();
+    const std::string &errors() const { return m_errors; }
+    // Ends it now, as a dropped connection would.
+    void kill();
+
+private:
+    void drainErrors();
+
+    pid_t m_pid = -1;
+    int m_output = -1;
+    int m_errorPipe = -1;
+    std::string m_errors;
+    int m_exitCode = -1;
+};
+
+} // namespace optlog

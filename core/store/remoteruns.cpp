@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// Runs that train on another machine reached over SSH: where each one trains there, and its copy
+// here replaced by the whole run once it has ended.
+#include "core/store/store_p.h"
+
+namespace optlog {
+
+using namespace StorePrivate;
+
+namespace {
+
+void insertPlace(SQLite::Database &db, int64_t runId, const RemotePlace &place, const std::string &gatheredAt = "")
+{
+    SQLite::Statement insert(db, "INSERT INTO remote_runs (run_id, host, optlog, study, remote_run, log, gathered_at) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?)");
+    insert.bind(1, runId);
+    insert.bind(2, place.host);
+    insert.bind(3, place.optlog);
+    insert.bind(4, place.study);
+    insert.bind(5, place.runId);
+    insert.bind(6, place.log);
+    if (!gatheredAt.empty())
+        insert.bind(7, gatheredAt);
+    insert.exec();
+}
+
+} // namespace
+
+int64_t Store::createRemoteRun(const RunRecord &run, const RemotePlace &place)
+{
+    requireFreeName(run.name);
+    return guarded(m_path, "store the new run", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement insert(*m_db, "INSERT INTO runs (name, config_toml, status, created_at, pid, host, "
+                                        "group_name, environment) VALUES (?, ?, 'running', ?, ?, ?, ?, ?)");
+        insert.bind(1, run.name);
+        insert.bind(2, run.configToml);
+        insert.bind(3, run.createdAt.empty() ? utcNow() : run.createdAt);
+        insert.bind(4, run.pid);
+        insert.bind(5, run.host);
+        if (run.group.empty() || run.group == run.name)
+            insert.bind(6); // NULL: a group of its own, under its name
+        else
+            insert.bind(6, run.group);
+        insert.bind(7, run.environmentJson);
+        insert.exec();
+        const int64_t id = m_db->getLastInsertRowid();
+        insertPlace(*m_db, id, place);
+        transaction.commit();
+        return id;
+    });
+}
+
+std::vector<RemoteRun> Store::remoteRuns() const
+{
+    return guarded(m_path, "read its runs on other machines", [&] {
+        SQLite::Statement query(*m_db, "SELECT run_id, host, optlog, study, remote_run, log, "
+                                       "coalesce(gathered_at, '') FROM remote_runs ORDER BY run_id");
+        std::vector<RemoteRun> out;
+        while (query.executeStep())
+            out.push_back({query.getColumn(0).getInt64(),
+                           {query.getColumn(1).getString(), query.getColumn(2).getString(),
+                            query.getColumn(3).getString(), query.getColumn(4).getInt64(),
+                            query.getColumn(5).getString()},
+                           query.getColumn(6).getString()});
+        return out;
+    });
+}
+
+std::optional<RemotePlace> Store::remotePlace(int64_t runId) const
+{
+    for (const RemoteRun &run : remoteRuns())
+        if (run.runId == runId)
+            return run.place;
+    return std::nullopt;
+}
+
+int64_t Store::gatherRemoteRun(const Store &source, int64_t sourceRunId, int64_t runId)
+{
+    const RunRecord copy = requireRun(runId);
+    const std::optional<RemotePlace> place = remotePlace(runId);
+    if (!place)
+        throw StoreError("study '" + m_path + "': run " + std::to_string(runId) + " does not train on another machine");
+    const RunRecord run = source.requireRun(sourceRunId);
+    if (!run.isFinished())
+        throw StoreError("the study on " + place->host + ", '" + place->study + "': run " + std::to_string(run.id)
+                         + " is still running; `optlog follow` follows it to its end");
+    return guarded(m_path, "gather the run", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement erase(*m_db, "DELETE FROM runs WHERE id = ?"); // its rows and place go with it
+        erase.bind(1, runId);
+        erase.exec();
+        const int64_t id = insertCopy(source, run, copy.name, copy.group == copy.name ? "" : copy.group);
+        insertPlace(*m_db, id, *place, utcNow());
+        transaction.commit();
+        return id;
+    });
+}
+
+} // namespace optlog

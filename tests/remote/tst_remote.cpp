@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: MIT
+// Runs on another machine over real OpenSSH: a second host made by tests/remote/sshhost.sh (Debian's
+// sshd, with keys it makes), on the loopback and, where this machine lets it, in a network
+// namespace of its own whose link can be unplugged. The real `optlog` on both sides: the run
+// trains detached on the host into a study there, and its rows come back into the laptop's study
+// over SSH. Skipped, saying why, where sshd cannot start; never passed without it.
+#include "core/store/store.h"
+#include "tests/common/enginebinary.h"
+#include "tests/common/files.h"
+#include "tests/common/testpaths.h"
+#ifdef OPTLOG_TEST_WORKBENCH // the build without the workbench tests the CLI's side alone
+#include "ui/mainwindow.h"
+#include "ui/monitorview.h"
+#include "ui/runplacechooser.h"
+#include "ui/runqueue.h"
+
+#include <QStatusBar>
+#endif
+
+#include <QDir>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <csignal>
+#include <filesystem>
+
+using namespace optlog;
+using optlog::testing::Result;
+using optlog::testing::runOptlog;
+using optlog::testing::writtenFile;
+
+namespace {
+
+const QString kHost = QStringLiteral("optlog-test-host");
+const QStringList kSmoke = {"--preset", "smoke", "--set", "data.corpus=generated"};
+
+QString number(double value)
+{
+    return std::isnan(value) ? QStringLiteral("nan") : QString::number(value, 'g', 17);
+}
+
+// Every row of a run that following must bring back as the host stored it, as text: its steps,
+// validations, memory by role, events (with their times) and outcome, and its environment.
+QString rowsOf(const Store &store, int64_t runId)
+{
+    QStringList lines;
+    for (const StepMetrics &m : store.metrics(runId))
+        lines << QStringList{QString::number(m.step),
+                             QString::number(m.tokens),
+                             number(m.trainLoss),
+                             number(m.learningRate),
+                             number(m.gradNorm),
+                             number(m.stepSeconds),
+                             number(m.tokensPerSecond),
+                             number(m.lossScale),
+                             QString::number(m.skipped),
+                             number(m.machineGflops),
+                             m.communicationSeconds ? number(*m.communicationSeconds) : "-"}
+                     .join(' ');
+    for (const ValidationPoint &v : store.validation(runId))
+        lines << QStringList{"validation", QString::number(v.step), QString::number(v.tokens), number(v.loss),
+                             QString::number(v.sequences), number(v.sequenceSd)}
+                     .join(' ');
+    for (const MemoryRow &m : store.memory(runId))
+        lines << QStringList{"memory", QString::fromStdString(memoryRoleName(m.role)), QString::fromStdString(m.dtype),
+                             QString::number(m.bytes), QString::fromStdString(memorySourceName(m.source))}
+                     .join(' ');
+    for (const EventRecord &e : store.events(runId))
+        lines << QStringList{"event", QString::fromStdString(e.at), eventKindName(e.kind),
+                             QString::fromStdString(e.message), QString::number(e.step)}
+                     .join(' ');
+    const RunRecord run = store.requireRun(runId);
+    lines << QStringList{"outcome", outcomeName(run.outcome), QString::number(run.outcomeStep),
+                         QString::fromStdString(run.message), QString::fromStdString(run.finishedAt)}
+                 .join(' ');
+    lines << "environment " + QString::fromStdString(run.environmentJson);
+    lines << "dtypes " + QString::fromStdString(run.dtypesJson);
+    return lines.join('\n');
+}
+
+struct Copies
+{
+    QString here, there;
+    int64_t steps = 0;
+
+    // The first line in which they differ, both ways; empty when they are equal.
+    QString difference() const
+    {
+        const QStringList a = here.split('\n'), b = there.split('\n');
+        for (qsizetype i = 0; i < std::max(a.size(), b.size()); ++i)
+            if (a.value(i) != b.value(i))
+                return QString("line %1 here: %2\nthere: %3").arg(i + 1).arg(a.value(i), b.value(i));
+        return {};
+    }
+};
+
+// The laptop's copy of run `runId` of `study` and the run at its place on the host (the same disk
+// here), as text.
+Copies copiesOf(const QString &study, int64_t runId)
+{
+    const Store laptop(study.toStdString(), Store::Access::ReadOnly);
+    const std::optional<RemotePlace> place = laptop.remotePlace(runId);
+    if (!place)
+        return {};
+    const Store host(place->study, Store::Access::ReadOnly);
+    return {rowsOf(laptop, runId), rowsOf(host, place->runId), int64_t(laptop.metrics(runId).size())};
+}
+
+bool integrityOk(const QString &study)
+{
+    QProcess check;
+    check.start("sqlite3", {study, "PRAGMA integrity_check"});
+    return check.waitForFinished(30000) && check.readAllStandardOutput().trimmed() == "ok";
+}
+
+// The pids of the processes whose parent is `parent` and whose command line holds `text`.
+QList<qint64> childrenRunning(qint64 parent, const QString &text)
+{
+    QList<qint64> found;
+    for (const QString &entry : QDir("/proc").entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        bool isPid = false;
+        const qint64 pid = entry.toLongLong(&isPid);
+        QFile stat("/proc/" + entry + "/stat"), command("/proc/" + entry + "/cmdline");
+        if (!isPid || !stat.open(QIODevice::ReadOnly) || !command.open(QIODevice::ReadOnly))
+            continue;
+        const QString fields = QString::fromUtf8(stat.readAll());
+        const QStringList afterName = fields.mid(fields.lastIndexOf(')') + 2).split(' ');
+        if (afterName.size() > 1 && afterName[1].toLongLong() == parent
+            && QString::fromUtf8(command.readAll()).replace(QChar('\0'), ' ').contains(text))
+            found << pid;
+    }
+    return found;
+}
+
+// Waits until `condition` holds, asking every 50 ms, at most `timeoutMs`.
+template<typename Condition>
+bool waitUntil(Condition condition, int timeoutMs)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < timeoutMs) {
+        if (condition())
+            return true;
+        QThread::msleep(50);
+    }
+    return condition();
+}
+
+// The steps the laptop's copy of its newest run holds.
+int64_t stepsHere(const QString &study)
+{
+    try {
+        const Store store(study.toStdString(), Store::Access::ReadOnly);
+        const std::vector<RemoteRun> runs = store.remoteRuns();
+        return runs.empty() ? 0 : int64_t(store.metrics(runs.back().runId).size());
+    } catch (const StoreError &) {
+        return 0;
+    }
+}
+
+} // namespace
+
+class tst_Remote : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void aCheckedHostTrainsARunFollowedHereRowForRow();
+    void cutConnectionsLoseNoRowAndRepeatNone();
+    void aKilledHostEngineEndsCrashedHere();
+    void badHostsAndBadStreamsAreRefusedWithTheStudyIntact();
+#ifdef OPTLOG_TEST_WORKBENCH
+    void theWorkbenchRunsOnAHostAndFollowsItThroughACutConnection();
+#endif
+
+private:
+    // A second host: its folder (sshhost.sh's DIR), and the environment of the laptop's optlog
+    // that reaches it (its ssh config; the laptop's own data and config folders).
+    struct Host
+    {
+        QString folder;
+        QString skip; // why it could not start; empty when it runs
+        QProcessEnvironment laptop;
+    };
+    Host startHost(const QString &name, bool netns);
+    Result optlog(const Host &host, const QStringList &arguments, int timeoutMs = 180000);
+    // `optlog run --host` started and left running, its ssh children visible under its pid.
+    void startRun(QProcess &run, const Host &host, const QString &study, const QStringList &extra);
+
+    QTemporaryDir m_dir;
+    Host m_loopback, m_netns;
+};
+
+tst_Remote::Host tst_Remote::startHost(const QString &name, bool netns)
+{
+    Host host;
+    host.folder = m_dir.filePath(name);
+    QProcess start;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    // The host's runs start at once, untuned, as the suite's own runs do.
+    environment.insert("OPTLOG_SSHHOST_SETENV", "OPTLOG_PROBE_UNTUNED=0");
+    start.setProcessEnvironment(environment);
+    QStringList arguments = {optlog::testing::sourcePath(QStringLiteral("tests/remote/sshhost.sh")), "start",
+                             host.folder};
+    if (netns)
+        arguments << "--netns";
+    start.start("bash", arguments);
+    if (!start.waitForFinished(60000))
+        qFatal("sshhost.sh start did not end");
+    if (start.exitCode() != 0) {
+        host.skip = QString::fromUtf8(start.readAllStandardError()).trimmed();
+        if (start.exitCode() != 77)
+            qFatal("sshhost.sh start %s failed: %s", qPrintable(name), qPrintable(host.skip));
+        return host;
+    }
+    host.laptop = QProcessEnvironment::systemEnvironment();
+    host.laptop.insert("OPTLOG_SSH_CONFIG", host.folder + "/ssh_config");
+    host.laptop.insert("XDG_CONFIG_HOME", host.folder + "/laptop/config");
+    host.laptop.insert("XDG_DATA_HOME", host.folder + "/laptop/data");
+    return host;
+}
+
+Result tst_Remote::optlog(const Host &host, const QStringList &arguments, int timeoutMs)
+{
+    return runOptlog(arguments, timeoutMs, host.laptop);
+}
+
+void tst_Remote::startRun(QProcess &run, const Host &host, const QString &study, const QStringList &extra)
+{
+    run.setProcessEnvironment(host.laptop);
+    run.start(optlog::testing::optlogBinary(), QStringList{"run", "--host", kHost, "--db", study} + kSmoke + extra);
+    QVERIFY(run.waitForStarted());
+}
+
+void tst_Remote::initTestCase()
+{
+    QVERIFY(m_dir.isValid());
+    m_loopback = startHost("loopback", false);
+    m_netns = startHost("netns", true);
+    // Each host knows the optlog under test by its path: `host check` remembers it.
+    for (const Host *host : {&m_loopback, &m_netns})
+        if (host->skip.isEmpty()) {
+            const Result checked = optlog(*host, {"host", "check", kHost, "--optlog", optlog::testing::optlogBinary()});
+            QVERIFY2(checked.exitCode == 0, qPrintable(checked.err));
+        }
+}
+
+void tst_Remote::cleanupTestCase()
+{
+    for (const Host *host : {&m_loopback, &m_netns})
+        if (!host->folder.isEmpty())
+            QProcess::execute("bash", {optlog::testing::sourcePath(QStringLiteral("tests/remote/sshhost.sh")), "stop",
+                                       host->folder});
+}
+
+void tst_Remote::aCheckedHostTrainsARunFollowedHereRowForRow()
+{
+    if (!m_loopback.skip.isEmpty())
+        QSKIP(qPrintable(m_loopback.skip));
+    // What `host check` says about the host, in a few lines.
+    const Result checked = optlog(m_loopback, {"host", "check", kHost});
+    QVERIFY2(checked.exitCode == 0, qPrintable(checked.err));
+    for (const char *said : {"reachable", "event format 1", "CPU: ", "GPU", "tuned: ", "free"})
+        QVERIFY2(checked.out.contains(said), qPrintable(checked.out));
+
+    const QString study = m_dir.filePath("followed.sqlite");
+    const Result ran = optlog(m_loopback, QStringList{"run", "--host", kHost, "--db", study} + kSmoke
+                                              + QStringList{"--set", "train.steps=60", "--set", "name=remote"});
+    QVERIFY2(ran.exitCode == 0, qPrintable(ran.err));
+    QVERIFY2(ran.err.contains("trains on optlog-test-host as run 1 of ") && ran.err.contains("completed"),
+             qPrintable(ran.err));
+    const Copies copies = copiesOf(study, 1);
+    QCOMPARE(copies.steps, int64_t(60));
+    QCOMPARE(copies.difference(), QString());
+    {
+        const Store laptop(study.toStdString(), Store::Access::ReadOnly);
+        const RunRecord run = laptop.requireRun(1);
+        QVERIFY(run.outcome == Outcome::Completed);
+        QVERIFY(!laptop.events(1).empty() && !laptop.memory(1).empty() && !laptop.validation(1).empty());
+        QCOMPARE(laptop.remotePlace(1)->host, kHost.toStdString());
+    }
+
+    // Gathering makes the copy the whole run (numerics and every rank included), once.
+    const Result gathered = optlog(m_loopback, {"gather", study});
+    QVERIFY2(gathered.exitCode == 0 && gathered.err.contains("1 run gathered"), qPrintable(gathered.err));
+    {
+        const Store laptop(study.toStdString(), Store::Access::ReadOnly);
+        const std::vector<RemoteRun> runs = laptop.remoteRuns();
+        QCOMPARE(runs.size(), size_t(1));
+        QVERIFY(!runs[0].gatheredAt.empty());
+        const Store host(runs[0].place.study, Store::Access::ReadOnly);
+        QCOMPARE(rowsOf(laptop, runs[0].runId), rowsOf(host, runs[0].place.runId));
+        QCOMPARE(laptop.numerics(runs[0].runId).size(), host.numerics(runs[0].place.runId).size());
+        QCOMPARE(laptop.requireRun(runs[0].runId).name, std::string("remote"));
+    }
+    const Result again = optlog(m_loopback, {"gather", study});
+    QVERIFY2(again.exitCode == 0 && again.err.contains("0 runs gathered"), qPrintable(again.err));
+
+    // A run trained here sits beside it, and the two compare as any two runs.
+    const Result here = optlog(m_loopback, QStringList{"run", "--db", study} + kSmoke
+                                               + QStringList{"--set", "train.steps=60", "--set", "name=here"});
+    QVERIFY2(here.exitCode == 0, qPrintable(here.err));
+    const Result compared = optlog(m_loopback, {"compare", study});
+    QVERIFY2(compared.exitCode == 0 && compared.out.contains("remote") && compared.out.contains("here"),
+             qPrintable(compared.out + compared.err));
+}
+
+void tst_Remote::cutConnectionsLoseNoRowAndRepeatNone()
+{
+    if (!m_netns.skip.isEmpty())
+        QSKIP(qPrintable(m_netns.skip));
+    const QString study = m_dir.filePath("cut.sqlite");
+    QProcess run;
+    startRun(run, m_netns, study, {"--set", "train.steps=1000000", "--set", "train.checkpoint_interval=50", "--set", "name=cut"});
+    QVERIFY2(waitUntil([&] { return stepsHere(study) >= 5; }, 120000), qPrintable(run.readAllStandardError()));
+    // 20 cuts of the connection: the ssh client killed, as when a laptop's network goes away.
+    constexpr int kCuts = 20;
+    for (int cut = 0; cut < kCuts; ++cut) {
+        QList<qint64> streams;
+        QVERIFY(waitUntil([&] { return !(streams = childrenRunning(run.processId(), "--metrics-from")).isEmpty(); },
+                          30000));
+        const qint64 killed = streams.front();
+        ::kill(pid_t(killed), SIGKILL);
+        // Followed again: a new connection, and rows that came through it.
+        QVERIFY(waitUntil(
+            [&] {
+                streams = childrenRunning(run.processId(), "--metrics-from");
+                return !streams.isEmpty() && streams.front() != killed;
+            },
+            30000));
+        const int64_t before = stepsHere(study);
+        QVERIFY2(waitUntil([&] { return stepsHere(study) > before; }, 30000), qPrintable(QString::number(cut)));
+    }
+    // And the link unplugged: the open connection stalls until ssh gives it up, and reconnecting
+    // fails until it is plugged back in.
+    QProcess::execute("bash", {optlog::testing::sourcePath(QStringLiteral("tests/remote/sshhost.sh")), "cut",
+                               m_netns.folder});
+    QThread::sleep(12);
+    const int64_t whileCut = stepsHere(study);
+    QCOMPARE(QProcess::execute("bash", {optlog::testing::sourcePath(QStringLiteral("tests/remote/sshhost.sh")),
+                                        "restore", m_netns.folder}),
+             0);
+    QVERIFY(waitUntil([&] { return stepsHere(study) > whileCut; }, 60000));
+
+    // Cancelled from the laptop: the run ends cancelled there, its checkpoint kept, and here.
+    const Result cancelled = optlog(m_netns, {"cancel", study, "cut"});
+    QVERIFY2(cancelled.exitCode == 0, qPrintable(cancelled.err));
+    QVERIFY(run.waitForFinished(120000));
+    const QString said = QString::fromUtf8(run.readAllStandardError());
+    QCOMPARE(run.exitCode(), int(kExitCancelled));
+    const qsizetype lost = said.count("connection to optlog-test-host lost, reconnecting; last row at step");
+    QVERIFY2(lost >= kCuts + 1, qPrintable(QString::number(lost) + " losses said, ending: " + said.right(700)));
+    QVERIFY2(said.contains("reconnected to optlog-test-host"), qPrintable(said));
+    const Copies copies = copiesOf(study, 1);
+    QVERIFY(copies.steps > 5);
+    QCOMPARE(copies.difference(), QString()); // no row lost, none twice
+    const Store laptop(study.toStdString(), Store::Access::ReadOnly);
+    QVERIFY(laptop.requireRun(1).outcome == Outcome::Cancelled);
+    const Store host(laptop.remotePlace(1)->study, Store::Access::ReadOnly);
+    const std::vector<WeightFile> files = host.weightFiles(laptop.remotePlace(1)->runId);
+    QVERIFY(std::any_of(files.begin(), files.end(), [&](const WeightFile &f) {
+        return f.kind == WeightFileKind::Checkpoint && std::filesystem::exists(host.absolutePath(f.path));
+    }));
+}
+
+void tst_Remote::aKilledHostEngineEndsCrashedHere()
+{
+    if (!m_loopback.skip.isEmpty())
+        QSKIP(qPrintable(m_loopback.skip));
+    const QString study = m_dir.filePath("killed.sqlite");
+    QProcess run;
+    startRun(run, m_loopback, study, {"--set", "train.steps=1000000", "--set", "name=killed"});
+    QVERIFY2(waitUntil([&] { return stepsHere(study) >= 5; }, 120000), qPrintable(run.readAllStandardError()));
+    int64_t engine = 0;
+    {
+        const Store laptop(study.toStdString(), Store::Access::ReadOnly);
+        engine = laptop.requireRun(1).pid; // the engine's pid on the host: this machine, here
+    }
+    QVERIFY(engine > 0);
+    QCOMPARE(::kill(pid_t(engine), SIGKILL), 0);
+    QVERIFY(run.waitForFinished(60000));
+    QCOMPARE(run.exitCode(), int(exitCodeFor(Outcome::Crashed)));
+    const Copies copies = copiesOf(study, 1);
+    QCOMPARE(copies.difference(), QString());
+    const Store laptop(study.toStdString(), Store::Access::ReadOnly);
+    QVERIFY(laptop.requireRun(1).outcome == Outcome::Crashed);
+    QVERIFY2(laptop.requireRun(1).message.find("engine process") != std::string::npos, laptop.requireRun(1).message.c_str());
+}
+
+void tst_Remote::badHostsAndBadStreamsAreRefusedWithTheStudyIntact()
+{
+    if (!m_loopback.skip.isEmpty())
+        QSKIP(qPrintable(m_loopback.skip));
+    // A study with a run in it, which no refusal may change.
+    const QString study = m_dir.filePath("intact.sqlite");
+    const Result first = optlog(m_loopback, QStringList{"run", "--db", study} + kSmoke
+                                                + QStringList{"--set", "train.steps=10", "--set", "name=first"});
+    QVERIFY2(first.exitCode == 0, qPrintable(first.err));
+    const auto unchanged = [&] {
+        const Store store(study.toStdString(), Store::Access::ReadOnly);
+        return integrityOk(study) && store.runs().size() == 1 && store.metrics(1).size() == 10;
+    };
+    const QStringList runThere = QStringList{"run", "--db", study} + kSmoke;
+
+    const Result unreachable = optlog(m_loopback, runThere + QStringList{"--host", "optlog-unreachable-host"});
+    QCOMPARE(unreachable.exitCode, 2);
+    QVERIFY2(unreachable.err.contains("cannot reach optlog-unreachable-host over SSH"), qPrintable(unreachable.err));
+    QVERIFY(unchanged());
+
+    const Result hostile = optlog(m_loopback, runThere + QStringList{"--host", "-oProxyCommand=touch /tmp/x"});
+    QCOMPARE(hostile.exitCode, 2);
+    QVERIFY2(hostile.err.contains("which ssh would read as an option"), qPrintable(hostile.err));
+
+    const Result without = optlog(m_loopback, {"host", "check", kHost, "--optlog", "/nonexistent/optlog"});
+    QCOMPARE(without.exitCode, 2);
+    QVERIFY2(without.err.contains("has no optlog at `/nonexistent/optlog`"), qPrintable(without.err));
+
+    // An optlog there that writes a newer event format.
+    const QString future = writtenFile(m_dir, "future-optlog",
+                                       "#!/bin/sh\necho '{\"event_format\": 2, \"hosted\": \"/tmp\"}'\n");
+    QFile::setPermissions(future, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    const Result newer = optlog(m_loopback, {"host", "check", kHost, "--optlog", future});
+    QCOMPARE(newer.exitCode, 2);
+    QVERIFY2(newer.err.contains("writes event format 2, and this optlog reads format 1"), qPrintable(newer.err));
+
+    // The engine's own pre-flight refuses the run there: that refusal is this command's.
+    const Result tooBig = optlog(m_loopback, runThere + QStringList{"--host", kHost, "--memory-budget", "1MiB"});
+    QCOMPARE(tooBig.exitCode, 2);
+    QVERIFY2(tooBig.err.contains("on optlog-test-host: refused, nothing was started"), qPrintable(tooBig.err));
+    QVERIFY(unchanged());
+
+    // An optlog there whose stream is garbage after its first line: refused, the rows kept.
+    const QString garbage = writtenFile(
+        m_dir, "garbage-optlog",
+        "#!/bin/sh\nif [ \"$2\" = stream ]; then echo '{\"event\": \"started\", \"run\": 1}'; echo 'not an event';"
+        " exit 0; fi\nexec '"
+            + optlog::testing::optlogBinary().toUtf8() + "' \"$@\"\n");
+    QFile::setPermissions(garbage, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    const Result checked = optlog(m_loopback, {"host", "check", kHost, "--optlog", garbage});
+    QVERIFY2(checked.exitCode == 0, qPrintable(checked.err));
+    const Result unread = optlog(m_loopback, runThere + QStringList{"--host", kHost, "--set", "train.steps=1000000",
+                                                                    "--set", "name=garbled"});
+    QCOMPARE(unread.exitCode, 2);
+    QVERIFY2(unread.err.contains("cannot read the run from optlog-test-host: line 2 of its stream: not JSON"),
+             qPrintable(unread.err));
+    QVERIFY(integrityOk(study));
+    // Its engine trains on there; cancelled through the same optlog, it ends cancelled.
+    const Result cancelled = optlog(m_loopback, {"cancel", study, "garbled"});
+    QVERIFY2(cancelled.err.contains("asked its engine"), qPrintable(cancelled.err));
+    const Result restored = optlog(m_loopback, {"host", "check", kHost, "--optlog", optlog::testing::optlogBinary()});
+    QCOMPARE(restored.exitCode, 0);
+}
+
+#ifdef OPTLOG_TEST_WORKBENCH
+void tst_Remote::theWorkbenchRunsOnAHostAndFollowsItThroughACutConnection()
+{
+    if (!m_loopback.skip.isEmpty())
+        QSKIP(qPrintable(m_loopback.skip));
+    // The window's own processes (the queue's engine, the host check) reach the host as the CLI does.
+    for (const char *name : {"OPTLOG_SSH_CONFIG", "XDG_CONFIG_HOME", "XDG_DATA_HOME"})
+        qputenv(name, m_loopback.laptop.value(name).toUtf8());
+    QStandardPaths::setTestModeEnabled(true); // the workbench's settings, not the user's
+    // The GUI thread's longest wait between two ticks of a 10 ms timer, while hosts are checked
+    // and followed: SSH work beside the window must never hold it for the seconds SSH can take.
+    QElapsedTimer sinceTick;
+    qint64 longestStall = 0;
+    QTimer ticks;
+    QObject::connect(&ticks, &QTimer::timeout, [&] {
+        if (sinceTick.isValid())
+            longestStall = std::max(longestStall, sinceTick.elapsed());
+        sinceTick.restart();
+    });
+    ticks.start(10);
+
+    const QString study = m_dir.filePath("workbench.sqlite");
+    MainWindow window(optlog::testing::optlogBinary());
+    QVERIFY(window.openStudy(study));
+    window.show();
+    auto *place = window.findChild<RunPlaceChooser *>();
+    QVERIFY(place);
+    // A host that never answers: refused with the check's reason, the choice left on this machine.
+    QSignalSpy checked(place, &RunPlaceChooser::checked);
+    place->addHost(QStringLiteral("optlog-unreachable-host"));
+    QTRY_COMPARE_WITH_TIMEOUT(checked.size(), 1, 30000);
+    QCOMPARE(checked[0][1].toBool(), false);
+    QVERIFY2(checked[0][2].toString().contains("cannot reach optlog-unreachable-host"),
+             qPrintable(checked[0][2].toString()));
+    QCOMPARE(place->host(), QString());
+    // The test host, checked and chosen.
+    place->addHost(kHost);
+    QTRY_COMPARE_WITH_TIMEOUT(place->host(), kHost, 30000);
+
+    auto *queue = window.findChild<RunQueue *>();
+    QVERIFY(queue);
+    PlannedRun run;
+    run.name = "on the host";
+    run.preset = "smoke";
+    run.overrides = {"data.corpus=generated", "train.steps=1000000", "train.checkpoint_interval=50"};
+    queue->enqueue(run);
+    queue->start();
+    // The Monitor follows it live, saying where it trains.
+    window.showPage(1);
+    MonitorView *monitor = window.monitor();
+    QTRY_VERIFY_WITH_TIMEOUT(monitor->trainPoints() >= 20, 120000);
+    QTRY_VERIFY2_WITH_TIMEOUT(monitor->headerText().contains("on optlog-test-host, followed over SSH"),
+                              qPrintable(monitor->headerText()), 30000);
+    // The connection cut: the status says so, and the window reconnects by itself.
+    const QList<qint64> streams = childrenRunning(queue->runningPid(), "--metrics-from");
+    QVERIFY(!streams.isEmpty());
+    ::kill(pid_t(streams.front()), SIGKILL);
+    QTRY_VERIFY2_WITH_TIMEOUT(window.statusBar()->currentMessage().contains(
+                                  "connection to optlog-test-host lost, reconnecting; last row at step"),
+                              qPrintable(window.statusBar()->currentMessage()), 30000);
+    QTRY_VERIFY2_WITH_TIMEOUT(window.statusBar()->currentMessage().contains("reconnected to optlog-test-host"),
+                              qPrintable(window.statusBar()->currentMessage()), 30000);
+    const qsizetype seen = monitor->trainPoints();
+    QTRY_VERIFY_WITH_TIMEOUT(monitor->trainPoints() > seen + 10, 60000);
+
+    // Cancel, from the Run menu: the run ends cancelled there, and here.
+    queue->cancelRunning();
+    QTRY_VERIFY_WITH_TIMEOUT(!queue->isRunning(), 60000);
+    const Copies copies = copiesOf(study, 1);
+    QCOMPARE(copies.difference(), QString());
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    QVERIFY(store.requireRun(1).outcome == Outcome::Cancelled);
+    qInfo("the GUI thread's longest wait between two 10 ms ticks: %lld ms", longestStall);
+    QVERIFY2(longestStall < 1000, qPrintable(QString::number(longestStall)));
+}
+#endif
+
+QTEST_MAIN(tst_Remote)
+#include "tst_remote.moc"

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+#include "ui/runplacechooser.h"
+
+#include "core/remote/hostlist.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QVBoxLayout>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+
+namespace optlog {
+
+namespace {
+
+// The combo's data for each entry: the destination, "" for this machine, or kAddHost.
+const QString kAddHost = QStringLiteral("\x01add");
+
+} // namespace
+
+RunPlaceChooser::RunPlaceChooser(QString engineBinary, QWidget *parent)
+    : QWidget(parent)
+    , m_engine(std::move(engineBinary))
+    , m_places(new QComboBox)
+    , m_state(new QLabel)
+{
+    m_places->setObjectName(QStringLiteral("runPlace"));
+    m_places->setToolTip(tr("Where the queue's runs train: this machine, or another reached over SSH, whose rows "
+                            "come back into this study as it trains (docs/remote.md)"));
+    m_state->setObjectName(QStringLiteral("runPlaceState"));
+    m_state->setWordWrap(true);
+    auto *row = new QHBoxLayout;
+    row->addWidget(new QLabel(tr("Run on:")));
+    row->addWidget(m_places, 1);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(row);
+    layout->addWidget(m_state);
+    reloadHosts({});
+    connect(m_places, &QComboBox::activated, this, [this] {
+        if (m_places->currentData().toString() != kAddHost) {
+            m_previous = host();
+            Q_EMIT hostChanged(host());
+            return;
+        }
+        bool ok = false;
+        const QString name = QInputDialog::getText(this, tr("Add a host"),
+                                                   tr("SSH destination (an alias from ~/.ssh/config, user@host):"),
+                                                   QLineEdit::Normal, {}, &ok)
+                                 .trimmed();
+        reloadHosts(m_previous);
+        if (ok && !name.isEmpty())
+            addHost(name);
+    });
+    connect(&m_check, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
+        const bool ok = status == QProcess::NormalExit && exitCode == 0;
+        const QString said = QString::fromUtf8(ok ? m_check.readAllStandardOutput() : m_check.readAllStandardError())
+                                 .trimmed();
+        m_places->setEnabled(true);
+        m_state->setText(ok ? QString() : said);
+        if (ok) {
+            reloadHosts(m_checking);
+            m_previous = m_checking;
+            Q_EMIT hostChanged(host());
+        }
+        Q_EMIT checked(m_checking, ok, said);
+    });
+    connect(&m_check, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+        if (error != QProcess::FailedToStart)
+            return;
+        m_places->setEnabled(true);
+        m_state->setText(tr("cannot start %1: %2").arg(m_engine, m_check.errorString()));
+        Q_EMIT checked(m_checking, false, m_state->text());
+    });
+}
+
+QString RunPlaceChooser::host() const
+{
+    const QString data = m_places->currentData().toString();
+    return data == kAddHost ? QString() : data;
+}
+
+void RunPlaceChooser::addHost(const QString &destination)
+{
+    if (isChecking())
+        return;
+    m_checking = destination;
+    m_places->setEnabled(false);
+    m_state->setText(tr("checking %1 over SSH…").arg(destination));
+    m_check.start(m_engine, {QStringLiteral("host"), QStringLiteral("check"), destination});
+}
+
+void RunPlaceChooser::reloadHosts(const QString &choose)
+{
+    m_places->clear();
+    m_places->addItem(tr("This machine"), QString());
+    for (const HostEntry &host : rememberedHosts())
+        m_places->addItem(QString::fromStdString(host.name), QString::fromStdString(host.name));
+    m_places->addItem(tr("Add a host…"), kAddHost);
+    const int index = m_places->findData(choose);
+    m_places->setCurrentIndex(index >= 0 ? index : 0);
+}
+
+} // namespace optlog
