@@ -33,6 +33,8 @@ constexpr char kSkipped[] = "skipped";
 constexpr char kMachineGflops[] = "machine_gflops";
 constexpr char kAllocatedBytes[] = "allocated_bytes";
 constexpr char kPeakBytes[] = "peak_bytes";
+using recordkey::kCommunicationSeconds;
+constexpr char kAt[] = "at";
 constexpr char kValidationLoss[] = "val_loss";
 using recordkey::kOutcome;
 constexpr char kFormat[] = "format";
@@ -188,6 +190,8 @@ nlohmann::json write(const RunStarted &e)
          {std::pair{kConfig, &e.configJson}, {kEnvironment, &e.environmentJson}, {kEngineConfig, &e.engineConfigJson}})
         if (!value->empty())
             out[key] = objectOrNull(*value);
+    if (!e.at.empty())
+        out[kAt] = e.at;
     return out;
 }
 
@@ -205,6 +209,8 @@ nlohmann::json write(const StepDone &e)
                           {kSkipped, m.skipped}};
     if (m.machineGflops > 0)
         out[kMachineGflops] = m.machineGflops;
+    if (m.communicationSeconds)
+        out[kCommunicationSeconds] = *m.communicationSeconds;
     if (e.allocatedBytes)
         out[kAllocatedBytes] = *e.allocatedBytes;
     if (e.peakBytes)
@@ -248,7 +254,12 @@ nlohmann::json write(const ModelFlops &e)
 
 nlohmann::json write(const RunFinished &e)
 {
-    return {{kOutcome, outcomeName(e.outcome)}, {kStep, e.step}, {kMessage, e.message}};
+    nlohmann::json out = {{kOutcome, outcomeName(e.outcome)}, {kStep, e.step}, {kMessage, e.message}};
+    if (!e.at.empty())
+        out[kAt] = e.at;
+    if (!e.environmentJson.empty())
+        out[kEnvironment] = objectOrNull(e.environmentJson);
+    return out;
 }
 
 nlohmann::json write(const LogMessage &e)
@@ -256,6 +267,8 @@ nlohmann::json write(const LogMessage &e)
     nlohmann::json out = {{kMessage, e.message}};
     if (e.step >= 0)
         out[kStep] = e.step;
+    if (!e.at.empty())
+        out[kAt] = e.at;
     return out;
 }
 
@@ -275,6 +288,7 @@ RunStarted readStarted(const Fields &f)
     e.configJson = f.objectText(kConfig);
     e.environmentJson = f.objectText(kEnvironment);
     e.engineConfigJson = f.objectText(kEngineConfig);
+    e.at = f.textOr(kAt);
     return e;
 }
 
@@ -298,6 +312,8 @@ StepDone readStep(const Fields &f)
         e.allocatedBytes = f.integer(kAllocatedBytes);
     if (f.has(kPeakBytes))
         e.peakBytes = f.integer(kPeakBytes);
+    if (f.has(kCommunicationSeconds))
+        m.communicationSeconds = f.number(kCommunicationSeconds);
     return e;
 }
 
@@ -375,7 +391,8 @@ RunFinished readFinished(const Fields &f)
         throw FormatError("'outcome' is '" + name
                           + "', which is not an outcome (completed, diverged, failed, "
                             "cancelled, oom, crashed)");
-    return {*outcome, f.has(kStep) ? f.integer(kStep) : -1, f.textOr(kMessage)};
+    return {*outcome, f.has(kStep) ? f.integer(kStep) : -1, f.textOr(kMessage), f.textOr(kAt),
+            f.objectText(kEnvironment)};
 }
 
 EngineEvent readEvent(const nlohmann::json &object)
@@ -397,7 +414,7 @@ EngineEvent readEvent(const nlohmann::json &object)
     case EventKind::Flops: event.body = readFlops(f); break;
     case EventKind::Finished: event.body = readFinished(f); break;
     default: // the log messages
-        event.body = LogMessage{*kind, f.text(kMessage), f.has(kStep) ? f.integer(kStep) : -1};
+        event.body = LogMessage{*kind, f.text(kMessage), f.has(kStep) ? f.integer(kStep) : -1, f.textOr(kAt)};
     }
     return event;
 }

@@ -59,7 +59,10 @@ struct RunStarted
     std::string recorder;        // who wrote the stream ("optlog Python module 1, train.py")
     // The GPT the run trains in engine config keys ({"model.width": 256, ...}), when the memory
     // model knows it: its prediction is then stored beside what the trainer measures.
-    std::string engineConfigJson;
+    std::string
+        engineConfigJson; // In a followed run's stream (docs/remote.md), a started line after the first is the start
+    // message its study stored, at this time (ISO 8601 UTC).
+    std::string at;
 };
 
 struct StepDone
@@ -97,6 +100,10 @@ struct RunFinished
     int64_t step = -1; // the last step completed; diverged and oom: the step that failed. -1 in a
                        // stream from outside the engine: the last step it reported
     std::string message;
+    std::string at; // when it ended, ISO 8601 UTC, as a study holds it; empty: when it is read
+    // The run's environment as its study holds it at the end (a followed run's, whose environment
+    // the engine completes while it trains); empty: not sent.
+    std::string environmentJson;
 };
 
 struct LogMessage
@@ -104,6 +111,7 @@ struct LogMessage
     EventKind kind = EventKind::Note; // Note, Warning, Oom or an instability
     std::string message;
     int64_t step = -1; // the step it happened at; -1: none in particular
+    std::string at;    // when, ISO 8601 UTC, as a study holds it; empty: when it is read
 };
 
 struct EngineEvent

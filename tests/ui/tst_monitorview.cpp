@@ -38,10 +38,10 @@ private Q_SLOTS:
         for (int64_t step = 0; step < 6; ++step) {
             monitor.handleEvent(stepEvent(7, step, step == 5 ? 9.0 : 3.0));
             if (step == 5)
-                monitor.handleEvent({7, LogMessage{EventKind::LossSpike, "train loss 9 at step 5", 5}});
+                monitor.handleEvent({7, LogMessage{EventKind::LossSpike, "train loss 9 at step 5", 5, {}}});
         }
-        monitor.handleEvent({7, LogMessage{EventKind::Warning, "not an instability", 5}});
-        monitor.handleEvent({8, LogMessage{EventKind::LossSpike, "another run's", 5}});
+        monitor.handleEvent({7, LogMessage{EventKind::Warning, "not an instability", 5, {}}});
+        monitor.handleEvent({8, LogMessage{EventKind::LossSpike, "another run's", 5, {}}});
         QCOMPARE(monitor.instabilityMarks(), qsizetype(1));
         QCOMPARE(monitor.trainPoints(), qsizetype(6));
     }

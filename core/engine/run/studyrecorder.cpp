@@ -70,7 +70,7 @@ void StudyRecorder::validated(const ValidationPoint &p)
 void StudyRecorder::event(EventKind kind, const std::string &message, int64_t step)
 {
     m_store.addEvent(m_runId, kind, message, step);
-    emit(LogMessage{kind, message, step});
+    emit(LogMessage{kind, message, step, {}});
     // A terminal shows a warning too (a run predicted to take hours, a skipped step), on its own line.
     if (m_options.progress && kind == EventKind::Warning)
         std::fprintf(stderr, "\rwarning: %s\n", message.c_str());
@@ -118,7 +118,7 @@ TrainingOutcome StudyRecorder::finished(TrainingOutcome outcome)
     }
     if (m_options.progress)
         std::fprintf(stderr, "\n");
-    emit(RunFinished{outcome.outcome, outcome.step, outcome.message});
+    emit(RunFinished{outcome.outcome, outcome.step, outcome.message, {}, {}});
     return outcome;
 }
 
