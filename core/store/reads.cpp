@@ -20,6 +20,12 @@ std::string listingHint(const std::string &study)
     return "`optlog runs " + study + " --all` lists them";
 }
 
+// The rows of a run's ordered query from the `from`th on (0: all of them).
+std::string rowsFrom(int64_t from)
+{
+    return from > 0 ? " LIMIT -1 OFFSET " + std::to_string(from) : std::string();
+}
+
 } // namespace
 
 std::vector<RunRecord> Store::runs() const
@@ -94,14 +100,16 @@ std::optional<RunRecord> Store::findRun(const std::string &idOrName) const
     return found;
 }
 
-std::vector<StepMetrics> Store::metrics(int64_t runId) const
+std::vector<StepMetrics> Store::metrics(int64_t runId, int64_t from) const
 {
     return guarded(m_path, "read metrics", [&] {
         return selectEach<StepMetrics>(
             *m_db,
-            "SELECT step, tokens, train_loss, learning_rate, grad_norm, step_seconds, tokens_per_second, "
-            "coalesce(loss_scale, 0), skipped, coalesce(machine_gflops, 0), communication_seconds FROM metrics "
-            "WHERE run_id = ? ORDER BY step",
+            (std::string("SELECT step, tokens, train_loss, learning_rate, grad_norm, step_seconds, tokens_per_second, "
+                         "coalesce(loss_scale, 0), skipped, coalesce(machine_gflops, 0), communication_seconds "
+                         "FROM metrics WHERE run_id = ? ORDER BY step")
+             + rowsFrom(from))
+                .c_str(),
             runId, [](SQLite::Statement &query) {
                 StepMetrics row = readColumns(query, &StepMetrics::step, &StepMetrics::tokens, &StepMetrics::trainLoss,
                                               &StepMetrics::learningRate, &StepMetrics::gradNorm,
@@ -115,13 +123,15 @@ std::vector<StepMetrics> Store::metrics(int64_t runId) const
     });
 }
 
-std::vector<ValidationPoint> Store::validation(int64_t runId) const
+std::vector<ValidationPoint> Store::validation(int64_t runId, int64_t from) const
 {
     return guarded(m_path, "read validation losses", [&] {
         return selectEach<ValidationPoint>(
             *m_db,
-            "SELECT step, tokens, loss, coalesce(sequences, 0), coalesce(sequence_sd, 0) FROM validation "
-            "WHERE run_id = ? ORDER BY step",
+            (std::string("SELECT step, tokens, loss, coalesce(sequences, 0), coalesce(sequence_sd, 0) FROM validation "
+                         "WHERE run_id = ? ORDER BY step")
+             + rowsFrom(from))
+                .c_str(),
             runId, [](SQLite::Statement &query) {
                 return std::optional(readColumns(query, &ValidationPoint::step, &ValidationPoint::tokens,
                                                  &ValidationPoint::loss, &ValidationPoint::sequences,
@@ -167,12 +177,15 @@ std::vector<MemoryRow> Store::memory(int64_t runId, int64_t rank) const
     });
 }
 
-std::vector<EventRecord> Store::events(int64_t runId) const
+std::vector<EventRecord> Store::events(int64_t runId, int64_t from) const
 {
     return guarded(m_path, "read events", [&] {
         return selectEach<EventRecord>(
-            *m_db, "SELECT at, kind, message, coalesce(step, -1) FROM events WHERE run_id = ? ORDER BY id", runId,
-            [](SQLite::Statement &query) {
+            *m_db,
+            (std::string("SELECT at, kind, message, coalesce(step, -1) FROM events WHERE run_id = ? ORDER BY id")
+             + rowsFrom(from))
+                .c_str(),
+            runId, [](SQLite::Statement &query) {
                 // A kind this optlog does not know still shows, as a note.
                 const EventKind kind = eventKindNamed(query.getColumn(1).getString()).value_or(EventKind::Note);
                 return std::optional<EventRecord>({query.getColumn(0).getString(), kind, query.getColumn(2).getString(),

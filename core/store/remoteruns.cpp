@@ -58,11 +58,11 @@ std::vector<RemoteRun> Store::remoteRuns() const
                                        "coalesce(gathered_at, '') FROM remote_runs ORDER BY run_id");
         std::vector<RemoteRun> out;
         while (query.executeStep())
-            out.push_back({query.getColumn(0).getInt64(),
-                           {query.getColumn(1).getString(), query.getColumn(2).getString(),
-                            query.getColumn(3).getString(), query.getColumn(4).getInt64(),
-                            query.getColumn(5).getString()},
-                           query.getColumn(6).getString()});
+            out.push_back(
+                {query.getColumn(0).getInt64(),
+                 {query.getColumn(1).getString(), query.getColumn(2).getString(), query.getColumn(3).getString(),
+                  query.getColumn(4).getInt64(), query.getColumn(5).getString()},
+                 query.getColumn(6).getString()});
         return out;
     });
 }

@@ -208,6 +208,20 @@ const std::vector<const char *> kMigrations = {
         gathered_finished_at TEXT,
         PRIMARY KEY (job_id, task)) WITHOUT ROWID;
     )sql",
+    // 9 -> 10: runs that train on another machine reached over SSH (`optlog run --host`): the
+    // destination they were started through, the optlog command there, the study they train into
+    // on that machine's own disk, their id in it, the engine's output file there, and when the
+    // whole run was last gathered from there.
+    R"sql(
+    CREATE TABLE remote_runs (
+        run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        host TEXT NOT NULL,
+        optlog TEXT NOT NULL,
+        study TEXT NOT NULL,
+        remote_run INTEGER NOT NULL,
+        log TEXT NOT NULL,
+        gathered_at TEXT);
+    )sql",
 };
 
 } // namespace

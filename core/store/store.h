@@ -86,6 +86,24 @@ struct ClusterJob
     std::vector<ClusterTask> tasks; // by task index
 };
 
+// Where a run trains on another machine reached over SSH (`optlog run --host`, docs/remote.md):
+// the study it trains into on that machine's own disk (SQLite never crosses a network) and its id
+// there. The study holding this place keeps a copy of the run, which following brings up to date.
+struct RemotePlace
+{
+    std::string host;   // the SSH destination it was started through: "gpu-box", "me@10.0.0.7"
+    std::string optlog; // the optlog command there
+    std::string study;  // the study there, absolute on that machine
+    int64_t runId = 0;  // the run's id in it
+    std::string log;    // the engine's output there
+};
+struct RemoteRun
+{
+    int64_t runId = 0; // the copy's id in this study
+    RemotePlace place;
+    std::string gatheredAt; // when the ended run was copied whole from there; empty: not yet
+};
+
 // A log message of a run (the engine's events that are not measurements).
 struct EventRecord
 {
@@ -102,7 +120,7 @@ class Store
 {
 public:
     enum class Access { ReadOnly, ReadWrite };
-    static constexpr int kSchemaVersion = 9;
+    static constexpr int kSchemaVersion = 10;
     static constexpr size_t kMaxNoteBytes = 8192;
     static constexpr size_t kMaxTagBytes = 64;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
@@ -142,8 +160,11 @@ public:
     void replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows, int64_t rank = 0);
     void storeRanks(int64_t runId, const std::vector<RankRecord> &ranks);
     void addEvent(int64_t runId, EventKind kind, const std::string &message, int64_t step = -1);
+    // Events with their own times (a copy's, followed from another study), in one transaction.
+    void appendEvents(int64_t runId, const std::vector<EventRecord> &events);
     void appendNumerics(int64_t runId, const std::vector<TensorNumerics> &rows);
-    void finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message);
+    // `at`: when it ended, ISO 8601 UTC; empty: now.
+    void finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message, const std::string &at = "");
     // Runs left "running" by an engine process that no longer exists on this host.
     int markCrashedRuns();
     // Keeps `bytes` of the disk for a run's last rows: a file beside the study (<study>-reserve-<pid>)
@@ -193,6 +214,17 @@ public:
     // refuses a run still running.
     int64_t gatherClusterRun(const Store &source, int64_t shardRunId, const std::string &jobId, int64_t task);
 
+    // Runs on another machine. A run of this study that trains at `place`: `run` gives its name,
+    // config, group, the machine's name and the engine's pid there, and its environment. One
+    // transaction. Such a run is never judged dead by this machine's processes.
+    int64_t createRemoteRun(const RunRecord &run, const RemotePlace &place);
+    std::vector<RemoteRun> remoteRuns() const; // oldest first
+    std::optional<RemotePlace> remotePlace(int64_t runId) const;
+    // Replaces the copy `runId` with the ended run `sourceRunId` of `source` (the study at its
+    // place, fetched), every row of it, keeping the copy's name, group and place. One transaction;
+    // refused as copyRunsFrom() refuses a run still running. Returns the new copy's id.
+    int64_t gatherRemoteRun(const Store &source, int64_t sourceRunId, int64_t runId);
+
     // Rewrites the file without its free pages: the bytes of the file (and its write-ahead log)
     // before and after.
     struct Compaction
@@ -228,11 +260,12 @@ public:
     // findRun's run, or a StoreError that names what was asked for and how to list the runs: the
     // one refusal every command that takes a run's name gives.
     RunRecord requireRunNamed(const std::string &idOrName) const;
-    std::vector<StepMetrics> metrics(int64_t runId) const;
-    std::vector<ValidationPoint> validation(int64_t runId) const;
+    // A run's rows in their order; `from`: from the from-th on (where a follower's copy ends).
+    std::vector<StepMetrics> metrics(int64_t runId, int64_t from = 0) const;
+    std::vector<ValidationPoint> validation(int64_t runId, int64_t from = 0) const;
     std::vector<MemoryRow> memory(int64_t runId, int64_t rank = 0) const;
     std::vector<RankRecord> ranks(int64_t runId) const; // data parallel: every rank, rank 0 first; else none
-    std::vector<EventRecord> events(int64_t runId) const;
+    std::vector<EventRecord> events(int64_t runId, int64_t from = 0) const;
     std::vector<TensorNumerics> numerics(int64_t runId) const; // by step, then tensor
 
 private:

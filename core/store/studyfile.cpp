@@ -307,12 +307,14 @@ std::vector<Store::DeadRun> Store::deadRuns() const
     return guarded(m_path, "read its runs", [&] {
         SQLite::Statement running(*m_db, "SELECT id, pid, pid_start, host, "
                                          "(SELECT max(step) FROM metrics WHERE run_id = runs.id) "
-                                         "FROM runs WHERE status = 'running'");
+                                         "FROM runs WHERE status = 'running' "
+                                         "AND id NOT IN (SELECT run_id FROM remote_runs)");
         std::vector<DeadRun> dead;
         const std::string here = hostName();
         while (running.executeStep()) {
             const int64_t pid = running.getColumn(1).getInt64();
-            // A run started on another machine (a shared study on a network drive) is not ours to judge.
+            // A run started on another machine (a shared study on a network drive, or one followed
+            // over SSH, left out above) is not ours to judge.
             if (running.getColumn(3).getString() != here || processAlive(pid, running.getColumn(2).getString()))
                 continue;
             const int64_t lastStep = running.getColumn(4).isNull() ? -1 : running.getColumn(4).getInt64();

@@ -106,12 +106,17 @@ void Store::addEvent(int64_t runId, EventKind kind, const std::string &message, 
     });
 }
 
+void Store::appendEvents(int64_t runId, const std::vector<EventRecord> &events)
+{
+    return guarded(m_path, "store events", [&] { appendEach(*m_db, kInsertEvent, runId, events, bindEvent); });
+}
+
 void Store::appendNumerics(int64_t runId, const std::vector<TensorNumerics> &rows)
 {
     return guarded(m_path, "store numerics", [&] { appendEach(*m_db, kInsertNumerics, runId, rows, bindNumerics); });
 }
 
-void Store::finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message)
+void Store::finishRun(int64_t runId, Outcome outcome, int64_t step, const std::string &message, const std::string &at)
 {
     return guarded(m_path, "store the run's outcome", [&] {
         SQLite::Statement update(*m_db, "UPDATE runs SET status = 'finished', outcome = ?, outcome_step = ?, "
@@ -119,7 +124,7 @@ void Store::finishRun(int64_t runId, Outcome outcome, int64_t step, const std::s
         update.bind(1, outcomeName(outcome));
         update.bind(2, step);
         update.bind(3, message);
-        update.bind(4, utcNow());
+        update.bind(4, at.empty() ? utcNow() : at);
         update.bind(5, runId);
         update.exec();
     });
