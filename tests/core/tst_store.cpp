@@ -58,6 +58,7 @@ private Q_SLOTS:
     void groupsSpreadsStepsAndNumericsRoundTrip();
     void aVersionFourStudyMigratesWithItsRunsUnchanged();
     void readersReadWhileTheWriterWrites();
+    void aRunOnAnotherMachineKeepsItsPlaceAndIsGatheredWhole();
 };
 
 void tst_Store::roundTrip()
@@ -417,6 +418,48 @@ void tst_Store::readersReadWhileTheWriterWrites()
     QVERIFY2(readerError.empty(), readerError.c_str());
     QVERIFY(reads.load() > 0);
     QCOMPARE(writer.metrics(id).size(), size_t(10000));
+}
+
+void tst_Store::aRunOnAnotherMachineKeepsItsPlaceAndIsGatheredWhole()
+{
+    QTemporaryDir dir;
+    const std::string hostPath = dir.filePath("host.sqlite").toStdString();
+    const std::string laptopPath = dir.filePath("laptop.sqlite").toStdString();
+    Store host(hostPath);
+    const int64_t there = host.createRun("far", "name = 'far'\n");
+    host.appendMetrics(there, someMetrics(0, 10));
+    host.appendEvents(there, {{"2026-01-02T03:04:05Z", EventKind::Warning, "hot", 4}});
+    Store laptop(laptopPath);
+    RunRecord copy;
+    copy.name = "far";
+    copy.configToml = "name = 'far'\n";
+    copy.host = "gpu-box.example";
+    copy.pid = 999999; // no such process here: still not judged dead, its engine is elsewhere
+    const RemotePlace place{"gpu-box", "/opt/optlog/bin/optlog", hostPath, there, hostPath + ".logs/a.log"};
+    const int64_t here = laptop.createRemoteRun(copy, place);
+    QCOMPARE(laptop.markCrashedRuns(), 0);
+    QVERIFY(!laptop.requireRun(here).isFinished());
+    QCOMPARE(laptop.remotePlace(here)->study, hostPath);
+    QCOMPARE(laptop.remotePlace(here)->runId, there);
+    // A follower's rows, from where its copy ends.
+    laptop.appendMetrics(here, host.metrics(there, 0));
+    QCOMPARE(host.metrics(there, 7).size(), size_t(3));
+    QCOMPARE(host.metrics(there, 7).front().step, int64_t(7));
+    QVERIFY(host.metrics(there, 10).empty());
+    laptop.appendEvents(here, host.events(there));
+    QCOMPARE(laptop.events(here).front().at, std::string("2026-01-02T03:04:05Z"));
+    // Gathering a run still running is refused; once it has ended, the copy becomes the whole run.
+    QVERIFY_THROWS_EXCEPTION(StoreError, laptop.gatherRemoteRun(host, there, here));
+    host.finishRun(there, Outcome::Completed, 9, "", "2026-01-02T04:00:00Z");
+    const int64_t gathered = laptop.gatherRemoteRun(host, there, here);
+    QCOMPARE(laptop.runs().size(), size_t(1));
+    QCOMPARE(laptop.requireRun(gathered).finishedAt, std::string("2026-01-02T04:00:00Z"));
+    QCOMPARE(laptop.metrics(gathered).size(), size_t(10));
+    const std::vector<RemoteRun> remote = laptop.remoteRuns();
+    QCOMPARE(remote.size(), size_t(1));
+    QCOMPARE(remote[0].runId, gathered);
+    QVERIFY(!remote[0].gatheredAt.empty());
+    QCOMPARE(remote[0].place.host, std::string("gpu-box"));
 }
 
 QTEST_APPLESS_MAIN(tst_Store)
