@@ -25,6 +25,9 @@ const std::vector<EnvironmentVariable> &environmentVariables()
         {"OPTLOG_SET_VARIABLES", "launcher → engine",
          "which of these variables the launcher set, as opposed to the user or the system; also what stops it "
          "relaunching twice"},
+        {"OPTLOG_SSH_CONFIG", "remote runs",
+         "an OpenSSH client config file (`ssh -F`) to reach hosts with, instead of ~/.ssh/config (the tests' own "
+         "sshd)"},
         {"OPTLOG_TEST_ALLOCATOR_OVERCOUNT", "engine (tests)",
          "bytes the counting allocator adds to each block: a device of its own, for the memory tests only"},
         // Libraries' own, which optlog sets, reads or records.
@@ -65,7 +68,10 @@ const std::vector<EnvironmentVariable> &environmentVariables()
          "$XDG_CACHE_HOME/optlog (default ~/.cache/optlog)"},
         {"XDG_DATA_HOME", "optlog",
          "studies named by no --db go to $XDG_DATA_HOME/optlog (default ~/.local/share/optlog)"},
-        {"HOME", "optlog, packaging/pytorch.sh", "the base of both defaults above"},
+        {"XDG_CONFIG_HOME", "remote runs, workbench",
+         "the hosts `optlog host check` reached are remembered in $XDG_CONFIG_HOME/optlog/hosts.json (default "
+         "~/.config/optlog), for `optlog run --host` and the workbench's Run on list"},
+        {"HOME", "optlog, packaging/pytorch.sh", "the base of the three defaults above"},
         {"PATH", "cluster", "where sbatch, squeue and the rest are found"},
         {"DISPLAY", "workbench, packaging/setup.sh",
          "with neither it, WAYLAND_DISPLAY nor QT_QPA_PLATFORM the workbench opens no window and says how (exit 2), "

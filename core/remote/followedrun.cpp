@@ -7,10 +7,10 @@
 #include "core/remote/sshclient.h"
 
 #include <thread>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
-#include <vector>
 
 namespace optlog {
 
@@ -93,7 +93,8 @@ public:
     FollowerLock(const std::string &study, int64_t runId)
         : m_fd(::open((study + ".followers").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644))
     {
-        struct flock range{};
+        struct flock range
+        { };
         range.l_type = F_WRLCK;
         range.l_whence = SEEK_SET;
         range.l_start = off_t(runId);
@@ -136,7 +137,8 @@ struct ConnectionEnd
 };
 ConnectionEnd connectionEnd(const SshClient &client, const RemotePlace &place, int code, const std::string &errors)
 {
-    const std::string said = errors.empty() ? "" : ": " + printable(errors.substr(0, errors.find_last_not_of('\n') + 1));
+    const std::string said = errors.empty() ? ""
+                                            : ": " + printable(errors.substr(0, errors.find_last_not_of('\n') + 1));
     if (code == 127)
         return {true, client.destination() + " has no optlog at `" + place.optlog + "`" + said};
     if (code == kExitBadInput)

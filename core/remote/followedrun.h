@@ -16,10 +16,10 @@ namespace optlog {
 struct FollowResult
 {
     enum class End {
-        Finished, // the run ended there, and its copy here holds every row and the outcome
-        Stopped,  // asked to stop following; the run goes on there
-        Refused,  // the host or its stream could not be read (no optlog there, garbage): exit 2
-        GaveUp,   // no connection for the whole of FollowOptions::giveUpAfter; the run may go on there
+        Finished,  // the run ended there, and its copy here holds every row and the outcome
+        Stopped,   // asked to stop following; the run goes on there
+        Refused,   // the host or its stream could not be read (no optlog there, garbage): exit 2
+        GaveUp,    // no connection for the whole of FollowOptions::giveUpAfter; the run may go on there
         Elsewhere, // another follower (another optlog, the workbench) keeps this copy up to date
     };
     End end = End::Refused;

@@ -37,9 +37,9 @@ std::string machineName()
 std::pair<uintmax_t, int64_t> sizeAndTime(const std::filesystem::path &path)
 {
     auto stamp = [](const std::filesystem::path &p) {
-        return int64_t(std::chrono::duration_cast<std::chrono::seconds>(
-                           std::filesystem::last_write_time(p).time_since_epoch())
-                           .count());
+        return int64_t(
+            std::chrono::duration_cast<std::chrono::seconds>(std::filesystem::last_write_time(p).time_since_epoch())
+                .count());
     };
     if (!std::filesystem::is_directory(path))
         return {std::filesystem::file_size(path), stamp(path)};

@@ -99,8 +99,8 @@ bool streamRun(Store &store, int64_t runId, const CopyEnd &from, int fd, std::ch
             memorySent = memoryLine;
         }
         if (run.isFinished())
-            batch += line(runId, RunFinished{*run.outcome, run.outcomeStep, run.message, run.finishedAt,
-                                             run.environmentJson});
+            batch += line(runId,
+                          RunFinished{*run.outcome, run.outcomeStep, run.message, run.finishedAt, run.environmentJson});
         if (batch.empty() ? readerGone(fd) : !writeAll(fd, batch))
             return false;
         if (run.isFinished())

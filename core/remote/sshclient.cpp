@@ -27,11 +27,9 @@ std::vector<std::string> SshClient::arguments(const std::string &remoteCommand) 
 {
     std::vector<std::string> out = {"ssh",
                                     "-T", // no terminal there: the command's output is its bytes
-                                    "-o", "BatchMode=yes",
-                                    "-o", "ConnectTimeout=10",
-                                    "-o", "ServerAliveInterval=2",
-                                    "-o", "ServerAliveCountMax=4",
-                                    "-o", "LogLevel=ERROR"};
+                                    "-o",  "BatchMode=yes",         "-o", "ConnectTimeout=10",
+                                    "-o",  "ServerAliveInterval=2", "-o", "ServerAliveCountMax=4",
+                                    "-o",  "LogLevel=ERROR"};
     if (const char *config = std::getenv("OPTLOG_SSH_CONFIG"); config && *config) {
         out.push_back("-F");
         out.push_back(config);
