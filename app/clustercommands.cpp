@@ -4,6 +4,7 @@
 #include "app/cli.h"
 #include "app/commands.h"
 #include "app/launcher.h"
+#include "app/remote.h"
 #include "core/analysis/analysis.h"
 #include "core/analysis/planruns.h"
 #include "core/cluster/gather.h"
@@ -282,29 +283,44 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
 Command addGatherCommand(CLI::App &app, const Invocation &)
 {
     auto study = std::make_shared<std::string>();
-    CLI::App *command = app.add_subcommand("gather", "copy the runs of a study's cluster tasks that have ended from "
-                                                     "their shards into the study (each once)");
+    CLI::App *command = app.add_subcommand("gather", "copy the runs that have ended on a cluster's tasks (from their "
+                                                     "shards) or on other machines (over SSH) into the study, whole");
     command->add_option("study", *study, "the study file the runs were submitted from")->required();
     return {command, [study] {
                 std::unique_ptr<Store> store;
-                std::unique_ptr<Slurm> slurm;
-                if (const int refused = refuseBadInput("gather", [&] { store = openExistingStudy(*study); }))
-                    return refused;
-                try {
-                    slurm = std::make_unique<Slurm>();
-                } catch (const SchedulerError &e) {
-                    std::cerr << "optlog gather: " << e.what() << "; gathering with the states last seen\n";
-                }
-                Gathering gathering;
+                RemoteGathering remote;
                 if (const int refused = refuseBadInput("gather", [&] {
-                        gathering = gatherClusterRuns(*store, statesFrom(slurm.get()));
+                        store = openExistingStudy(*study);
+                        remote = gatherRemoteRuns(*store);
                     }))
                     return refused;
-                const bool whole = report("gather", gathering);
-                std::cerr << "optlog gather: " << gathering.gathered.size() << " run"
-                          << (gathering.gathered.size() == 1 ? "" : "s") << " gathered into " << *study << ", "
-                          << gathering.waiting << " task" << (gathering.waiting == 1 ? "" : "s")
-                          << " still queued or running\n";
+                for (const std::string &why : remote.refused)
+                    std::cerr << "optlog gather: " << why << "\n";
+                Gathering gathering;
+                const bool onCluster = !store->clusterJobs().empty();
+                if (onCluster) {
+                    std::unique_ptr<Slurm> slurm;
+                    try {
+                        slurm = std::make_unique<Slurm>();
+                    } catch (const SchedulerError &e) {
+                        std::cerr << "optlog gather: " << e.what() << "; gathering with the states last seen\n";
+                    }
+                    if (const int refused = refuseBadInput("gather", [&] {
+                            gathering = gatherClusterRuns(*store, statesFrom(slurm.get()));
+                        }))
+                        return refused;
+                }
+                const bool whole = report("gather", gathering) && remote.refused.empty();
+                const size_t gathered = gathering.gathered.size() + remote.gathered.size();
+                std::cerr << "optlog gather: " << gathered << " run" << (gathered == 1 ? "" : "s") << " gathered into "
+                          << *study;
+                if (onCluster)
+                    std::cerr << ", " << gathering.waiting << " task" << (gathering.waiting == 1 ? "" : "s")
+                              << " still queued or running";
+                if (remote.running > 0)
+                    std::cerr << ", " << remote.running << " run" << (remote.running == 1 ? "" : "s")
+                              << " still training on other machines (`optlog follow " << *study << "` follows them)";
+                std::cerr << "\n";
                 return int(whole ? kExitOk : kExitBadInput);
             }};
 }
@@ -313,24 +329,33 @@ Command addCancelCommand(CLI::App &app, const Invocation &)
 {
     auto study = std::make_shared<std::string>();
     auto runs = std::make_shared<std::vector<std::string>>();
-    CLI::App *command = app.add_subcommand("cancel", "cancel a study's cluster tasks still queued or running "
-                                                     "(scancel); a running run ends cancelled, as with Ctrl-C");
+    CLI::App *command = app.add_subcommand("cancel", "cancel a study's runs on other machines and its cluster tasks "
+                                                     "still queued or running (scancel); a running run ends "
+                                                     "cancelled, as with Ctrl-C");
     command->add_option("study", *study, "the study file the runs were submitted from")->required();
-    command->add_option("runs", *runs, "only the tasks of these runs (names); default every task");
+    command->add_option("runs", *runs, "only these runs (names, or ids of runs on other machines); default every one");
     return {command, [study, runs] {
                 std::unique_ptr<Store> store;
-                std::unique_ptr<Slurm> slurm;
+                std::vector<RemoteRun> onHosts;
+                std::vector<std::string> refused;
                 int cancelled = 0;
-                if (const int refused = refuseBadInput("cancel", [&] {
+                if (const int bad = refuseBadInput("cancel", [&] {
                         store = openExistingStudy(*study);
-                        slurm = std::make_unique<Slurm>();
-                        cancelled = cancelTasks(*store, *slurm, *runs);
+                        onHosts = unfinishedRemoteRuns(*store, *runs);
+                        cancelled = cancelRemoteRuns(*store, *runs, refused);
+                        if (!store->clusterJobs().empty())
+                            cancelled += cancelTasks(*store, Slurm(), *runs);
                     }))
-                    return refused;
-                if (cancelled == 0)
-                    std::cerr << "optlog cancel: no task of " << *study << " is queued or running"
-                              << (runs->empty() ? "" : " for those runs") << "\n";
-                return int(kExitOk);
+                    return bad;
+                for (const std::string &why : refused)
+                    std::cerr << "optlog cancel: " << why << "\n";
+                if (cancelled == 0 && refused.empty())
+                    std::cerr << "optlog cancel: no run of " << *study << " is queued or running"
+                              << (runs->empty() ? "" : " among those named") << "\n";
+                // The copies here end as their runs end there, unless a follower is already on them.
+                const int followed = onHosts.empty() ? kExitOk : followRuns(*study, onHosts, false);
+                return int(refused.empty() && (followed == kExitOk || followed == kExitCancelled) ? kExitOk
+                                                                                                  : kExitBadInput);
             }};
 }
 

@@ -59,6 +59,7 @@ struct StudyRequest
     std::string scheduler;          // "slurm": hand the runs to it as a job array; empty: train them here
     SubmitOptions submit;           // --partition, --max-parallel, --time, --sbatch-arg
     bool wait = false;              // with a scheduler: gather as the tasks end, then compare
+    std::string host;               // train the runs on this SSH destination, one after another there
 };
 int studyCommand(const StudyRequest &request, const std::string &self);
 // The study's comparison as its plan asks for it (baseline, tolerance, per-run baselines).
@@ -72,6 +73,9 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
                         const std::string &self);
 Command addGatherCommand(CLI::App &app, const Invocation &invocation);
 Command addCancelCommand(CLI::App &app, const Invocation &invocation);
+// Runs on another machine over SSH (app/hostcommands.cpp, app/remotecommands.cpp, docs/remote.md).
+Command addHostCommand(CLI::App &app, const Invocation &invocation);
+Command addFollowCommand(CLI::App &app, const Invocation &invocation);
 
 struct CompareRequest
 {

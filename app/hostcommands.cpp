@@ -17,9 +17,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -61,14 +61,21 @@ int hostDescribeCommand()
         tuned[family] = readTuning(tuningCacheFile(), machineKey(), family).has_value();
     }
     const std::string hosted = hostedFolder();
-    struct statvfs disk{};
+    struct statvfs disk
+    { };
     const int64_t freeBytes = ::statvfs(hosted.c_str(), &disk) == 0 ? int64_t(disk.f_bavail) * int64_t(disk.f_frsize)
-                                                                     : 0;
-    const nlohmann::json description = {
-        {"optlog", buildDescription()},  {"event_format", kEventFormat}, {"schema", Store::kSchemaVersion},
-        {"machine", thisMachine()},      {"cpu", cpuModelName()},        {"logical_cpus", defaultThreads()},
-        {"cuda_built", cuda::built()},   {"gpus", gpus},                 {"tuned", tuned},
-        {"hosted", hosted},              {"free_bytes", freeBytes}};
+                                                                    : 0;
+    const nlohmann::json description = {{"optlog", buildDescription()},
+                                        {"event_format", kEventFormat},
+                                        {"schema", Store::kSchemaVersion},
+                                        {"machine", thisMachine()},
+                                        {"cpu", cpuModelName()},
+                                        {"logical_cpus", defaultThreads()},
+                                        {"cuda_built", cuda::built()},
+                                        {"gpus", gpus},
+                                        {"tuned", tuned},
+                                        {"hosted", hosted},
+                                        {"free_bytes", freeBytes}};
     std::cout << description.dump() << "\n";
     return kExitOk;
 }
@@ -155,10 +162,14 @@ int hostStartCommand(const std::string &studyPath, int64_t studySeed, bool force
         int status = 0;
         const bool ended = ::waitpid(engine, &status, WNOHANG) == engine;
         if (const std::optional<RunRecord> run = runOfProcess(*study, engine)) {
-            const nlohmann::json answer = {{"run", run->id},         {"pid", engine},
-                                           {"log", base + ".log"},   {"name", run->name},
-                                           {"group", run->group},    {"config_toml", run->configToml},
-                                           {"machine", run->host},   {"created_at", run->createdAt},
+            const nlohmann::json answer = {{"run", run->id},
+                                           {"pid", engine},
+                                           {"log", base + ".log"},
+                                           {"name", run->name},
+                                           {"group", run->group},
+                                           {"config_toml", run->configToml},
+                                           {"machine", run->host},
+                                           {"created_at", run->createdAt},
                                            {"environment", run->environmentJson}};
             std::cout << answer.dump() << std::endl;
             return kExitOk;
@@ -193,7 +204,8 @@ int hostStreamCommand(const std::string &studyPath, int64_t runId, const CopyEnd
 int hostCancelCommand(const std::string &studyPath, int64_t runId)
 {
     RunRecord run;
-    if (const int refused = refuseBadInput("host cancel", [&] { run = openExistingStudy(studyPath)->requireRun(runId); }))
+    if (const int refused = refuseBadInput("host cancel",
+                                           [&] { run = openExistingStudy(studyPath)->requireRun(runId); }))
         return refused;
     if (run.isFinished()) {
         std::cout << "already ended " << outcomeName(run.outcome) << "\n";

@@ -69,7 +69,7 @@ int main(int argc, char **argv)
           addTuneCommand,     addReportCommand,  addRunsCommand,    addNoteCommand,     addTagCommand,
           addRenameCommand,   addArchiveCommand, addDeleteCommand,  addCopyCommand,     addVacuumCommand,
           addQuantizeCommand, addPruneCommand,   addShowCommand,    addExportCommand,   addRecordCommand,
-          addGatherCommand,   addCancelCommand})
+          addHostCommand,     addFollowCommand,  addGatherCommand,  addCancelCommand})
         commands.push_back(add(app, invocation));
 
     // Internal, for the build: the manual page written from the definitions above.

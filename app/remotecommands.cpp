@@ -39,7 +39,8 @@ std::atomic<bool> g_stopFollowing{false};
 // Ctrl-C stops following; the run goes on on its host (`optlog cancel` stops it there).
 void stopFollowingOnSignals()
 {
-    struct sigaction action{};
+    struct sigaction action
+    { };
     action.sa_handler = [](int) { g_stopFollowing.store(true); };
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, nullptr);
@@ -61,8 +62,8 @@ std::string sshSaid(const ProgramOutput &result)
 [[noreturn]] void refuseHostAnswer(const HostEntry &host, const ProgramOutput &result, const std::string &doing)
 {
     if (result.exitCode == -1 || result.exitCode == 255)
-        throw InputError("cannot reach " + host.name + " over SSH (" + sshSaid(result)
-                         + "); `ssh " + host.name + " true` must work without a prompt: a key in your agent, "
+        throw InputError("cannot reach " + host.name + " over SSH (" + sshSaid(result) + "); `ssh " + host.name
+                         + " true` must work without a prompt: a key in your agent, "
                          + "the host in ~/.ssh/known_hosts");
     if (result.exitCode == 127 || result.exitCode == 126)
         throw InputError(host.name + " has no optlog at `" + host.optlog + "` (" + sshSaid(result)
@@ -75,6 +76,35 @@ HostEntry hostEntry(const std::string &name)
 {
     requireDestination(name);
     return rememberedHost(name).value_or(HostEntry{name, "optlog"});
+}
+
+// Puts `file` into the host's files folder, unless it is there already (sent before, unchanged
+// since); a folder file by file. Written under a .part name and then renamed, so that a send cut
+// short is never taken for the file. Returns why it failed; empty when it did not.
+std::string sendFile(const SshClient &client, const SentFile &file, const std::string &hostedFolder)
+{
+    const std::string target = hostedFolder + "/files/" + file.name;
+    if (client.run("test -e " + shellQuoted(target), std::chrono::seconds(60)).exitCode == 0)
+        return {};
+    std::cerr << "optlog run: sending " << file.local << " to " << client.destination() << "\n";
+    std::vector<std::pair<std::string, std::string>> parts; // a local file, its path there
+    if (file.folder) {
+        for (const auto &entry : std::filesystem::directory_iterator(file.local))
+            if (entry.is_regular_file())
+                parts.emplace_back(entry.path().string(), target + ".part/" + entry.path().filename().string());
+    } else {
+        parts.emplace_back(file.local, target + ".part");
+    }
+    for (const auto &[local, remote] : parts) {
+        const std::string folder = remote.substr(0, remote.rfind('/'));
+        const ProgramOutput sent = client.run("mkdir -p " + shellQuoted(folder) + " && cat > " + shellQuoted(remote),
+                                              std::chrono::seconds(3600), local);
+        if (sent.exitCode != 0)
+            return "cannot send " + local + " to " + client.destination() + ": " + sshSaid(sent);
+    }
+    const ProgramOutput moved = client.run("mv " + shellQuoted(target + ".part") + " " + shellQuoted(target),
+                                           std::chrono::seconds(60));
+    return moved.exitCode == 0 ? std::string() : "cannot place " + target + " there: " + sshSaid(moved);
 }
 
 } // namespace
@@ -131,7 +161,8 @@ int hostCheckCommand(const std::string &name, const std::string &optlog)
     std::cout << "  CPU: " << d.value("cpu", "?") << ", " << d.value("logical_cpus", 0) << " logical CPUs\n";
     const nlohmann::json gpus = d.value("gpus", nlohmann::json::array());
     if (gpus.empty())
-        std::cout << "  GPU: none " << (d.value("cuda_built", false) ? "visible (CUDA build)" : "(a CPU build)") << "\n";
+        std::cout << "  GPU: none " << (d.value("cuda_built", false) ? "visible (CUDA build)" : "(a CPU build)")
+                  << "\n";
     for (size_t i = 0; i < gpus.size(); ++i)
         std::cout << "  GPU " << i << ": " << gpus[i].get<std::string>() << "\n";
     std::string tuned;
@@ -169,44 +200,18 @@ int runOnHost(const RunRequest &request, const std::string &name)
         }))
         return refused;
     const SshClient client(host.name);
-    for (const SentFile &file : files) {
-        const std::string target = description.hostedFolder + "/files/" + file.name;
-        std::vector<std::pair<std::string, std::string>> parts; // local file, its path there
-        if (file.folder) {
-            for (const auto &entry : std::filesystem::directory_iterator(file.local))
-                if (entry.is_regular_file())
-                    parts.emplace_back(entry.path().string(), target + ".part/" + entry.path().filename().string());
-        } else {
-            parts.emplace_back(file.local, target + ".part");
-        }
-        const ProgramOutput there = client.run("test -e " + shellQuoted(target), std::chrono::seconds(60));
-        if (there.exitCode == 0)
-            continue; // sent before, unchanged since
-        std::cerr << "optlog run: sending " << file.local << " to " << host.name << "\n";
-        for (const auto &[local, remote] : parts) {
-            const std::string folder = remote.substr(0, remote.rfind('/'));
-            const ProgramOutput sent = client.run("mkdir -p " + shellQuoted(folder) + " && cat > " + shellQuoted(remote),
-                                              std::chrono::seconds(3600), local);
-            if (sent.exitCode != 0) {
-                std::cerr << "optlog run: cannot send " << local << " to " << host.name << ": " << sshSaid(sent)
-                          << "; nothing was started\n";
-                return kExitBadInput;
-            }
-        }
-        const ProgramOutput moved = client.run("mv " + shellQuoted(target + ".part") + " " + shellQuoted(target),
-                                           std::chrono::seconds(60));
-        if (moved.exitCode != 0) {
-            std::cerr << "optlog run: cannot place " << target << " on " << host.name << ": " << sshSaid(moved) << "\n";
+    for (const SentFile &file : files)
+        if (const std::string failed = sendFile(client, file, description.hostedFolder); !failed.empty()) {
+            std::cerr << "optlog run: " << failed << "; nothing was started\n";
             return kExitBadInput;
         }
-    }
     // The config travels as the start command's input: what the host trains is what was resolved here.
     const std::string configFile = std::filesystem::temp_directory_path().string() + "/optlog-host-config-"
                                    + std::to_string(getpid()) + ".toml";
     std::ofstream(configFile) << toToml(config);
     const std::string hostedStudy = description.hostedFolder + "/" + hostedStudyName(request.study);
-    std::vector<std::string> start = {host.optlog, "host", "start", "--db", hostedStudy, "--study-seed",
-                                      std::to_string(study->studySeed())};
+    std::vector<std::string> start
+        = {host.optlog, "host", "start", "--db", hostedStudy, "--study-seed", std::to_string(study->studySeed())};
     if (request.force)
         start.push_back("--force");
     const ProgramOutput started = client.run(shellCommand(start), std::chrono::seconds(1800), configFile);
@@ -349,8 +354,8 @@ RemoteGathering gatherRemoteRuns(Store &store)
         const HostEntry host{remote.place.host, remote.place.optlog};
         const SshClient client(host.name);
         const ProgramOutput fetched = client.run(shellCommand({host.optlog, "host", "fetch", "--db", remote.place.study,
-                                                           "--run", std::to_string(remote.place.runId)}),
-                                             std::chrono::seconds(600));
+                                                               "--run", std::to_string(remote.place.runId)}),
+                                                 std::chrono::seconds(600));
         if (fetched.exitCode == kExitStillRunning) {
             ++out.running;
             continue;
@@ -359,8 +364,8 @@ RemoteGathering gatherRemoteRuns(Store &store)
                                      + std::to_string(getpid()) + ".sqlite";
         try {
             if (fetched.exitCode != 0)
-                refuseHostAnswer(host, fetched, "send run " + std::to_string(remote.place.runId) + " of "
-                                                    + remote.place.study);
+                refuseHostAnswer(host, fetched,
+                                 "send run " + std::to_string(remote.place.runId) + " of " + remote.place.study);
             std::ofstream(copyFile, std::ios::binary) << fetched.out;
             const Store source(copyFile, Store::Access::ReadOnly);
             const std::vector<RunRecord> runs = source.runs();
@@ -383,9 +388,9 @@ int cancelRemoteRuns(const Store &store, const std::vector<std::string> &names, 
     for (const RemoteRun &remote : unfinishedRemoteRuns(store, names)) {
         const SshClient client(remote.place.host);
         const ProgramOutput result = client.run(shellCommand({remote.place.optlog, "host", "cancel", "--db",
-                                                          remote.place.study, "--run",
-                                                          std::to_string(remote.place.runId)}),
-                                            std::chrono::seconds(60));
+                                                              remote.place.study, "--run",
+                                                              std::to_string(remote.place.runId)}),
+                                                std::chrono::seconds(60));
         if (result.exitCode == 0) {
             ++cancelled;
             std::cerr << "optlog cancel: run " << remote.runId << " on " << remote.place.host << ": "

@@ -3,6 +3,7 @@
 #include "app/cli.h"
 #include "app/commands.h"
 #include "app/launcher.h"
+#include "app/remote.h"
 #include "core/analysis/analysis.h"
 #include "core/config/cachefile.h"
 #include "core/config/config.h"
@@ -206,6 +207,7 @@ Command addRunCommand(CLI::App &app, const Invocation &invocation)
         std::string budget;
         std::vector<std::string> resume;
         int64_t ranks = 0;
+        std::string host;
     };
     auto extra = std::make_shared<Extra>();
     CLI::App *command = app.add_subcommand("run", "train one run into a study file");
@@ -246,9 +248,21 @@ Command addRunCommand(CLI::App &app, const Invocation &invocation)
         ->check(CLI::Range(int64_t(0), int64_t(63)));
     command->add_option("--world-size", request->worldSize, "the ranks of the run (equal to distributed.ranks)")
         ->check(CLI::Range(int64_t(2), int64_t(64)));
+    command->add_option("--host", extra->host,
+                        "train on another machine over SSH (an alias from ~/.ssh/config, user@host), "
+                        "following its rows into the study here (docs/remote.md)");
 
     return {command, [request, extra, ranks, invocation] {
                 RunRequest &run = *request;
+                if (!extra->host.empty()) {
+                    if (run.configFile.empty() && run.preset.empty())
+                        run.preset = "default";
+                    if (!extra->budget.empty())
+                        run.overrides.push_back("memory.budget=\"" + extra->budget + "\"");
+                    if (run.study.empty())
+                        run.study = studyFilePath("study.sqlite");
+                    return runOnHost(run, extra->host);
+                }
                 if (!extra->resume.empty()) {
                     if (!run.study.empty())
                         return refuseBadInput("run", [] {

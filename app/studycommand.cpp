@@ -4,6 +4,7 @@
 #include "app/cli.h"
 #include "app/commands.h"
 #include "app/launcher.h"
+#include "app/remote.h"
 #include "core/analysis/analysis.h"
 #include "core/analysis/planruns.h"
 #include "core/config/cachefile.h"
@@ -58,6 +59,8 @@ int studyCommand(const StudyRequest &request, const std::string &self)
             if (!request.scheduler.empty() && request.scheduler != "slurm")
                 throw ConfigError("--scheduler " + request.scheduler
                                   + " is not one optlog submits to; the one it knows is slurm");
+            if (!request.scheduler.empty() && !request.host.empty())
+                throw ConfigError("--scheduler and --host are two places to train: give one");
             // On Slurm, what the study holds is known once the shards are gathered (clustercommands.cpp).
             runs = planRuns(plan, request.scheduler.empty() ? storedRuns(studyFile) : std::vector<RunRecord>{},
                             requireModelTakes);
@@ -66,6 +69,20 @@ int studyCommand(const StudyRequest &request, const std::string &self)
     sayWhatWasSkipped(runs);
     if (!request.scheduler.empty())
         return clusterStudyCommand(request, runs.plan, studyFile, self);
+    if (!request.host.empty()) {
+        // A run an earlier `study --host` left training there is followed to its end first: then
+        // the plan's runs still to do are known, and the host trains one run at a time.
+        std::vector<RemoteRun> unfinished;
+        if (std::filesystem::exists(studyFile))
+            unfinished = unfinishedRemoteRuns(Store(studyFile, Store::Access::ReadOnly), {});
+        if (!unfinished.empty()) {
+            std::cerr << "optlog study: following the run" << (unfinished.size() == 1 ? "" : "s")
+                      << " still training on other machines first\n";
+            if (followRuns(studyFile, unfinished, false) == kExitBadInput)
+                return kExitBadInput;
+            runs = planRuns(plan, storedRuns(studyFile), requireModelTakes);
+        }
+    }
 
     for (size_t i = 0; i < runs.replicates.size(); ++i) {
         const PlannedRun &run = runs.replicates[i];
@@ -79,6 +96,8 @@ int studyCommand(const StudyRequest &request, const std::string &self)
         std::vector<std::string> arguments = runArguments(run, studyFile);
         if (request.force)
             arguments.push_back("--force");
+        if (!request.host.empty()) // trains there, detached, followed here (docs/remote.md)
+            arguments.insert(arguments.end(), {"--host", request.host});
         const int code = runChild(self, arguments);
         if (code == kExitCancelled || code == kExitBadInput) {
             std::cerr << "optlog study: stopped at " << run.name << "\n";
@@ -130,6 +149,9 @@ Command addStudyCommand(CLI::App &app, const Invocation &invocation)
     command->add_option("--time", request->submit.timeLimit, "with --scheduler: each task's time limit, HH:MM:SS");
     command->add_option("--sbatch-arg", request->submit.extra,
                         "with --scheduler: an argument for sbatch as it is, e.g. --sbatch-arg=--mem=8G (repeatable)");
+    command->add_option("--host", request->host,
+                        "train the runs on another machine over SSH, one after another there, each followed into "
+                        "the study here (docs/remote.md)");
     command->add_flag("--wait", request->wait,
                       "with --scheduler: wait for the tasks, gathering each run as it ends, then compare");
     return {command, [request, repeats, repeatsOption, invocation] {

@@ -31,6 +31,8 @@ void releaseCachedMemory();
 // (for buffers that live as long as the process).
 void *allocateOutsideCache(size_t bytes);
 
+// The GPUs this process sees (CUDA_VISIBLE_DEVICES); 0 without CUDA or without a driver.
+int deviceCount();
 // "NVIDIA H200, 139.8 GiB"
 std::string deviceDescription(int deviceIndex);
 // "NVIDIA H200", and its compute capability (9, 0): what the memory model's workspaces depend on.

@@ -48,6 +48,12 @@ void *allocateOutsideCache(size_t bytes)
     return data;
 }
 
+int deviceCount()
+{
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
 std::string deviceDescription(int deviceIndex)
 {
     cudaDeviceProp properties{};

@@ -33,6 +33,10 @@ void *allocateOutsideCache(size_t)
 {
     notBuilt();
 }
+int deviceCount()
+{
+    return 0;
+}
 std::string deviceDescription(int)
 {
     notBuilt();
