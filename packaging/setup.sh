@@ -37,6 +37,9 @@ packages=(
   python3 python3-torch
   # Studies on a cluster: Slurm (sbatch, squeue, ...) and munge; the test starts a one-node Slurm.
   slurm-wlm munge
+  # Runs on another machine over SSH: OpenSSH's client, and the sshd the tests start as a second
+  # host (on the loopback, and in a network namespace made with iproute2's ip).
+  openssh-client openssh-server iproute2
 )
 
 missing=()

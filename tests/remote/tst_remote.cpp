@@ -22,7 +22,6 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <csignal>
 #include <filesystem>
 
@@ -60,8 +59,8 @@ QString rowsOf(const Store &store, int64_t runId)
                              m.communicationSeconds ? number(*m.communicationSeconds) : "-"}
                      .join(' ');
     for (const ValidationPoint &v : store.validation(runId))
-        lines << QStringList{"validation", QString::number(v.step), QString::number(v.tokens), number(v.loss),
-                             QString::number(v.sequences), number(v.sequenceSd)}
+        lines << QStringList{"validation",   QString::number(v.step),      QString::number(v.tokens),
+                             number(v.loss), QString::number(v.sequences), number(v.sequenceSd)}
                      .join(' ');
     for (const MemoryRow &m : store.memory(runId))
         lines << QStringList{"memory", QString::fromStdString(memoryRoleName(m.role)), QString::fromStdString(m.dtype),
@@ -170,6 +169,7 @@ private Q_SLOTS:
     void initTestCase();
     void cleanupTestCase();
     void aCheckedHostTrainsARunFollowedHereRowForRow();
+    void aStudyOnTheHostTrainsItsRunsOneAfterAnother();
     void cutConnectionsLoseNoRowAndRepeatNone();
     void aKilledHostEngineEndsCrashedHere();
     void badHostsAndBadStreamsAreRefusedWithTheStudyIntact();
@@ -284,21 +284,36 @@ void tst_Remote::aCheckedHostTrainsARunFollowedHereRowForRow()
         QCOMPARE(laptop.remotePlace(1)->host, kHost.toStdString());
     }
 
+    // A config that names a file here: the file goes to the host once, and the run trains on it.
+    QByteArray corpus;
+    for (int line = 0; line < 4000; ++line)
+        corpus += "line " + QByteArray::number(line * 7919 % 10007) + " of a corpus sent to the host\n";
+    const QString text = writtenFile(m_dir, "corpus.txt", corpus);
+    const QStringList onText = {"--preset", "smoke", "--set", "data.corpus=text", "--set", "data.path=" + text,
+                                "--set", "train.steps=10"};
+    const Result sent = optlog(m_loopback, QStringList{"run", "--host", kHost, "--db", study, "--set", "name=text"}
+                                               + onText);
+    QVERIFY2(sent.exitCode == 0 && sent.err.contains("sending " + text), qPrintable(sent.err));
+    const Result again = optlog(m_loopback, QStringList{"run", "--host", kHost, "--db", study, "--set", "name=text2"}
+                                                + onText);
+    QVERIFY2(again.exitCode == 0 && !again.err.contains("sending"), qPrintable(again.err));
+    QCOMPARE(copiesOf(study, 2).difference(), QString());
+
     // Gathering makes the copy the whole run (numerics and every rank included), once.
     const Result gathered = optlog(m_loopback, {"gather", study});
-    QVERIFY2(gathered.exitCode == 0 && gathered.err.contains("1 run gathered"), qPrintable(gathered.err));
+    QVERIFY2(gathered.exitCode == 0 && gathered.err.contains("3 runs gathered"), qPrintable(gathered.err));
     {
         const Store laptop(study.toStdString(), Store::Access::ReadOnly);
         const std::vector<RemoteRun> runs = laptop.remoteRuns();
-        QCOMPARE(runs.size(), size_t(1));
+        QCOMPARE(runs.size(), size_t(3));
         QVERIFY(!runs[0].gatheredAt.empty());
         const Store host(runs[0].place.study, Store::Access::ReadOnly);
         QCOMPARE(rowsOf(laptop, runs[0].runId), rowsOf(host, runs[0].place.runId));
         QCOMPARE(laptop.numerics(runs[0].runId).size(), host.numerics(runs[0].place.runId).size());
         QCOMPARE(laptop.requireRun(runs[0].runId).name, std::string("remote"));
     }
-    const Result again = optlog(m_loopback, {"gather", study});
-    QVERIFY2(again.exitCode == 0 && again.err.contains("0 runs gathered"), qPrintable(again.err));
+    const Result regathered = optlog(m_loopback, {"gather", study});
+    QVERIFY2(regathered.exitCode == 0 && regathered.err.contains("0 runs gathered"), qPrintable(regathered.err));
 
     // A run trained here sits beside it, and the two compare as any two runs.
     const Result here = optlog(m_loopback, QStringList{"run", "--db", study} + kSmoke
@@ -309,13 +324,42 @@ void tst_Remote::aCheckedHostTrainsARunFollowedHereRowForRow()
              qPrintable(compared.out + compared.err));
 }
 
+void tst_Remote::aStudyOnTheHostTrainsItsRunsOneAfterAnother()
+{
+    if (!m_loopback.skip.isEmpty())
+        QSKIP(qPrintable(m_loopback.skip));
+    const QString plan = writtenFile(m_dir, "two.toml",
+                                     "name = \"two\"\nbaseline = \"fp32\"\ntolerance = 0.02\n"
+                                     "[[run]]\nname = \"fp32\"\npreset = \"smoke\"\n"
+                                     "overrides = [\"data.corpus=generated\", \"train.steps=30\"]\n"
+                                     "[[run]]\nname = \"accum2\"\npreset = \"smoke\"\n"
+                                     "overrides = [\"data.corpus=generated\", \"train.steps=30\", "
+                                     "\"train.microbatch=2\", \"train.accumulation=2\"]\n");
+    const QString study = m_dir.filePath("study.sqlite");
+    const Result studied = optlog(m_loopback, {"study", plan, "--db", study, "--host", kHost}, 300000);
+    QVERIFY2(studied.exitCode == 0, qPrintable(studied.err));
+    QVERIFY2(studied.out.contains("accum2"), qPrintable(studied.out)); // the comparison follows
+    const Store laptop(study.toStdString(), Store::Access::ReadOnly);
+    const std::vector<RemoteRun> remote = laptop.remoteRuns();
+    QCOMPARE(remote.size(), size_t(2));
+    for (const RemoteRun &run : remote) {
+        QVERIFY(laptop.requireRun(run.runId).outcome == Outcome::Completed);
+        const Copies copies = copiesOf(study, run.runId);
+        QCOMPARE(copies.difference(), QString());
+    }
+    // Studied again: every run is done, nothing trains.
+    const Result again = optlog(m_loopback, {"study", plan, "--db", study, "--host", kHost});
+    QVERIFY2(again.exitCode == 0 && again.err.count("already completed") == 2, qPrintable(again.err));
+}
+
 void tst_Remote::cutConnectionsLoseNoRowAndRepeatNone()
 {
     if (!m_netns.skip.isEmpty())
         QSKIP(qPrintable(m_netns.skip));
     const QString study = m_dir.filePath("cut.sqlite");
     QProcess run;
-    startRun(run, m_netns, study, {"--set", "train.steps=1000000", "--set", "train.checkpoint_interval=50", "--set", "name=cut"});
+    startRun(run, m_netns, study,
+             {"--set", "train.steps=1000000", "--set", "train.checkpoint_interval=50", "--set", "name=cut"});
     QVERIFY2(waitUntil([&] { return stepsHere(study) >= 5; }, 120000), qPrintable(run.readAllStandardError()));
     // 20 cuts of the connection: the ssh client killed, as when a laptop's network goes away.
     constexpr int kCuts = 20;
@@ -337,8 +381,8 @@ void tst_Remote::cutConnectionsLoseNoRowAndRepeatNone()
     }
     // And the link unplugged: the open connection stalls until ssh gives it up, and reconnecting
     // fails until it is plugged back in.
-    QProcess::execute("bash", {optlog::testing::sourcePath(QStringLiteral("tests/remote/sshhost.sh")), "cut",
-                               m_netns.folder});
+    QProcess::execute("bash",
+                      {optlog::testing::sourcePath(QStringLiteral("tests/remote/sshhost.sh")), "cut", m_netns.folder});
     QThread::sleep(12);
     const int64_t whileCut = stepsHere(study);
     QCOMPARE(QProcess::execute("bash", {optlog::testing::sourcePath(QStringLiteral("tests/remote/sshhost.sh")),
@@ -388,7 +432,8 @@ void tst_Remote::aKilledHostEngineEndsCrashedHere()
     QCOMPARE(copies.difference(), QString());
     const Store laptop(study.toStdString(), Store::Access::ReadOnly);
     QVERIFY(laptop.requireRun(1).outcome == Outcome::Crashed);
-    QVERIFY2(laptop.requireRun(1).message.find("engine process") != std::string::npos, laptop.requireRun(1).message.c_str());
+    QVERIFY2(laptop.requireRun(1).message.find("engine process") != std::string::npos,
+             laptop.requireRun(1).message.c_str());
 }
 
 void tst_Remote::badHostsAndBadStreamsAreRefusedWithTheStudyIntact()
@@ -442,8 +487,9 @@ void tst_Remote::badHostsAndBadStreamsAreRefusedWithTheStudyIntact()
     QFile::setPermissions(garbage, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
     const Result checked = optlog(m_loopback, {"host", "check", kHost, "--optlog", garbage});
     QVERIFY2(checked.exitCode == 0, qPrintable(checked.err));
-    const Result unread = optlog(m_loopback, runThere + QStringList{"--host", kHost, "--set", "train.steps=1000000",
-                                                                    "--set", "name=garbled"});
+    const Result unread = optlog(m_loopback, runThere
+                                                 + QStringList{"--host", kHost, "--set", "train.steps=1000000", "--set",
+                                                               "name=garbled"});
     QCOMPARE(unread.exitCode, 2);
     QVERIFY2(unread.err.contains("cannot read the run from optlog-test-host: line 2 of its stream: not JSON"),
              qPrintable(unread.err));
