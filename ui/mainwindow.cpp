@@ -11,10 +11,12 @@
 #include "ui/compareview.h"
 #include "ui/curationcontroller.h"
 #include "ui/designerview.h"
+#include "ui/hostfollower.h"
 #include "ui/machinetuning.h"
 #include "ui/moduleprobe.h"
 #include "ui/monitorview.h"
 #include "ui/report/reportwriter.h"
+#include "ui/runplacechooser.h"
 #include "ui/runqueue.h"
 #include "ui/runsview.h"
 #include "ui/runtablemodel.h"
@@ -55,6 +57,8 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     , m_curation(new CurationController(m_runs, m_watcher, m_designer, this))
     , m_tuning(new MachineTuning(engineBinary, this))
     , m_cluster(new ClusterControl(engineBinary, this))
+    , m_place(new RunPlaceChooser(engineBinary))
+    , m_followers(new HostFollower(engineBinary, this))
     , m_modules(new ModuleProbe(engineBinary, this))
     , m_pages(new QTabWidget)
 {
@@ -70,6 +74,7 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     m_runsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     m_runsDock->setWidget(m_runs);
     addDockWidget(Qt::LeftDockWidgetArea, m_runsDock);
+    m_runs->addBesideQueue(m_place);
 
     buildMenus();
 
@@ -81,10 +86,11 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
         m_compare->setStudy(snapshot);
         if (m_monitor->isLive()) {
             if (const RunSnapshotPtr run = snapshot.find(m_monitor->runId()))
-                m_monitor->showRun(run);
+                m_monitor->showRun(run, placeOf(snapshot, run->run().id));
         } else {
             followCurrentRow();
         }
+        followRunsOnHosts(snapshot);
     });
     connect(m_queue, &RunQueue::entriesChanged, this, [this] {
         refreshRows();
@@ -122,6 +128,19 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
         if (!m_monitor->isLive())
             followCurrentRow();
     });
+    connect(m_place, &RunPlaceChooser::hostChanged, m_queue, &RunQueue::setHost);
+    connect(m_place, &RunPlaceChooser::checked, this, [this](const QString &host, bool ok, const QString &said) {
+        statusBar()->showMessage(ok ? tr("%1 can train runs; the queue's next runs train there").arg(host)
+                                    : tr("%1 cannot train runs: %2").arg(host, said),
+                                 15000);
+    });
+    // A run on a host, followed: which run on which host, a lost connection, a reconnection.
+    const auto followerSaid = [this](const QString &line) {
+        statusBar()->showMessage(QString(line).remove(QStringLiteral("optlog follow: ")), 30000);
+    };
+    connect(m_queue, &RunQueue::followerSaid, this, followerSaid);
+    connect(m_followers, &HostFollower::said, this, followerSaid);
+    connect(m_followers, &HostFollower::finished, m_watcher, &StudyWatcher::refresh);
     connect(m_cluster, &ClusterControl::finished, this, [this](const QString &said, bool ok) {
         statusBar()->showMessage(ok ? tr("Cluster: %1").arg(said) : tr("Cluster: failed: %1").arg(said), 15000);
         m_watcher->refreshClusterStates();
@@ -251,6 +270,7 @@ bool MainWindow::openStudy(const QString &path)
         return false;
     }
     const QString absolute = QFileInfo(path).absoluteFilePath();
+    m_followers->stop(); // the old study's runs go on on their hosts
     m_queue->setStudy(absolute);
     m_watcher->setPath(absolute);
     m_runs->setStudyPath(absolute);
@@ -329,7 +349,26 @@ void MainWindow::followCurrentRow()
         return;
     }
     if (const RunSnapshotPtr run = snapshot.find(m_runs->currentRunId()))
-        m_monitor->showRun(run);
+        m_monitor->showRun(run, placeOf(snapshot, run->run().id));
+}
+
+QString MainWindow::placeOf(const StudySnapshot &snapshot, int64_t runId)
+{
+    const auto remote = snapshot.remoteHosts.find(runId);
+    return remote == snapshot.remoteHosts.end()
+               ? QString()
+               : tr("on %1, followed over SSH").arg(QString::fromStdString(remote->second));
+}
+
+void MainWindow::followRunsOnHosts(const StudySnapshot &snapshot)
+{
+    // The queue's own `optlog run --host` follows the run it started; the others are followed
+    // here, once the study has any still training (a run started before the workbench last closed).
+    if (m_followers->isFollowing() || (m_queue->isRunning() && !m_queue->host().isEmpty()))
+        return;
+    for (const auto &[runId, host] : snapshot.remoteHosts)
+        if (const RunSnapshotPtr run = snapshot.find(runId); run && !run->isFinished())
+            return m_followers->follow(QString::fromStdString(snapshot.path));
 }
 
 void MainWindow::cancelSelectedClusterRuns()

@@ -17,14 +17,17 @@ class ClusterControl;
 class CompareView;
 class CurationController;
 class DesignerView;
+class HostFollower;
 class MachineTuning;
 class ModuleProbe;
 class MonitorView;
 struct PlanRuns;
+class RunPlaceChooser;
 class RunQueue;
 class RunsView;
 class RunTableModel;
 class StudyWatcher;
+struct StudySnapshot;
 
 // Assembles the views around one open study and wires them to the queue, the study watcher and
 // the curation controller; the views themselves know nothing of each other.
@@ -80,6 +83,9 @@ private:
     void restoreFilterState();
     // The Monitor shows the current row's run, from the study or from a cluster task's shard,
     // unless the queue's run streams live.
+    // "on gpu-box, followed over SSH" for a run on another machine; empty for one here.
+    QString placeOf(const StudySnapshot &snapshot, int64_t runId);
+    void followRunsOnHosts(const StudySnapshot &snapshot);
     void followCurrentRow();
     void showSkipped(const QString &plan, const PlanRuns &runs);
     void cancelSelectedClusterRuns();
@@ -94,7 +100,9 @@ private:
     CurationController *m_curation;
     MachineTuning *m_tuning;
     ClusterControl *m_cluster;
-    ModuleProbe *m_modules; // asks the engine whether a plan's TorchScript runs apply to their module
+    RunPlaceChooser *m_place;  // where the queue's runs train
+    HostFollower *m_followers; // the study's runs on other machines that the queue does not follow
+    ModuleProbe *m_modules;    // asks the engine whether a plan's TorchScript runs apply to their module
     QTabWidget *m_pages;
     QDockWidget *m_runsDock = nullptr;
     // The width fitRunsDock() last gave the dock; -1 once the user or a saved layout chose one.

@@ -5,10 +5,10 @@
 
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QVBoxLayout>
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
+#include <QVBoxLayout>
 
 namespace optlog {
 

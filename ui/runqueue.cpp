@@ -53,10 +53,12 @@ RunQueue::RunQueue(QString engineBinary, QObject *parent)
     connect(&m_process, &QProcess::readyReadStandardOutput, this, &RunQueue::onStdout);
     connect(&m_process, &QProcess::readyReadStandardError, this, [this] {
         const QByteArray said = m_process.readAllStandardError();
-        if (!m_runCreated)
-            for (const QByteArray &line : said.split('\n'))
-                if (line.startsWith("optlog: "))
-                    Q_EMIT launcherSaid(QString::fromUtf8(line.trimmed()));
+        for (const QByteArray &line : said.split('\n')) {
+            if (!m_runCreated && line.startsWith("optlog: "))
+                Q_EMIT launcherSaid(QString::fromUtf8(line.trimmed()));
+            if (line.startsWith("optlog follow: "))
+                Q_EMIT followerSaid(QString::fromUtf8(line.trimmed()));
+        }
         m_stderrTail += said;
         m_stderrTail = m_stderrTail.right(4096);
     });
@@ -148,6 +150,15 @@ void RunQueue::cancelRunning()
 {
     if (!isRunning())
         return;
+    if (!m_runningHost.isEmpty()) {
+        // The engine is on the host: asked to stop there; its end comes back through the follower.
+        // Before the run exists there is nothing to cancel but the start, which stops here.
+        if (m_runId == 0)
+            return m_process.terminate();
+        if (m_hostCancel.state() == QProcess::NotRunning)
+            m_hostCancel.start(m_engine, {QStringLiteral("cancel"), m_study, QString::number(m_runId)});
+        return;
+    }
     m_process.terminate();
     m_grace.start();
 }
@@ -177,12 +188,16 @@ void RunQueue::startNext()
     }
     next->state = QueueEntry::State::Running;
     m_runCreated = false;
+    m_runId = 0;
+    m_runningHost = m_host;
     m_stdoutBuffer.clear();
     m_stderrTail.clear();
     QStringList arguments;
     for (const std::string &argument : runArguments(next->run, m_study.toStdString()))
         arguments << QString::fromStdString(argument);
     arguments << QStringLiteral("--jsonl"); // the events the monitor reads
+    if (!m_runningHost.isEmpty())
+        arguments << QStringLiteral("--host") << m_runningHost;
     m_process.start(m_engine, arguments);
     Q_EMIT entriesChanged(); // after start(): listeners see isRunning()
 }
@@ -199,6 +214,8 @@ void RunQueue::onStdout()
             continue; // not an event: a library that printed on the engine's stdout
         if (std::holds_alternative<RunStarted>(parsed.event->body))
             m_runCreated = true;
+        if (parsed.event->run > 0)
+            m_runId = parsed.event->run;
         Q_EMIT engineEvent(*parsed.event);
     }
 }

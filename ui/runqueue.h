@@ -33,7 +33,9 @@ struct QueueEntry
 // Runs the queued runs one at a time, each as an `optlog run` engine process: two runs at once
 // would distort each other's throughput and memory. Reads the engine's JSON-lines events as
 // they come; cancelling asks the engine to stop after its step (SIGTERM) and kills it only
-// after a grace period.
+// after a grace period. On a host (setHost), each run trains there and `optlog run --host`
+// follows it back, its events the same; cancelling is then `optlog cancel` of the run there, and
+// closing the workbench stops only the following (the run goes on; reopening follows it again).
 class RunQueue : public QObject
 {
     Q_OBJECT
@@ -47,6 +49,9 @@ public:
     // Switching studies drops queued runs of the old one; refused while a run is going.
     bool setStudy(const QString &studyPath);
     QString study() const { return m_study; }
+    // Where the next runs train: "" this machine, else an SSH destination (`optlog host check`ed).
+    void setHost(const QString &host) { m_host = host; }
+    QString host() const { return m_host; }
     void setGracePeriod(int milliseconds) { m_grace.setInterval(milliseconds); }
 
     int enqueue(const PlannedRun &run);
@@ -70,6 +75,9 @@ Q_SIGNALS:
     // A line the engine's launcher wrote on stderr before the run began ("optlog: this machine has
     // no tuning for fp32; probing ..."): what a person waiting for the first step wants to read.
     void launcherSaid(const QString &line);
+    // A line the follower of a run on a host wrote ("optlog follow: run 3: connection to gpu-box
+    // lost, reconnecting; last row at step 812").
+    void followerSaid(const QString &line);
 
 private:
     void startNext();
@@ -83,6 +91,10 @@ private:
     int m_nextId = 1;
     bool m_active = false;
     bool m_runCreated = false; // the engine's "started" event arrived: the study holds the run
+    int64_t m_runId = 0;       // the running run's id in the study, once it exists
+    QString m_host;            // where runs train; empty: here
+    QString m_runningHost;     // where the running one trains
+    QProcess m_hostCancel;     // `optlog cancel STUDY RUN` of a run on a host
     QByteArray m_stdoutBuffer;
     QByteArray m_stderrTail;
     QProcess m_process;

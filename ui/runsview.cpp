@@ -280,6 +280,12 @@ bool RunsView::eventFilter(QObject *watched, QEvent *event)
     return true;
 }
 
+void RunsView::addBesideQueue(QWidget *widget)
+{
+    auto *column = static_cast<QVBoxLayout *>(layout());
+    column->insertWidget(column->indexOf(m_queueStatus), widget);
+}
+
 void RunsView::setQueueStatus(const QString &text)
 {
     m_queueStatus->setText(text);

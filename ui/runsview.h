@@ -60,6 +60,8 @@ public:
     // Where dragged runs say they come from (the open study).
     void setStudyPath(const QString &path);
     void setQueueStatus(const QString &text);
+    // Shown just above the queue's status: where its runs train.
+    void addBesideQueue(QWidget *widget);
     // The width that shows every column without scrolling.
     int widthForAllColumns() const;
 

@@ -118,10 +118,13 @@ StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t,
         }
         for (PendingClusterTask &pending : pendingClusterTasks(store, statesOf))
             snapshot.clusterTasks.push_back(readClusterTask(store, std::move(pending)));
+        for (const RemoteRun &remote : store.remoteRuns())
+            snapshot.remoteHosts[remote.runId] = remote.place.host;
     } catch (const std::exception &e) {
         snapshot.error = e.what();
         snapshot.runs.clear();
         snapshot.clusterTasks.clear();
+        snapshot.remoteHosts.clear();
     }
     return snapshot;
 }

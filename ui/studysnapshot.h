@@ -43,6 +43,7 @@ struct StudySnapshot
     std::string path;
     std::vector<RunSnapshotPtr> runs;              // in creation order
     std::vector<ClusterTaskSnapshot> clusterTasks; // in job and task order
+    std::map<int64_t, std::string> remoteHosts;    // runs trained on another machine: its SSH destination
     std::string error;                             // why the study could not be read; runs is then empty
 
     RunSnapshotPtr find(int64_t runId) const;
