@@ -246,10 +246,17 @@ void tst_Curation::deleteLeavesNoOrphanRows()
         q.sensitivity = {{"blocks.0.mlp.fc.weight", 0.01}};
         store.storeQuantization(id, q);
     }
+    {
+        // Both as if they trained on another machine: their places go with them too.
+        SQLite::Database db(path, SQLite::OPEN_READWRITE);
+        for (const int64_t id : {gone, kept})
+            db.exec("INSERT INTO remote_runs (run_id, host, optlog, study, remote_run, log) VALUES ("
+                    + std::to_string(id) + ", 'gpu-box', 'optlog', '/far/study.sqlite', 1, '/far/a.log')");
+    }
     const std::vector<std::string> tables = runTables(path);
     // metrics, validation, events, memory, numerics, tags, former_names, weight_files, quantizations,
-    // ranks: a new table of run rows joins the check.
-    QCOMPARE(tables.size(), size_t(10));
+    // ranks, remote_runs: a new table of run rows joins the check.
+    QCOMPARE(tables.size(), size_t(11));
     const QString goneFolder = QString::fromStdString(store.absolutePath(store.weightsFolder(gone)));
     store.deleteRun(gone);
     QVERIFY(!QFileInfo::exists(goneFolder)); // its weights files went with it

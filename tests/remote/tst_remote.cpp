@@ -289,13 +289,13 @@ void tst_Remote::aCheckedHostTrainsARunFollowedHereRowForRow()
     for (int line = 0; line < 4000; ++line)
         corpus += "line " + QByteArray::number(line * 7919 % 10007) + " of a corpus sent to the host\n";
     const QString text = writtenFile(m_dir, "corpus.txt", corpus);
-    const QStringList onText = {"--preset", "smoke", "--set", "data.corpus=text", "--set", "data.path=" + text,
-                                "--set", "train.steps=10"};
-    const Result sent = optlog(m_loopback, QStringList{"run", "--host", kHost, "--db", study, "--set", "name=text"}
-                                               + onText);
+    const QStringList onText = {"--preset",          "smoke", "--set",         "data.corpus=text", "--set",
+                                "data.path=" + text, "--set", "train.steps=10"};
+    const Result sent = optlog(m_loopback,
+                               QStringList{"run", "--host", kHost, "--db", study, "--set", "name=text"} + onText);
     QVERIFY2(sent.exitCode == 0 && sent.err.contains("sending " + text), qPrintable(sent.err));
-    const Result again = optlog(m_loopback, QStringList{"run", "--host", kHost, "--db", study, "--set", "name=text2"}
-                                                + onText);
+    const Result again = optlog(m_loopback,
+                                QStringList{"run", "--host", kHost, "--db", study, "--set", "name=text2"} + onText);
     QVERIFY2(again.exitCode == 0 && !again.err.contains("sending"), qPrintable(again.err));
     QCOMPARE(copiesOf(study, 2).difference(), QString());
 
