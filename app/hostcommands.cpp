@@ -72,6 +72,7 @@ int hostDescribeCommand()
                                         {"cpu", cpuModelName()},
                                         {"logical_cpus", defaultThreads()},
                                         {"cuda_built", cuda::built()},
+                                        {"cuda", cuda::runtimeVersion()},
                                         {"gpus", gpus},
                                         {"tuned", tuned},
                                         {"hosted", hosted},

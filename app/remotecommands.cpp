@@ -163,8 +163,10 @@ int hostCheckCommand(const std::string &name, const std::string &optlog)
     if (gpus.empty())
         std::cout << "  GPU: none " << (d.value("cuda_built", false) ? "visible (CUDA build)" : "(a CPU build)")
                   << "\n";
+    const std::string cuda = d.value("cuda", std::string());
     for (size_t i = 0; i < gpus.size(); ++i)
-        std::cout << "  GPU " << i << ": " << gpus[i].get<std::string>() << "\n";
+        std::cout << "  GPU " << i << ": " << gpus[i].get<std::string>() << (cuda.empty() ? "" : ", CUDA " + cuda)
+                  << "\n";
     std::string tuned;
     const nlohmann::json families = d.value("tuned", nlohmann::json::object());
     for (const auto &[family, yes] : families.items())

@@ -225,7 +225,8 @@ FollowResult followRemoteRun(Store &store, const RemoteRun &run, const FollowOpt
             result.end = FollowResult::End::Stopped;
             break;
         }
-        stream.kill();
+        if (!reader.atEnd())
+            stream.kill(); // not ended by itself: a connection that stalls is given up here
         const ConnectionEnd ended = connectionEnd(client, run.place, stream.wait(), stream.errors());
         if (ended.refused) {
             result.end = FollowResult::End::Refused;

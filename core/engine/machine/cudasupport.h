@@ -33,6 +33,8 @@ void *allocateOutsideCache(size_t bytes);
 
 // The GPUs this process sees (CUDA_VISIBLE_DEVICES); 0 without CUDA or without a driver.
 int deviceCount();
+// The CUDA runtime this optlog was built with, "13.0"; empty without CUDA.
+std::string runtimeVersion();
 // "NVIDIA H200, 139.8 GiB"
 std::string deviceDescription(int deviceIndex);
 // "NVIDIA H200", and its compute capability (9, 0): what the memory model's workspaces depend on.

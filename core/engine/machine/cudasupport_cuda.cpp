@@ -54,6 +54,14 @@ int deviceCount()
     return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
 }
 
+std::string runtimeVersion()
+{
+    int version = 0;
+    if (cudaRuntimeGetVersion(&version) != cudaSuccess)
+        return {};
+    return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
 std::string deviceDescription(int deviceIndex)
 {
     cudaDeviceProp properties{};

@@ -37,6 +37,10 @@ int deviceCount()
 {
     return 0;
 }
+std::string runtimeVersion()
+{
+    return {};
+}
 std::string deviceDescription(int)
 {
     notBuilt();

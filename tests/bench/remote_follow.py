@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Runs on another machine over SSH, measured (docs/remote.md, docs/benchmarks.md).
+
+On a second host made by tests/remote/sshhost.sh on the loopback (the same disk, so both studies
+can be read here):
+
+1. The delay from a step on the host to its row in the laptop's study, at runtime.metrics_every = 1:
+   both studies are polled every 5 ms. A step's end on the host is reconstructed from the batch
+   its engine stored it in (the engine stores rows about once a second): the batch appeared at
+   time T, and a step ended T minus the step times of the later steps of its batch. Printed: the
+   median and 95th percentile of (row here - step's end there), and of (row here - row there).
+2. The host's tokens/s with the run followed and not followed (`optlog run --host`, then
+   Ctrl-C: the run goes on unfollowed), alternated A B B A, each the median of its steps after
+   warm-up: the ratio followed/not followed of each pair, and their mean.
+
+  tests/bench/remote_follow.py [OPTLOG] [--steps N] [--pairs P]   (default build/app/optlog 600 2)
+"""
+import argparse
+import os
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SSHHOST = os.path.join(HERE, "..", "remote", "sshhost.sh")
+HOST = "optlog-test-host"
+
+
+def rows(study, after_step):
+    """(step, step_seconds, tokens_per_second) of the newest run's steps after `after_step`."""
+    try:
+        with sqlite3.connect(f"file:{study}?mode=ro", uri=True, timeout=1) as db:
+            return db.execute("SELECT step, step_seconds, tokens_per_second FROM metrics "
+                              "WHERE run_id = (SELECT max(id) FROM runs) AND step > ? ORDER BY step",
+                              (after_step,)).fetchall()
+    except sqlite3.Error:
+        return []
+
+
+def hosted_study(folder):
+    hosted = os.path.join(folder, "host", "data", "optlog", "hosted")
+    found = [f for f in os.listdir(hosted) if f.endswith(".sqlite")] if os.path.isdir(hosted) else []
+    return os.path.join(hosted, found[0]) if found else None
+
+
+def run_on_host(optlog, env, study, steps, name, follow=True):
+    args = [optlog, "run", "--host", HOST, "--db", study, "--preset", "smoke", "--set",
+            "data.corpus=generated", "--set", f"train.steps={steps}", "--set", "runtime.metrics_every=1",
+            "--set", f"name={name}"]
+    return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def measure_delay(optlog, env, folder, work, steps):
+    study = os.path.join(work, "delay.sqlite")
+    process = run_on_host(optlog, env, study, steps, "delay")
+    seen_there, seen_here = {}, {}
+    last_there = last_here = -1
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        now = time.monotonic()
+        there = hosted_study(folder)
+        batch = rows(there, last_there) if there else []
+        # A step ended before the batch was stored by the time its later steps took.
+        later = 0.0
+        for step, seconds, _ in reversed(batch):
+            seen_there[step] = now - later
+            later += seconds or 0.0
+        if batch:
+            last_there = batch[-1][0]
+        for step, _, _ in rows(study, last_here):
+            seen_here[step] = now
+            last_here = step
+        if process.poll() is not None and last_here >= last_there >= 0:
+            break
+        time.sleep(0.005)
+    process.wait()
+    common = sorted(set(seen_there) & set(seen_here))
+    delays = [seen_here[s] - seen_there[s] for s in common]
+    return delays, len(common)
+
+
+def host_tokens_per_second(folder, name):
+    with sqlite3.connect(f"file:{hosted_study(folder)}?mode=ro", uri=True) as db:
+        run = db.execute("SELECT id FROM runs WHERE name = ? ORDER BY id DESC LIMIT 1", (name,)).fetchone()[0]
+        values = [r[0] for r in db.execute("SELECT tokens_per_second FROM metrics WHERE run_id = ? AND step >= 20",
+                                           (run,))]
+        return statistics.median(values)
+
+
+def wait_for_end_there(folder, name, timeout=600):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with sqlite3.connect(f"file:{hosted_study(folder)}?mode=ro", uri=True) as db:
+            status = db.execute("SELECT status FROM runs WHERE name = ? ORDER BY id DESC LIMIT 1", (name,)).fetchone()
+            if status and status[0] == "finished":
+                return
+        time.sleep(0.2)
+    raise SystemExit(f"{name} did not end on the host within {timeout} s")
+
+
+def one_run(optlog, env, folder, work, steps, name, followed):
+    study = os.path.join(work, "speed.sqlite")
+    process = run_on_host(optlog, env, study, steps, name)
+    if not followed:
+        # Once it trains there, stop following: the run goes on alone.
+        while hosted_study(folder) is None or not rows(hosted_study(folder), -1):
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+    process.wait()
+    wait_for_end_there(folder, name)
+    return host_tokens_per_second(folder, name)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("optlog", nargs="?", default=os.path.join(HERE, "..", "..", "build", "app", "optlog"))
+    parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--pairs", type=int, default=2)
+    options = parser.parse_args()
+    optlog = os.path.abspath(options.optlog)
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    print(f"CPU: {cpu}, {os.cpu_count()} logical CPUs; host: sshd on the loopback (tests/remote/sshhost.sh)")
+    with tempfile.TemporaryDirectory() as work:
+        folder = os.path.join(work, "host")
+        start_env = dict(os.environ, OPTLOG_SSHHOST_SETENV="OPTLOG_PROBE_UNTUNED=0")
+        subprocess.run(["bash", SSHHOST, "start", folder], check=True, env=start_env, stdout=subprocess.DEVNULL)
+        try:
+            env = dict(os.environ, OPTLOG_SSH_CONFIG=os.path.join(folder, "ssh_config"),
+                       XDG_CONFIG_HOME=os.path.join(work, "config"))
+            subprocess.run([optlog, "host", "check", HOST, "--optlog", optlog], check=True, env=env,
+                           stdout=subprocess.DEVNULL)
+            delays, count = measure_delay(optlog, env, folder, work, options.steps)
+            q = statistics.quantiles(delays, n=20)
+            print(f"delay from a step's end on the host to its row here, over {count} steps: "
+                  f"median {statistics.median(delays):.2f} s, 95th percentile {q[18]:.2f} s, "
+                  f"max {max(delays):.2f} s")
+            ratios = []
+            for pair in range(options.pairs):
+                order = [True, False, False, True]  # A B B A
+                speeds = {True: [], False: []}
+                for i, followed in enumerate(order):
+                    speeds[followed].append(one_run(optlog, env, folder, work, options.steps,
+                                                    f"speed-{pair}-{i}", followed))
+                ratio = statistics.mean(speeds[True]) / statistics.mean(speeds[False])
+                ratios.append(ratio)
+                print(f"pair {pair + 1}: followed {speeds[True]} tokens/s, not followed {speeds[False]} "
+                      f"tokens/s: followed/not {ratio:.3f}")
+            print(f"host tokens/s followed / not followed, mean of {len(ratios)} ABBA pairs: "
+                  f"{statistics.mean(ratios):.3f}")
+        finally:
+            subprocess.run(["bash", SSHHOST, "stop", folder], stdout=subprocess.DEVNULL)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
