@@ -42,9 +42,11 @@ def rows(study, after_step):
         return []
 
 
-def hosted_study(folder):
+def hosted_study(folder, study):
+    """The study on the host that the laptop's `study` trains into (hostplaces.h names it)."""
     hosted = os.path.join(folder, "host", "data", "optlog", "hosted")
-    found = [f for f in os.listdir(hosted) if f.endswith(".sqlite")] if os.path.isdir(hosted) else []
+    stem = os.path.splitext(os.path.basename(study))[0]
+    found = [f for f in os.listdir(hosted) if f.endswith(".sqlite") and f"-{stem}-" in f] if os.path.isdir(hosted) else []
     return os.path.join(hosted, found[0]) if found else None
 
 
@@ -63,7 +65,7 @@ def measure_delay(optlog, env, folder, work, steps):
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         now = time.monotonic()
-        there = hosted_study(folder)
+        there = hosted_study(folder, study)
         batch = rows(there, last_there) if there else []
         # A step ended before the batch was stored by the time its later steps took.
         later = 0.0
@@ -84,18 +86,18 @@ def measure_delay(optlog, env, folder, work, steps):
     return delays, len(common)
 
 
-def host_tokens_per_second(folder, name):
-    with sqlite3.connect(f"file:{hosted_study(folder)}?mode=ro", uri=True) as db:
+def host_tokens_per_second(there, name):
+    with sqlite3.connect(f"file:{there}?mode=ro", uri=True) as db:
         run = db.execute("SELECT id FROM runs WHERE name = ? ORDER BY id DESC LIMIT 1", (name,)).fetchone()[0]
         values = [r[0] for r in db.execute("SELECT tokens_per_second FROM metrics WHERE run_id = ? AND step >= 20",
                                            (run,))]
         return statistics.median(values)
 
 
-def wait_for_end_there(folder, name, timeout=600):
+def wait_for_end_there(there, name, timeout=600):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with sqlite3.connect(f"file:{hosted_study(folder)}?mode=ro", uri=True) as db:
+        with sqlite3.connect(f"file:{there}?mode=ro", uri=True) as db:
             status = db.execute("SELECT status FROM runs WHERE name = ? ORDER BY id DESC LIMIT 1", (name,)).fetchone()
             if status and status[0] == "finished":
                 return
@@ -106,14 +108,14 @@ def wait_for_end_there(folder, name, timeout=600):
 def one_run(optlog, env, folder, work, steps, name, followed):
     study = os.path.join(work, "speed.sqlite")
     process = run_on_host(optlog, env, study, steps, name)
-    if not followed:
-        # Once it trains there, stop following: the run goes on alone.
-        while hosted_study(folder) is None or not rows(hosted_study(folder), -1):
-            time.sleep(0.05)
+    while hosted_study(folder, study) is None or not rows(hosted_study(folder, study), -1):
+        time.sleep(0.05)
+    there = hosted_study(folder, study)
+    if not followed:  # it trains there: stop following, and the run goes on alone
         process.send_signal(signal.SIGINT)
     process.wait()
-    wait_for_end_there(folder, name)
-    return host_tokens_per_second(folder, name)
+    wait_for_end_there(there, name)
+    return host_tokens_per_second(there, name)
 
 
 def main():
