@@ -34,6 +34,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScopeGuard>
+#include <QSet>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -271,6 +272,7 @@ bool MainWindow::openStudy(const QString &path)
     }
     const QString absolute = QFileInfo(path).absoluteFilePath();
     m_followers->stop(); // the old study's runs go on on their hosts
+    m_followedRuns.clear();
     m_queue->setStudy(absolute);
     m_watcher->setPath(absolute);
     m_runs->setStudyPath(absolute);
@@ -364,11 +366,18 @@ void MainWindow::followRunsOnHosts(const StudySnapshot &snapshot)
 {
     // The queue's own `optlog run --host` follows the run it started; the others are followed
     // here, once the study has any still training (a run started before the workbench last closed).
+    // A follower that ended with these same runs unfinished found them followed elsewhere (or its host
+    // refused): it starts again only when the runs to follow change, not at every refresh.
     if (m_followers->isFollowing() || (m_queue->isRunning() && !m_queue->host().isEmpty()))
         return;
+    QSet<qint64> unfinished;
     for (const auto &[runId, host] : snapshot.remoteHosts)
         if (const RunSnapshotPtr run = snapshot.find(runId); run && !run->isFinished())
-            return m_followers->follow(QString::fromStdString(snapshot.path));
+            unfinished.insert(runId);
+    if (unfinished.isEmpty() || unfinished == m_followedRuns)
+        return;
+    m_followedRuns = unfinished;
+    m_followers->follow(QString::fromStdString(snapshot.path));
 }
 
 void MainWindow::cancelSelectedClusterRuns()

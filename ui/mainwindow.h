@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QSet>
 #include <QStringList>
 
 class QAction;
@@ -100,9 +101,10 @@ private:
     CurationController *m_curation;
     MachineTuning *m_tuning;
     ClusterControl *m_cluster;
-    RunPlaceChooser *m_place;  // where the queue's runs train
-    HostFollower *m_followers; // the study's runs on other machines that the queue does not follow
-    ModuleProbe *m_modules;    // asks the engine whether a plan's TorchScript runs apply to their module
+    RunPlaceChooser *m_place;    // where the queue's runs train
+    HostFollower *m_followers;   // the study's runs on other machines that the queue does not follow
+    QSet<qint64> m_followedRuns; // the unfinished runs on hosts it was last started for
+    ModuleProbe *m_modules;      // asks the engine whether a plan's TorchScript runs apply to their module
     QTabWidget *m_pages;
     QDockWidget *m_runsDock = nullptr;
     // The width fitRunsDock() last gave the dock; -1 once the user or a saved layout chose one.
