@@ -9,14 +9,20 @@ can be read here):
    both studies are polled every 5 ms. A step's end on the host is reconstructed from the batch
    its engine stored it in (the engine stores rows about once a second): the batch appeared at
    time T, and a step ended T minus the step times of the later steps of its batch. Printed: the
-   median and 95th percentile of (row here - step's end there), and of (row here - row there).
-What following costs the host's tokens/s (followed against not followed, ABBA) is not measured
-here yet (docs/benchmarks.md).
+   median and 95th percentile of (row here - step's end there).
+2. What following costs the host's training: runs of the same config, followed (`optlog run
+   --host` until the run ends) and not followed (the same command interrupted once the run has
+   started there, as a laptop closed: the run goes on alone), alternated ABBA. A run's speed is
+   the median tokens/s of its steps after the first tenth, read from the host's study. On the
+   loopback the laptop's side (ssh, the follower) shares the host's CPUs, so this is an upper
+   bound of what a real host pays (there: `optlog host stream` and sshd only).
 
-  tests/bench/remote_follow.py [OPTLOG] [--steps N]   (default build/app/optlog 600)
+  tests/bench/remote_follow.py [OPTLOG] [--steps N] [--cost-steps N] [--pairs N]
+                               (default build/app/optlog 600 300 4; --pairs 0 skips part 2)
 """
 import argparse
 import os
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -27,6 +33,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SSHHOST = os.path.join(HERE, "..", "remote", "sshhost.sh")
 HOST = "optlog-test-host"
+
+
+def query(study, sql, parameters=()):
+    try:
+        with sqlite3.connect(f"file:{study}?mode=ro", uri=True, timeout=1) as db:
+            return db.execute(sql, parameters).fetchall()
+    except sqlite3.Error:
+        return []
 
 
 def rows(study, after_step):
@@ -53,6 +67,55 @@ def run_on_host(optlog, env, study, steps, name):
             "data.corpus=generated", "--set", f"train.steps={steps}", "--set", "runtime.metrics_every=1",
             "--set", f"name={name}"]
     return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def hosted_run_speed(folder, study, steps, timeout=900):
+    """Waits until the newest run of `study`'s hosted study has ended; its median tokens/s past the first tenth."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        there = hosted_study(folder, study)
+        ended = there and query(there, "SELECT outcome FROM runs WHERE id = (SELECT max(id) FROM runs) "
+                                       "AND status = 'finished'")
+        if ended:
+            if ended[0][0] != "completed":
+                raise RuntimeError(f"the host's run in {there} ended {ended[0][0]}, not completed")
+            speeds = [r[0] for r in query(there, "SELECT tokens_per_second FROM metrics WHERE run_id = "
+                                                 "(SELECT max(id) FROM runs) AND step > ? AND tokens_per_second "
+                                                 "IS NOT NULL", (steps // 10,))]
+            return statistics.median(speeds)
+        time.sleep(0.2)
+    raise RuntimeError(f"the host's run for {study} did not end within {timeout} s")
+
+
+def measure_run(optlog, env, folder, work, steps, followed, index):
+    """One run's speed on the host, followed to its end from here or left alone once it started."""
+    study = os.path.join(work, f"cost-{index}.sqlite")
+    process = run_on_host(optlog, env, study, steps, f"cost-{index}")
+    if not followed:
+        # Started there once this study names its place on the host; then the laptop goes away.
+        deadline = time.monotonic() + 300
+        while not query(study, "SELECT 1 FROM remote_runs") and process.poll() is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the run did not start on the host within 300 s")
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=900)
+    if followed and process.returncode != 0:
+        raise RuntimeError(f"optlog run --host failed ({process.returncode}): {err}")
+    return hosted_run_speed(folder, study, steps)
+
+
+def measure_cost(optlog, env, folder, work, steps, pairs):
+    """Tokens/s (followed, not followed) over `pairs` ABBA quartets: A followed, B not."""
+    speeds = {True: [], False: []}
+    index = 0
+    for _ in range(pairs):
+        for followed in (True, False, False, True):
+            speed = measure_run(optlog, env, folder, work, steps, followed, index)
+            print(f"  run {index}: {'followed' if followed else 'not followed'}, {speed:.0f} tokens/s", flush=True)
+            speeds[followed].append(speed)
+            index += 1
+    return speeds
 
 
 def measure_delay(optlog, env, folder, work, steps):
@@ -88,6 +151,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("optlog", nargs="?", default=os.path.join(HERE, "..", "..", "build", "app", "optlog"))
     parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--cost-steps", type=int, default=300)
+    parser.add_argument("--pairs", type=int, default=4)
     options = parser.parse_args()
     optlog = os.path.abspath(options.optlog)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
@@ -105,7 +170,13 @@ def main():
             q = statistics.quantiles(delays, n=20)
             print(f"delay from a step's end on the host to its row here, over {count} steps: "
                   f"median {statistics.median(delays):.2f} s, 95th percentile {q[18]:.2f} s, "
-                  f"max {max(delays):.2f} s")
+                  f"max {max(delays):.2f} s", flush=True)
+            if options.pairs > 0:
+                speeds = measure_cost(optlog, env, folder, work, options.cost_steps, options.pairs)
+                followed, alone = statistics.median(speeds[True]), statistics.median(speeds[False])
+                print(f"host's tokens/s over {options.pairs} ABBA quartets of {options.cost_steps} steps: "
+                      f"followed {followed:.0f}, not followed {alone:.0f} (medians): following costs "
+                      f"{100 * (1 - followed / alone):.1f}%")
         finally:
             subprocess.run(["bash", SSHHOST, "stop", folder], stdout=subprocess.DEVNULL)
 
