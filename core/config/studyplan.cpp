@@ -77,6 +77,60 @@ std::vector<std::string> runArguments(const PlannedRun &run, const std::string &
     return arguments;
 }
 
+namespace {
+
+// `run` as a preset and overrides alone: its own when it has them, else every field its config
+// sets apart from the default preset's (its name is the [[run]]'s own).
+PlannedRun standingAlone(const PlannedRun &run)
+{
+    if (run.from.empty() && run.configFile.empty())
+        return run;
+    PlannedRun alone = run;
+    alone.from.clear();
+    alone.fromToml.clear();
+    alone.configFile.clear();
+    alone.preset = "default";
+    alone.overrides.clear();
+    const RunConfig config = run.config();
+    const RunConfig base = loadRunConfig(alone.preset, "", {});
+    for (const ConfigField &field : configFields()) {
+        const std::string value = fieldText(field, config);
+        if (field.path() != "name" && value != fieldText(field, base))
+            alone.overrides.push_back(fieldAssignment(field, value));
+    }
+    return alone;
+}
+
+} // namespace
+
+std::string studyPlanToml(const StudyPlan &plan)
+{
+    toml::table root{{"name", plan.name}, {"baseline", plan.baseline}, {"tolerance", plan.tolerance}};
+    toml::array runs;
+    for (const PlannedRun &planned : plan.runs) {
+        const PlannedRun run = standingAlone(planned);
+        toml::array overrides;
+        for (const std::string &o : run.overrides)
+            overrides.push_back(o);
+        toml::table entry{{"name", run.name}, {"preset", run.preset}, {"overrides", overrides}};
+        if (!run.baseline.empty())
+            entry.insert("baseline", run.baseline);
+        if (run.repeats != 1)
+            entry.insert("repeats", run.repeats);
+        if (!run.seeds.empty()) {
+            toml::array seeds;
+            for (int64_t seed : run.seeds)
+                seeds.push_back(seed);
+            entry.insert("seeds", seeds);
+        }
+        runs.push_back(entry);
+    }
+    root.insert("run", runs);
+    std::ostringstream out;
+    out << root << "\n";
+    return out.str();
+}
+
 StudyPlan loadStudyPlan(const std::string &source)
 {
     std::string text;

@@ -56,4 +56,9 @@ struct StudyPlan
 // built and validated here, so a bad study fails before anything runs.
 StudyPlan loadStudyPlan(const std::string &source);
 
+// `plan` as a study file that loadStudyPlan reads back to the same configs, standing alone: a run
+// made from a stored run or from a config file is written as the default preset and each field
+// its config changes, so the file needs neither (the workbench hands its queue to Slurm so).
+std::string studyPlanToml(const StudyPlan &plan);
+
 } // namespace optlog

@@ -37,6 +37,7 @@ private Q_SLOTS:
     void badRepeatsAndSeedsNameTheirField_data();
     void badRepeatsAndSeedsNameTheirField();
     void aStudyPlanRepeatsItsRuns();
+    void aWrittenPlanReadsBackToTheSameConfigs();
     void aPlannedRunIsOneEngineCommandLine();
     void fuzzedConfigTextIsAcceptedOrRefusedWithConfigError();
     void aNameWithALeadByteUtf8NeverHasIsRefused();
@@ -215,6 +216,56 @@ void tst_Config::aStudyPlanRepeatsItsRuns()
                                                       + "\n");
         QVERIFY_EXCEPTION_THROWN(loadStudyPlan(file.toStdString()), ConfigError);
     }
+}
+
+// The workbench's queue handed to Slurm is a plan file: each run's config must survive it, the
+// runs made from a stored run or a config file included, without that run or file.
+void tst_Config::aWrittenPlanReadsBackToTheSameConfigs()
+{
+    QTemporaryDir dir;
+    StudyPlan plan;
+    plan.name = "queue \"quoted\"";
+    plan.tolerance = 0.05;
+    PlannedRun preset;
+    preset.name = "fp32";
+    preset.preset = "smoke";
+    preset.overrides = {"data.corpus=generated", "train.steps=7", "group=\"a \\\"quoted\\\" group\""};
+    preset.seeds = {4, 9};
+    preset.repeats = 2;
+    PlannedRun fromStored;
+    fromStored.name = "bf16 from run 3";
+    fromStored.from = "elsewhere.sqlite:3";
+    fromStored.fromToml = toToml(loadRunConfig("smoke", "", {"train.learning_rate=0.0007", "model.layers=3"}));
+    fromStored.overrides = {"precision.mode=autocast-bf16"};
+    fromStored.baseline = "fp32";
+    PlannedRun fromFile;
+    fromFile.name = "from a file";
+    fromFile.preset = "smoke";
+    fromFile.configFile = testing::writtenFile(dir, "run.toml", "[train]\nmicrobatch = 2\naccumulation = 2\n")
+                              .toStdString();
+    plan.runs = {preset, fromStored, fromFile};
+    plan.baseline = "fp32";
+
+    const QString file = testing::writtenFile(dir, "plan.toml", QByteArray::fromStdString(studyPlanToml(plan)));
+    QFile::remove(QString::fromStdString(fromFile.configFile)); // the plan stands alone
+    const StudyPlan loaded = loadStudyPlan(file.toStdString());
+    QCOMPARE(loaded.name, plan.name);
+    QCOMPARE(loaded.baseline, plan.baseline);
+    QCOMPARE(loaded.tolerance, plan.tolerance);
+    QCOMPARE(loaded.runs.size(), plan.runs.size());
+    fromFile.configFile = testing::writtenFile(dir, "run.toml", "[train]\nmicrobatch = 2\naccumulation = 2\n")
+                              .toStdString();
+    plan.runs[2] = fromFile;
+    for (size_t i = 0; i < plan.runs.size(); ++i) {
+        QCOMPARE(loaded.runs[i].name, plan.runs[i].name);
+        QCOMPARE(loaded.runs[i].baseline, plan.runs[i].baseline);
+        QCOMPARE(loaded.runs[i].repeats, plan.runs[i].repeats);
+        QCOMPARE(loaded.runs[i].seeds, plan.runs[i].seeds);
+        QCOMPARE(QString::fromStdString(toToml(loaded.runs[i].config())),
+                 QString::fromStdString(toToml(plan.runs[i].config())));
+    }
+    QCOMPARE(loaded.runs[0].preset, std::string("smoke")); // a preset's run keeps its own words
+    QCOMPARE(loaded.runs[0].overrides, preset.overrides);
 }
 
 // The launcher, the workbench's queue and tune start runs with these arguments alone.
