@@ -42,8 +42,17 @@ int64_t addRun(Store &store, const std::string &name, const std::string &mode)
     config.memory.warmupSteps = 1;
     const int64_t id = store.createRun(name, toToml(config));
     std::vector<StepMetrics> metrics;
-    for (int64_t step = 0; step < 4; ++step)
-        metrics.push_back({step, (step + 1) * 256, 5.0 - 0.1 * double(step), 1e-3, 0.5, 0.1, 2560});
+    for (int64_t step = 0; step < 4; ++step) {
+        StepMetrics m;
+        m.step = step;
+        m.tokens = (step + 1) * 256;
+        m.trainLoss = 5.0 - 0.1 * double(step);
+        m.learningRate = 1e-3;
+        m.gradNorm = 0.5;
+        m.stepSeconds = 0.1;
+        m.tokensPerSecond = 2560;
+        metrics.push_back(m);
+    }
     store.appendMetrics(id, metrics);
     store.appendValidation(id, {{3, 1024, 4.5, 16, 0.2}});
     store.finishRun(id, Outcome::Completed, 3, "");
