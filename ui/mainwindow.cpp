@@ -129,7 +129,12 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
         if (!m_monitor->isLive())
             followCurrentRow();
     });
-    connect(m_place, &RunPlaceChooser::hostChanged, m_queue, &RunQueue::setHost);
+    connect(m_place, &RunPlaceChooser::placeChanged, m_queue, &RunQueue::setPlace);
+    connect(m_queue, &RunQueue::submitted, this, [this](const QString &said) {
+        statusBar()->showMessage(tr("Slurm: %1; the runs list shows the tasks").arg(said), 15000);
+        m_watcher->refresh();
+        m_watcher->refreshClusterStates();
+    });
     connect(m_place, &RunPlaceChooser::checked, this, [this](const QString &host, bool ok, const QString &said) {
         statusBar()->showMessage(ok ? tr("%1 can train runs; the queue's next runs train there").arg(host)
                                     : tr("%1 cannot train runs: %2").arg(host, said),
@@ -368,7 +373,7 @@ void MainWindow::followRunsOnHosts(const StudySnapshot &snapshot)
     // here, once the study has any still training (a run started before the workbench last closed).
     // A follower that ended with these same runs unfinished found them followed elsewhere (or its host
     // refused): it starts again only when the runs to follow change, not at every refresh.
-    if (m_followers->isFollowing() || (m_queue->isRunning() && !m_queue->host().isEmpty()))
+    if (m_followers->isFollowing() || (m_queue->isRunning() && m_queue->runningPlace().kind == RunPlace::Kind::Host))
         return;
     QSet<qint64> unfinished;
     for (const auto &[runId, host] : snapshot.remoteHosts)
@@ -446,7 +451,9 @@ void MainWindow::updateQueueStatus()
     for (const auto &entry : m_queue->entries())
         queued += entry.state == QueueEntry::State::Queued ? 1 : 0;
     QString text;
-    if (m_queue->isRunning())
+    if (m_queue->isRunning() && m_queue->runningPlace().kind == RunPlace::Kind::Slurm)
+        text = tr("Handing the queue to Slurm…");
+    else if (m_queue->isRunning())
         text = tr("Running one run; %1 queued after it. One run at a time keeps measurements clean.").arg(queued);
     else if (queued > 0)
         text = m_queue->isActive() ? tr("Starting…") : tr("%1 queued. Start the queue with Ctrl+R.").arg(queued);

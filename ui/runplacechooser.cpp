@@ -8,14 +8,26 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
+#include <QStandardPaths>
 #include <QVBoxLayout>
 
 namespace optlog {
 
 namespace {
 
-// The combo's data for each entry: the destination, "" for this machine, or kAddHost.
+// The combo's data for each entry: the destination, "" for this machine, kSlurm or kAddHost.
+const QString kSlurm = QStringLiteral("\x01slurm");
 const QString kAddHost = QStringLiteral("\x01add");
+
+QString dataOf(const RunPlace &place)
+{
+    switch (place.kind) {
+    case RunPlace::Kind::Here: return {};
+    case RunPlace::Kind::Host: return place.host;
+    case RunPlace::Kind::Slurm: return kSlurm;
+    }
+    return {};
+}
 
 } // namespace
 
@@ -26,8 +38,9 @@ RunPlaceChooser::RunPlaceChooser(QString engineBinary, QWidget *parent)
     , m_state(new QLabel)
 {
     m_places->setObjectName(QStringLiteral("runPlace"));
-    m_places->setToolTip(tr("Where the queue's runs train: this machine, or another reached over SSH, whose rows "
-                            "come back into this study as it trains (docs/remote.md)"));
+    m_places->setToolTip(tr("Where the queue's runs train: this machine; a Slurm cluster, the whole queue one job "
+                            "array (docs/cluster.md); or another machine reached over SSH, whose rows come back "
+                            "into this study as it trains (docs/remote.md)"));
     m_state->setObjectName(QStringLiteral("runPlaceState"));
     m_state->setWordWrap(true);
     auto *row = new QHBoxLayout;
@@ -37,11 +50,11 @@ RunPlaceChooser::RunPlaceChooser(QString engineBinary, QWidget *parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(row);
     layout->addWidget(m_state);
-    reloadHosts({});
+    reloadPlaces({});
     connect(m_places, &QComboBox::activated, this, [this] {
         if (m_places->currentData().toString() != kAddHost) {
-            m_previous = host();
-            Q_EMIT hostChanged(host());
+            m_previous = place();
+            Q_EMIT placeChanged(place());
             return;
         }
         bool ok = false;
@@ -49,7 +62,7 @@ RunPlaceChooser::RunPlaceChooser(QString engineBinary, QWidget *parent)
                                                    tr("SSH destination (an alias from ~/.ssh/config, user@host):"),
                                                    QLineEdit::Normal, {}, &ok)
                                  .trimmed();
-        reloadHosts(m_previous);
+        reloadPlaces(m_previous);
         if (ok && !name.isEmpty())
             addHost(name);
     });
@@ -60,9 +73,9 @@ RunPlaceChooser::RunPlaceChooser(QString engineBinary, QWidget *parent)
         m_places->setEnabled(true);
         m_state->setText(ok ? QString() : said);
         if (ok) {
-            reloadHosts(m_checking);
-            m_previous = m_checking;
-            Q_EMIT hostChanged(host());
+            m_previous = RunPlace::onHost(m_checking);
+            reloadPlaces(m_previous);
+            Q_EMIT placeChanged(place());
         }
         Q_EMIT checked(m_checking, ok, said);
     });
@@ -75,10 +88,23 @@ RunPlaceChooser::RunPlaceChooser(QString engineBinary, QWidget *parent)
     });
 }
 
-QString RunPlaceChooser::host() const
+RunPlace RunPlaceChooser::place() const
 {
     const QString data = m_places->currentData().toString();
-    return data == kAddHost ? QString() : data;
+    if (data == kSlurm)
+        return RunPlace::onSlurm();
+    return data.isEmpty() || data == kAddHost ? RunPlace::here() : RunPlace::onHost(data);
+}
+
+bool RunPlaceChooser::choose(const RunPlace &place)
+{
+    const int index = m_places->findData(dataOf(place));
+    if (index < 0 || isChecking())
+        return false;
+    m_places->setCurrentIndex(index);
+    m_previous = place;
+    Q_EMIT placeChanged(place);
+    return true;
 }
 
 void RunPlaceChooser::addHost(const QString &destination)
@@ -91,14 +117,16 @@ void RunPlaceChooser::addHost(const QString &destination)
     m_check.start(m_engine, {QStringLiteral("host"), QStringLiteral("check"), destination});
 }
 
-void RunPlaceChooser::reloadHosts(const QString &choose)
+void RunPlaceChooser::reloadPlaces(const RunPlace &choose)
 {
     m_places->clear();
     m_places->addItem(tr("This machine"), QString());
+    if (!QStandardPaths::findExecutable(QStringLiteral("sbatch")).isEmpty())
+        m_places->addItem(tr("A Slurm cluster (sbatch)"), kSlurm);
     for (const HostEntry &host : rememberedHosts())
         m_places->addItem(QString::fromStdString(host.name), QString::fromStdString(host.name));
     m_places->addItem(tr("Add a host…"), kAddHost);
-    const int index = m_places->findData(choose);
+    const int index = m_places->findData(dataOf(choose));
     m_places->setCurrentIndex(index >= 0 ? index : 0);
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "ui/runplace.h"
+
 #include <QProcess>
 #include <QString>
 #include <QWidget>
@@ -10,37 +12,40 @@ class QLabel;
 
 namespace optlog {
 
-// "Run on": where the queue's runs train. This machine, or a host reached over SSH: the hosts the
-// user named before (`optlog host check` remembers them), and "Add a host…", which asks for an SSH
-// destination and checks it with the same `optlog host check`, a process beside the window (a slow
-// or unreachable host never stalls it), before it is offered.
+// "Run on": where the queue's runs train. This machine; a Slurm cluster, offered where `sbatch` is
+// on the PATH (this machine is then one that submits to it, its studies on the cluster's shared
+// disk); or a host reached over SSH: the hosts the user named before (`optlog host check`
+// remembers them), and "Add a host…", which asks for an SSH destination and checks it with the
+// same `optlog host check`, a process beside the window (a slow or unreachable host never stalls
+// it), before it is offered.
 class RunPlaceChooser : public QWidget
 {
     Q_OBJECT
 public:
     explicit RunPlaceChooser(QString engineBinary, QWidget *parent = nullptr);
 
-    // "" for this machine, else the SSH destination.
-    QString host() const;
+    RunPlace place() const;
+    // Chooses `place` where it is offered (a remembered host, Slurm where sbatch is); false if not.
+    bool choose(const RunPlace &place);
     // Checks `destination` and, once it answers, offers and chooses it; what the check said comes
     // with checked(). The "Add a host…" entry asks for the name and calls this.
     void addHost(const QString &destination);
     bool isChecking() const { return m_check.state() != QProcess::NotRunning; }
 
 Q_SIGNALS:
-    void hostChanged(const QString &host);
+    void placeChanged(const optlog::RunPlace &place);
     // The check of a host ended: `ok` when it can train runs, with what `optlog host check` said.
     void checked(const QString &destination, bool ok, const QString &said);
 
 private:
-    void reloadHosts(const QString &choose);
+    void reloadPlaces(const RunPlace &choose);
 
     QString m_engine;
     QComboBox *m_places;
     QLabel *m_state;
     QProcess m_check;
     QString m_checking;
-    QString m_previous; // chosen before "Add a host…"
+    RunPlace m_previous; // chosen before "Add a host…"
 };
 
 } // namespace optlog

@@ -5,6 +5,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFileInfo>
 #include <QRegularExpression>
 
 namespace optlog {
@@ -150,7 +151,9 @@ void RunQueue::cancelRunning()
 {
     if (!isRunning())
         return;
-    if (!m_runningHost.isEmpty()) {
+    if (m_running.kind == RunPlace::Kind::Slurm)
+        return m_process.terminate(); // a submission: sbatch's job, if any, is cancelled by optlog study
+    if (m_running.kind == RunPlace::Kind::Host) {
         // The engine is on the host: asked to stop there; its end comes back through the follower.
         // Before the run exists there is nothing to cancel but the start, which stops here.
         if (m_runId == 0)
@@ -186,20 +189,79 @@ void RunQueue::startNext()
         pause(); // the queue ran dry: a later enqueue waits for Start again
         return;
     }
+    m_running = m_place;
+    if (m_running.kind == RunPlace::Kind::Slurm)
+        return submitToSlurm();
     next->state = QueueEntry::State::Running;
     m_runCreated = false;
     m_runId = 0;
-    m_runningHost = m_host;
     m_stdoutBuffer.clear();
     m_stderrTail.clear();
     QStringList arguments;
     for (const std::string &argument : runArguments(next->run, m_study.toStdString()))
         arguments << QString::fromStdString(argument);
     arguments << QStringLiteral("--jsonl"); // the events the monitor reads
-    if (!m_runningHost.isEmpty())
-        arguments << QStringLiteral("--host") << m_runningHost;
+    if (m_running.kind == RunPlace::Kind::Host)
+        arguments << QStringLiteral("--host") << m_running.host;
     m_process.start(m_engine, arguments);
     Q_EMIT entriesChanged(); // after start(): listeners see isRunning()
+}
+
+void RunQueue::submitToSlurm()
+{
+    StudyPlan plan;
+    plan.name = QFileInfo(m_study).completeBaseName().toStdString() + " queue";
+    for (auto &entry : m_entries) {
+        if (entry.state != QueueEntry::State::Queued)
+            continue;
+        entry.state = QueueEntry::State::Running;
+        plan.runs.push_back(entry.run);
+    }
+    plan.baseline = plan.runs.front().name;
+    m_stdoutBuffer.clear();
+    m_stderrTail.clear();
+    m_plan.setFileTemplate(QDir::temp().filePath(QStringLiteral("optlog-queue-XXXXXX.toml")));
+    if (!m_plan.open() || m_plan.write(QByteArray::fromStdString(studyPlanToml(plan))) < 0 || !m_plan.flush()) {
+        m_stderrTail = tr("cannot write the plan for Slurm: %1").arg(m_plan.errorString()).toUtf8();
+        m_plan.close();
+        return onSubmitted(-1, QProcess::NormalExit);
+    }
+    m_plan.close();
+    m_process.start(m_engine, {QStringLiteral("study"), m_plan.fileName(), QStringLiteral("--db"), m_study,
+                               QStringLiteral("--scheduler"), QStringLiteral("slurm")});
+    Q_EMIT entriesChanged(); // after start(): listeners see isRunning()
+}
+
+void RunQueue::onSubmitted(int exitCode, QProcess::ExitStatus status)
+{
+    if (!runningEntry())
+        return;      // FailedToStart and finished can both report one failure
+    m_plan.remove(); // the study keeps its text with the job
+    QString said;
+    for (const QString &line : QString::fromUtf8(m_stderrTail).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+        if (line.contains(QLatin1String("submitted ")) || line.contains(QLatin1String("nothing to submit")))
+            said = QString(line).remove(QStringLiteral("optlog study: ")).trimmed();
+    const bool ok = status == QProcess::NormalExit && exitCode == 0;
+    QString message = lastLine(m_stderrTail);
+    if (status == QProcess::CrashExit && m_process.error() == QProcess::FailedToStart)
+        message = tr("cannot start the engine %1: %2").arg(m_engine, m_process.errorString());
+    QStringList refused;
+    for (auto &entry : m_entries) {
+        if (entry.state != QueueEntry::State::Running)
+            continue;
+        if (!ok) {
+            entry.state = QueueEntry::State::Failed;
+            entry.message = message.isEmpty() ? tr("the submission to Slurm ended with %1").arg(exitCode) : message;
+            refused << QString::fromStdString(entry.run.name);
+        }
+    }
+    m_entries.removeIf([](const QueueEntry &e) { return e.state == QueueEntry::State::Running; });
+    Q_EMIT entriesChanged();
+    if (ok)
+        Q_EMIT submitted(said.isEmpty() ? lastLine(m_stderrTail) : said);
+    for (const QString &name : refused)
+        Q_EMIT runFinished(name, QString::fromLatin1(kRefused), message);
+    pause(); // the queue was handed over whole
 }
 
 void RunQueue::onStdout()
@@ -223,6 +285,8 @@ void RunQueue::onStdout()
 void RunQueue::onFinished(int exitCode, QProcess::ExitStatus status)
 {
     m_grace.stop();
+    if (m_running.kind == RunPlace::Kind::Slurm)
+        return onSubmitted(exitCode, status);
     QueueEntry *entry = runningEntry();
     if (!entry)
         return; // FailedToStart and finished can both report one failure

@@ -3,12 +3,14 @@
 
 #include "core/config/studyplan.h"
 #include "core/contract/engineevents.h"
+#include "ui/runplace.h"
 
 #include <QList>
 #include <QMetaType>
 #include <QObject>
 #include <QProcess>
 #include <QString>
+#include <QTemporaryFile>
 #include <QTimer>
 
 namespace optlog {
@@ -33,9 +35,12 @@ struct QueueEntry
 // Runs the queued runs one at a time, each as an `optlog run` engine process: two runs at once
 // would distort each other's throughput and memory. Reads the engine's JSON-lines events as
 // they come; cancelling asks the engine to stop after its step (SIGTERM) and kills it only
-// after a grace period. On a host (setHost), each run trains there and `optlog run --host`
+// after a grace period. On a host (setPlace), each run trains there and `optlog run --host`
 // follows it back, its events the same; cancelling is then `optlog cancel` of the run there, and
 // closing the workbench stops only the following (the run goes on; reopening follows it again).
+// On Slurm, Start hands every queued run at once to `optlog study --scheduler slurm` as one plan
+// (one job array): they leave the queue as the study's tasks on the cluster, which the runs list
+// shows, cancels and gathers (docs/cluster.md).
 class RunQueue : public QObject
 {
     Q_OBJECT
@@ -49,9 +54,11 @@ public:
     // Switching studies drops queued runs of the old one; refused while a run is going.
     bool setStudy(const QString &studyPath);
     QString study() const { return m_study; }
-    // Where the next runs train: "" this machine, else an SSH destination (`optlog host check`ed).
-    void setHost(const QString &host) { m_host = host; }
-    QString host() const { return m_host; }
+    // Where the next runs train (a host `optlog host check`ed).
+    void setPlace(const RunPlace &place) { m_place = place; }
+    RunPlace place() const { return m_place; }
+    // Where the running engine (or submission) works; meaningful while isRunning().
+    RunPlace runningPlace() const { return m_running; }
     void setGracePeriod(int milliseconds) { m_grace.setInterval(milliseconds); }
 
     int enqueue(const PlannedRun &run);
@@ -78,9 +85,14 @@ Q_SIGNALS:
     // A line the follower of a run on a host wrote ("optlog follow: run 3: connection to gpu-box
     // lost, reconnecting; last row at step 812").
     void followerSaid(const QString &line);
+    // The queued runs went to Slurm: what `optlog study` said ("submitted 2 runs to Slurm as job
+    // 12"). A refused submission is each run's runFinished(…, "refused", why) instead.
+    void submitted(const QString &said);
 
 private:
     void startNext();
+    void submitToSlurm();
+    void onSubmitted(int exitCode, QProcess::ExitStatus status);
     void onStdout();
     void onFinished(int exitCode, QProcess::ExitStatus status);
     QueueEntry *runningEntry();
@@ -92,8 +104,9 @@ private:
     bool m_active = false;
     bool m_runCreated = false; // the engine's "started" event arrived: the study holds the run
     int64_t m_runId = 0;       // the running run's id in the study, once it exists
-    QString m_host;            // where runs train; empty: here
-    QString m_runningHost;     // where the running one trains
+    RunPlace m_place;          // where the next runs train
+    RunPlace m_running;        // where the running one trains
+    QTemporaryFile m_plan;     // the plan handed to Slurm, while `optlog study` submits it
     QProcess m_hostCancel;     // `optlog cancel STUDY RUN` of a run on a host
     QByteArray m_stdoutBuffer;
     QByteArray m_stderrTail;

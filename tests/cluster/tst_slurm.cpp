@@ -10,11 +10,16 @@
 #include "tests/common/files.h"
 #include "tests/common/testpaths.h"
 #ifdef OPTLOG_TEST_WORKBENCH // the build without the workbench tests the CLI's side alone
+#include "core/config/studyplan.h"
 #include "ui/mainwindow.h"
 #include "ui/monitorview.h"
+#include "ui/runplacechooser.h"
+#include "ui/runqueue.h"
 #include "ui/runsview.h"
 #include "ui/runtablemodel.h"
 
+#include <QSignalSpy>
+#include <QStatusBar>
 #include <QTableView>
 #endif
 
@@ -114,6 +119,7 @@ private Q_SLOTS:
     void aTruncatedShardIsRefusedWithItsPathAndTheOthersGathered();
 #ifdef OPTLOG_TEST_WORKBENCH
     void theWorkbenchShowsTheTasksFollowsARunningShardAndCancels();
+    void theWorkbenchHandsItsQueueToSlurm();
 #endif
     void aNodeThatDiesMidRunLeavesItsRunCrashedAndResumable();
     void withoutSlurmTheSchedulerIsRefused();
@@ -350,6 +356,79 @@ void tst_Slurm::theWorkbenchShowsTheTasksFollowsARunningShardAndCancels()
     const RunRecord gathered = *store.findRun("long");
     QCOMPARE(std::string(outcomeName(gathered.outcome)), std::string("cancelled"));
     QVERIFY(store.metrics(gathered.id).size() > size_t(seen));
+}
+
+// "Run on: A Slurm cluster": Start hands the whole queue to Slurm as one job array, a run made
+// from a stored run among it, and the tasks train the configs the queue held.
+void tst_Slurm::theWorkbenchHandsItsQueueToSlurm()
+{
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    const QString study = m_dir.filePath("queue.sqlite");
+    const Result stored = runOptlog({"run", "--db", study, "--preset", "smoke", "--set", "data.corpus=generated",
+                                     "--set", "train.steps=6", "--set", "model.layers=1", "--set", "name=stored"});
+    QVERIFY2(stored.exitCode == 0, qPrintable(stored.err));
+
+    MainWindow window(optlog::testing::optlogBinary());
+    QVERIFY(window.openStudy(study));
+    window.show();
+    auto *place = window.findChild<RunPlaceChooser *>();
+    QVERIFY(place);
+    QVERIFY(place->choose(RunPlace::onSlurm())); // offered: sbatch is on the PATH
+    auto *queue = window.findChild<RunQueue *>();
+    QVERIFY(queue);
+    PlannedRun fresh;
+    fresh.name = "fresh";
+    fresh.preset = "smoke";
+    fresh.overrides = {"data.corpus=generated", "train.steps=5"};
+    PlannedRun derived;
+    derived.name = "from stored";
+    derived.from = study.toStdString() + ":1";
+    derived.fromToml = Store(study.toStdString(), Store::Access::ReadOnly).requireRun(1).configToml;
+    derived.overrides = {"train.steps=7"};
+    // Slurm's commands gone from the PATH: refused, the run left in the queue, failed, saying why.
+    const QByteArray path = qgetenv("PATH");
+    qputenv("PATH", "/nonexistent");
+    queue->enqueue(fresh);
+    QSignalSpy refused(queue, &RunQueue::runFinished);
+    queue->start();
+    QTRY_COMPARE_WITH_TIMEOUT(refused.size(), 1, 60000);
+    qputenv("PATH", path);
+    QCOMPARE(refused[0][1].toString(), QStringLiteral("refused"));
+    QCOMPARE(queue->entries().size(), 1);
+    QCOMPARE(queue->entries()[0].state, QueueEntry::State::Failed);
+    QVERIFY2(queue->entries()[0].message.contains("not on this machine's PATH"),
+             qPrintable(queue->entries()[0].message));
+    QCOMPARE(Store(study.toStdString(), Store::Access::ReadOnly).clusterJobs().size(), size_t(0));
+    queue->remove(queue->entries()[0].id);
+
+    queue->enqueue(fresh);
+    queue->enqueue(derived);
+    QSignalSpy submitted(queue, &RunQueue::submitted);
+    queue->start();
+    QTRY_COMPARE_WITH_TIMEOUT(submitted.size(), 1, 60000);
+    const QString said = submitted[0][0].toString();
+    QVERIFY2(said.startsWith("submitted 2 runs to Slurm as job"), qPrintable(said));
+    QVERIFY2(window.statusBar()->currentMessage().contains(said), qPrintable(window.statusBar()->currentMessage()));
+    QVERIFY(queue->entries().isEmpty()); // the study holds them now, as the cluster's tasks
+    const QString job = jobIdIn(said);
+    RunTableModel *model = window.runModel();
+    QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 3, 30000);
+    QVERIFY(waitForTasksToEnd(job, 2));
+    QCOMPARE(taskStates(job), QStringList({"COMPLETED", "COMPLETED"}));
+
+    window.gatherAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(model->index(1, 0).data(RunTableModel::RunIdRole).toLongLong() > 0
+                                 && model->index(2, 0).data(RunTableModel::RunIdRole).toLongLong() > 0,
+                             60000);
+    const Store store(study.toStdString(), Store::Access::ReadOnly);
+    for (const PlannedRun &planned : {fresh, derived}) {
+        const std::optional<RunRecord> run = store.findRun(planned.name);
+        QVERIFY2(run, planned.name.c_str());
+        QCOMPARE(std::string(outcomeName(run->outcome)), std::string("completed"));
+        QCOMPARE(QString::fromStdString(run->configToml), QString::fromStdString(toToml(planned.config())));
+    }
+    QCOMPARE(store.metrics(store.findRun("from stored")->id).size(), size_t(7)); // its own steps, its origin's shape
 }
 #endif
 

@@ -535,10 +535,10 @@ void tst_Remote::theWorkbenchRunsOnAHostAndFollowsItThroughACutConnection()
     QCOMPARE(checked[0][1].toBool(), false);
     QVERIFY2(checked[0][2].toString().contains("cannot reach optlog-unreachable-host"),
              qPrintable(checked[0][2].toString()));
-    QCOMPARE(place->host(), QString());
+    QCOMPARE(place->place(), RunPlace::here());
     // The test host, checked and chosen.
     place->addHost(kHost);
-    QTRY_COMPARE_WITH_TIMEOUT(place->host(), kHost, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(place->place(), RunPlace::onHost(kHost), 30000);
 
     auto *queue = window.findChild<RunQueue *>();
     QVERIFY(queue);
