@@ -36,6 +36,21 @@ CLI::Validator toleranceCheck()
         "NATS");
 }
 
+void refuseEmptyValues(CLI::App &app)
+{
+    for (CLI::Option *option : app.get_options()) {
+        if (option->get_expected_max() == 0 || option->get_name() == "--help" || option->get_name() == "--version")
+            continue; // a flag takes no value
+        option->check(CLI::Validator(
+            [](std::string &text) -> std::string {
+                return text.empty() ? "an empty value: leave it out for its default, or give one" : "";
+            },
+            ""));
+    }
+    for (CLI::App *command : app.get_subcommands({}))
+        refuseEmptyValues(*command);
+}
+
 void relaunchFor(char **argv, const std::function<RunConfig()> &config)
 {
     std::string mode;

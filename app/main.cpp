@@ -71,6 +71,7 @@ int main(int argc, char **argv)
           addQuantizeCommand, addPruneCommand,   addShowCommand,    addExportCommand,   addRecordCommand,
           addHostCommand,     addFollowCommand,  addGatherCommand,  addCancelCommand})
         commands.push_back(add(app, invocation));
+    refuseEmptyValues(app);
 
     // Internal, for the build: the manual page written from the definitions above.
     if (argc == 3 && std::string(argv[1]) == "--man-page") {

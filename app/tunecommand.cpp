@@ -9,6 +9,7 @@
 #include "app/commands.h"
 #include "app/launcher.h"
 #include "core/analysis/analysis.h"
+#include "core/config/machineload.h"
 #include "core/config/tuning.h"
 #include "core/engine/kernels/gemm.h"
 #include "core/engine/machine/calibration.h"
@@ -25,6 +26,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <thread>
 #include <tuple>
 
 #include <unistd.h>
@@ -63,7 +65,10 @@ int peakCommand(const TuneRequest &request)
 {
     RunConfig config;
     config.runtime.device = request.peakDevice;
-    if (const int refused = refuseBadInput("tune --device", [&] { runDevice(config); }))
+    if (const int refused = refuseBadInput("tune", [&] {
+            runDevice(config);
+            busyShareAllowed();
+        }))
         return refused;
     if (request.peakThreads > 0)
         at::set_num_threads(request.peakThreads);
@@ -85,6 +90,12 @@ int peakCommand(const TuneRequest &request)
                 paths += (paths.empty() ? " (" : ", ") + path + formatted(" %.0f", rate);
         std::printf("  %-8s %8.0f GFLOP/s%s\n", dtype, gflops, paths.empty() ? "" : (paths + ")").c_str());
     }
+    if (!peak.busy.empty()) {
+        std::printf("The machine was busy (%s) in each of %d attempts: this peak is not kept. Measure it again "
+                    "when the machine is quiet.\n",
+                    peak.busy.c_str(), kPeakAttempts);
+        return kExitOk;
+    }
     std::printf("Runs your own trainer records on this machine at %d threads%s get their MFU against it.\n", threads,
                 config.runtime.device == "cpu" ? " with these variables (OMP_WAIT_POLICY)" : "");
     return kExitOk;
@@ -101,6 +112,10 @@ std::string productPathReached(const std::string &environmentJson)
     return environment["product_path"].value("reached", std::string());
 }
 
+// A candidate's run that found the machine busy runs once more; a second busy one ends the tuning
+// of its precision, which keeps nothing (the candidates' order is what a neighbour distorts).
+constexpr int kCandidateAttempts = 2;
+
 // The short runs `optlog tune` times candidates with, one study for all of them.
 struct CandidateRuns
 {
@@ -108,46 +123,70 @@ struct CandidateRuns
     const TuneRequest &request;
     std::string study;
     int runNumber = 0;
+    // Not empty once a candidate's run and its retry both found the machine busy
+    // (MachineLoad::describe()): what the candidates would show is someone else's load.
+    std::string busy;
 
     // Times each candidate in `mode`, `request.rounds` times alternated, so a machine's drift falls
     // on all of them alike; with `reached`, what each candidate's products reached, as its first
-    // run recorded it. False (and says why) where a run fails.
+    // run recorded it. False where a run fails (said here) or the machine stays busy (`busy`): the
+    // rest would be timed for nothing, since a busy tuning is not kept.
     bool time(const std::string &mode, std::vector<TuneCandidate> &candidates,
               std::vector<std::string> *reached = nullptr)
     {
         for (int round = 0; round < request.rounds; ++round) {
             for (auto &candidate : candidates) {
-                const std::string name = "tune-" + std::to_string(++runNumber);
-                std::vector<std::pair<std::string, std::string>> variables
-                    = {{"OMP_WAIT_POLICY", candidate.waitPolicy},
-                       {"OPTLOG_SET_VARIABLES", "OMP_WAIT_POLICY"}, // the launcher leaves these alone
-                       {"OPTLOG_TUNING", "candidate of optlog tune"}};
-                if (!candidate.coreType.empty())
-                    variables.push_back({"OPENBLAS_CORETYPE", candidate.coreType});
-                PlannedRun run;
-                run.name = name;
-                run.preset = request.preset;
-                const std::string path = candidate.productPath.empty() ? "onednn" : candidate.productPath;
-                run.overrides = {"train.steps=" + std::to_string(request.steps),
-                                 "train.eval_interval=1000000",
-                                 "runtime.speed_probe_every=0",
-                                 "precision.mode=\"" + mode + "\"",
-                                 "runtime.threads=" + std::to_string(candidate.threads),
-                                 "runtime.gemm=\"" + path + "\""};
-                const int status = runChild(self, runArguments(run, study), variables, true);
-                if (status != 0) {
-                    std::cerr << "optlog tune: the run with " << candidate.label() << " failed (exit " << status
-                              << ")\n";
+                std::optional<RunSummary> summary = timed(mode, candidate);
+                if (!summary)
                     return false;
-                }
-                const Store store(study, Store::Access::ReadOnly);
-                const RunSummary summary = summarize(store, *store.findRun(name));
-                candidate.tokensPerSecond.push_back(summary.throughput.median);
+                candidate.tokensPerSecond.push_back(summary->throughput.median);
                 if (reached && round == 0)
-                    reached->push_back(productPathReached(summary.run.environmentJson));
+                    reached->push_back(productPathReached(summary->run.environmentJson));
             }
         }
         return true;
+    }
+
+private:
+    // One run of `candidate`, again after a pause where the machine was busy; nothing where it failed.
+    std::optional<RunSummary> timed(const std::string &mode, const TuneCandidate &candidate)
+    {
+        for (int attempt = 1;; ++attempt) {
+            const std::string name = "tune-" + std::to_string(++runNumber);
+            std::vector<std::pair<std::string, std::string>> variables
+                = {{"OMP_WAIT_POLICY", candidate.waitPolicy},
+                   {"OPTLOG_SET_VARIABLES", "OMP_WAIT_POLICY"}, // the launcher leaves these alone
+                   {"OPTLOG_TUNING", "candidate of optlog tune"}};
+            if (!candidate.coreType.empty())
+                variables.push_back({"OPENBLAS_CORETYPE", candidate.coreType});
+            PlannedRun run;
+            run.name = name;
+            run.preset = request.preset;
+            const std::string path = candidate.productPath.empty() ? "onednn" : candidate.productPath;
+            run.overrides = {"train.steps=" + std::to_string(request.steps),
+                             "train.eval_interval=1000000",
+                             "runtime.speed_probe_every=0",
+                             "precision.mode=\"" + mode + "\"",
+                             "runtime.threads=" + std::to_string(candidate.threads),
+                             "runtime.gemm=\"" + path + "\""};
+            const MachineLoadMeter meter;
+            const int status = runChild(self, runArguments(run, study), variables, true);
+            const MachineLoad load = meter.load();
+            if (status != 0) {
+                std::cerr << "optlog tune: the run with " << candidate.label() << " failed (exit " << status << ")\n";
+                return std::nullopt;
+            }
+            if (load.busy() && attempt < kCandidateAttempts) {
+                std::this_thread::sleep_for(std::chrono::seconds(1));
+                continue;
+            }
+            if (load.busy()) {
+                busy = load.describe();
+                return std::nullopt;
+            }
+            const Store store(study, Store::Access::ReadOnly);
+            return summarize(store, *store.findRun(name));
+        }
     }
 };
 
@@ -170,9 +209,13 @@ void printTimings(const std::string &what, const TuneRequest &request, const std
 
 int tuneCommand(const TuneRequest &request, const std::string &self)
 {
-    if (const int refused = refuseBadInput("tune --modes", [&] {
-            for (const std::string &mode : request.modes)
+    if (const int refused = refuseBadInput("tune", [&] {
+            busyShareAllowed();
+            for (const std::string &mode : request.modes) {
                 precisionFamily(mode);
+                // The candidates' config, as their runs will load it: refused here, before any runs.
+                loadRunConfig(request.preset, "", {"precision.mode=\"" + mode + "\""});
+            }
         }))
         return refused;
     const std::string key = machineKey();
@@ -206,13 +249,25 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
     const std::filesystem::path folder = std::filesystem::temp_directory_path()
                                          / ("optlog-tune-" + std::to_string(getpid()));
     std::filesystem::create_directories(folder);
-    CandidateRuns runs{self, request, (folder / "tune.sqlite").string()};
+    CandidateRuns runs{self, request, (folder / "tune.sqlite").string(), 0, {}};
+    int kept = 0; // precisions tuned and saved
     for (const std::string &mode : request.modes) {
         const std::string family = precisionFamily(mode);
+        runs.busy.clear();
         std::vector<TuneCandidate> candidates = tuneCandidates(cores, coreTypes);
+        const auto failedRatherThanBusy = [&] {
+            if (runs.busy.empty()) {
+                std::filesystem::remove_all(folder);
+                return true;
+            }
+            std::cout << "optlog tune: the machine was busy while the candidates ran (" << runs.busy
+                      << "): nothing is kept for " << family << "; tune again when it is quiet\n";
+            return false;
+        };
         if (!runs.time(mode, candidates)) {
-            std::filesystem::remove_all(folder);
-            return kExitFailed;
+            if (failedRatherThanBusy())
+                return kExitFailed;
+            continue;
         }
         printTimings(mode, request, candidates);
         TunedSettings settings = bestSettings(candidates, cores);
@@ -226,13 +281,15 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
             std::vector<TuneCandidate> pathRuns = pathCandidates(settings, paths);
             std::vector<std::string> reached;
             if (!runs.time(mode, pathRuns, &reached)) {
-                std::filesystem::remove_all(folder);
-                return kExitFailed;
+                if (failedRatherThanBusy())
+                    return kExitFailed;
+                continue;
             }
             printTimings(mode + " products", request, pathRuns, reached);
             choosePath(settings, pathRuns, reached);
         }
         writeTuning(cache, key, family, settings);
+        ++kept;
         const TuneCandidate best{settings.threads, settings.waitPolicy, settings.coreType, settings.productPath, {}};
         const auto untuned = std::find_if(candidates.begin(), candidates.end(),
                                           [cores](const TuneCandidate &c) { return c.isUntunedDefault(cores); });
@@ -242,7 +299,8 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
                     untuned != candidates.end() ? untuned->label().c_str() : "none");
     }
     std::filesystem::remove_all(folder);
-    std::cout << "optlog tune: saved in " << cache << "; `optlog run` uses it from now on\n";
+    if (kept > 0)
+        std::cout << "optlog tune: saved in " << cache << "; `optlog run` uses it from now on\n";
     return kExitOk;
 }
 

@@ -14,6 +14,10 @@ const std::vector<EnvironmentVariable> &environmentVariables()
         {"OPTLOG_MATMUL_PEAK", "engine",
          "0: measure no matmul peak (a run whose rates are not the machine's, under Valgrind): the run has no MFU; 1 "
          "or unset: measure it once per machine; another value is refused (exit 2)"},
+        {"OPTLOG_BUSY_SHARE", "engine, tune",
+         "the share of the machine's CPU time other processes (or a hypervisor's steal) may take while optlog "
+         "measures its matmul peak or tunes it, before the measurement counts as disturbed and is not kept: 0 to 1, "
+         "default 0.2; 1 keeps every measurement (the test suite sets it: ctest -j2 keeps the machine busy)"},
         {"OPTLOG_PROBE_UNTUNED", "launcher",
          "0: an untuned machine's first run skips the quick probe and runs with optlog's defaults, marked untuned "
          "(the test suite sets it)"},

@@ -31,6 +31,9 @@ struct MatmulPeak
     bool remeasured = false; // the cached entry was beaten by the run's own kernels (below)
     double seconds = 0;      // what measuring took (0 from the cache)
     std::string notMeasured; // why no peak was measured (matmulPeakWanted()); empty when one was
+    // Not empty when every attempt found the machine busy (MachineLoad::describe()): the peak is
+    // this run's only, never cached as the machine's.
+    std::string busy;
     // On a CPU, each product path's rate ("float32" -> {"sgemm": 512, "aten": 190, ...}); a
     // dtype's peak above is the best of its paths'.
     std::map<std::string, std::map<std::string, double>> pathGflops;
@@ -80,12 +83,15 @@ std::optional<MatmulPeak> cachedMatmulPeak(const PeakMachine &machine, const std
 // A cached peak that `observed` beats by more than kStalePeakMargin was measured while the machine
 // was busier than now (on a shared machine a cached 153 GFLOP/s FP32 stood against 191 measured
 // anew, and every run's MFU read high): it is measured again, and the entry keeps the better of
-// the two measurements of each dtype.
+// the two measurements of each dtype. A measurement during which other processes took the
+// machine (MachineLoad::busy()) is taken again after a pause, up to kPeakAttempts in all; if
+// every attempt was busy, the best is returned marked `busy` and nothing is cached.
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile = "",
                       double secondsPerShape = 0.15, ObservedRate observed = {});
 // The index's 512³ product stays below the peak's larger squares on an idle machine, but not by
 // much: 86-93% of FP32's peak and 94-100% of BF16's (widened) on an AVX2 EPYC.
 inline constexpr double kStalePeakMargin = 1.05;
+inline constexpr int kPeakAttempts = 2; // a measurement takes 7-40 s on a 2-core CPU: one more, not many
 // The memory measuring matmulPeak() takes when it is not cached: its largest GEMM's matrices.
 int64_t matmulPeakBytes(const RunConfig &config);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/run/enginerun.h"
 
+#include "core/config/machineload.h"
 #include "core/contract/format.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/memory/countingallocator.h"
@@ -12,6 +13,7 @@
 #include "core/memorymodel/memorymodel.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include <unistd.h>
@@ -117,33 +119,40 @@ EngineRun::~EngineRun() = default;
 void EngineRun::open(const std::string &studyPath)
 {
     const bool measurePeak = matmulPeakWanted(); // a bad value is refused before the study exists
+    busyShareAllowed();                          // likewise
     const at::ScalarType compute = precisionPlan(m_config.precision.mode).compute;
     // So is a path this CPU lacks; what the products reach is known before the study exists.
     const ProductPaths paths = m_probed ? ProductPaths::aten() : runProductPaths(m_config.runtime, compute);
     m_products = productsInUse(paths, compute, m_device);
+    m_heap = keepTensorMemoryInHeap();
+    CountingAllocator::install();
+    m_threads = applyThreadSettings(m_config.runtime);
+    if (measurePeak) {
+        // Before the budget, which rehearses the run's memory, not the machine's (the calibration's
+        // matrices are not counted in any case).
+        // With the rate this run's kernels reach now, which a peak cached at a busier hour falls short
+        // of: the better of two machine-speed indexes (the first in a process may find idle threads).
+        const Tf32Guard tf32(m_config.precision.tf32); // the rate the run's products will reach
+        const ObservedRate observed{compute,
+                                    std::max(referenceKernelGflops(compute, m_device, paths),
+                                             referenceKernelGflops(compute, m_device, paths)),
+                                    m_config.precision.tf32, paths.of(compute)};
+        m_peak = matmulPeak(m_config, m_threads.intraOp, "", 0.15, observed);
+        if (!m_peak.busy.empty())
+            std::fprintf(stderr,
+                         "optlog: the machine was busy while its matmul peak was measured (%s): this run's MFU is "
+                         "judged against it, and it is not kept as the machine's\n",
+                         m_peak.busy.c_str());
+        m_timeWarning = checkTimeFits(m_config, m_peak.gflops(compute, m_config.precision.tf32, paths.of(compute)),
+                                      m_check == PreflightCheck::Force);
+    } else {
+        m_peak.notMeasured = "OPTLOG_MATMUL_PEAK=0";
+    }
+    // The study last: every refusal above leaves a new study unmade and an old one as it was.
     m_store = std::make_unique<Store>(studyPath);
     m_studySeed = uint64_t(m_store->studySeed()); // a study edited by hand is refused here, before a run exists
     // Room for the run's outcome should its disk fill: a few pages of the write-ahead log.
     m_store->reserveSpace(64 * 1024);
-    m_heap = keepTensorMemoryInHeap();
-    CountingAllocator::install();
-    m_threads = applyThreadSettings(m_config.runtime);
-    if (!measurePeak) {
-        m_peak.notMeasured = "OPTLOG_MATMUL_PEAK=0";
-        return;
-    }
-    // Before the budget, which rehearses the run's memory, not the machine's (the calibration's
-    // matrices are not counted in any case).
-    // With the rate this run's kernels reach now, which a peak cached at a busier hour falls short
-    // of: the better of two machine-speed indexes (the first in a process may find idle threads).
-    const Tf32Guard tf32(m_config.precision.tf32); // the rate the run's products will reach
-    const ObservedRate observed{compute,
-                                std::max(referenceKernelGflops(compute, m_device, paths),
-                                         referenceKernelGflops(compute, m_device, paths)),
-                                m_config.precision.tf32, paths.of(compute)};
-    m_peak = matmulPeak(m_config, m_threads.intraOp, "", 0.15, observed);
-    m_timeWarning = checkTimeFits(m_config, m_peak.gflops(compute, m_config.precision.tf32, paths.of(compute)),
-                                  m_check == PreflightCheck::Force);
 }
 
 EngineRun::Result EngineRun::train(const Options &options, const std::atomic<bool> &stopRequested)
