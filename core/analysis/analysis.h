@@ -99,8 +99,11 @@ struct RunSummary
     std::string flopsHow;      // a recorded run's: "given" by its trainer or "counted"; empty: optlog's count
     double achievedGflops = 0; // flopsPerToken x steady tokens/s
     double peakGflops = 0;     // the matmul peak measured on this machine for the run's compute dtype; 0 = unknown
-    std::string peakDtype;     // float32 | tfloat32 (precision.tf32) | bfloat16 | float16
-    std::string peakPath; // the CPU product path whose peak it is (aten | sgemm | primitive); empty: the best path's
+    // The run's own rate was above every peak measured for it: peakGflops is that rate, MFU 100%
+    // (a peak measured on a busier machine than the run's). MFU above 100% cannot be stored.
+    bool peakBeatenByRun = false;
+    std::string peakDtype; // float32 | tfloat32 (precision.tf32) | bfloat16 | float16
+    std::string peakPath;  // the CPU product path whose peak it is (aten | sgemm | primitive); empty: the best path's
     bool untunedSettings = false;                  // ran without `optlog tune`'s settings for its machine and precision
     std::map<EventKind, int64_t> instabilities;    // loss spikes, skipped steps, ...: how many of each
     std::vector<int64_t> instabilitySteps;         // the step of each

@@ -121,7 +121,8 @@ std::string throughputLine(const ReportRun &run)
                 + (s.flopsHow.empty() ? "" : " (" + s.flopsHow + ")") + ": " + formatted("%.1f", s.achievedGflops)
                 + " GFLOP/s achieved, MFU " + formatted("%.0f%%", 100 * s.mfu()) + " of the "
                 + formatted("%.1f", s.peakGflops) + " GFLOP/s " + s.peakDtype + " matmul peak measured on this machine"
-                + (s.peakPath.empty() ? "" : " on the run's product path, " + s.peakPath) + ".";
+                + (s.peakPath.empty() ? "" : " on the run's product path, " + s.peakPath)
+                + (s.peakBeatenByRun ? " (the run's own rate: it beat every peak measured for it)" : "") + ".";
     if (s.machine.probes > 0)
         line += " Machine-speed index (reference matmul, " + std::to_string(s.machine.probes) + " timings): median "
                 + formatted("%.1f", s.machine.medianGflops) + " GFLOP/s, varied by "

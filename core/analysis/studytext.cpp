@@ -107,7 +107,8 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
         out += formatted("MFU: %.1f%% (%.2f M FLOPs per token%s x tokens/s over the %.0f GFLOP/s %s matmul peak%s)\n",
                          100 * s.mfu(), s.flopsPerToken / 1e6, s.flopsHow.empty() ? "" : (", " + s.flopsHow).c_str(),
                          s.peakGflops, s.peakDtype.c_str(),
-                         s.peakPath.empty() ? "" : (" of the " + s.peakPath + " path").c_str());
+                         s.peakPath.empty() ? "" : (" of the " + s.peakPath + " path").c_str())
+               + (s.peakBeatenByRun ? "  the run's own rate, above every peak measured for it\n" : "");
     if (!s.validation.empty()) {
         const ValidationPoint &last = s.validation.back();
         out += formatted("validation loss: %.4f at %lld tokens", last.loss, static_cast<long long>(last.tokens));

@@ -381,13 +381,30 @@ void tst_Analysis::mfuIsAgainstTheMeasuredPeakOfTheComputeDtype()
     for (int64_t s = 0; s < 10; ++s) {
         steps[s].step = s;
         steps[s].tokens = (s + 1) * 4000;
-        steps[s].tokensPerSecond = 40000;
+        steps[s].tokensPerSecond = 30000;
     }
     store.appendMetrics(id, steps);
     store.finishRun(id, Outcome::Completed, 9, "");
     const RunSummary summary = summarize(store, *store.findRun("ranks"));
     QCOMPARE(summary.peakGflops, 800.0);
-    QVERIFY(std::fabs(summary.mfu() - 1.056) < 1e-12); // 40,000 x 21,120,000 = 844.8 GFLOP/s over 800
+    QVERIFY(std::fabs(summary.mfu() - 0.792) < 1e-12); // 30,000 x 21,120,000 = 633.6 GFLOP/s over 800
+    QVERIFY(!summary.peakBeatenByRun);
+
+    // A run faster than the peak it was judged against (one measured on a busier machine): the
+    // peak is the best the machine showed, the run's own, and MFU 100%, never above.
+    const int64_t beaten = store.createRun("beaten", toToml(config));
+    store.setEnvironment(beaten, R"({"matmul_peak": {"float32_gflops": 150.0}})");
+    for (auto &step : steps)
+        step.tokensPerSecond = 40000; // 844.8 GFLOP/s, over 4 x 150
+    store.appendMetrics(beaten, steps);
+    store.finishRun(beaten, Outcome::Completed, 9, "");
+    const RunSummary fast = summarize(store, *store.findRun("beaten"));
+    QVERIFY(fast.peakBeatenByRun);
+    QCOMPARE(fast.peakGflops, fast.achievedGflops);
+    QCOMPARE(fast.mfu(), 1.0);
+    QVERIFY2(formatRunDetail(store, *store.findRun("beaten")).find("the run's own rate, above every peak measured for it")
+                 != std::string::npos,
+             formatRunDetail(store, *store.findRun("beaten")).c_str());
 
     // On a CPU, against the peak of the path the run's products took (here the primitive's 264, not
     // the dtype's best, 400): 40% (105.6 over 264). Without a recorded path, the dtype's best.

@@ -243,7 +243,7 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     peak.shapes = shapesOf(machine.cuda);
     const std::string path = peakCachePath(cacheFile);
     if (std::optional<MatmulPeak> cached = peakIn(readJsonCache(path), peak.key, machine.cuda)) {
-        if (observed.gflops <= kStalePeakMargin * cached->gflops(observed.dtype, observed.tf32, observed.path))
+        if (observed.gflops <= observed.margin * cached->gflops(observed.dtype, observed.tf32, observed.path))
             return *cached;
         peak = *cached;
         peak.fromCache = false;

@@ -45,13 +45,21 @@ struct MatmulPeak
     nlohmann::json toJson() const;
 };
 
-// A rate the run's own kernels reached just now in its compute dtype: the machine-speed index.
+// The index's 512³ product stays below the peak's larger squares on an idle machine, but not by
+// much: 86-93% of FP32's peak and 94-100% of BF16's (widened) on an AVX2 EPYC.
+inline constexpr double kStalePeakMargin = 1.05;
+
+// A rate the run's own kernels reached just now in its compute dtype: the machine-speed index; or
+// a whole run's model rate once it ended.
 struct ObservedRate
 {
     at::ScalarType dtype = at::kFloat;
     double gflops = 0;
     bool tf32 = false;                    // FP32 products in TF32 (CUDA)
     ProductPath path = ProductPath::ATen; // the run's path for its dtype (a CPU's)
+    // How far above the cached peak `gflops` may be before the peak is measured again: the
+    // index's product comes close to the peak; a whole run's rate (its other ops too) never should.
+    double margin = kStalePeakMargin;
 };
 
 // Whether a run measures the peak: unless OPTLOG_MATMUL_PEAK=0, which a run whose rates are not
@@ -88,9 +96,6 @@ std::optional<MatmulPeak> cachedMatmulPeak(const PeakMachine &machine, const std
 // every attempt was busy, the best is returned marked `busy` and nothing is cached.
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile = "",
                       double secondsPerShape = 0.15, ObservedRate observed = {});
-// The index's 512³ product stays below the peak's larger squares on an idle machine, but not by
-// much: 86-93% of FP32's peak and 94-100% of BF16's (widened) on an AVX2 EPYC.
-inline constexpr double kStalePeakMargin = 1.05;
 inline constexpr int kPeakAttempts = 2; // a measurement takes 7-40 s on a 2-core CPU: one more, not many
 // The memory measuring matmulPeak() takes when it is not cached: its largest GEMM's matrices.
 int64_t matmulPeakBytes(const RunConfig &config);

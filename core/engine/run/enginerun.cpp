@@ -133,11 +133,9 @@ void EngineRun::open(const std::string &studyPath)
         // With the rate this run's kernels reach now, which a peak cached at a busier hour falls short
         // of: the better of two machine-speed indexes (the first in a process may find idle threads).
         const Tf32Guard tf32(m_config.precision.tf32); // the rate the run's products will reach
-        const ObservedRate observed{compute,
-                                    std::max(referenceKernelGflops(compute, m_device, paths),
-                                             referenceKernelGflops(compute, m_device, paths)),
-                                    m_config.precision.tf32, paths.of(compute)};
-        m_peak = matmulPeak(m_config, m_threads.intraOp, "", 0.15, observed);
+        m_peak = matmulPeak(m_config, m_threads.intraOp, "", 0.15,
+                            observed(std::max(referenceKernelGflops(compute, m_device, paths),
+                                              referenceKernelGflops(compute, m_device, paths))));
         if (!m_peak.busy.empty())
             std::fprintf(stderr,
                          "optlog: the machine was busy while its matmul peak was measured (%s): this run's MFU is "
@@ -153,6 +151,28 @@ void EngineRun::open(const std::string &studyPath)
     m_studySeed = uint64_t(m_store->studySeed()); // a study edited by hand is refused here, before a run exists
     // Room for the run's outcome should its disk fill: a few pages of the write-ahead log.
     m_store->reserveSpace(64 * 1024);
+}
+
+ObservedRate EngineRun::observed(double gflops) const
+{
+    const at::ScalarType compute = precisionPlan(m_config.precision.mode).compute;
+    const ProductPaths paths = m_probed ? ProductPaths::aten() : runProductPaths(m_config.runtime, compute);
+    return {compute, gflops, m_config.precision.tf32, paths.of(compute)};
+}
+
+void EngineRun::remeasurePeak(int64_t runId, double runGflops)
+{
+    if (!m_peak.notMeasured.empty())
+        return;
+    ObservedRate rate = observed(runGflops);
+    rate.margin = 1; // any excess: the run's other ops make its rate lower than its products'
+    m_peak = matmulPeak(m_config, m_threads.intraOp, "", 0.15, rate);
+    nlohmann::json environment = nlohmann::json::parse(m_store->requireRun(runId).environmentJson, nullptr, false);
+    if (!environment.is_object())
+        return;
+    environment["matmul_peak"] = m_peak.toJson();
+    environment["matmul_peak"]["after_the_run"] = {{"run_gflops", runGflops}};
+    m_store->setEnvironment(runId, environment.dump());
 }
 
 EngineRun::Result EngineRun::train(const Options &options, const std::atomic<bool> &stopRequested)

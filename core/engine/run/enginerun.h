@@ -63,6 +63,10 @@ public:
     Result train(const Options &options, const std::atomic<bool> &stopRequested);
 
     const RunConfig &config() const { return m_config; }
+    // After train(): the run's own model rate (GFLOP/s of one rank) beat the matmul peak it was
+    // judged against, so that peak was measured on a busier machine. Measures it again, once,
+    // keeps the new one where the machine was quiet, and stores it with the run.
+    void remeasurePeak(int64_t runId, double runGflops);
     // The run whose config this one was made from (`optlog run --from`), stored with the run.
     void setOrigin(RunOrigin origin) { m_origin = std::move(origin); }
     // Before train(): continue run `runId` of the study (whose config this is) from `checkpoint`
@@ -84,6 +88,8 @@ private:
     // probes' for a TorchScript module.
     std::vector<MemoryRow> predictedMemory(int64_t rank = 0) const;
     MemoryEstimate prediction(int64_t rank = 0) const;
+    // `gflops` reached by this run's products in its compute dtype, on its path.
+    ObservedRate observed(double gflops) const;
 
     RunConfig m_config;
     RunOrigin m_origin;
