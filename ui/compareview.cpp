@@ -44,11 +44,6 @@ QTableWidgetItem *cell(const QString &text, Qt::Alignment alignment = Qt::AlignL
     return item;
 }
 
-QString signedPercent(double fraction)
-{
-    return QStringLiteral("%1%2%").arg(fraction >= 0 ? QStringLiteral("+") : QString()).arg(fraction * 100, 0, 'f', 1);
-}
-
 QTableWidget *readOnlyTable(int columns)
 {
     auto *table = new QTableWidget(0, columns);

@@ -56,31 +56,44 @@ std::string machineKinds(const std::vector<const RunSummary *> &runs, const std:
     return joined(group) + " vs " + joined(base);
 }
 
-// The logs of a side's tokens/s, in the units its speed is compared in: one per run over seeds,
-// else one per block of steady steps of each run.
-std::vector<double> logSpeeds(const std::vector<const RunSummary *> &runs, bool overSeeds,
-                              const std::function<double(const RunSummary *)> &unitOf)
+// The logs of each run's blocks of steady steps, in the units its speed is compared in.
+std::vector<std::vector<double>> logBlocks(const std::vector<const RunSummary *> &runs,
+                                           const std::function<double(const RunSummary *)> &unitOf)
 {
-    std::vector<double> logs;
+    std::vector<std::vector<double>> logs;
     for (const auto *r : runs) {
-        if (overSeeds) {
-            logs.push_back(std::log(r->throughput.median / unitOf(r)));
-            continue;
-        }
+        logs.emplace_back();
         for (const double block : r->throughput.blocks)
-            logs.push_back(std::log(block / unitOf(r)));
+            logs.back().push_back(std::log(block / unitOf(r)));
     }
     return logs;
 }
 
-// Welch's 95% interval of the speed-up, from the logs of both sides' tokens/s, about the speed-up
-// shown (a ratio of medians); empty when a side has fewer than two values.
-Spread speedupInterval(double speedup, const std::vector<double> &logs, const std::vector<double> &baselineLogs)
+// The speed-up's interval at two levels, about the speed-up shown (a ratio of medians): the 95%
+// interval of the steps within runs (each side's blocks pooled over its seeds), widened to hold
+// every seed-by-seed speed-up (each run's median over each baseline run's). Two seeds that agree
+// are as decisive as their blocks; seeds that disagree widen it by as much as they disagree, not
+// by Student's t on one degree of freedom (which no two seeds could ever pass). `overSeeds`: the
+// seeds, not the steps, set its width. Empty where no run on a side has two blocks.
+Spread speedupInterval(double speedup, const std::vector<const RunSummary *> &runs,
+                       const std::vector<const RunSummary *> &baselineRuns,
+                       const std::function<double(const RunSummary *)> &unitOf, bool &overSeeds)
 {
-    if (speedup <= 0 || logs.size() < 2 || baselineLogs.size() < 2)
+    const double halfWidth = pooledInterval(pooledWithinRuns(logBlocks(runs, unitOf)),
+                                            pooledWithinRuns(logBlocks(baselineRuns, unitOf)))
+                                 .halfWidth;
+    overSeeds = false;
+    if (speedup <= 0 || std::isnan(halfWidth))
         return {};
-    const double halfWidth = welchInterval(sampleStats(logs), sampleStats(baselineLogs)).halfWidth;
-    return {speedup, speedup * std::exp(-halfWidth), speedup * std::exp(halfWidth)};
+    Spread interval{speedup, speedup * std::exp(-halfWidth), speedup * std::exp(halfWidth)};
+    for (const auto *r : runs)
+        for (const auto *b : baselineRuns) {
+            const double seedBySeed = (r->throughput.median / unitOf(r)) / (b->throughput.median / unitOf(b));
+            overSeeds = overSeeds || seedBySeed < interval.min || seedBySeed > interval.max;
+            interval.min = std::min(interval.min, seedBySeed);
+            interval.max = std::max(interval.max, seedBySeed);
+        }
+    return interval;
 }
 
 std::string speedText(const ComparisonRow &row)
@@ -460,12 +473,10 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
         std::string quality = row.quality.text();
         if (!row.validationDifference.empty() && row.quality.kind != QualityVerdict::Kind::NotComparable)
             quality += " (validated differently: " + row.validationDifference + ")";
-        // Whether it is faster: the speed-up's interval, over seeds where both sides have two or
-        // more, else over blocks of steps; the baseline is not judged against itself.
+        // Whether it is faster: the speed-up's interval over blocks of steps within runs and over
+        // the runs (seeds) themselves; the baseline is not judged against itself.
         if (group.name != baseline.name && speedComparable) {
-            row.speedOverSeeds = runs.size() >= 2 && baselineRuns.size() >= 2;
-            row.speedupInterval = speedupInterval(row.speedup, logSpeeds(runs, row.speedOverSeeds, unitOf),
-                                                  logSpeeds(baselineRuns, row.speedOverSeeds, unitOf));
+            row.speedupInterval = speedupInterval(row.speedup, runs, baselineRuns, unitOf, row.speedOverSeeds);
             row.speedCall = callSpeed(row.speedupInterval);
         }
         row.action = group.name == baseline.name ? Action::Baseline : decide(row);
@@ -554,9 +565,10 @@ std::vector<std::string> comparisonNotes(const std::vector<ComparisonRow> &rows,
                       "interval, which covers seed noise.",
                       samplingError));
     notes.push_back(
-        "Speed-up: median tokens/s over the baseline's, with Welch's 95% interval on the logs of tokens/s, over seeds "
-        "where both sides have two or more, else over five blocks of each run's steady steps; faster or slower where "
-        "the whole interval lies beyond 1 ± 3%, the same where it lies within, too noisy where it crosses.");
+        "Speed-up: median tokens/s over the baseline's, with its interval at two levels: Welch's 95% interval over "
+        "five blocks of each run's steady steps (pooled over seeds), widened to hold every seed-by-seed speed-up; "
+        "faster or slower where the whole interval lies beyond 1 ± 3%, the same where it lies within, too noisy where "
+        "it crosses.");
     notes.push_back(
         "Tokens/s and peak memory: medians over seeds. Peak memory: bytes in tensors (the CPU's counting "
         "allocator, CUDA's caching allocator) over complete steps after warm-up, optimizer step included; for a run "

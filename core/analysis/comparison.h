@@ -129,9 +129,10 @@ struct ComparisonRow
     std::string numerics;                       // numericsText of the replicate with the most FP16 underflow
     NumericsRisks risks;                        // of that replicate
     SpeedCall speedCall = SpeedCall::Unknown;
-    // The speed-up (median) with its 95% interval (min-max): Welch's on the logs of tokens/s, over
-    // seeds where both sides have two or more (speedOverSeeds), else over blocks of steady steps
-    // (ThroughputSummary::blocks). Zero where there is none: the baseline's own row, too few steps.
+    // The speed-up (median) with its interval (min-max) at two levels: Welch's 95% interval on the
+    // logs of the blocks of steady steps within runs (ThroughputSummary::blocks, pooled over seeds),
+    // widened to hold every seed-by-seed speed-up (speedOverSeeds: it did, so more seeds, not steps,
+    // would narrow it). Zero where there is none: the baseline's own row, too few steps.
     Spread speedupInterval;
     bool speedOverSeeds = false;
     Action action = Action::NoVerdict;

@@ -111,6 +111,44 @@ MeanDifference welchInterval(const SampleStats &a, const SampleStats &b, double 
     return out;
 }
 
+PooledMean pooledWithinRuns(const std::vector<std::vector<double>> &runs)
+{
+    PooledMean out;
+    double squares = 0, blocks = 0, means = 0, counted = 0;
+    for (const std::vector<double> &run : runs) {
+        if (run.empty())
+            continue;
+        const SampleStats stats = sampleStats(run);
+        means += stats.mean;
+        ++counted;
+        squares += stats.sd * stats.sd * double(stats.n - 1);
+        out.dof += double(stats.n - 1);
+        blocks += double(stats.n);
+    }
+    out.mean = counted > 0 ? means / counted : 0;
+    // The mean of `counted` run means, each of blocks / counted blocks.
+    out.variance = out.dof > 0 ? squares / out.dof / blocks : std::numeric_limits<double>::quiet_NaN();
+    return out;
+}
+
+MeanDifference pooledInterval(const PooledMean &a, const PooledMean &b, double confidence)
+{
+    MeanDifference out;
+    out.difference = a.mean - b.mean;
+    const double variance = a.variance + b.variance;
+    if (std::isnan(variance) || a.dof <= 0 || b.dof <= 0) {
+        out.halfWidth = std::numeric_limits<double>::quiet_NaN();
+        return out;
+    }
+    if (variance == 0) {
+        out.dof = a.dof + b.dof;
+        return out; // identical blocks: no spread to widen the interval
+    }
+    out.dof = variance * variance / (a.variance * a.variance / a.dof + b.variance * b.variance / b.dof);
+    out.halfWidth = studentTQuantile(0.5 + confidence / 2, out.dof) * std::sqrt(variance);
+    return out;
+}
+
 int64_t seedsForHalfWidth(const SampleStats &a, const SampleStats &b, double halfWidth, double confidence, int64_t limit)
 {
     const double pooledSd = std::sqrt((a.sd * a.sd + b.sd * b.sd) / 2);

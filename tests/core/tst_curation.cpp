@@ -409,8 +409,17 @@ void tst_Curation::vacuumReportsTheBytesFreed()
         ids.push_back(addFullRun(store, "run " + std::to_string(i), "fp32", 0));
     for (int i = 0; i < 5; ++i) {
         std::vector<StepMetrics> more;
-        for (int64_t step = 20; step < 2000; ++step)
-            more.push_back({step, step * 512, 4.0, 1e-3, 0.5, 0.1, 5000});
+        for (int64_t step = 20; step < 2000; ++step) {
+            StepMetrics m;
+            m.step = step;
+            m.tokens = step * 512;
+            m.trainLoss = 4.0;
+            m.learningRate = 1e-3;
+            m.gradNorm = 0.5;
+            m.stepSeconds = 0.1;
+            m.tokensPerSecond = 5000;
+            more.push_back(m);
+        }
         store.appendMetrics(ids[size_t(i)], more);
     }
     for (int i = 0; i < 5; ++i)

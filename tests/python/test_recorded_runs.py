@@ -151,7 +151,8 @@ class RecordedRuns(unittest.TestCase):
         groups = {g["name"]: g for g in report_json(self.study, "--baseline", "fp32")["groups"]}
         bf16 = groups["autocast-bf16"]
         interval, call = bf16["speedup_interval_95"], bf16["speed"]
-        self.assertEqual(interval["over"], "seeds")
+        # Two levels: the blocks of steps, widened by the seeds where they disagree more.
+        self.assertIn(interval["over"], ("seeds", "blocks of steps"))
         self.assertLess(interval["low"], bf16["speedup"])
         self.assertGreater(interval["high"], bf16["speedup"])
         expected = ("faster" if interval["low"] >= 1.03 else "slower" if interval["high"] <= 0.97
