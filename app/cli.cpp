@@ -39,8 +39,8 @@ CLI::Validator toleranceCheck()
 void refuseEmptyValues(CLI::App &app)
 {
     for (CLI::Option *option : app.get_options()) {
-        if (option->get_expected_max() == 0 || option->get_name() == "--help" || option->get_name() == "--version")
-            continue; // a flag takes no value
+        if (option->get_expected_max() == 0 || !option->nonpositional())
+            continue; // a flag takes no value; an argument is required, and its command says what is wrong
         option->check(CLI::Validator(
             [](std::string &text) -> std::string {
                 return text.empty() ? "an empty value: leave it out for its default, or give one" : "";

@@ -36,9 +36,10 @@ void addConfigOptions(CLI::App *command, std::string &preset, std::string &confi
 // --tolerance: a finite number of nats, 0 or more: NaN would make every verdict "can't tell",
 // a negative one every verdict a difference.
 CLI::Validator toleranceCheck();
-// Every value an option or argument of `app` and its commands takes must be non-empty: optlog
-// reads an empty string nowhere as a value, and taking it for "not given" would run with the
-// default the user tried to replace (`--compute-capability ""`, `--db ""`).
+// Every value an option of `app` and its commands takes must be non-empty: optlog reads an empty
+// string nowhere as an option's value, and taking it for "not given" would run with the default
+// the user tried to replace (`--compute-capability ""`, `--db ""`). Arguments are left to their
+// commands, which say what an empty one means ("the note is empty").
 void refuseEmptyValues(CLI::App &app);
 // Re-executes with the tuned variables for the run's precision (relaunchWithRuntimeVariables). A
 // config that does not load is refused by the command itself, at once: no need to start again.

@@ -2,15 +2,18 @@
 // A machine that is busy while optlog measures it: busy loops (bash, one per CPU, ended by the
 // test and by their own time limit) hold the cores while the real `optlog` measures its matmul peak
 // and tunes. What a busy machine gave is used by that run alone and never cached; measured again
-// quietly, the peak is cached (docs/measurement.md, "busy"). Run alone (RUN_SERIAL): under ctest -j2
-// the other tests would make the quiet half busy too.
+// quietly, the peak is cached (docs/measurement.md, "busy"). The memory model's device calibration
+// measures bytes, the same busy or quiet. Run alone (RUN_SERIAL): under ctest -j2 the other tests
+// would make the quiet half busy too.
 #include "core/store/store.h"
 #include "tests/common/enginebinary.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <optional>
 #include <thread>
 
 using optlog::testing::Result;
@@ -64,6 +67,7 @@ private Q_SLOTS:
     void initTestCase();
     void aPeakMeasuredOnABusyMachineIsThisRunsAndNotKept();
     void aTuningOnABusyMachineKeepsNothing();
+    void aDeviceCalibrationIsBytesThatABusyMachineDoesNotChange();
 
 private:
     QTemporaryDir m_dir;
@@ -133,6 +137,31 @@ void tst_BusyMachine::aTuningOnABusyMachineKeepsNothing()
     QVERIFY2(!tune.out.contains("saved in"), qPrintable(tune.out));
     const Result status = runOptlog({"tune", "--status"}, 60000, environment);
     QVERIFY2(status.out.contains("fp32: not tuned on this machine"), qPrintable(status.out));
+}
+
+// The memory model's device calibration is kept however busy the machine was: it measures the
+// bytes of short runs' tensors, which a neighbour does not change. Calibrated busy and quiet, each
+// into a cache of its own, its probes are the same to the byte.
+void tst_BusyMachine::aDeviceCalibrationIsBytesThatABusyMachineDoesNotChange()
+{
+    const auto probes = [this](const QString &name, bool busy) {
+        QProcessEnvironment environment = m_environment;
+        environment.insert("XDG_CACHE_HOME", m_dir.filePath(name));
+        std::optional<BusyLoops> loops;
+        if (busy)
+            loops.emplace(300);
+        const Result estimated = runOptlog({"estimate", "--preset", "smoke"}, 600000, environment);
+        if (estimated.exitCode != 0)
+            return QJsonArray{QJsonValue(estimated.err)};
+        QFile file(m_dir.filePath(name) + "/optlog/device-calibration.json");
+        if (!file.open(QIODevice::ReadOnly))
+            return QJsonArray{QJsonValue("no calibration cached")};
+        const QJsonObject cache = QJsonDocument::fromJson(file.readAll()).object();
+        return cache.isEmpty() ? QJsonArray{} : cache.begin()->toObject()["probes"].toArray();
+    };
+    const QJsonArray busy = probes("busy-calibration", true), quiet = probes("quiet-calibration", false);
+    QVERIFY2(busy.size() >= 3, qPrintable(QJsonDocument(busy).toJson()));
+    QCOMPARE(busy, quiet);
 }
 
 QTEST_GUILESS_MAIN(tst_BusyMachine)
