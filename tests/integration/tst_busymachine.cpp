@@ -70,23 +70,30 @@ private Q_SLOTS:
     void aDeviceCalibrationIsBytesThatABusyMachineDoesNotChange();
 
 private:
+    // A user's environment (busy measurements not kept), its caches in `cache`.
+    QProcessEnvironment userEnvironment(const QString &cache) const;
+
     QTemporaryDir m_dir;
-    QProcessEnvironment m_environment;
 };
 
 void tst_BusyMachine::initTestCase()
 {
     QVERIFY(m_dir.isValid());
-    m_environment = QProcessEnvironment::systemEnvironment();
-    m_environment.remove("OPTLOG_BUSY_SHARE");          // the suite keeps every measurement; a user's optlog does not
-    m_environment.insert("OMP_WAIT_POLICY", "PASSIVE"); // one cache key for every measurement below
+}
+
+QProcessEnvironment tst_BusyMachine::userEnvironment(const QString &cache) const
+{
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.remove("OPTLOG_BUSY_SHARE");          // the suite keeps every measurement; a user's optlog does not
+    environment.insert("OMP_WAIT_POLICY", "PASSIVE"); // one cache key for every measurement below
+    environment.insert("XDG_CACHE_HOME", cache);
+    return environment;
 }
 
 void tst_BusyMachine::aPeakMeasuredOnABusyMachineIsThisRunsAndNotKept()
 {
     const QString cache = m_dir.filePath("peak-cache");
-    QProcessEnvironment environment = m_environment;
-    environment.insert("XDG_CACHE_HOME", cache);
+    const QProcessEnvironment environment = userEnvironment(cache);
     const QString study = m_dir.filePath("busy.sqlite");
     {
         const BusyLoops loops(300);
@@ -126,8 +133,7 @@ void tst_BusyMachine::aPeakMeasuredOnABusyMachineIsThisRunsAndNotKept()
 void tst_BusyMachine::aTuningOnABusyMachineKeepsNothing()
 {
     const QString cache = m_dir.filePath("tuning-cache");
-    QProcessEnvironment environment = m_environment;
-    environment.insert("XDG_CACHE_HOME", cache);
+    const QProcessEnvironment environment = userEnvironment(cache);
     const BusyLoops loops(300);
     const Result tune = runOptlog({"tune", "--quick", "--modes", "fp32"}, 900000, environment);
     QVERIFY2(tune.exitCode == 0, qPrintable(tune.err));
@@ -145,8 +151,7 @@ void tst_BusyMachine::aTuningOnABusyMachineKeepsNothing()
 void tst_BusyMachine::aDeviceCalibrationIsBytesThatABusyMachineDoesNotChange()
 {
     const auto probes = [this](const QString &name, bool busy) {
-        QProcessEnvironment environment = m_environment;
-        environment.insert("XDG_CACHE_HOME", m_dir.filePath(name));
+        const QProcessEnvironment environment = userEnvironment(m_dir.filePath(name));
         std::optional<BusyLoops> loops;
         if (busy)
             loops.emplace(300);
