@@ -238,6 +238,14 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
     e.roles.push_back({MemoryRole::SavedActivations, "mixed", 0, int64_t(saved),
                        "what autograd keeps from one microbatch's forward pass"});
 
+    // Scratch a BF16 product takes through the allocator while it runs (deviceterms.h: an FP32
+    // copy of its output per thread where oneDNN's BF16 matmul lacks native BF16); none elsewhere.
+    const int64_t productThreads = config.runtime.threads; // 0: the device's default
+    const auto productScratch = [&](double outputElements, double batches = 1) {
+        return mode.compute == Dtype::BFloat16 ? device.bf16ProductScratch(outputElements, batches, productThreads)
+                                               : 0.0;
+    };
+
     // Temporaries: walk backward from the loss, freeing each part's saved tensors as its
     // gradient is done, and take the highest point of (still saved + transient) over the
     // saved total at the end of the forward.
@@ -260,7 +268,9 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
                                                     + B * H * (3 * size + 2 * keys) * D * d.matmul + sumsSoFar);
     }
     // With dropout on the attention weights, the dropped copy is freed before their gradients exist.
-    const double naiveBackward = (dropout ? 1 : 2) * B * H * T * T * d.softmax;
+    // Before that, the product that makes the weights' gradient runs with its scratch.
+    const double naiveBackward = std::max((dropout ? 1 : 2) * B * H * T * T * d.softmax,
+                                          B * H * T * T * d.softmax + productScratch(T * T, B * H));
     const double attentionTransient = fused     ? 3 * BTC * d.matmul // the gradients of Q, K and V
                                       : chunked ? chunkBackward
                                                 : naiveBackward;
@@ -268,7 +278,10 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
     // MLP backward, relative to what is saved when the block's backward starts: the block output's
     // gradient, then the gradient of the GELU output beside the GELU input's, both hidden-sized
     // (4·B·T·C), while the GELU output is already freed.
-    const double mlpBackward = BTC * d.residual + 4 * BTC * std::max(d.matmul, d.pointwise);
+    // The product that makes the GELU output's gradient runs beside the block output's gradient,
+    // with its scratch.
+    const double mlpBackward = std::max(BTC * d.residual + 4 * BTC * std::max(d.matmul, d.pointwise),
+                                        BTC * d.residual + 4 * BTC * d.matmul + productScratch(4 * BTC));
     // ZeRO-2 keeps the shard's gradients between steps, but backward still builds every gradient
     // before they are reduced: `built`, the gradients backward has allocated so far, is a temporary
     // of each step (from the second microbatch on, all of them).
@@ -285,9 +298,12 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
     // autocast first in BF16 for the cast weight, then converted). Where the weights are large
     // against the activations (B·T below about 4·C) the 16-bit modes make more transients here
     // than this counts (docs/memory-model.md).
-    const double weightGradient = 4 * C * C * (gradientBytes + (d.autocast ? 2 : 0));
+    const double weightGradient = 4 * C * C * (gradientBytes + (d.autocast ? 2 : 0)) + productScratch(4 * C * C);
     double live = saved;
     double highest = live + built + 2 * B * T * V * 4; // loss and log-softmax gradients over the logits
+    // The head's product in the forward, before the log-softmax output exists: the logits and the
+    // product's scratch.
+    highest = std::max(highest, live - B * T * V * 4 + B * T * V * d.matmul + productScratch(B * T * V));
     live -= head;
     allocate(V * C + 2 * C); // the head's weight (tied: the token embedding's), the final LayerNorm
     for (int64_t i = m.layers - 1; i >= 0; --i) {

@@ -61,7 +61,9 @@ struct MemoryCase
                               std::string("model.tied_head=") + (tiedHead ? "true" : "false"), "precision.mode=" + mode,
                               "memory.checkpoint_every=" + std::to_string(checkpointEvery),
                               "memory.attention=" + attention,
-                              "memory.attention_chunk=" + std::to_string(attentionChunk)});
+                              "memory.attention_chunk=" + std::to_string(attentionChunk),
+                              // What measureMemoryRoles runs on, so the model sizes per-thread scratch by it.
+                              "runtime.threads=" + std::to_string(threads)});
     }
 };
 

@@ -5,6 +5,7 @@
 // are deterministic on a given CPU, so a miss is the model's, not noise; which kernels LibTorch
 // picks depends on the CPU (below).
 #include "core/engine/kernels/gemm.h"
+#include "core/engine/machine/device.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/memorymodel/memorymodel.h"
 #include "tests/common/memorysample.h"
@@ -72,7 +73,7 @@ double temporariesOverAllowed(const MemoryCase &config)
 void tst_MemoryAccuracy::predictionIsWithinTenPercent()
 {
     QFETCH(MemoryCase, config);
-    const MemoryEstimate predicted = estimateMemory(config.config());
+    const MemoryEstimate predicted = estimateMemory(config.config(), deviceTermsOf(config.config()));
     std::map<std::string, int64_t> measured = optlog::testing::measureMemoryRoles(config);
     const auto check = [&](MemoryRole role, int64_t predictedBytes, double over) {
         const int64_t bytes = measured[memoryRoleName(role)];

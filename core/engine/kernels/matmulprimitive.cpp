@@ -3,6 +3,7 @@
 
 #include "core/engine/kernels/onednncpu.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -86,7 +87,11 @@ public:
     {
         uint32_t alphaBits = 0;
         std::memcpy(&alphaBits, &alpha, sizeof(alpha));
-        std::vector<int64_t> key{a.dim(), int64_t(a.scalar_type()), bias ? 1 : 0, int64_t(alphaBits)};
+        // oneDNN sizes a primitive's parallel work and scratchpad for the threads set when it is
+        // made: a run on one thread after one on two (tests, `optlog tune`'s candidates) must not
+        // take the two-thread primitive (twice the scratchpad, and two threads at work).
+        std::vector<int64_t> key{a.dim(), int64_t(a.scalar_type()), bias ? 1 : 0, int64_t(alphaBits),
+                                 int64_t(at::get_num_threads())};
         for (const at::Tensor *t : {&a, &b, &out}) {
             key.insert(key.end(), t->sizes().begin(), t->sizes().end());
             key.insert(key.end(), t->strides().begin(), t->strides().end());

@@ -157,13 +157,22 @@ std::string describeOneDnn()
 #endif
 }
 
+std::string primitiveKernel(at::ScalarType dtype)
+{
+#ifdef OPTLOG_HAVE_ONEDNN
+    return matmulPrimitiveImplementation(dtype);
+#else
+    return "";
+#endif
+}
+
 std::string kernelsReached(ProductPath path, at::ScalarType dtype)
 {
     std::string reached;
 #ifdef OPTLOG_HAVE_ONEDNN
     const OneDnnCpu cpu = oneDnnCpu();
     if (path == ProductPath::Primitive)
-        reached = cpu.version + ", " + matmulPrimitiveImplementation(dtype);
+        reached = cpu.version + ", " + primitiveKernel(dtype);
     else if (path == ProductPath::Sgemm)
         reached = cpu.version + ", " + cpu.isa;
     else if (dtype == at::kBFloat16) // LibTorch's own, on oneDNN through ideep: one product, logged

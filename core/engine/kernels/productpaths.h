@@ -66,6 +66,10 @@ ProductPaths productPathsFrom(const std::string &setting, at::ScalarType compute
 // runs one), "oneDNN 2.6.3, avx512_core_bf16" (sgemm: the ISA oneDNN dispatches to), or "LibTorch's
 // BLAS" (ATen's FP32 products; the run's environment names the BLAS and its core).
 std::string kernelsReached(ProductPath path, at::ScalarType dtype);
+// The kernel oneDNN's matmul primitive runs products of `dtype` on here ("gemm:jit",
+// "brg:avx512_core_bf16"); empty in a build without oneDNN. Its scratchpad comes from LibTorch's
+// allocator, and the memory model sizes it by the kernel (core/memorymodel/deviceterms.h).
+std::string primitiveKernel(at::ScalarType dtype);
 // "primitive (oneDNN 2.6.3, brg:avx512_core_bf16)", "sgemm, widened (...)": the path and what it reaches.
 std::string describePath(ProductPath path, at::ScalarType dtype);
 // The paths this build has, and why: all three where LibTorch links the system's oneDNN (Debian's),

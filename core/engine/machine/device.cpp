@@ -3,6 +3,7 @@
 
 #include "core/config/config.h"
 #include "core/engine/compat/torchcompat.h"
+#include "core/engine/kernels/productpaths.h"
 #include "core/engine/machine/cudasupport.h"
 #include "core/engine/machine/environment.h"
 #include "core/engine/memory/countingallocator.h"
@@ -55,7 +56,11 @@ DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapabili
 {
     DeviceTerms terms;
     if (config.runtime.device != "cuda") {
-        terms = cpuDeviceTerms(cpuModelName(), TORCH_VERSION);
+        // BF16 products on oneDNN's matmul primitive take its scratchpad through the counting
+        // allocator, sized by the kernel it runs and the run's threads.
+        const bool onPrimitive = runProductPaths(config.runtime, at::kBFloat16).bfloat16 == ProductPath::Primitive;
+        terms = cpuDeviceTerms(cpuModelName(), TORCH_VERSION, onPrimitive ? primitiveKernel(at::kBFloat16) : "",
+                               runThreads(config.runtime));
     } else if (cuda::built() && torch::cuda::is_available()) {
         const auto [major, minor] = cuda::computeCapability(0);
         terms = cudaDeviceTerms(ComputeCapability{major, minor}, cuda::deviceName(0), TORCH_VERSION,

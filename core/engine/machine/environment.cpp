@@ -92,13 +92,18 @@ int defaultThreads()
     return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-ThreadSettings applyThreadSettings(const RuntimeConfig &runtime)
+int runThreads(const RuntimeConfig &runtime)
 {
-    ThreadSettings settings;
     // `optlog tune`'s choice for this machine and precision, passed on by the launcher.
     const char *tuned = std::getenv("OPTLOG_TUNED_THREADS");
     const int tunedThreads = tuned ? std::atoi(tuned) : 0;
-    settings.intraOp = runtime.threads > 0 ? int(runtime.threads) : tunedThreads > 0 ? tunedThreads : defaultThreads();
+    return runtime.threads > 0 ? int(runtime.threads) : tunedThreads > 0 ? tunedThreads : defaultThreads();
+}
+
+ThreadSettings applyThreadSettings(const RuntimeConfig &runtime)
+{
+    ThreadSettings settings;
+    settings.intraOp = runThreads(runtime);
     settings.blas = runtime.blasThreads > 0 ? int(runtime.blasThreads) : settings.intraOp;
     at::set_num_threads(settings.intraOp);
     auto setBlasThreads = blasSymbol<void (*)(int)>("openblas_set_num_threads");

@@ -17,6 +17,9 @@ struct ThreadSettings
     int blas = 1;    // OpenBLAS threads; -1 when the BLAS cannot be asked
 };
 
+// The intra-op threads a run takes: runtime.threads, else `optlog tune`'s for this machine and the
+// run's precision (passed on by the launcher), else this machine's default.
+int runThreads(const RuntimeConfig &runtime);
 // Resolves runtime.threads and runtime.blas_threads (0 = this machine's default) and applies
 // them to LibTorch and, when it is the BLAS in use, to OpenBLAS.
 ThreadSettings applyThreadSettings(const RuntimeConfig &runtime);
