@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "app/cli.h"
 
-#include "app/launcher.h"
 #include "core/config/presets.h"
 
 #include <cmath>
@@ -49,17 +48,6 @@ void refuseEmptyValues(CLI::App &app)
     }
     for (CLI::App *command : app.get_subcommands({}))
         refuseEmptyValues(*command);
-}
-
-void relaunchFor(char **argv, const std::function<RunConfig()> &config)
-{
-    std::string mode;
-    try {
-        mode = config().precision.mode;
-    } catch (const std::exception &) {
-        return;
-    }
-    relaunchWithRuntimeVariables(argv, mode);
 }
 
 } // namespace optlog

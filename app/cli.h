@@ -41,8 +41,4 @@ CLI::Validator toleranceCheck();
 // the user tried to replace (`--compute-capability ""`, `--db ""`). Arguments are left to their
 // commands, which say what an empty one means ("the note is empty").
 void refuseEmptyValues(CLI::App &app);
-// Re-executes with the tuned variables for the run's precision (relaunchWithRuntimeVariables). A
-// config that does not load is refused by the command itself, at once: no need to start again.
-void relaunchFor(char **argv, const std::function<RunConfig()> &config);
-
 } // namespace optlog

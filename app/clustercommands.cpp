@@ -3,6 +3,7 @@
 // `optlog gather` collects the runs from the tasks' shard studies, `optlog cancel` stops tasks.
 #include "app/cli.h"
 #include "app/commands.h"
+#include "app/enginework.h"
 #include "app/launcher.h"
 #include "app/remote.h"
 #include "core/analysis/analysis.h"
@@ -12,7 +13,6 @@
 #include "core/config/presets.h"
 #include "core/config/studyplan.h"
 #include "core/contract/outcome.h"
-#include "core/engine/run/runrequest.h"
 #include "core/store/store.h"
 
 #include <algorithm>
@@ -60,33 +60,6 @@ bool report(const char *command, const Gathering &gathering)
     for (const std::string &refused : gathering.refused)
         std::cerr << "optlog " << command << ": refused shard " << refused << "\n";
     return gathering.refused.empty();
-}
-
-// The shard of an earlier task where `run` stopped (cancelled, crashed) with a checkpoint it can go
-// on from, newest first; empty when there is none.
-std::string resumableShard(const Store &study, const PlannedRun &run)
-{
-    const std::vector<ClusterJob> jobs = study.clusterJobs();
-    for (auto job = jobs.rbegin(); job != jobs.rend(); ++job)
-        for (const ClusterTask &task : job->tasks) {
-            if (task.runName != run.name)
-                continue;
-            const std::string shard = fs::absolute(study.absolutePath(task.shard)).string();
-            if (!fs::exists(shard))
-                continue;
-            try {
-                RunRequest resume;
-                resume.study = shard;
-                resume.resume = run.name;
-                const Resumption resumption = resumptionOf(resume);
-                if (resumption.run.configToml == toToml(run.config()))
-                    return shard;
-            } catch (const InputError &) {
-                // not resumable there: it starts afresh
-            }
-            return "";
-        }
-    return "";
 }
 
 // A name Slurm shows in squeue: the plan's, in plain characters.

@@ -5,9 +5,9 @@
 #include "core/analysis/studycomparison.h"
 #include "core/cluster/slurm.h"
 #include "core/config/config.h"
+#include "core/config/runrequest.h"
 #include "core/config/studyplan.h"
 #include "core/contract/outcome.h"
-#include "core/engine/run/runrequest.h"
 #include "core/store/store.h"
 
 #include <functional>
@@ -44,9 +44,6 @@ Command addPruneCommand(CLI::App &app, const Invocation &invocation);
 Command addShowCommand(CLI::App &app, const Invocation &invocation);
 Command addExportCommand(CLI::App &app, const Invocation &invocation);
 Command addRecordCommand(CLI::App &app, const Invocation &invocation);
-
-// `optlog run` of a request resolved once (resolveRun); `self` runs the replicates when there are several.
-int runCommand(const RunRequest &request, const ResolvedRun &resolved, const std::string &self);
 
 struct StudyRequest
 {
@@ -97,7 +94,6 @@ struct EstimateRequest
     std::string computeCapability; // runtime.device = "cuda" without a GPU here: the chip's, "9.0"
     bool checkApplicable = false;  // only whether the run's model can take the config, as JSON
 };
-int estimateCommand(const EstimateRequest &request);
 
 struct FitRequest
 {
@@ -106,7 +102,6 @@ struct FitRequest
     std::vector<std::string> overrides;
     std::string budget; // "512MiB"
 };
-int fitCommand(const FitRequest &request);
 
 struct ReportRequest
 {
@@ -138,11 +133,6 @@ struct TuneRequest
     std::string peakDevice = "cpu";
     int peakThreads = 0;
 };
-int tuneCommand(const TuneRequest &request, const std::string &self);
-// `optlog tune --peak-only`: the matmul peak measured (or read from the cache) and printed.
-int peakCommand(const TuneRequest &request);
-// A GEMM with the OPENBLAS_CORETYPE this process started with, against a reference: exit 0 if right.
-int gemmCheckCommand();
 
 struct RunsRequest
 {
@@ -195,9 +185,6 @@ struct QuantizeRequest
     std::string tensors = "blocks.*";   // glob patterns over the 2-D weights' names
     int64_t int8Tensors = 2;            // mixed: the most sensitive tensors kept in int8
 };
-// Quantizes a completed run's final weights with each scheme and group, evaluates each on the
-// study's validation windows, stores every result (all or none) and prints the table.
-int quantizeCommand(const QuantizeRequest &request);
 // Removes the checkpoints of the named runs (all finished runs when none is named); final weights stay.
 int pruneCommand(const std::string &study, const std::vector<std::string> &runs);
 int exportCommand(const std::string &study, const std::string &format, const std::string &output);

@@ -1,29 +1,12 @@
 // SPDX-License-Identifier: MIT
-// `optlog fit`: the largest microbatch that fits a memory budget, then the next levers.
+// `optlog fit`: its options. The search is the engine's (app/engine/fit.cpp).
 #include "app/cli.h"
 #include "app/commands.h"
-#include "core/config/config.h"
-#include "core/engine/run/fitsearch.h"
+#include "app/enginework.h"
 
-#include <cstdio>
 #include <memory>
 
 namespace optlog {
-
-int fitCommand(const FitRequest &request)
-{
-    std::unique_ptr<FitSearch> search;
-    if (const int refused = refuseBadInput("fit", [&] {
-            search = std::make_unique<FitSearch>(loadRunConfig(request.preset, request.configFile, request.overrides),
-                                                 parseBytes(request.budget, "--memory-budget"));
-        }))
-        return refused;
-    const FitResult result = search->run([](const std::string &line) {
-        std::fputs(line.c_str(), stdout);
-        std::fflush(stdout); // a search takes a while: each line as it is found
-    });
-    return result.chosenMicrobatch ? kExitOk : kExitOutOfBudget;
-}
 
 Command addFitCommand(CLI::App &app, const Invocation &invocation)
 {
@@ -36,8 +19,7 @@ Command addFitCommand(CLI::App &app, const Invocation &invocation)
                 FitRequest &fit = *request;
                 if (fit.configFile.empty() && fit.preset.empty())
                     fit.preset = "default";
-                relaunchFor(invocation.argv, [&] { return loadRunConfig(fit.preset, fit.configFile, fit.overrides); });
-                return fitCommand(fit);
+                return fitCommand(fit, invocation);
             }};
 }
 

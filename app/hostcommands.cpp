@@ -4,12 +4,11 @@
 // description of its machine, a run started detached, a run's rows as they come, a cancel, and an
 // ended run whole.
 #include "app/commands.h"
+#include "app/enginework.h"
 #include "app/remote.h"
 #include "core/config/configerror.h"
 #include "core/config/tuning.h"
 #include "core/contract/engineevents.h"
-#include "core/engine/machine/cudasupport.h"
-#include "core/engine/machine/environment.h"
 #include "core/remote/hostplaces.h"
 #include "core/remote/runstream.h"
 
@@ -37,49 +36,18 @@ extern char **environ;
 
 namespace optlog {
 
-namespace {
-
-// A config is a few KiB; more on the start command's input is not one.
-constexpr size_t kMaxConfigBytes = 1 << 20;
-// How long a run may take to start (its data loaded, a first tuning probe) before it has a row.
-constexpr auto kStartTimeout = std::chrono::minutes(30);
-
 std::string thisMachine()
 {
     char name[256] = {};
     return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
 }
 
-int hostDescribeCommand()
-{
-    nlohmann::json gpus = nlohmann::json::array();
-    for (int i = 0; i < cuda::deviceCount(); ++i)
-        gpus.push_back(cuda::deviceDescription(i));
-    nlohmann::json tuned = nlohmann::json::object();
-    for (const char *mode : {"fp32", "autocast-bf16"}) {
-        const std::string family = precisionFamily(mode);
-        tuned[family] = readTuning(tuningCacheFile(), machineKey(), family).has_value();
-    }
-    const std::string hosted = hostedFolder();
-    struct statvfs disk
-    { };
-    const int64_t freeBytes = ::statvfs(hosted.c_str(), &disk) == 0 ? int64_t(disk.f_bavail) * int64_t(disk.f_frsize)
-                                                                    : 0;
-    const nlohmann::json description = {{"optlog", buildDescription()},
-                                        {"event_format", kEventFormat},
-                                        {"schema", Store::kSchemaVersion},
-                                        {"machine", thisMachine()},
-                                        {"cpu", cpuModelName()},
-                                        {"logical_cpus", defaultThreads()},
-                                        {"cuda_built", cuda::built()},
-                                        {"cuda", cuda::runtimeVersion()},
-                                        {"gpus", gpus},
-                                        {"tuned", tuned},
-                                        {"hosted", hosted},
-                                        {"free_bytes", freeBytes}};
-    std::cout << description.dump() << "\n";
-    return kExitOk;
-}
+namespace {
+
+// A config is a few KiB; more on the start command's input is not one.
+constexpr size_t kMaxConfigBytes = 1 << 20;
+// How long a run may take to start (its data loaded, a first tuning probe) before it has a row.
+constexpr auto kStartTimeout = std::chrono::minutes(30);
 
 // The engine started in a session of its own (no terminal, no SIGHUP when the connection that
 // started it closes), its output in `log`.

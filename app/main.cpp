@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
-// `optlog`: runs training experiments into a study file and reads them back. Each command
-// registers its own options and callback; this file only assembles them and draws the boundary.
+// `optlog` and `optlog-engine`: run training experiments into a study file and read them back. Each
+// command registers its own options and callback; this file only assembles them and draws the
+// boundary. What differs between the two binaries is behind app/enginework.h.
 #include "app/cli.h"
 #include "app/commands.h"
+#include "app/enginework.h"
 #include "app/launcher.h"
 #include "app/manpage.h"
 #include "core/contract/inputerror.h"
 #include "core/contract/outcome.h"
-#include "core/engine/kernels/productpaths.h"
-#include "core/engine/machine/environment.h"
 #include "optlog_version.h"
 
 #include <CLI/CLI.hpp>
@@ -41,8 +41,7 @@ namespace {
 // product paths, charts in reports: docs/building.md). The tests read it too.
 std::string versionLine()
 {
-    using namespace optlog;
-    std::string line = buildDescription() + "; products on " + (oneDnnGemmBuilt() ? "aten, sgemm, primitive" : "aten");
+    std::string line = optlog::buildLine();
 #ifdef OPTLOG_WITH_QT_REPORTS
     line += "; reports with charts";
 #else
@@ -56,6 +55,7 @@ std::string versionLine()
 int main(int argc, char **argv)
 {
     using namespace optlog;
+    handToEngine(argv);
     CLI::App app{"optlog: the optimization log of training a small transformer language model.\nExit codes: "
                  + exitCodesText() + "."};
     app.require_subcommand(1);

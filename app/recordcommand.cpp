@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // `optlog record`: a run that a trainer outside the engine reports on stdin (the Python module's
-// runs), written into a study.
+// runs), written into a study through the recorder the engine's runs use (core/recording).
 #include "app/commands.h"
+#include "app/enginework.h"
 #include "core/contract/format.h"
-#include "core/engine/run/recordedstream.h"
+#include "core/recording/recordedstream.h"
 
 #include <csignal>
 #include <cstdio>
@@ -22,7 +23,7 @@ int recordCommand(const std::string &study)
     std::unique_ptr<Store> store;
     if (const int refused = refuseBadInput("record", [&] { store = std::make_unique<Store>(study); }))
         return refused;
-    const RecordedStream recorded = recordStream(*store, STDIN_FILENO);
+    const RecordedStream recorded = recordStream(*store, STDIN_FILENO, recordedMatmulPeak);
     if (recorded.runId == 0) {
         std::fprintf(stderr, "optlog record: %s; nothing was written\n", printable(recorded.message).c_str());
         return kExitBadInput;

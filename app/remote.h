@@ -17,6 +17,9 @@ namespace optlog {
 // The exit code of `optlog host fetch` for a run still training there: nothing to gather yet.
 inline constexpr int kExitStillRunning = 10;
 
+// This machine's name, as the hosts' runs record it (gethostname); empty where it has none.
+std::string thisMachine();
+
 // What `optlog host describe` said about its machine.
 struct HostDescription
 {

@@ -3,6 +3,7 @@
 // process, then the comparison.
 #include "app/cli.h"
 #include "app/commands.h"
+#include "app/enginework.h"
 #include "app/launcher.h"
 #include "app/remote.h"
 #include "core/analysis/analysis.h"
@@ -10,7 +11,6 @@
 #include "core/config/cachefile.h"
 #include "core/config/configerror.h"
 #include "core/config/studyplan.h"
-#include "core/engine/model/languagemodel.h"
 #include "core/store/store.h"
 
 #include <algorithm>
@@ -66,6 +66,9 @@ int studyCommand(const StudyRequest &request, const std::string &self)
                             requireModelTakes);
         }))
         return refused;
+    if (request.scheduler.empty() && request.host.empty())
+        if (const int refused = refuseWithoutEngine("study"))
+            return refused;
     sayWhatWasSkipped(runs);
     if (!request.scheduler.empty())
         return clusterStudyCommand(request, runs.plan, studyFile, self);

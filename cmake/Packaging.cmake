@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
-# What `cmake --install` puts where, and the Debian package CPack builds from it
-# (`cmake --build build --target package`, or `packaging/setup.sh package`).
+# What `cmake --install` puts where, and the Debian packages CPack builds from it
+# (`cmake --build build --target package`, or `packaging/setup.sh package`): `optlog`, everything
+# but the engine (the CLI without LibTorch, the workbench, the manual pages, presets, the Python
+# client), and `optlog-engine`, the engine (app/CMakeLists.txt installs it into its component),
+# which depends on LibTorch and on `optlog`. A build without the engine packages `optlog` alone.
 include(GNUInstallDirs)
 
 set(optlog_desktop ${CMAKE_SOURCE_DIR}/packaging/desktop)
@@ -61,21 +64,45 @@ add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/packaging/changelog.gz
   DEPENDS ${CMAKE_BINARY_DIR}/packaging/changelog)
 add_custom_target(optlog_changelog ALL DEPENDS ${CMAKE_BINARY_DIR}/packaging/changelog.gz)
 install(FILES ${CMAKE_BINARY_DIR}/packaging/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR})
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "workbench for memory and precision techniques in transformer training")
-set(CPACK_PACKAGE_DESCRIPTION "optlog trains a small byte-level GPT with LibTorch and compares memory and
-precision techniques (FP32, gradient accumulation, autocast BF16, master
-weights, activation checkpointing) on quality, speed and memory by role,
-predicted beside measured, in one SQLite study file. The package holds the
-command-line engine optlog and the Qt workbench optlog-workbench.")
+if(OPTLOG_WITH_ENGINE) # each package has its own, as Debian's policy asks
+  install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright ${CMAKE_BINARY_DIR}/packaging/changelog.gz
+          DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/optlog-engine COMPONENT engine)
+endif()
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-# The shared libraries' packages, as dpkg-shlibdeps finds them; OpenBLAS's pthread build as well,
-# which LibTorch does not link by name but without which FP32 runs about 20x slower.
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+# The shared libraries' packages, as dpkg-shlibdeps finds them, for each package.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0-pthread")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "fortunes-min")
-# `import optlog` in a PyTorch training script; the example trainer needs torch too.
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3, python3-torch")
 set(CPACK_STRIP_FILES ON)
+
+# Each package's description: its first line is its synopsis (CPack prepends no summary where
+# CPACK_PACKAGE_DESCRIPTION_SUMMARY is left to its default).
+set(CPACK_COMPONENTS_ALL optlog)
+set(CPACK_DEBIAN_OPTLOG_PACKAGE_NAME optlog)
+set(CPACK_COMPONENT_OPTLOG_DESCRIPTION "workbench for memory and precision techniques in transformer training
+optlog compares memory and precision techniques for training a small
+transformer language model (FP32, gradient accumulation, autocast BF16,
+master weights, activation checkpointing) on quality, speed and memory by
+role, predicted beside measured, in one SQLite study file. This package holds
+the Qt workbench optlog-workbench and the command line optlog: they design
+studies, follow runs on other machines over SSH or on Slurm, compare them and
+write reports, without LibTorch. Training on this machine needs optlog-engine.")
+# `import optlog` in a PyTorch training script; the example trainer needs torch too.
+set(CPACK_DEBIAN_OPTLOG_PACKAGE_SUGGESTS "optlog-engine, python3, python3-torch")
+if(OPTLOG_WITH_ENGINE)
+  list(APPEND CPACK_COMPONENTS_ALL engine)
+  set(CPACK_DEBIAN_ENGINE_PACKAGE_NAME optlog-engine)
+  set(CPACK_DEBIAN_ENGINE_PACKAGE_SECTION science)
+  # OpenBLAS's pthread build as well, which LibTorch does not link by name but without which FP32
+  # runs about 20x slower; and the commands it hands the work of, of exactly this build.
+  set(CPACK_DEBIAN_ENGINE_PACKAGE_DEPENDS "optlog (= ${CPACK_PACKAGE_VERSION}), libopenblas0-pthread")
+  # The default corpus.
+  set(CPACK_DEBIAN_ENGINE_PACKAGE_RECOMMENDS "fortunes-min")
+  set(CPACK_COMPONENT_ENGINE_DESCRIPTION "optlog's engine: trains and measures with LibTorch
+optlog-engine trains the runs of optlog's studies with LibTorch (the byte-level
+GPT or your TorchScript model), measures memory by role, the machine's matmul
+peak and its best threads, and quantizes final weights. optlog run, study,
+tune, fit, estimate and quantize hand their work to it.")
+endif()
 include(CPack)

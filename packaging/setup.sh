@@ -5,7 +5,9 @@
 #                   (no DISPLAY or WAYLAND_DISPLAY) runs the study headless and prints its comparison
 #   test            runs the whole test suite, then builds and tests again against PyTorch's own
 #                   LibTorch (PyPI's torch, with CUDA: packaging/pytorch.sh)
-#   package         builds the Debian package (build/optlog_*.deb): `sudo apt install ./build/optlog_*.deb`
+#   package         builds the Debian packages: build/optlog_*.deb (the workbench and the CLI, no
+#                   LibTorch: all a laptop needs) and build/optlog-engine_*.deb (training here):
+#                   `sudo apt install ./build/optlog_*.deb ./build/optlog-engine_*.deb`
 # Idempotent: with everything installed and built it only checks and rebuilds what changed.
 set -euo pipefail
 
@@ -94,6 +96,12 @@ case "$mode" in
     cmake --build "$fuzz_build"
     # In parallel, one test per core; those that time the machine run alone (tests/CMakeLists.txt).
     (cd "$build" && ctest --output-on-failure --timeout 900 -j "$(nproc)")
+    # The laptop's build, without the engine (OPTLOG_WITH_ENGINE=OFF): no LibTorch header is
+    # compiled, so it is quick; its tests are those of what it has, the study commands' among them.
+    laptop_build=${build}-laptop
+    cmake -S "$here" -B "$laptop_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTLOG_WITH_ENGINE=OFF >/dev/null
+    cmake --build "$laptop_build"
+    (cd "$laptop_build" && ctest --output-on-failure --timeout 300 -j "$(nproc)")
     # Then each fuzzer for its short budget (OPTLOG_FUZZ_SECONDS, 20 s), from its seeds.
     (cd "$fuzz_build" && ctest --output-on-failure --timeout 300 -j "$(nproc)")
     # The second configuration: the engine, the CLI and what exercises LibTorch, built against
@@ -102,7 +110,7 @@ case "$mode" in
     ;;
   package)
     (cd "$build" && cpack >/dev/null)
-    ls "$build"/optlog_*.deb
+    ls "$build"/optlog_*.deb "$build"/optlog-engine_*.deb
     ;;
   *)
     echo "usage: packaging/setup.sh [run|test|package]" >&2

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/runplacechooser.h"
 
+#include "core/contract/program.h"
 #include "core/remote/hostlist.h"
 
 #include <QComboBox>
@@ -8,6 +9,7 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
+#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QVBoxLayout>
 
@@ -27,6 +29,12 @@ QString dataOf(const RunPlace &place)
     case RunPlace::Kind::Slurm: return kSlurm;
     }
     return {};
+}
+
+// An entry the user can pick: "This machine" is shown but not offered where no engine trains here.
+bool offered(const QComboBox &places, int index)
+{
+    return index >= 0 && (places.model()->flags(places.model()->index(index, 0)) & Qt::ItemIsEnabled);
 }
 
 } // namespace
@@ -99,7 +107,7 @@ RunPlace RunPlaceChooser::place() const
 bool RunPlaceChooser::choose(const RunPlace &place)
 {
     const int index = m_places->findData(dataOf(place));
-    if (index < 0 || isChecking())
+    if (!offered(*m_places, index) || isChecking())
         return false;
     m_places->setCurrentIndex(index);
     m_previous = place;
@@ -120,14 +128,24 @@ void RunPlaceChooser::addHost(const QString &destination)
 void RunPlaceChooser::reloadPlaces(const RunPlace &choose)
 {
     m_places->clear();
-    m_places->addItem(tr("This machine"), QString());
+    // Without optlog-engine (the `optlog` package alone: a laptop) this machine cannot train: it
+    // is shown, not offered, and the line below says why.
+    const bool trainsHere = !installedEngine(m_engine.toStdString()).empty();
+    m_places->addItem(trainsHere ? tr("This machine") : tr("This machine (no engine here)"), QString());
+    if (!trainsHere) {
+        static_cast<QStandardItemModel *>(m_places->model())->item(0)->setEnabled(false);
+        m_state->setText(tr("This machine has no optlog-engine, which trains with LibTorch: runs go to a host "
+                            "(Add a host…), or install the package optlog-engine to train here."));
+    }
     if (!QStandardPaths::findExecutable(QStringLiteral("sbatch")).isEmpty())
         m_places->addItem(tr("A Slurm cluster (sbatch)"), kSlurm);
     for (const HostEntry &host : rememberedHosts())
         m_places->addItem(QString::fromStdString(host.name), QString::fromStdString(host.name));
     m_places->addItem(tr("Add a host…"), kAddHost);
-    const int index = m_places->findData(dataOf(choose));
-    m_places->setCurrentIndex(index >= 0 ? index : 0);
+    int index = m_places->findData(dataOf(choose));
+    if (!offered(*m_places, index))
+        index = trainsHere || m_places->count() == 2 ? 0 : 1; // the first place that trains, if any
+    m_places->setCurrentIndex(index);
 }
 
 } // namespace optlog

@@ -12,7 +12,8 @@ class QLabel;
 
 namespace optlog {
 
-// "Run on": where the queue's runs train. This machine; a Slurm cluster, offered where `sbatch` is
+// "Run on": where the queue's runs train. This machine, where optlog-engine is installed (without
+// it, the `optlog` package alone, it is shown but not offered); a Slurm cluster, offered where `sbatch` is
 // on the PATH (this machine is then one that submits to it, its studies on the cluster's shared
 // disk); or a host reached over SSH: the hosts the user named before (`optlog host check`
 // remembers them), and "Add a host…", which asks for an SSH destination and checks it with the
@@ -25,7 +26,8 @@ public:
     explicit RunPlaceChooser(QString engineBinary, QWidget *parent = nullptr);
 
     RunPlace place() const;
-    // Chooses `place` where it is offered (a remembered host, Slurm where sbatch is); false if not.
+    // Chooses `place` where it is offered (a remembered host, Slurm where sbatch is, this machine
+    // where its engine is); false if not.
     bool choose(const RunPlace &place);
     // Checks `destination` and, once it answers, offers and chooses it; what the check said comes
     // with checked(). The "Add a host…" entry asks for the name and calls this.

@@ -19,13 +19,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// An installed program's folder of `kind` (presets, studies): ../share/optlog/<kind> beside its
-// bin folder. A build tree has none.
+// An installed program's folder of `kind` (presets, studies): PREFIX/share/optlog/<kind>, for a
+// program in PREFIX/bin (optlog, the workbench) or in PREFIX/libexec/optlog (optlog-engine). A
+// build tree has none.
 fs::path installedFolder(const char *kind)
 {
     std::error_code error;
-    const fs::path self = fs::read_symlink("/proc/self/exe", error);
-    return error ? fs::path() : self.parent_path().parent_path() / "share" / "optlog" / kind;
+    fs::path folder = fs::read_symlink("/proc/self/exe", error).parent_path();
+    if (error)
+        return {};
+    if (folder.filename() == "optlog" && folder.parent_path().filename() == "libexec")
+        folder = folder.parent_path();
+    return folder.parent_path() / "share" / "optlog" / kind;
 }
 
 // The embedded texts, with the installed files of the same kind over them (the installed ones are

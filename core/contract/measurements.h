@@ -157,4 +157,13 @@ struct RankRecord
     std::string message;
 };
 
+// An allocation the memory budget refused: what was asked, what was in use, in which phase.
+struct BudgetRefusal
+{
+    int64_t requestedBytes = 0;
+    int64_t inUseBytes = 0;
+    int64_t budgetBytes = 0;
+    std::string phase; // setup | forward | backward | optimizer step | validation
+};
+
 } // namespace optlog

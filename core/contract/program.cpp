@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <filesystem>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -128,6 +129,16 @@ std::string shellCommand(const std::vector<std::string> &words)
     for (const std::string &word : words)
         line += (line.empty() ? "" : " ") + shellQuoted(word);
     return line;
+}
+
+std::string installedEngine(const std::string &optlog)
+{
+    const std::filesystem::path folder = std::filesystem::path(optlog).parent_path();
+    for (const std::filesystem::path &engine :
+         {folder / "optlog-engine", folder / ".." / "libexec" / "optlog" / "optlog-engine"})
+        if (::access(engine.c_str(), X_OK) == 0)
+            return engine.lexically_normal().string();
+    return "";
 }
 
 } // namespace optlog

@@ -39,6 +39,11 @@ StartedProgram startProgram(const std::vector<std::string> &argv, const std::str
 // Waits for a started program: its exit code as runProgram reports it.
 int waitForProgram(pid_t pid);
 
+// Where optlog's engine, `optlog-engine` (the binary that trains with LibTorch), is installed for
+// the `optlog` at `optlog`: in the same folder (a build) or in ../libexec/optlog (the packages);
+// empty when it is in neither (the `optlog` package alone: docs/building.md).
+std::string installedEngine(const std::string &optlog);
+
 // `value` quoted for a POSIX shell: a batch script's arguments, a command line ssh runs on a host.
 std::string shellQuoted(const std::string &value);
 // Words joined into one such command line, each quoted.

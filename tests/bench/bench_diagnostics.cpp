@@ -11,8 +11,8 @@
 #include "core/engine/data/textdata.h"
 #include "core/engine/machine/environment.h"
 #include "core/engine/memory/countingallocator.h"
-#include "core/engine/run/studyrecorder.h"
 #include "core/engine/train/trainer.h"
+#include "core/recording/studyrecorder.h"
 #include "core/store/store.h"
 
 #include <algorithm>

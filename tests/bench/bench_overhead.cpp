@@ -14,8 +14,8 @@
 #include "core/engine/machine/device.h"
 #include "core/engine/machine/environment.h"
 #include "core/engine/memory/countingallocator.h"
-#include "core/engine/run/studyrecorder.h"
 #include "core/engine/train/trainer.h"
+#include "core/recording/studyrecorder.h"
 #include "core/store/store.h"
 #include "tests/common/arguments.h"
 

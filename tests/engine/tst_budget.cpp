@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
 #include "core/engine/memory/countingallocator.h"
-#include "core/engine/run/studyrecorder.h"
 #include "core/engine/train/trainer.h"
 #include "core/memorymodel/memorymodel.h"
 #include "core/memorymodel/modelshape.h"
+#include "core/recording/studyrecorder.h"
 #include "core/store/store.h"
 
 #include <ATen/ATen.h>

@@ -5,7 +5,7 @@
 #include "core/analysis/analysis.h"
 #include "core/config/cachefile.h"
 #include "core/engine/machine/calibration.h"
-#include "core/engine/run/recordedstream.h"
+#include "core/recording/recordedstream.h"
 #include "core/store/store.h"
 
 #include <nlohmann/json.hpp>
@@ -85,7 +85,7 @@ RecordedStream recordLines(Store &store, const std::vector<std::string> &lines)
         bytes += line + "\n";
     Writer writer;
     writer.writeInBackground(bytes);
-    return recordStream(store, writer.readEnd());
+    return recordStream(store, writer.readEnd(), recordedMatmulPeak);
 }
 
 bool mentions(const std::string &text, const std::string &part)
@@ -315,7 +315,7 @@ private Q_SLOTS:
         Store store(study);
         Writer writer;
         RecordedStream recorded;
-        std::thread reader([&] { recorded = recordStream(store, writer.readEnd()); });
+        std::thread reader([&] { recorded = recordStream(store, writer.readEnd(), recordedMatmulPeak); });
         writer.write(kStart + "\n" + stepLine(0, 100) + "\n" + stepLine(1, 200) + "\n");
         const Store follower(study, Store::Access::ReadOnly);
         size_t seen = 0;

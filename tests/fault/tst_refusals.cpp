@@ -9,26 +9,13 @@
 #include "tests/common/enginebinary.h"
 #include "tests/common/files.h"
 
-#include <QDirIterator>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
-namespace {
-
-// Every file under `root`, by its path there. Folders are not counted: the default study's
-// ($XDG_DATA_HOME/optlog) is optlog's own place, made when a command first names a study in it.
-QStringList filesUnder(const QString &root)
-{
-    QStringList found;
-    QDirIterator it(root, QDir::Files | QDir::Hidden | QDir::System, QDirIterator::Subdirectories);
-    while (it.hasNext())
-        found << QDir(root).relativeFilePath(it.next());
-    found.sort();
-    return found;
-}
-
-} // namespace
+// Folders are not counted (filesUnder): the default study's ($XDG_DATA_HOME/optlog) is optlog's own
+// place, made when a command first names a study in it.
+using optlog::testing::filesUnder;
 
 class tst_Refusals : public QObject
 {

@@ -233,6 +233,27 @@ std::optional<MatmulPeak> cachedMatmulPeak(const PeakMachine &machine, const std
     return peakIn(readJsonCache(peakCachePath(cacheFile)), matmulPeakKey(machine), machine.cuda);
 }
 
+// The matmul peak of the machine the trainer ran on, as the engine cached it: on a
+// CPU at the trainer's threads, on a GPU the GPU its environment names. Where none is cached it
+// says how to measure one, for the runs recorded after.
+nlohmann::json recordedMatmulPeak(const nlohmann::json &environment)
+{
+    const std::string device = environment.value("device_name", std::string("cpu"));
+    PeakMachine machine;
+    machine.cuda = device != "cpu";
+    machine.deviceName = device;
+    machine.driver = environment.value("driver", std::string());
+    machine.threads = environment.value("intra_op_threads", 0);
+    if (machine.cuda || machine.threads > 0)
+        if (const std::optional<MatmulPeak> peak = cachedMatmulPeak(machine))
+            return peak->toJson();
+    const std::string measure = machine.cuda ? "optlog tune --peak-only --device cuda"
+                                             : "optlog tune --peak-only --threads " + std::to_string(machine.threads);
+    return {{"not_measured", "no matmul peak is cached for this machine (" + device
+                                 + (machine.cuda ? "" : " at " + std::to_string(machine.threads) + " threads") + "): `"
+                                 + measure + "` measures it, for the runs recorded after"}};
+}
+
 MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &cacheFile, double secondsPerShape,
                       ObservedRate observed)
 {

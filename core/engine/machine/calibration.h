@@ -83,6 +83,10 @@ struct PeakMachine
 std::string matmulPeakKey(const PeakMachine &machine);
 // The peak cached for `machine`, where one was measured (`cacheFile` as below); nothing otherwise.
 std::optional<MatmulPeak> cachedMatmulPeak(const PeakMachine &machine, const std::string &cacheFile = "");
+// The peak cached for the machine a recorded run's environment describes (`optlog record`,
+// recordedstream.h's MatmulPeakOf): a CPU at the trainer's threads, or the GPU it names. Where
+// none is cached, {"not_measured": how to measure one, for the runs recorded after}.
+nlohmann::json recordedMatmulPeak(const nlohmann::json &environment);
 
 // `cacheFile` empty: $XDG_CACHE_HOME/optlog/matmul-peak.json, else ~/.cache/optlog/....
 // Measured on the config's runtime.device with square GEMMs (1024 and 2048 on a CPU, 4096 and

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/contract/measurements.h"
 #include "core/engine/compat/torchcompat.h"
 
 #include <c10/core/Allocator.h>
@@ -13,15 +14,6 @@
 #include <string>
 
 namespace optlog {
-
-// An allocation the memory budget refused: what was asked, what was in use, in which phase.
-struct BudgetRefusal
-{
-    int64_t requestedBytes = 0;
-    int64_t inUseBytes = 0;
-    int64_t budgetBytes = 0;
-    std::string phase; // setup | forward | backward | optimizer step | validation
-};
 
 class MemoryBudgetExceeded : public std::runtime_error
 {

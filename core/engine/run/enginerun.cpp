@@ -8,9 +8,9 @@
 #include "core/engine/model/gpt.h"
 #include "core/engine/precision/precision.h"
 #include "core/engine/run/rankrun.h"
-#include "core/engine/run/studyrecorder.h"
 #include "core/engine/train/ending.h"
 #include "core/memorymodel/memorymodel.h"
+#include "core/recording/studyrecorder.h"
 
 #include <algorithm>
 #include <cstdio>

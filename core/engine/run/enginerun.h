@@ -8,8 +8,8 @@
 #include "core/engine/machine/environment.h"
 #include "core/engine/run/memoryprobe.h"
 #include "core/engine/run/preflight.h"
-#include "core/engine/run/studyrecorder.h"
 #include "core/engine/train/trainer.h"
+#include "core/recording/studyrecorder.h"
 #include "core/store/store.h"
 
 #include <c10/core/Device.h>

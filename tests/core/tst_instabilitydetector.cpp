@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/engine/train/instabilitydetector.h"
+#include "core/recording/instabilitydetector.h"
 
 #include <QtTest>
 #include <cmath>

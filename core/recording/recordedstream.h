@@ -4,7 +4,10 @@
 #include "core/contract/outcome.h"
 #include "core/store/store.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace optlog {
@@ -25,11 +28,17 @@ struct RecordedStream
     std::string peakAdvice;
 };
 
+// The matmul peak of the machine a recorded run's environment describes, as its `matmul_peak`
+// (MatmulPeak's JSON), or {"not_measured": why and how to measure it}. Reading the engine's cache
+// needs LibTorch's version for its key: `optlog record` passes the engine's lookup where it has one.
+using MatmulPeakOf = std::function<nlohmann::json(const nlohmann::json &environment)>;
+
 // Reads events from `fd` until its end (a pipe: the trainer's process) and writes the run into
 // `store`. Never throws for what the stream holds: a refused line ends the run failed with its
 // line number, keeping the rows before it. Rows are flushed at least once a second while the
 // stream is quiet, so a monitor follows the run as it trains. At the end the run's environment gets
-// its machine's cached matmul peak (`matmul_peak`), for its MFU.
-RecordedStream recordStream(Store &store, int fd);
+// its machine's matmul peak (`matmul_peak`: `matmulPeakOf`), for its MFU, when its trainer gave
+// its FLOPs per token; where there is none, `peakAdvice` says how to measure one.
+RecordedStream recordStream(Store &store, int fd, const MatmulPeakOf &matmulPeakOf);
 
 } // namespace optlog

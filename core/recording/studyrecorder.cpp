@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/engine/run/studyrecorder.h"
+#include "core/recording/studyrecorder.h"
 
 #include <iostream>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/engine/train/instabilitydetector.h"
-#include "core/engine/train/trainer.h"
+#include "core/recording/instabilitydetector.h"
+#include "core/recording/trainingobserver.h"
 #include "core/store/store.h"
 
 #include <chrono>

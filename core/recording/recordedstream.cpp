@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/engine/run/recordedstream.h"
+#include "core/recording/recordedstream.h"
 
 #include "core/config/config.h"
 #include "core/config/configerror.h"
@@ -7,9 +7,8 @@
 #include "core/contract/engineevents.h"
 #include "core/contract/format.h"
 #include "core/contract/linereader.h"
-#include "core/engine/machine/calibration.h"
-#include "core/engine/run/studyrecorder.h"
 #include "core/memorymodel/memorymodel.h"
+#include "core/recording/studyrecorder.h"
 
 #include <nlohmann/json.hpp>
 
@@ -137,27 +136,6 @@ void addToEnvironment(Store &store, int64_t runId, const nlohmann::json &keys)
     store.setEnvironment(runId, environment.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-// The matmul peak of the machine the trainer ran on, as the engine cached it (calibration.h): on a
-// CPU at the trainer's threads, on a GPU the GPU its environment names. Where none is cached it
-// says how to measure one, for the runs recorded after.
-nlohmann::json recordedMatmulPeak(const nlohmann::json &environment)
-{
-    const std::string device = environment.value("device_name", std::string("cpu"));
-    PeakMachine machine;
-    machine.cuda = device != "cpu";
-    machine.deviceName = device;
-    machine.driver = environment.value("driver", std::string());
-    machine.threads = environment.value("intra_op_threads", 0);
-    if (machine.cuda || machine.threads > 0)
-        if (const std::optional<MatmulPeak> peak = cachedMatmulPeak(machine))
-            return peak->toJson();
-    const std::string measure = machine.cuda ? "optlog tune --peak-only --device cuda"
-                                             : "optlog tune --peak-only --threads " + std::to_string(machine.threads);
-    return {{"not_measured", "no matmul peak is cached for this machine (" + device
-                                 + (machine.cuda ? "" : " at " + std::to_string(machine.threads) + " threads") + "): `"
-                                 + measure + "` measures it, for the runs recorded after"}};
-}
-
 // Every event after the first, checked for its order and handed to the recorder.
 class StreamWriter
 {
@@ -266,7 +244,7 @@ RunStarted firstEvent(LineReader &reader, RecordedStream &result)
 
 } // namespace
 
-RecordedStream recordStream(Store &store, int fd)
+RecordedStream recordStream(Store &store, int fd, const MatmulPeakOf &matmulPeakOf)
 {
     RecordedStream result;
     LineReader reader(fd, kMaxEventLineBytes);
@@ -327,7 +305,7 @@ RecordedStream recordStream(Store &store, int fd)
     }
     try {
         const nlohmann::json environment = nlohmann::json::parse(store.requireRun(result.runId).environmentJson);
-        const nlohmann::json peak = recordedMatmulPeak(environment);
+        const nlohmann::json peak = matmulPeakOf(environment);
         addToEnvironment(store, result.runId, {{"matmul_peak", peak}});
         if (peak.contains("not_measured") && environment.contains("model_flops"))
             result.peakAdvice = peak["not_measured"].get<std::string>();

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The `optlog` package alone on a clean Debian 12 root, as a laptop installs it: debootstrap's
+# minbase, then `apt-get install ./optlog_*.deb` (its dependencies and recommends, as apt installs
+# them), and what that adds to the root (du before and after; apt's lists and cache left out).
+# Then, in that root: no binary links LibTorch, `optlog run` says what to install and writes
+# nothing, a study is listed, compared and reported as PDF, the workbench starts under Xvfb, and a
+# run goes to a host over SSH (tests/remote/sshhost.sh: the build's optlog with its engine, on the
+# loopback) and is followed into a study there until it completes.
+# Usage (root; downloads about 250 MB from deb.debian.org):
+#   tests/package/laptop_root.sh BUILD_DIR      after packaging/setup.sh package
+set -euo pipefail
+build=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || fail "needs root (debootstrap, chroot, mount)"
+command -v debootstrap >/dev/null || fail "needs debootstrap (apt-get install debootstrap)"
+deb=$(ls "$build"/optlog_*.deb) || fail "no $build/optlog_*.deb: run packaging/setup.sh package"
+
+root=$(mktemp -d /var/tmp/optlog-laptop.XXXXXX)
+hostdir=$(mktemp -d /var/tmp/optlog-laptop-host.XXXXXX)
+mounts=()
+cleanup() {
+  "$here/tests/remote/sshhost.sh" stop "$hostdir" >/dev/null 2>&1 || true
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[$i]}" 2>/dev/null || true; done
+  rm -rf "$root" "$hostdir"
+}
+trap cleanup EXIT
+in_root() { chroot "$root" env -i HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8 XDG_DATA_HOME=/root/data "$@"; }
+# du of the root in KiB, without what apt keeps for itself.
+installed_kib() { du -sxk --exclude=./var/cache/apt --exclude=./var/lib/apt/lists "$root" | cut -f1; }
+
+debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >/dev/null
+mount -t proc proc "$root/proc" && mounts+=("$root/proc")
+in_root apt-get update -q >/dev/null
+before=$(installed_kib)
+cp "$deb" "$root/tmp/"
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "/tmp/$(basename "$deb")" >"$root/tmp/apt.log"
+after=$(installed_kib)
+packages=$(grep -c '^Setting up' "$root/tmp/apt.log" || true)
+echo "minbase root: $((before / 1024)) MiB; with $(basename "$deb") and its $packages packages: $((after / 1024)) MiB;" \
+  "the package with its dependencies: $(((after - before) / 1024)) MiB"
+in_root dpkg -s libtorch1.13 >/dev/null 2>&1 && fail "installing optlog brought LibTorch"
+
+for binary in "$root"/usr/bin/optlog "$root"/usr/bin/optlog-workbench; do
+  linked=$(in_root ldd "${binary#"$root"}")
+  grep -qE 'libtorch|libc10|libdnnl|libopenblas' <<<"$linked" && fail "$binary links LibTorch: $linked"
+done
+echo "ldd: optlog and optlog-workbench link no libtorch, libc10, libdnnl or libopenblas"
+
+set +e
+said=$(in_root sh -c 'cd /tmp && optlog run --preset smoke --db /tmp/new.sqlite' 2>&1)
+code=$?
+set -e
+[ "$code" = 2 ] && grep -q "install the package optlog-engine" <<<"$said" || fail "optlog run exited $code: $said"
+[ -e "$root/tmp/new.sqlite" ] && fail "the refused run made its study"
+echo "optlog run (exit 2): $said"
+
+# A study the build's engine trained, read there.
+"$build/app/optlog" run --preset smoke --set data.corpus=generated --set train.steps=20 \
+  --db "$root/tmp/study.sqlite" >/dev/null 2>&1 || fail "the build's optlog did not train the study"
+in_root optlog runs /tmp/study.sqlite | grep -q completed || fail "optlog runs"
+in_root optlog compare /tmp/study.sqlite >/dev/null || fail "optlog compare"
+in_root optlog report /tmp/study.sqlite --format pdf -o /tmp/report.pdf >/dev/null 2>&1 || fail "optlog report"
+echo "optlog runs, compare, and report: $(stat -c %s "$root/tmp/report.pdf") bytes of PDF"
+
+# The workbench under Xvfb (installed after the measurement: not the package's): still up after 10 s.
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q xvfb xauth >/dev/null
+in_root sh -c 'xvfb-run -a optlog-workbench /tmp/study.sqlite >/tmp/workbench.log 2>&1 & echo $! >/tmp/workbench.pid'
+sleep 10
+pgrep -f "optlog-workbench /tmp/study.sqlite" >/dev/null || fail "the workbench ended: $(cat "$root/tmp/workbench.log")"
+pkill -f "optlog-workbench /tmp/study.sqlite" || true
+echo "the workbench started under Xvfb and was still up after 10 s"
+
+# A run on a host (the build's optlog, with its engine), followed from the root.
+"$here/tests/remote/sshhost.sh" start "$hostdir" >/dev/null
+mkdir -p "$root$hostdir" && mount --bind "$hostdir" "$root$hostdir" && mounts+=("$root$hostdir")
+remote() { in_root env OPTLOG_SSH_CONFIG="$hostdir/ssh_config" XDG_CONFIG_HOME=/root/config optlog "$@"; }
+remote host check optlog-test-host --optlog "$build/app/optlog" >/dev/null || fail "optlog host check"
+remote run --host optlog-test-host --preset smoke --set data.corpus=generated --set train.steps=30 \
+  --db /tmp/followed.sqlite >/dev/null 2>&1 || fail "optlog run --host"
+in_root optlog runs /tmp/followed.sqlite | grep -q completed || fail "the followed run is not completed here"
+echo "a run trained on the host and was followed into /tmp/followed.sqlite until it completed"
+echo "laptop root ok"
