@@ -8,6 +8,7 @@
 #include "core/contract/engineevents.h"
 #include "core/contract/format.h"
 #include "core/contract/inputerror.h"
+#include "core/contract/program.h"
 #include "core/remote/followedrun.h"
 #include "core/remote/hostlist.h"
 #include "core/remote/hostplaces.h"
@@ -65,6 +66,10 @@ std::string sshSaid(const ProgramOutput &result)
         throw InputError("cannot reach " + host.name + " over SSH (" + sshSaid(result) + "); `ssh " + host.name
                          + " true` must work without a prompt: a key in your agent, "
                          + "the host in ~/.ssh/known_hosts");
+    if (result.exitCode == 127 && onPath("ssh").empty())
+        throw InputError("cannot reach " + host.name
+                         + ": ssh is not installed on this machine (install OpenSSH's "
+                           "client: apt install openssh-client)");
     if (result.exitCode == 127 || result.exitCode == 126)
         throw InputError(host.name + " has no optlog at `" + host.optlog + "` (" + sshSaid(result)
                          + "): install optlog there, or name its path with `optlog host check " + host.name

@@ -88,6 +88,8 @@ role, predicted beside measured, in one SQLite study file. This package holds
 the Qt workbench optlog-workbench and the command line optlog: they design
 studies, follow runs on other machines over SSH or on Slurm, compare them and
 write reports, without LibTorch. Training on this machine needs optlog-engine.")
+# Runs on another machine go over OpenSSH's client (docs/remote.md).
+set(CPACK_DEBIAN_OPTLOG_PACKAGE_RECOMMENDS "openssh-client")
 # `import optlog` in a PyTorch training script; the example trainer needs torch too.
 set(CPACK_DEBIAN_OPTLOG_PACKAGE_SUGGESTS "optlog-engine, python3, python3-torch")
 if(OPTLOG_WITH_ENGINE)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/cluster/slurm.h"
 
+#include "core/contract/program.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -20,20 +22,6 @@ extern char **environ;
 namespace optlog {
 
 namespace {
-
-// `program` on the PATH, else empty.
-std::string onPath(const std::string &program)
-{
-    const char *path = std::getenv("PATH");
-    std::stringstream folders(path ? path : "/usr/bin:/bin");
-    std::string folder;
-    while (std::getline(folders, folder, ':')) {
-        const std::string candidate = (folder.empty() ? "." : folder) + "/" + program;
-        if (access(candidate.c_str(), X_OK) == 0)
-            return candidate;
-    }
-    return "";
-}
 
 std::string firstLine(const std::string &text)
 {

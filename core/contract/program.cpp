@@ -3,7 +3,9 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -138,6 +140,19 @@ std::string installedEngine(const std::string &optlog)
          {folder / "optlog-engine", folder / ".." / "libexec" / "optlog" / "optlog-engine"})
         if (::access(engine.c_str(), X_OK) == 0)
             return engine.lexically_normal().string();
+    return "";
+}
+
+std::string onPath(const std::string &program)
+{
+    const char *path = std::getenv("PATH");
+    std::stringstream folders(path ? path : "/usr/bin:/bin");
+    std::string folder;
+    while (std::getline(folders, folder, ':')) {
+        const std::string candidate = (folder.empty() ? "." : folder) + "/" + program;
+        if (::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+    }
     return "";
 }
 

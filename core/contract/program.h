@@ -39,6 +39,9 @@ StartedProgram startProgram(const std::vector<std::string> &argv, const std::str
 // Waits for a started program: its exit code as runProgram reports it.
 int waitForProgram(pid_t pid);
 
+// `program`'s path on the PATH (/usr/bin:/bin where none is set), else empty.
+std::string onPath(const std::string &program);
+
 // Where optlog's engine, `optlog-engine` (the binary that trains with LibTorch), is installed for
 // the `optlog` at `optlog`: in the same folder (a build) or in ../libexec/optlog (the packages);
 // empty when it is in neither (the `optlog` package alone: docs/building.md).

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The `optlog` package alone on a clean Debian 12 root, as a laptop installs it: debootstrap's
-# minbase, then `apt-get install ./optlog_*.deb` (its dependencies and recommends, as apt installs
-# them), and what that adds to the root (du before and after; apt's lists and cache left out).
+# minbase, then `apt-get install --no-install-recommends ./optlog_*.deb` (the package and what it
+# depends on), and what that adds to the root (du before and after; apt's lists and downloaded
+# packages left out), with the largest packages it brought; then OpenSSH's client, which it
+# recommends (apt's default installs recommended packages, Mesa's drivers among them: not measured).
 # Then, in that root: no binary links LibTorch, `optlog run` says what to install and writes
 # nothing, a study is listed, compared and reported as PDF, the workbench starts under Xvfb, and a
 # run goes to a host over SSH (tests/remote/sshhost.sh: the build's optlog with its engine, on the
@@ -28,19 +30,31 @@ cleanup() {
 trap cleanup EXIT
 in_root() { chroot "$root" env -i HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8 XDG_DATA_HOME=/root/data "$@"; }
 # du of the root in KiB, without what apt keeps for itself.
-installed_kib() { du -sxk --exclude=./var/cache/apt --exclude=./var/lib/apt/lists "$root" | cut -f1; }
+installed_kib() {
+  in_root apt-get clean
+  du -sxk --exclude="$root/var/cache/apt" --exclude="$root/var/lib/apt/lists" "$root" | cut -f1
+}
 
 debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >/dev/null
 mount -t proc proc "$root/proc" && mounts+=("$root/proc")
 in_root apt-get update -q >/dev/null
 before=$(installed_kib)
 cp "$deb" "$root/tmp/"
-in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "/tmp/$(basename "$deb")" >"$root/tmp/apt.log"
+in_root dpkg-query -W -f='${Package}\n' | sort >"$root/tmp/before.txt"
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "/tmp/$(basename "$deb")" \
+  >"$root/tmp/apt.log"
 after=$(installed_kib)
-packages=$(grep -c '^Setting up' "$root/tmp/apt.log" || true)
-echo "minbase root: $((before / 1024)) MiB; with $(basename "$deb") and its $packages packages: $((after / 1024)) MiB;" \
-  "the package with its dependencies: $(((after - before) / 1024)) MiB"
 in_root dpkg -s libtorch1.13 >/dev/null 2>&1 && fail "installing optlog brought LibTorch"
+in_root dpkg-query -W -f='${Package}\n' | sort >"$root/tmp/after.txt"
+added=$(comm -13 "$root/tmp/before.txt" "$root/tmp/after.txt")
+echo "minbase root: $((before / 1024)) MiB; $(basename "$deb") with the $(wc -l <<<"$added") packages it depends on:" \
+  "$(((after - before) / 1024)) MiB more"
+echo "the largest (Installed-Size, MiB):" $(for p in $added; do
+  in_root dpkg-query -W -f='${Installed-Size} ${Package}\n' "$p"; done | sort -rn | head -8 |
+  awk '{printf "%s %.1f,", $2, $1 / 1024}')
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openssh-client \
+  >>"$root/tmp/apt.log"
+echo "OpenSSH's client, which optlog recommends for runs on hosts: $((($(installed_kib) - after) / 1024)) MiB more"
 
 for binary in "$root"/usr/bin/optlog "$root"/usr/bin/optlog-workbench; do
   linked=$(in_root ldd "${binary#"$root"}")
