@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/memorymodel/deviceterms.h"
 
+#include "core/contract/format.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <regex>
@@ -52,6 +54,9 @@ std::string DeviceTerms::describe() const
         text += " (compute capability " + capability->text() + ")";
     if (!libtorchVersion.empty())
         text += ", LibTorch " + libtorchVersion;
+    if (bf16ProductScratchBytes > 0)
+        text += formatted(", BF16 products book %.1f B of scratch per output element (measured on %d thread%s)",
+                          bf16ProductScratchBytes, productThreads, productThreads == 1 ? "" : "s");
     return text;
 }
 
@@ -63,25 +68,22 @@ EnvironmentLookup processEnvironment()
     };
 }
 
-double DeviceTerms::bf16ProductScratch(double outputElements, double batches, int64_t threads) const
+double DeviceTerms::bf16ProductScratch(double outputElements, double batches) const
 {
-    // A single matrix: each thread books the whole output (1 x 640 x 512 on two threads: 2 x 1.31
-    // MB). A batch: each thread books one matrix, or its share of the batch where that is less.
-    const double threadCount = double(threads > 0 ? threads : productThreads);
-    const double perThread = outputElements * threadCount;
-    return bf16ProductScratchBytes * (batches > 1 ? std::min(perThread, outputElements * batches) : perThread);
+    // A batch: each thread books one matrix, or its share of the batch where that is less (5 x 64
+    // x 128 on two threads: 2 x 32 KiB).
+    return batches > 1 ? bf16BatchScratchBytes * outputElements * std::min(double(productThreads), batches)
+                       : bf16ProductScratchBytes * outputElements;
 }
 
-DeviceTerms cpuDeviceTerms(const std::string &chip, const std::string &libtorchVersion,
-                           const std::string &bf16PrimitiveKernel, int productThreads)
+DeviceTerms cpuDeviceTerms(const std::string &chip, const std::string &libtorchVersion, Bf16ProductScratch scratch,
+                           int productThreads)
 {
     DeviceTerms terms;
     terms.chip = chip;
     terms.libtorchVersion = libtorchVersion;
-    // oneDNN 2.6 has no brgemm BF16 matmul without AVX-512 BF16: "gemm:jit" (gemm_bf16_matmul_t)
-    // writes a BF16 output through an FP32 copy of it per thread, booked in the scratchpad (2 x 1.31 MB for a 640 x 512 product on two threads,
-    // measured on an Intel Xeon model 106).
-    terms.bf16ProductScratchBytes = bf16PrimitiveKernel == "gemm:jit" ? 4 : 0;
+    terms.bf16ProductScratchBytes = scratch.singleBytes;
+    terms.bf16BatchScratchBytes = scratch.batchBytes;
     terms.productThreads = std::max(1, productThreads);
     return terms;
 }

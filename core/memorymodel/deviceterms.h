@@ -43,12 +43,16 @@ struct DeviceTerms
     int64_t cublasLtWorkspaceBytes = 0; // per handle and stream; 0 where it shares cuBLAS's
     int blasHandles = 0;                // threads that run products, each with its own handle
     int64_t allocationGranuleBytes = 1; // the allocator rounds each block up to a multiple of this
-    // Bytes of scratch per output element and thread that a 16-bit product's kernel takes through
-    // the allocator for the product's whole output: oneDNN 2.6's BF16 matmul where the CPU has
-    // AVX-512 but no native BF16 ("gemm:jit", Ice Lake) accumulates in FP32 (4); kernels that keep
-    // their accumulators in tiles (brgemm on AVX-512 BF16 or AMX, LibTorch's own) take none.
+    // Scratch a 16-bit product's kernel books through the allocator while it runs, as measured on
+    // this machine's BF16 path at the run's threads: oneDNN's BF16 matmul where the CPU has AVX-512
+    // but no native BF16 ("gemm:jit", Ice Lake) accumulates in FP32. Bytes per element of a single
+    // product's output (oneDNN 2.6 books a copy per thread: 8 on two threads; 3.x one: 4), and per
+    // element of one matrix of a batched product for each thread at work (one matrix each: 4).
+    // Kernels that keep their accumulators in tiles (brgemm on AVX-512 BF16 or AMX, LibTorch's
+    // scalar one) book none.
     double bf16ProductScratchBytes = 0;
-    int productThreads = 1;      // the threads such scratch is sized for where runtime.threads is 0
+    double bf16BatchScratchBytes = 0;
+    int productThreads = 1;      // the run's intra-op threads, which the scratch was measured on
     std::string workspaceSource; // how the workspaces were sized: the variables and defaults used
     // What cannot be known on this machine (no GPU here: which chip); the figures then take the
     // larger choice and say so.
@@ -57,10 +61,9 @@ struct DeviceTerms
 
     // Every handle's workspaces: held from the first product of each thread to the process's end.
     int64_t workspaceBytes() const;
-    // Bytes of scratch a 16-bit product of `batches` matrices of `outputElements` each takes on
-    // `threads` threads (0: productThreads): per thread one whole output for a single matrix, one
-    // matrix's for a batch (oneDNN's get_scratchpad_size, gemm_based_common.hpp).
-    double bf16ProductScratch(double outputElements, double batches = 1, int64_t threads = 0) const;
+    // Bytes of scratch a 16-bit product of `batches` matrices of `outputElements` each books: a
+    // single one as measured, a batch one matrix per thread at work.
+    double bf16ProductScratch(double outputElements, double batches = 1) const;
     // Bytes the allocator's rounding adds to tensors of these sizes.
     int64_t roundingBytes(const std::vector<int64_t> &tensorBytes) const;
     // "cuda, NVIDIA H200 (compute capability 9.0), LibTorch 2.11.0"
@@ -76,12 +79,16 @@ EnvironmentLookup processEnvironment();
 
 // The CPU: its allocator (optlog's counting allocator) rounds nothing, products take no workspace
 // through it (OpenBLAS's and oneDNN's sgemm scratch is outside it: the peak RSS shows it), except
-// the matmul primitive's scratchpad, which optlog takes from LibTorch's allocator: sized by
-// `bf16PrimitiveKernel`, the kernel oneDNN runs the run's BF16 products on ("gemm:jit",
-// "brg:avx512_core_bf16"; empty where BF16 products are not on the primitive), for
-// `productThreads` threads (the run's intra-op threads).
-DeviceTerms cpuDeviceTerms(const std::string &chip, const std::string &libtorchVersion,
-                           const std::string &bf16PrimitiveKernel = "", int productThreads = 1);
+// the scratchpad of oneDNN's matmul, which optlog's primitive and LibTorch's ideep both take from
+// LibTorch's allocator: `scratch` as the engine measured it on `productThreads` threads (the
+// run's intra-op threads; deviceTermsOf).
+struct Bf16ProductScratch
+{
+    double singleBytes = 0; // per element of a single product's output
+    double batchBytes = 0;  // per element of one matrix of a batch, per thread at work
+};
+DeviceTerms cpuDeviceTerms(const std::string &chip, const std::string &libtorchVersion, Bf16ProductScratch scratch = {},
+                           int productThreads = 1);
 
 // CUDA, as LibTorch 2.x's CublasHandlePool.cpp sizes it (checked against 2.11's):
 // - cuBLAS: CUBLAS_WORKSPACE_CONFIG (":SIZE_KiB:COUNT" pairs, summed), else 32 MiB on compute

@@ -238,12 +238,10 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
     e.roles.push_back({MemoryRole::SavedActivations, "mixed", 0, int64_t(saved),
                        "what autograd keeps from one microbatch's forward pass"});
 
-    // Scratch a BF16 product takes through the allocator while it runs (deviceterms.h: an FP32
-    // copy of its output per thread where oneDNN's BF16 matmul lacks native BF16); none elsewhere.
-    const int64_t productThreads = config.runtime.threads; // 0: the device's default
+    // Scratch a BF16 product takes through the allocator while it runs (deviceterms.h: FP32 copies
+    // of its output where oneDNN's BF16 matmul lacks native BF16); none elsewhere.
     const auto productScratch = [&](double outputElements, double batches = 1) {
-        return mode.compute == Dtype::BFloat16 ? device.bf16ProductScratch(outputElements, batches, productThreads)
-                                               : 0.0;
+        return mode.compute == Dtype::BFloat16 ? device.bf16ProductScratch(outputElements, batches) : 0.0;
     };
 
     // Temporaries: walk backward from the loss, freeing each part's saved tensors as its
@@ -298,7 +296,10 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
     // autocast first in BF16 for the cast weight, then converted). Where the weights are large
     // against the activations (B·T below about 4·C) the 16-bit modes make more transients here
     // than this counts (docs/memory-model.md).
-    const double weightGradient = 4 * C * C * (gradientBytes + (d.autocast ? 2 : 0)) + productScratch(4 * C * C);
+    // Its product's scratch is booked after the GELU gradient's product has given its own back:
+    // only what it books beyond that adds to mlpBackward.
+    const double weightGradient = 4 * C * C * (gradientBytes + (d.autocast ? 2 : 0))
+                                  + std::max(0.0, productScratch(4 * C * C) - productScratch(4 * BTC));
     double live = saved;
     double highest = live + built + 2 * B * T * V * 4; // loss and log-softmax gradients over the logits
     // The head's product in the forward, before the log-softmax output exists: the logits and the

@@ -68,7 +68,7 @@ ProductPaths productPathsFrom(const std::string &setting, at::ScalarType compute
 std::string kernelsReached(ProductPath path, at::ScalarType dtype);
 // The kernel oneDNN's matmul primitive runs products of `dtype` on here ("gemm:jit",
 // "brg:avx512_core_bf16"); empty in a build without oneDNN. Its scratchpad comes from LibTorch's
-// allocator, and the memory model sizes it by the kernel (core/memorymodel/deviceterms.h).
+// allocator, and the engine measures it for the memory model (deviceTermsOf).
 std::string primitiveKernel(at::ScalarType dtype);
 // "primitive (oneDNN 2.6.3, brg:avx512_core_bf16)", "sgemm, widened (...)": the path and what it reaches.
 std::string describePath(ProductPath path, at::ScalarType dtype);

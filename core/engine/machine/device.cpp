@@ -3,17 +3,23 @@
 
 #include "core/config/config.h"
 #include "core/engine/compat/torchcompat.h"
+#include "core/engine/kernels/gemm.h"
 #include "core/engine/kernels/productpaths.h"
 #include "core/engine/machine/cudasupport.h"
 #include "core/engine/machine/environment.h"
 #include "core/engine/memory/countingallocator.h"
 
 #include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <ATen/ops/ones.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
 
 #include <cctype>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <utility>
 
 namespace optlog {
 
@@ -38,6 +44,49 @@ c10::Device requestedDevice(const std::string &name)
     return c10::Device(c10::DeviceType::CUDA, 0);
 }
 
+// The scratch BF16 products book through the counting allocator on `paths` and `threads` threads:
+// measured, since only the kernel a product reaches knows it, and neither the CPU's flags nor
+// LibTorch's version say which kernel that is. oneDNN's BF16 matmul without native BF16
+// ("gemm:jit": Ice Lake) keeps FP32 copies of the output in a scratchpad it takes from LibTorch's
+// allocator, whether optlog's matmul primitive calls it or LibTorch does (a PyPI wheel's own oneDNN
+// 3.x, on every AVX-512 CPU), and the two versions book a single product's differently (2.6 a copy
+// per thread, 3.x one); kernels that keep their accumulators in tiles book none. Widened sgemm
+// keeps its tiles outside the allocator. Measured once per path and thread count in a process: a
+// single product (640 x 64 by 64 x 512) and a batch of two matrices per thread (64 x 32 by 32 x
+// 128 each), a few milliseconds, with the threads restored after.
+Bf16ProductScratch bf16ProductScratchOn(ProductPaths paths, int threads)
+{
+    if (paths.bfloat16 == ProductPath::Sgemm)
+        return {};
+    static std::mutex mutex;
+    static std::map<std::pair<ProductPath, int>, Bf16ProductScratch> measured;
+    const std::lock_guard lock(mutex);
+    const auto known = measured.find({paths.bfloat16, threads});
+    if (known != measured.end())
+        return known->second;
+
+    CountingAllocator::install();
+    const int outerThreads = at::get_num_threads();
+    at::set_num_threads(threads);
+    const auto options = at::TensorOptions().dtype(at::kBFloat16);
+    // Bytes booked above the product's output, per element of `elements`; a few bytes of a
+    // kernel's own are not scratch.
+    const auto scratchOf = [&](const at::Tensor &a, const at::Tensor &b, double elements) {
+        gemmMatmul(a, b, paths); // makes the kernel (a primitive's cache entry) before it is measured
+        at::Tensor product;
+        const CountingAllocator::Excursion excursion = CountingAllocator::instance().excursionOf(
+            [&] { product = gemmMatmul(a, b, paths); });
+        const double bytes = double(excursion.peakBytes - excursion.leftBytes) / elements;
+        return bytes >= 0.5 ? bytes : 0.0;
+    };
+    Bf16ProductScratch scratch;
+    scratch.singleBytes = scratchOf(at::ones({640, 64}, options), at::ones({64, 512}, options), 640 * 512);
+    scratch.batchBytes = scratchOf(at::ones({2 * threads, 64, 32}, options), at::ones({2 * threads, 32, 128}, options),
+                                   64 * 128 * threads);
+    at::set_num_threads(outerThreads);
+    return measured[{paths.bfloat16, threads}] = scratch;
+}
+
 } // namespace
 
 c10::Device runDevice(const RunConfig &config)
@@ -56,11 +105,13 @@ DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapabili
 {
     DeviceTerms terms;
     if (config.runtime.device != "cuda") {
-        // BF16 products on oneDNN's matmul primitive take its scratchpad through the counting
-        // allocator, sized by the kernel it runs and the run's threads.
-        const bool onPrimitive = runProductPaths(config.runtime, at::kBFloat16).bfloat16 == ProductPath::Primitive;
-        terms = cpuDeviceTerms(cpuModelName(), TORCH_VERSION, onPrimitive ? primitiveKernel(at::kBFloat16) : "",
-                               runThreads(config.runtime));
+        const int threads = runThreads(config.runtime);
+        const bool bf16Products = precisionModeOf(config).compute == Dtype::BFloat16;
+        terms = cpuDeviceTerms(cpuModelName(), TORCH_VERSION,
+                               bf16Products
+                                   ? bf16ProductScratchOn(runProductPaths(config.runtime, at::kBFloat16), threads)
+                                   : Bf16ProductScratch{},
+                               threads);
     } else if (cuda::built() && torch::cuda::is_available()) {
         const auto [major, minor] = cuda::computeCapability(0);
         terms = cudaDeviceTerms(ComputeCapability{major, minor}, cuda::deviceName(0), TORCH_VERSION,

@@ -8,6 +8,7 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +39,16 @@ CountingAllocator &CountingAllocator::instance()
 {
     static CountingAllocator allocator;
     return allocator;
+}
+
+CountingAllocator::Excursion CountingAllocator::excursionOf(const std::function<void()> &work)
+{
+    const int64_t outerPeak = peakBytes(), before = currentBytes();
+    resetPeak();
+    work();
+    const Excursion excursion{peakBytes() - before, currentBytes() - before};
+    m_peak.store(std::max(outerPeak, peakBytes()), std::memory_order_relaxed);
+    return excursion;
 }
 
 void CountingAllocator::install()

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -42,6 +43,15 @@ public:
     int64_t peakBytes() const { return m_peak.load(std::memory_order_relaxed); }
     // Starts a new high-water mark from what is in use now (after warm-up, say).
     void resetPeak() { m_peak.store(currentBytes(), std::memory_order_relaxed); }
+    // The high-water mark `work` reaches above what is in use when it starts, and what it leaves in
+    // use, in bytes: for optlog's own probes of a kernel. The process's high-water mark ends as if
+    // `work` had run unobserved. Only where no training runs at the same time.
+    struct Excursion
+    {
+        int64_t peakBytes = 0;
+        int64_t leftBytes = 0;
+    };
+    Excursion excursionOf(const std::function<void()> &work);
 
     // A memory budget to rehearse on a CPU: an allocation that would take the bytes in use past
     // it throws MemoryBudgetExceeded (and is remembered, since LibTorch may wrap the exception).
