@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 // docs/architecture.md's table of the engine's rooms is what their CMakeLists say: each room's
-// "defines:" and "uses:" (the rule tests/floors enforces), in core/engine/CMakeLists.txt's order.
-// With OPTLOG_WRITE_DOCS=1 the table is written into the page.
+// "defines:" and "uses:" (the rule tests/floors enforces), in core/engine/CMakeLists.txt's order,
+// and each "uses:" is what the room's files include; the loop the page walks through is the one
+// in the code. With OPTLOG_WRITE_DOCS=1 the table is written into the page.
 #include "tests/common/generateddocs.h"
 #include "tests/common/testpaths.h"
 
 #include <QDir>
 #include <QFile>
 #include <QRegularExpression>
+#include <QSet>
 #include <QtTest>
 
 namespace {
@@ -62,6 +64,34 @@ QList<Room> rooms()
     return out;
 }
 
+// The rooms a "uses:" line names: "compat, kernels (LibTorch only)" -> compat, kernels.
+QSet<QString> roomsNamed(const QString &uses)
+{
+    QSet<QString> named;
+    if (uses == QLatin1String("no other room"))
+        return named;
+    for (QString name : uses.split(QLatin1Char(','))) {
+        name = name.trimmed();
+        named << name.left(name.indexOf(QLatin1Char(' ')) < 0 ? name.size() : name.indexOf(QLatin1Char(' ')));
+    }
+    return named;
+}
+
+// The other rooms a room's files include.
+QSet<QString> roomsIncluded(const QString &room)
+{
+    static const QRegularExpression include(QStringLiteral("#include \"core/engine/(\\w+)/"));
+    QSet<QString> included;
+    const QDir folder(optlog::testing::sourcePath(QStringLiteral("core/engine/") + room));
+    for (const QString &file : folder.entryList({QStringLiteral("*.cpp"), QStringLiteral("*.h")}, QDir::Files)) {
+        auto found = include.globalMatch(readAll(folder.filePath(file)));
+        while (found.hasNext())
+            included << found.next().captured(1);
+    }
+    included.remove(room);
+    return included;
+}
+
 QString roomsTable(const QList<Room> &rooms)
 {
     QString table = QStringLiteral("| room | defines | uses |\n|---|---|---|\n");
@@ -92,6 +122,40 @@ private Q_SLOTS:
         }
         optlog::testing::expectGeneratedSection(optlog::testing::sourcePath(QStringLiteral("docs/architecture.md")),
                                                 QStringLiteral("the engine rooms' CMakeLists"), roomsTable(found));
+    }
+
+    // Both ways: a room includes only the rooms its "uses:" names, and uses each it names.
+    void eachRoomUsesWhatItIncludes()
+    {
+        for (const Room &r : rooms()) {
+            const QSet<QString> named = roomsNamed(r.uses), included = roomsIncluded(r.name);
+            for (const QString &room : included - named)
+                QFAIL(qPrintable("core/engine/" + r.name + " includes the room " + room
+                                 + ", which its CMakeLists' \"uses:\" does not name"));
+            for (const QString &room : named - included)
+                QFAIL(qPrintable("core/engine/" + r.name + "/CMakeLists.txt says it uses " + room
+                                 + ", which none of its files includes"));
+        }
+    }
+
+    // The function docs/architecture.md's "The loop" walks through is the trainer's loop of steps.
+    void theLoopIsNamedAsInTheCode()
+    {
+        const QString page = readAll(optlog::testing::sourcePath(QStringLiteral("docs/architecture.md")));
+        const qsizetype section = page.indexOf(QLatin1String("### The loop"));
+        QVERIFY2(section >= 0, "docs/architecture.md has no section \"The loop\"");
+        const QRegularExpressionMatch named = QRegularExpression(QStringLiteral("`Trainer::(\\w+)`"))
+                                                  .match(page, section);
+        QVERIFY2(named.hasMatch(), "\"The loop\" names no Trainer:: function");
+        const QString code = readAll(optlog::testing::sourcePath(QStringLiteral("core/engine/train/trainer.cpp")));
+        const QRegularExpressionMatch definition
+            = QRegularExpression(QStringLiteral("\\nTrainingOutcome Trainer::%1\\((.*?)\\n}\\n").arg(named.captured(1)),
+                                 QRegularExpression::DotMatchesEverythingOption)
+                  .match(code);
+        QVERIFY2(definition.hasMatch(), qPrintable("docs/architecture.md's loop, Trainer::" + named.captured(1)
+                                                   + ", is not a function of trainer.cpp"));
+        QVERIFY2(definition.captured(1).contains(QLatin1String("for (int64_t step = m_firstStep; step < train.steps;")),
+                 qPrintable("Trainer::" + named.captured(1) + " is not the loop of steps"));
     }
 };
 

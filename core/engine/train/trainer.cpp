@@ -14,6 +14,7 @@
 #include <torch/optim/adamw.h>
 #include <torch/utils.h>
 
+#include <array>
 #include <cmath>
 
 #include <sys/resource.h>
@@ -53,6 +54,48 @@ Batch onDevice(const Batch &batch, c10::Device device)
         return batch;
     return {batch.inputs.pin_memory().to(device, /*non_blocking=*/true),
             batch.targets.pin_memory().to(device, /*non_blocking=*/true)};
+}
+
+// Steps are numbered from 0: after step `step`, this many are done.
+int64_t stepsDoneAfter(int64_t step)
+{
+    return step + 1;
+}
+
+// What a step leaves on the device for the host, stacked in this order so that the pending steps'
+// values are read in one wait, and read back by name.
+enum class StepValue : int64_t { Loss, GradientNorm, Skipped, LossScale, Count };
+
+at::Tensor stepValues(const at::Tensor &loss, const StepGate &gate, const at::Tensor &lossScale)
+{
+    std::array<at::Tensor, size_t(StepValue::Count)> values;
+    values[size_t(StepValue::Loss)] = loss.detach().to(at::kFloat);
+    values[size_t(StepValue::GradientNorm)] = gate.gradNorm;
+    values[size_t(StepValue::Skipped)] = gate.skip;
+    values[size_t(StepValue::LossScale)] = lossScale;
+    return at::stack(values);
+}
+
+// A step's values as the host read them.
+struct StepReading
+{
+    double loss = 0;
+    double gradientNorm = 0;
+    bool skipped = false;
+    double lossScale = 0;
+};
+
+// `read`: the pending steps' stepValues, a row each, as doubles on the host.
+std::vector<StepReading> readingsOf(const at::Tensor &read)
+{
+    const auto rows = read.accessor<double, 2>();
+    std::vector<StepReading> readings;
+    for (int64_t i = 0; i < rows.size(0); ++i) {
+        const auto value = [&](StepValue which) { return rows[i][int64_t(which)]; };
+        readings.push_back({value(StepValue::Loss), value(StepValue::GradientNorm), value(StepValue::Skipped) != 0,
+                            value(StepValue::LossScale)});
+    }
+    return readings;
 }
 
 int64_t peakRssBytes()
@@ -266,10 +309,19 @@ ValidationPoint Trainer::validate()
 TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
 {
     auto &allocator = CountingAllocator::instance();
+    StepTimer timer(m_syncs, m_firstStep + m_config.memory.warmupSteps);
+    SpeedProbe speed(m_config.runtime.speedProbeEvery, m_plan.compute, m_device, m_model->productPaths(), m_syncs);
+    m_stepInProgress = m_firstStep;
     TrainingOutcome outcome;
     try {
-        outcome = trainSteps(observer, stopRequested);
+        outcome = trainLoop(observer, stopRequested, timer, speed);
     } catch (const std::exception &e) {
+        // The steps taken before the failure are recorded (the failure is the step in progress's):
+        // their metrics are still on the device. Should that read fail too, the failure stands.
+        try {
+            reportPendingSteps(observer, timer, speed, stopRequested);
+        } catch (const std::exception &) {
+        }
         outcome = outcomeOfException(e, {m_stepInProgress, m_device.str(), {}, {}});
         // Out of memory, the run's tensors are whole and are measured below; any other end is the
         // caller's to record (EngineRun), with what only it knows.
@@ -288,24 +340,6 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
     return outcome;
 }
 
-TrainingOutcome Trainer::trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested)
-{
-    StepTimer timer(m_syncs, m_firstStep + m_config.memory.warmupSteps);
-    SpeedProbe speed(m_config.runtime.speedProbeEvery, m_plan.compute, m_device, m_model->productPaths(), m_syncs);
-    m_stepInProgress = m_firstStep;
-    try {
-        return trainLoop(observer, stopRequested, timer, speed);
-    } catch (...) {
-        // The steps taken before the failure are recorded (the failure is the step in progress's):
-        // their metrics are still on the device. Should that read fail too, the failure stands.
-        try {
-            reportPendingSteps(observer, timer, speed, stopRequested);
-        } catch (const std::exception &) {
-        }
-        throw;
-    }
-}
-
 TrainingOutcome Trainer::trainLoop(TrainingObserver &observer, const std::atomic<bool> &stopRequested, StepTimer &timer,
                                    SpeedProbe &speed)
 {
@@ -313,12 +347,13 @@ TrainingOutcome Trainer::trainLoop(TrainingObserver &observer, const std::atomic
     if (m_firstStep < train.steps)
         speed.loopBegins(m_firstStep);
     timer.restart();
+    bool stopAgreed = false; // data parallel: a rank was asked to stop, agreed at the last read
     for (int64_t step = m_firstStep; step < train.steps; ++step) {
         // A stop request ends the run between steps, with a checkpoint to resume from (data
         // parallel: every rank stops at the step one of them was asked to). The steps not yet
         // read are read first.
-        if (m_parallel ? m_stopAgreed : stopRequested.load()) {
-            if (auto diverged = reportPendingSteps(observer, timer, speed, stopRequested))
+        if (m_parallel ? stopAgreed : stopRequested.load()) {
+            if (auto diverged = reportPendingSteps(observer, timer, speed, stopRequested).diverged)
                 return *diverged;
             if (m_lastCompletedStep >= 0 && !m_parallel)
                 writeWeights(WeightFileKind::Checkpoint, observer);
@@ -352,19 +387,19 @@ TrainingOutcome Trainer::trainLoop(TrainingObserver &observer, const std::atomic
                 addUpdateAndActivationNumerics(pending.numerics);
             });
         const at::Tensor scale = m_scaler ? m_scaler->scaleTensor() : at::zeros({}, gate.skip.options());
-        pending.values = at::stack({loss.detach().to(at::kFloat), gate.gradNorm, gate.skip, scale});
+        pending.values = stepValues(loss, gate, scale);
         m_pending.push_back(std::move(pending));
 
         if (!metricsDueAfter(step))
             continue;
-        if (auto diverged = reportPendingSteps(observer, timer, speed, stopRequested))
-            return *diverged;
+        const StepsRead read = reportPendingSteps(observer, timer, speed, stopRequested);
+        if (read.diverged)
+            return *read.diverged;
+        stopAgreed = read.stopAgreed;
 
-        // Validation every train.eval_interval steps and at the last; checkpoints between.
-        const int64_t tokens = (step + 1) * m_config.tokensPerStep();
-        if (validates() && ((step + 1) % train.evalInterval == 0 || step + 1 == train.steps))
-            observer.validated(validationAt(step, tokens));
-        if (train.checkpointInterval > 0 && (step + 1) % train.checkpointInterval == 0 && step + 1 < train.steps)
+        if (validates() && validationDueAfter(step))
+            observer.validated(validationAt(step));
+        if (checkpointDueAfter(step))
             writeWeights(WeightFileKind::Checkpoint, observer);
         timer.restart();
     }
@@ -372,46 +407,54 @@ TrainingOutcome Trainer::trainLoop(TrainingObserver &observer, const std::atomic
     return ended(timer, Outcome::Completed, m_lastCompletedStep, "");
 }
 
-bool Trainer::metricsDueAfter(int64_t step) const
+bool Trainer::validationDueAfter(int64_t step) const
 {
-    const auto &train = m_config.train;
-    return m_parallel || (step + 1) % m_config.runtime.metricsEvery == 0 || step + 1 == train.steps
-           || (step + 1) % train.evalInterval == 0
-           || (train.checkpointInterval > 0 && (step + 1) % train.checkpointInterval == 0)
-           || step + 1 == m_firstStep + m_config.memory.warmupSteps; // warm-up's time stays out of the measured steps
+    const int64_t stepsDone = stepsDoneAfter(step);
+    return stepsDone % m_config.train.evalInterval == 0 || stepsDone == m_config.train.steps;
 }
 
-std::optional<TrainingOutcome> Trainer::reportPendingSteps(TrainingObserver &observer, StepTimer &timer,
-                                                           SpeedProbe &speed, const std::atomic<bool> &stopRequested)
+bool Trainer::checkpointDueAfter(int64_t step) const
 {
+    const int64_t stepsDone = stepsDoneAfter(step), interval = m_config.train.checkpointInterval;
+    return interval > 0 && stepsDone % interval == 0 && stepsDone < m_config.train.steps;
+}
+
+bool Trainer::metricsDueAfter(int64_t step) const
+{
+    const int64_t stepsDone = stepsDoneAfter(step);
+    return m_parallel || stepsDone % m_config.runtime.metricsEvery == 0 || validationDueAfter(step)
+           || checkpointDueAfter(step)
+           || stepsDone == m_firstStep + m_config.memory.warmupSteps; // warm-up's time stays out of the measured steps
+}
+
+Trainer::StepsRead Trainer::reportPendingSteps(TrainingObserver &observer, StepTimer &timer, SpeedProbe &speed,
+                                               const std::atomic<bool> &stopRequested)
+{
+    StepsRead read;
     if (m_pending.empty())
-        return std::nullopt;
+        return read;
     std::vector<at::Tensor> rows;
     for (const auto &pending : m_pending)
         rows.push_back(pending.values);
     // The one wait of these steps: their metrics together.
-    const at::Tensor read = m_syncs.read(at::stack(rows).to(at::kDouble), SyncPurpose::StepMetrics).contiguous();
-    const double *values = read.data_ptr<double>();
+    std::vector<StepReading> readings = readingsOf(
+        m_syncs.read(at::stack(rows).to(at::kDouble), SyncPurpose::StepMetrics).contiguous());
     const std::vector<PendingStep> steps = std::move(m_pending);
     m_pending.clear();
     // Data parallel (one step a read): the ranks' mean loss and whether one was asked to stop,
     // agreed inside the step's time, as the collectives of its gradients are.
-    std::vector<double> losses;
-    for (size_t i = 0; i < steps.size(); ++i) {
-        losses.push_back(values[4 * i]);
-        if (m_parallel) {
+    if (m_parallel)
+        for (StepReading &reading : readings) {
             m_syncs.record(SyncPurpose::RankAgreement);
-            std::tie(losses.back(), m_stopAgreed) = m_parallel->agree(losses.back(), stopRequested.load());
+            std::tie(reading.loss, read.stopAgreed) = m_parallel->agree(reading.loss, stopRequested.load());
         }
-    }
     const double seconds = timer.intervalSeconds() / double(steps.size());
     for (size_t i = 0; i < steps.size(); ++i) {
         const PendingStep &pending = steps[i];
-        const double *v = values + 4 * i;
-        const double lossValue = losses[i];
-        const bool skipped = v[2] != 0;
-        StepMetrics metrics = stepMetrics(pending.step, lossValue, pending.learningRate,
-                                          skipped ? std::nullopt : std::optional<double>(v[1]), v[3], seconds);
+        const StepReading &reading = readings[i];
+        StepMetrics metrics = stepMetrics(pending.step, reading.loss, pending.learningRate,
+                                          reading.skipped ? std::nullopt : std::optional<double>(reading.gradientNorm),
+                                          reading.lossScale, seconds);
         timer.stepEnds(pending.step, metrics.stepSeconds, metrics.communicationSeconds.value_or(0.0));
         // The machine-speed index: the loop's starting one with its first step, then at the reads.
         if (pending.step == m_firstStep)
@@ -419,17 +462,19 @@ std::optional<TrainingOutcome> Trainer::reportPendingSteps(TrainingObserver &obs
         else if (i + 1 == steps.size())
             metrics.machineGflops = speed.after(pending.step);
         observer.step(metrics);
-        if (skipped && !m_scaler)
+        if (reading.skipped && !m_scaler)
             observer.event(EventKind::Warning, skippedStepWarning(pending.step), pending.step);
         if (!pending.numerics.empty())
             observer.numerics(pending.numerics);
-        if (!std::isfinite(lossValue))
-            return ended(timer, Outcome::Diverged, pending.step,
-                         "training loss became " + std::to_string(lossValue) + " at step "
-                             + std::to_string(pending.step));
+        if (!std::isfinite(reading.loss)) {
+            read.diverged = ended(timer, Outcome::Diverged, pending.step,
+                                  "training loss became " + std::to_string(reading.loss) + " at step "
+                                      + std::to_string(pending.step));
+            return read;
+        }
         m_lastCompletedStep = pending.step;
     }
-    return std::nullopt;
+    return read;
 }
 
 TrainingOutcome Trainer::ended(const StepTimer &timer, Outcome outcome, int64_t step, std::string message) const
@@ -446,7 +491,7 @@ TrainingOutcome Trainer::ended(const StepTimer &timer, Outcome outcome, int64_t 
 
 bool Trainer::numericsDueAt(int64_t step) const
 {
-    return m_config.diagnostics.numerics && (step + 1) % m_config.diagnostics.numericsEvery == 0;
+    return m_config.diagnostics.numerics && stepsDoneAfter(step) % m_config.diagnostics.numericsEvery == 0;
 }
 
 std::string Trainer::skippedStepWarning(int64_t step) const
@@ -455,11 +500,11 @@ std::string Trainer::skippedStepWarning(int64_t step) const
            + m_config.precision.mode + " has no loss scaler to back off; the weights are unchanged)";
 }
 
-ValidationPoint Trainer::validationAt(int64_t step, int64_t tokens)
+ValidationPoint Trainer::validationAt(int64_t step)
 {
     ValidationPoint point = validate();
     point.step = step;
-    point.tokens = tokens;
+    point.tokens = stepsDoneAfter(step) * m_config.tokensPerStep();
     return point;
 }
 
@@ -490,7 +535,7 @@ StepMetrics Trainer::stepMetrics(int64_t step, double loss, double learningRate,
     const int64_t tokensPerStep = m_config.tokensPerStep();
     StepMetrics metrics;
     metrics.step = step;
-    metrics.tokens = (step + 1) * tokensPerStep;
+    metrics.tokens = stepsDoneAfter(step) * tokensPerStep;
     metrics.trainLoss = loss;
     metrics.learningRate = learningRate;
     metrics.gradNorm = gradNorm.value_or(std::nan(""));

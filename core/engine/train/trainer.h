@@ -76,28 +76,35 @@ public:
 private:
     // The loop of optimizer steps, until train.steps, a non-finite loss or a stop request: how it
     // ended. m_lastCompletedStep follows it, for an end by an exception.
-    TrainingOutcome trainSteps(TrainingObserver &observer, const std::atomic<bool> &stopRequested);
     TrainingOutcome trainLoop(TrainingObserver &observer, const std::atomic<bool> &stopRequested, StepTimer &timer,
                               SpeedProbe &speed);
     // How the loop ended, with the measured steps' timing.
     TrainingOutcome ended(const StepTimer &timer, Outcome outcome, int64_t step, std::string message) const;
     bool numericsDueAt(int64_t step) const; // every diagnostics.numerics_every steps, when on
     std::string skippedStepWarning(int64_t step) const;
-    ValidationPoint validationAt(int64_t step, int64_t tokens);
+    ValidationPoint validationAt(int64_t step);
     // The step's learning rate, set on every parameter group.
     double setLearningRate(int64_t step);
     // This rank's microbatches of the next step, on the run's device.
     std::vector<Batch> drawMicrobatches();
     StepMetrics stepMetrics(int64_t step, double loss, double learningRate, std::optional<double> gradNorm,
                             double lossScale, double seconds) const;
+    bool validationDueAfter(int64_t step) const; // every train.eval_interval steps, and the last
+    bool checkpointDueAfter(int64_t step) const; // every train.checkpoint_interval steps, before the last
     // Whether the steps taken so far are read now: every runtime.metrics_every steps, at the last,
     // before a validation or checkpoint, and every step under data parallelism (whose ranks agree
     // on the loss and on stopping each step).
     bool metricsDueAfter(int64_t step) const;
-    // Reads the steps taken since the last read in one wait and reports them; the loop's outcome
-    // when one of them diverged.
-    std::optional<TrainingOutcome> reportPendingSteps(TrainingObserver &observer, StepTimer &timer, SpeedProbe &speed,
-                                                      const std::atomic<bool> &stopRequested);
+    // What a read of the pending steps found: the loop's outcome when one of them diverged, and
+    // under data parallelism whether the ranks agreed to stop.
+    struct StepsRead
+    {
+        std::optional<TrainingOutcome> diverged;
+        bool stopAgreed = false;
+    };
+    // Reads the steps taken since the last read in one wait and reports them.
+    StepsRead reportPendingSteps(TrainingObserver &observer, StepTimer &timer, SpeedProbe &speed,
+                                 const std::atomic<bool> &stopRequested);
     std::vector<MemoryRow> measureMemory() const;
     void writeWeights(WeightFileKind kind, TrainingObserver &observer);
     std::vector<at::Tensor> gradients() const; // of the model's parameters
@@ -119,7 +126,7 @@ private:
     {
         int64_t step = 0;
         double learningRate = 0;
-        at::Tensor values; // loss, gradient norm, skipped, loss scale: (4,) FP32 on the device
+        at::Tensor values; // stepValues (trainer.cpp): FP32 on the device
         std::vector<TensorNumerics> numerics;
     };
 
@@ -127,7 +134,6 @@ private:
     RankGroup *m_ranks = nullptr;
     std::unique_ptr<DataParallel> m_parallel;
     GradientGate m_gate = gradientGate; // over every rank's gradients with m_parallel
-    bool m_stopAgreed = false;          // data parallel: a rank asked to stop at the last step
     PrecisionPlan m_plan;
     c10::Device m_device;
     MemoryMeter m_meter;
