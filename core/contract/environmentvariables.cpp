@@ -51,6 +51,9 @@ const std::vector<EnvironmentVariable> &environmentVariables()
         {"DNNL_VERBOSE", "engine", "the same, by oneDNN's older name"},
         {"CUDA_VISIBLE_DEVICES", "launcher", "local data-parallel rank R is shown GPU R, unless it is already set"},
         {"GLOO_SOCKET_IFNAME", "engine", "the network interface c10d's Gloo uses between ranks"},
+        {"GLOG_minloglevel", "engine",
+         "glog's threshold for c10d's messages; unset, optlog keeps only fatal ones (a failed connection is "
+         "reported once, in optlog's words)"},
         {"RANK", "engine", "this rank, as torchrun sets it (with WORLD_SIZE, MASTER_ADDR and MASTER_PORT)"},
         {"WORLD_SIZE", "engine", "the ranks, as torchrun sets them"},
         {"MASTER_ADDR", "engine", "rank 0's host: torchrun's; under `srun` default the step's first node"},
@@ -108,12 +111,45 @@ const std::vector<EnvironmentVariable> &environmentVariables()
     return variables;
 }
 
-std::string environmentVariablesMarkdown()
+const std::vector<EnvironmentVariable> &testEnvironmentVariables()
+{
+    static const std::vector<EnvironmentVariable> variables = {
+        {"OPTLOG_BINARY", "tests (CTest)", "the optlog binary the tests run"},
+        {"OPTLOG_SOURCE_DIR", "tests (CTest)", "the source tree the tests read docs, examples and scripts from"},
+        {"OPTLOG_WRITE_DOCS", "tests",
+         "1: a test that checks a generated section of docs/ writes it instead of failing (then review the diff)"},
+        {"OPTLOG_REQUIRE_TORCH", "tests/python (CTest)",
+         "1: the Python module's tests fail, not skip, where `import torch` fails (Debian's python3-torch is "
+         "installed)"},
+        {"OPTLOG_OTHER_PYTHON", "tests/python (CTest)",
+         "an interpreter whose torch is another version: a TorchScript file made by one is trained by the other"},
+        {"OPTLOG_FUZZ_WRITE_SEEDS", "tests/fuzz", "a folder fuzz_weights writes the model's own weight files into"},
+        {"OPTLOG_SSHHOST_SETENV", "tests/remote/sshhost.sh",
+         "variables the test sshd sets in every session it serves (`SetEnv`), beside the host's own folders"},
+        {"SLURM_CONF", "tests/cluster", "the one-node cluster's slurm.conf that tst_slurm starts and its commands use"},
+        {"OPTLOG_REFERENCE_PYTHON", "tests/bench/engine_vs_pytorch.sh",
+         "the interpreter whose PyTorch the engine is raced against (default /usr/bin/python3)"},
+        {"STOPPED_RUNS_WAIT", "tests/bench/stopped_runs.sh", "seconds it waits for a run to stop (default 60)"},
+    };
+    return variables;
+}
+
+namespace {
+
+std::string markdownTable(const std::vector<EnvironmentVariable> &variables)
 {
     std::string out = "| variable | read by | what it does |\n|---|---|---|\n";
-    for (const EnvironmentVariable &v : environmentVariables())
+    for (const EnvironmentVariable &v : variables)
         out += std::string("| `") + v.name + "` | " + v.readBy + " | " + v.meaning + " |\n";
     return out;
+}
+
+} // namespace
+
+std::string environmentVariablesMarkdown()
+{
+    return markdownTable(environmentVariables()) + "\nRead by the tests only:\n\n"
+           + markdownTable(testEnvironmentVariables());
 }
 
 } // namespace optlog

@@ -16,8 +16,11 @@ struct EnvironmentVariable
     const char *meaning; // what it changes, and its default
 };
 const std::vector<EnvironmentVariable> &environmentVariables();
+// The variables only the tests and benchmarks read or set (tests/), not optlog: listed apart.
+const std::vector<EnvironmentVariable> &testEnvironmentVariables();
 
-// The table as docs/environment.md shows it: Markdown, a row per variable in the table's order.
+// The tables as docs/environment.md shows them: Markdown, a row per variable in each table's
+// order, optlog's first, then the tests'.
 std::string environmentVariablesMarkdown();
 
 } // namespace optlog

@@ -7,6 +7,19 @@
 
 namespace optlog {
 
+namespace {
+
+// Rank 0's port under srun where MASTER_PORT is not set: one of `count` ports from `first`, chosen
+// by the job's id, so that two jobs on one node rarely take the same.
+struct PortRange
+{
+    int64_t first;
+    int64_t count;
+};
+constexpr PortRange kSrunPorts{20000, 20000};
+
+} // namespace
+
 Rendezvous parseRendezvous(const std::string &hostPort, int64_t rank, int64_t worldSize)
 {
     const size_t colon = hostPort.rfind(':');
@@ -71,7 +84,8 @@ std::optional<LauncherRank> launcherRank(const std::function<const char *(const 
                                                                       : text("SLURM_STEP_NODELIST"));
         std::string port = text("MASTER_PORT");
         if (port.empty())
-            port = std::to_string(20000 + (text("SLURM_JOB_ID").empty() ? 0 : number("SLURM_JOB_ID") % 20000));
+            port = std::to_string(kSrunPorts.first
+                                  + (text("SLURM_JOB_ID").empty() ? 0 : number("SLURM_JOB_ID") % kSrunPorts.count));
         if (host.empty())
             throw ConfigError("srun gave no SLURM_JOB_NODELIST to find rank 0's node; set MASTER_ADDR to it");
         given.rendezvous = host + ":" + port;
