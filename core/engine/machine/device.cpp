@@ -66,7 +66,12 @@ Bf16ProductScratch bf16ProductScratchOn(ProductPaths paths, int threads)
         return known->second;
 
     CountingAllocator::install();
-    const int outerThreads = at::get_num_threads();
+    // The caller's threads come back however the probe ends (a product may throw).
+    struct ThreadsRestored
+    {
+        int threads;
+        ~ThreadsRestored() { at::set_num_threads(threads); }
+    } restored{at::get_num_threads()};
     at::set_num_threads(threads);
     const auto options = at::TensorOptions().dtype(at::kBFloat16);
     // Bytes booked above the product's output, per element of `elements`; a few bytes of a
@@ -83,7 +88,6 @@ Bf16ProductScratch bf16ProductScratchOn(ProductPaths paths, int threads)
     scratch.singleBytes = scratchOf(at::ones({640, 64}, options), at::ones({64, 512}, options), 640 * 512);
     scratch.batchBytes = scratchOf(at::ones({2 * threads, 64, 32}, options), at::ones({2 * threads, 32, 128}, options),
                                    64 * 128 * threads);
-    at::set_num_threads(outerThreads);
     return measured[{paths.bfloat16, threads}] = scratch;
 }
 
