@@ -9,17 +9,16 @@
 #include "app/commands.h"
 #include "app/enginework.h"
 #include "app/launcher.h"
-#include "core/analysis/analysis.h"
+#include "core/analysis/runsummary.h"
 #include "core/config/machineload.h"
 #include "core/config/tuning.h"
+#include "core/contract/format.h"
 #include "core/engine/kernels/gemm.h"
 #include "core/engine/machine/calibration.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/machine/environment.h"
 #include "core/engine/precision/precision.h"
 #include "core/store/store.h"
-
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -28,7 +27,6 @@
 #include <iostream>
 #include <optional>
 #include <thread>
-#include <tuple>
 
 #include <unistd.h>
 
@@ -71,18 +69,16 @@ int peakCommand(const TuneRequest &request)
             busyShareAllowed();
         }))
         return refused;
-    if (request.peakThreads > 0)
-        at::set_num_threads(request.peakThreads);
-    const int threads = at::get_num_threads();
+    config.runtime.threads = request.peakThreads; // 0: the tuned or default threads, as a run takes
+    const int threads = applyThreadSettings(config.runtime).intraOp;
     const MatmulPeak peak = matmulPeak(config, threads);
     std::printf("optlog tune: the matmul peak on %s at %d threads, %s:\n", request.peakDevice.c_str(), threads,
                 peak.fromCache ? "from the cache" : formatted("measured in %.0f s", peak.seconds).c_str());
-    const std::tuple<const char *, at::ScalarType, bool> dtypes[] = {{"float32", at::kFloat, false},
-                                                                     {"bfloat16", at::kBFloat16, false},
-                                                                     {"float16", at::kHalf, false},
-                                                                     {"tfloat32", at::kFloat, true}};
-    for (const auto &[dtype, scalar, tf32] : dtypes) {
-        const double gflops = peak.gflops(scalar, tf32);
+    const std::pair<const char *, double> dtypes[] = {{"float32", peak.float32Gflops},
+                                                      {"bfloat16", peak.bfloat16Gflops},
+                                                      {"float16", peak.float16Gflops},
+                                                      {"tfloat32", peak.tfloat32Gflops}};
+    for (const auto &[dtype, gflops] : dtypes) {
         if (gflops <= 0)
             continue;
         std::string paths;

@@ -118,7 +118,7 @@ double peakError(const CalibrationProbe &p, const RoleCorrection &saved, const R
     return std::abs(predicted - double(p.measuredPeak)) / double(std::max<int64_t>(1, p.measuredPeak));
 }
 
-std::string percent(double fraction)
+std::string percentToTenths(double fraction)
 {
     char text[32];
     std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
@@ -131,9 +131,11 @@ std::string DeviceCalibration::describe() const
 {
     std::string text = (applied ? "calibrated on " : "checked on ") + device + ", " + precisionMode + ": "
                        + std::to_string(probes.size()) + " probes, ";
-    text += applied ? "residual ≤ " + percent(residual) + " (the model alone was " + percent(heldOutErrorBefore)
-                          + " off at the largest probe; corrected, " + percent(heldOutErrorAfter) + ")"
-                    : "the model holds within " + percent(heldOutErrorBefore) + " at the largest probe, not corrected";
+    text += applied ? "residual ≤ " + percentToTenths(residual) + " (the model alone was "
+                          + percentToTenths(heldOutErrorBefore) + " off at the largest probe; corrected, "
+                          + percentToTenths(heldOutErrorAfter) + ")"
+                    : "the model holds within " + percentToTenths(heldOutErrorBefore)
+                          + " at the largest probe, not corrected";
     return text + (fromCache ? "; cached" : "");
 }
 

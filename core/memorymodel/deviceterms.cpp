@@ -141,11 +141,6 @@ DeviceTerms cudaDeviceTerms(std::optional<ComputeCapability> capability, const s
     return terms;
 }
 
-bool DeviceTerms::hasSdpa() const
-{
-    return libtorchVersion.rfind("0.", 0) != 0 && libtorchVersion.rfind("1.", 0) != 0;
-}
-
 DeviceTerms assumedDeviceTerms(const RunConfig &config)
 {
     if (config.runtime.device == "cuda")

@@ -38,6 +38,10 @@ struct DeviceTerms
     std::optional<ComputeCapability> capability; // CUDA: what the workspaces depend on; none: not known
     std::string libtorchVersion;                 // of the LibTorch the figures follow
     AutocastOps autocastOps = AutocastOps::Cpu;
+    // That LibTorch has scaled_dot_product_attention: what memory.attention = "auto" resolves with.
+    // The engine says it of its own (compat::hasFusedAttention), a recorded run's trainer of its
+    // PyTorch; not known, it is assumed, as a GPU is used through a recent PyTorch.
+    bool hasSdpa = true;
     bool boolDropoutMasks = false;      // CUDA's fused dropout keeps a 1-byte mask; the CPU's, one in the input's dtype
     int64_t cublasWorkspaceBytes = 0;   // per handle and stream, taken through the caching allocator
     int64_t cublasLtWorkspaceBytes = 0; // per handle and stream; 0 where it shares cuBLAS's
@@ -68,9 +72,6 @@ struct DeviceTerms
     int64_t roundingBytes(const std::vector<int64_t> &tensorBytes) const;
     // "cuda, NVIDIA H200 (compute capability 9.0), LibTorch 2.11.0"
     std::string describe() const;
-    // Whether that LibTorch has scaled_dot_product_attention (2.0 and newer; not known: assumed, as a
-    // GPU is used through a recent PyTorch): what memory.attention = "auto" resolves with.
-    bool hasSdpa() const;
 };
 
 // The environment variables that size CUDA's workspaces, by name: getenv by default.

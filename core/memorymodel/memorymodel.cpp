@@ -163,7 +163,7 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
     const PrecisionMode &mode = precisionModeOf(config);
     const Dtypes d(mode, device);
     const bool dropout = m.dropout > 0;
-    const Attention attentionKind = resolvedAttention(config, device.hasSdpa());
+    const Attention attentionKind = resolvedAttention(config, device.hasSdpa);
     const bool chunked = attentionKind == Attention::Chunked && config.memory.attentionChunk < m.contextLength;
     const bool fused = attentionKind == Attention::Sdpa;
     const double chunks = chunked ? double((m.contextLength + config.memory.attentionChunk - 1)

@@ -52,7 +52,8 @@ EngineEvent eventOn(const LineReader::Line &line, int64_t number)
 
 // The device a trainer outside the engine ran on, from its environment: on CUDA the chip its
 // `device` names ("cuda:0 (NVIDIA H200)"), its `cuda_capability` and the workspace variables it
-// ran with (the Python module sends them); the chip not known where they are missing.
+// ran with and whether its PyTorch has scaled_dot_product_attention (the Python module sends them);
+// the chip not known where they are missing.
 DeviceTerms recordedDeviceTerms(const RunConfig &config, const std::string &environmentJson)
 {
     if (config.runtime.device != "cuda")
@@ -70,8 +71,10 @@ DeviceTerms recordedDeviceTerms(const RunConfig &config, const std::string &envi
             return std::nullopt;
         return variables[name].get<std::string>();
     };
-    return cudaDeviceTerms(ComputeCapability::parse(environment.value("cuda_capability", "")), chip,
-                           environment.value("torch_version", ""), lookup);
+    DeviceTerms terms = cudaDeviceTerms(ComputeCapability::parse(environment.value("cuda_capability", "")), chip,
+                                        environment.value("torch_version", ""), lookup);
+    terms.hasSdpa = environment.value("has_sdpa", terms.hasSdpa);
+    return terms;
 }
 
 // The memory model's prediction for the GPT the trainer names in engine config keys, on the device

@@ -5,6 +5,7 @@
 
 #include "core/engine/model/gpt.h"
 #include "core/engine/precision/precision.h"
+#include "core/engine/train/accumulation.h"
 #include "core/engine/train/trainer.h"
 
 #include <ATen/ATen.h>

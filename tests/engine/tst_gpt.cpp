@@ -2,6 +2,7 @@
 #include "core/config/config.h"
 #include "core/engine/compat/torchcompat.h"
 #include "core/engine/model/gpt.h"
+#include "core/engine/train/accumulation.h"
 #include "core/engine/train/trainer.h"
 #include "core/memorymodel/modelshape.h"
 

@@ -2,7 +2,7 @@
 // `optlog record`'s reader: a run its own trainer reports as JSON-lines events (docs/events.md)
 // becomes a run of the study, written through the engine's recorder. Each stream comes through a
 // real pipe into a real study file; a refused line names its number and keeps the rows before it.
-#include "core/analysis/analysis.h"
+#include "core/analysis/runsummary.h"
 #include "core/config/cachefile.h"
 #include "core/engine/machine/calibration.h"
 #include "core/recording/recordedstream.h"

@@ -77,6 +77,8 @@ def capture_environment(device=None):
     env["torch_version"] = torch.__version__
     env["libtorch_version"] = torch.__version__  # PyTorch's LibTorch: the machine identity's library
     env["intra_op_threads"] = torch.get_num_threads()
+    # What memory.attention = "auto" resolves with, asked of the module rather than of its version.
+    env["has_sdpa"] = hasattr(torch.nn.functional, "scaled_dot_product_attention")
     try:
         env["device"] = describe_device(device if device is not None else "cpu")
         env.update(device_identity(device if device is not None else "cpu"))

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/compat/torchcompat.h"
 
+#include "core/contract/rowlookup.h"
+
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #if OPTLOG_TORCH_AT_LEAST(2, 0)
@@ -84,11 +86,6 @@ void clearAutocastCache()
     at::autocast::clear_cache();
 }
 
-bool cudaAvailable()
-{
-    return at::globalContext().hasCUDA();
-}
-
 at::Tensor fusedCausalAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, double dropout)
 {
 #if OPTLOG_TORCH_AT_LEAST(2, 0)
@@ -103,17 +100,19 @@ std::string fusedAttentionKernel(const at::Tensor &q, const at::Tensor &k, const
 {
 #if OPTLOG_TORCH_AT_LEAST(2, 0)
     // at::SDPBackend's values, the same since 2.0.
-    switch (at::_fused_sdp_choice(q, k, v, /*attn_mask=*/{}, dropout, /*is_causal=*/true)) {
-    case 0: return "math";
-    case 1: return "flash";
-    case 2: return "efficient";
-    case 3: return "cudnn";
-    default: return "other";
-    }
+    static constexpr Named<int64_t> backends[] = {{0, "math"}, {1, "flash"}, {2, "efficient"}, {3, "cudnn"}};
+    const int64_t chosen = at::_fused_sdp_choice(q, k, v, /*attn_mask=*/{}, dropout, /*is_causal=*/true);
+    const Named<int64_t> *row = findRow(backends, &Named<int64_t>::value, chosen);
+    return row ? row->name : "other";
 #else
     (void) q, (void) k, (void) v, (void) dropout;
     return "";
 #endif
+}
+
+at::Tensor autocastCachedCast(c10::ScalarType dtype, const at::Tensor &t, c10::DeviceType device)
+{
+    return at::autocast::cached_cast(dtype, t, device);
 }
 
 bool hasFusedAdamW(c10::DeviceType device)

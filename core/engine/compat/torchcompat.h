@@ -58,8 +58,8 @@ void setAutocastDtype(c10::DeviceType device, c10::ScalarType dtype);
 int incrementAutocastNesting();
 int decrementAutocastNesting();
 void clearAutocastCache();
-
-bool cudaAvailable();
+// `t` cast to `dtype` as autocast casts an op's input: cached for the step while autocast is on.
+at::Tensor autocastCachedCast(c10::ScalarType dtype, const at::Tensor &t, c10::DeviceType device);
 
 // scaled_dot_product_attention, LibTorch's fused attention, from 2.0 on.
 constexpr bool hasFusedAttention = OPTLOG_TORCH_AT_LEAST(2, 0);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/distributed/rendezvous.h"
 
+#include "core/config/config.h"
 #include "core/config/configerror.h"
 
 #include <cstdlib>
@@ -31,8 +32,9 @@ Rendezvous parseRendezvous(const std::string &hostPort, int64_t rank, int64_t wo
         throw ConfigError("--rendezvous " + hostPort
                           + ": write HOST:PORT, the machine of rank 0 and a free TCP port "
                             "there, such as 10.0.0.1:29500");
-    if (worldSize < 2 || worldSize > 64)
-        throw ConfigError("--world-size " + std::to_string(worldSize) + ": the ranks of the run, 2 to 64");
+    if (worldSize < 2 || worldSize > DistributedConfig::kMaxRanks)
+        throw ConfigError("--world-size " + std::to_string(worldSize) + ": the ranks of the run, 2 to "
+                          + std::to_string(DistributedConfig::kMaxRanks));
     if (rank < 0 || rank >= worldSize)
         throw ConfigError("--rank " + std::to_string(rank) + ": must be 0 to " + std::to_string(worldSize - 1)
                           + " for --world-size " + std::to_string(worldSize));

@@ -4,7 +4,6 @@
 #include "core/engine/compat/torchcompat.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/matmul.h>
@@ -71,7 +70,7 @@ at::Tensor inProductDtype(const at::Tensor &t, at::ScalarType dtype)
 {
     if (!t.defined() || t.scalar_type() == dtype || !compat::autocastEnabled(c10::DeviceType::CPU))
         return t;
-    return at::autocast::cached_cast(dtype, t, c10::DeviceType::CPU);
+    return compat::autocastCachedCast(dtype, t, c10::DeviceType::CPU);
 }
 
 // One matrix as sgemm reads it in place: row-major, or row-major after a transpose, with the

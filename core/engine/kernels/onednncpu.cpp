@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/kernels/onednncpu.h"
 
+#include "core/contract/rowlookup.h"
+
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cerrno>
@@ -82,22 +84,19 @@ void askForAmx()
 
 std::string isaName(dnnl_cpu_isa_t isa)
 {
-    switch (isa) {
-    case dnnl_cpu_isa_sse41: return "sse41";
-    case dnnl_cpu_isa_avx: return "avx";
-    case dnnl_cpu_isa_avx2: return "avx2";
-    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
-    case dnnl_cpu_isa_avx512_core: return "avx512_core";
-    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
-    default:
-        return "isa 0x" + [isa] {
-            char hex[16];
-            std::snprintf(hex, sizeof(hex), "%x", unsigned(isa));
-            return std::string(hex);
-        }();
-    }
+    static constexpr Named<dnnl_cpu_isa_t> names[] = {{dnnl_cpu_isa_sse41, "sse41"},
+                                                      {dnnl_cpu_isa_avx, "avx"},
+                                                      {dnnl_cpu_isa_avx2, "avx2"},
+                                                      {dnnl_cpu_isa_avx2_vnni, "avx2_vnni"},
+                                                      {dnnl_cpu_isa_avx512_core, "avx512_core"},
+                                                      {dnnl_cpu_isa_avx512_core_vnni, "avx512_core_vnni"},
+                                                      {dnnl_cpu_isa_avx512_core_bf16, "avx512_core_bf16"},
+                                                      {dnnl_cpu_isa_avx512_core_amx, "avx512_core_amx"}};
+    if (const Named<dnnl_cpu_isa_t> *row = findRow(names, &Named<dnnl_cpu_isa_t>::value, isa))
+        return row->name;
+    char hex[16];
+    std::snprintf(hex, sizeof(hex), "%x", unsigned(isa));
+    return "isa 0x" + std::string(hex);
 }
 
 } // namespace

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/kernels/productpaths.h"
 
+#include "core/contract/rowlookup.h"
+
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/zeros.h>
 
@@ -16,22 +18,22 @@
 
 namespace optlog {
 
+namespace {
+
+constexpr Named<ProductPath> kProductPaths[] = {{ProductPath::ATen, "aten"},
+                                                {ProductPath::Sgemm, "sgemm"},
+                                                {ProductPath::Primitive, "primitive"}};
+
+} // namespace
+
 std::string pathName(ProductPath path)
 {
-    switch (path) {
-    case ProductPath::Sgemm: return "sgemm";
-    case ProductPath::Primitive: return "primitive";
-    case ProductPath::ATen: break;
-    }
-    return "aten";
+    return nameIn(kProductPaths, path);
 }
 
 std::optional<ProductPath> pathNamed(const std::string &name)
 {
-    for (const ProductPath path : {ProductPath::ATen, ProductPath::Sgemm, ProductPath::Primitive})
-        if (pathName(path) == name)
-            return path;
-    return std::nullopt;
+    return valueNamed(kProductPaths, name);
 }
 
 bool oneDnnGemmBuilt()

@@ -135,6 +135,7 @@ DeviceTerms deviceTermsOf(const RunConfig &config, std::optional<ComputeCapabili
     // must never be taken for the CPU's.
     if (const auto &overcount = CountingAllocator::overcount(); overcount && !terms.capability)
         terms.chip += " (" + overcount->describe() + ")";
+    terms.hasSdpa = compat::hasFusedAttention;
     return terms;
 }
 

@@ -1,22 +1,26 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/machine/hostsyncs.h"
 
+#include "core/contract/rowlookup.h"
 #include "core/engine/machine/device.h"
 
 namespace optlog {
 
+namespace {
+
+constexpr Named<SyncPurpose> kSyncPurposeKeys[] = {{SyncPurpose::StepMetrics, "step_metrics"},
+                                                   {SyncPurpose::Validation, "validation"},
+                                                   {SyncPurpose::SpeedProbe, "speed_probe"},
+                                                   {SyncPurpose::Numerics, "numerics"},
+                                                   {SyncPurpose::RankAgreement, "rank_agreement"},
+                                                   {SyncPurpose::OptimizerSkip, "optimizer_skip"},
+                                                   {SyncPurpose::Weights, "weights"}};
+
+} // namespace
+
 const char *syncPurposeKey(SyncPurpose purpose)
 {
-    switch (purpose) {
-    case SyncPurpose::StepMetrics: return "step_metrics";
-    case SyncPurpose::Validation: return "validation";
-    case SyncPurpose::SpeedProbe: return "speed_probe";
-    case SyncPurpose::Numerics: return "numerics";
-    case SyncPurpose::RankAgreement: return "rank_agreement";
-    case SyncPurpose::OptimizerSkip: return "optimizer_skip";
-    case SyncPurpose::Weights: return "weights";
-    }
-    return "other";
+    return nameIn(kSyncPurposeKeys, purpose);
 }
 
 HostSyncs::HostSyncs(c10::Device device)

@@ -2,6 +2,7 @@
 #include "core/engine/precision/precision.h"
 
 #include "core/config/config.h"
+#include "core/contract/rowlookup.h"
 #include "core/engine/compat/torchcompat.h"
 
 #include <ATen/ATen.h>
@@ -125,11 +126,10 @@ std::string dtypeName(c10::ScalarType type)
     for (Dtype dtype : {Dtype::Float32, Dtype::BFloat16, Dtype::Float16})
         if (scalarType(dtype) == type)
             return optlog::dtypeName(dtype);
-    switch (type) {
-    case c10::kDouble: return "float64";
-    case c10::kLong: return "int64";
-    default: return c10::toString(type);
-    }
+    // The other dtypes a run's tensors hold, as NumPy and PyTorch's Python spell them.
+    static constexpr Named<c10::ScalarType> others[] = {{c10::kDouble, "float64"}, {c10::kLong, "int64"}};
+    const Named<c10::ScalarType> *row = findRow(others, &Named<c10::ScalarType>::value, type);
+    return row ? row->name : c10::toString(type);
 }
 
 std::string dtypeName(const at::Tensor &tensor)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/quantization/quantize.h"
 
+#include "core/contract/rowlookup.h"
+
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -27,25 +29,21 @@ at::Tensor grouped(const at::Tensor &weight, int64_t groupSize)
     return weight.detach().to(at::kFloat).contiguous().view({-1, groupSize});
 }
 
+constexpr Named<QuantScheme> kQuantSchemes[] = {{QuantScheme::Int8, "int8"},
+                                                {QuantScheme::Int4, "int4"},
+                                                {QuantScheme::Int4Asym, "int4-asym"},
+                                                {QuantScheme::Nf4, "nf4"}};
+
 } // namespace
 
 std::optional<QuantScheme> quantSchemeNamed(const std::string &name)
 {
-    for (QuantScheme scheme : {QuantScheme::Int8, QuantScheme::Int4, QuantScheme::Int4Asym, QuantScheme::Nf4})
-        if (name == quantSchemeName(scheme))
-            return scheme;
-    return std::nullopt;
+    return valueNamed(kQuantSchemes, name);
 }
 
 const char *quantSchemeName(QuantScheme scheme)
 {
-    switch (scheme) {
-    case QuantScheme::Int8: return "int8";
-    case QuantScheme::Int4: return "int4";
-    case QuantScheme::Int4Asym: return "int4-asym";
-    case QuantScheme::Nf4: return "nf4";
-    }
-    return "?";
+    return nameIn(kQuantSchemes, scheme);
 }
 
 bool isFourBit(QuantScheme scheme)

@@ -6,45 +6,21 @@
 #include "core/engine/kernels/fusedadamw.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/memory/countingallocator.h"
+#include "core/engine/train/accumulation.h"
 #include "core/engine/train/ending.h"
 #include "core/engine/train/speedprobe.h"
 #include "core/engine/train/steptimer.h"
+#include "core/engine/train/stepvalues.h"
 
 #include <ATen/record_function.h>
 #include <torch/optim/adamw.h>
 #include <torch/utils.h>
 
-#include <array>
 #include <cmath>
-
-#include <sys/resource.h>
 
 namespace optlog {
 
 namespace {
-
-int64_t bytesOf(const std::vector<at::Tensor> &tensors)
-{
-    int64_t bytes = 0;
-    for (const auto &t : tensors)
-        if (t.defined())
-            bytes += int64_t(t.nbytes());
-    return bytes;
-}
-
-std::string dtypeOf(const std::vector<at::Tensor> &tensors)
-{
-    std::string name;
-    for (const auto &t : tensors) {
-        if (!t.defined())
-            continue;
-        const std::string n = dtypeName(t);
-        if (!name.empty() && name != n)
-            return "mixed";
-        name = n;
-    }
-    return name;
-}
 
 // A GPU's copy from pageable memory waits for the device's queue; from pinned memory, without a
 // wait, it is queued behind the step before (the pinned block is kept until the copy is done).
@@ -62,77 +38,7 @@ int64_t stepsDoneAfter(int64_t step)
     return step + 1;
 }
 
-// What a step leaves on the device for the host, stacked in this order so that the pending steps'
-// values are read in one wait, and read back by name.
-enum class StepValue : int64_t { Loss, GradientNorm, Skipped, LossScale, Count };
-
-at::Tensor stepValues(const at::Tensor &loss, const StepGate &gate, const at::Tensor &lossScale)
-{
-    std::array<at::Tensor, size_t(StepValue::Count)> values;
-    values[size_t(StepValue::Loss)] = loss.detach().to(at::kFloat);
-    values[size_t(StepValue::GradientNorm)] = gate.gradNorm;
-    values[size_t(StepValue::Skipped)] = gate.skip;
-    values[size_t(StepValue::LossScale)] = lossScale;
-    return at::stack(values);
-}
-
-// A step's values as the host read them.
-struct StepReading
-{
-    double loss = 0;
-    double gradientNorm = 0;
-    bool skipped = false;
-    double lossScale = 0;
-};
-
-// `read`: the pending steps' stepValues, a row each, as doubles on the host.
-std::vector<StepReading> readingsOf(const at::Tensor &read)
-{
-    const auto rows = read.accessor<double, 2>();
-    std::vector<StepReading> readings;
-    for (int64_t i = 0; i < rows.size(0); ++i) {
-        const auto value = [&](StepValue which) { return rows[i][int64_t(which)]; };
-        readings.push_back({value(StepValue::Loss), value(StepValue::GradientNorm), value(StepValue::Skipped) != 0,
-                            value(StepValue::LossScale)});
-    }
-    return readings;
-}
-
-int64_t peakRssBytes()
-{
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return int64_t(usage.ru_maxrss) * 1024; // Linux reports kibibytes
-}
-
 } // namespace
-
-at::Tensor accumulateGradients(LanguageModel &model, const std::vector<Batch> &microbatches, const PrecisionPlan &plan,
-                               const LossScaler *scaler, MemoryMeter *meter)
-{
-    for (auto &p : model.parameterTensors())
-        if (p.grad().defined())
-            p.grad().zero_();
-    const c10::Device device = microbatches.front().inputs.device();
-    const double share = 1.0 / double(microbatches.size());
-    at::Tensor total = torch::zeros({}, at::TensorOptions().device(device));
-    for (const Batch &microbatch : microbatches) {
-        at::Tensor loss;
-        if (meter)
-            meter->forwardBegins();
-        {
-            // Forward only: backward runs in the dtypes the forward chose.
-            AutocastGuard autocast(device.type(), plan.compute, plan.autocast);
-            loss = model.loss(microbatch.inputs, microbatch.targets);
-        }
-        if (meter)
-            meter->forwardEnds();
-        const at::Tensor part = loss * share;
-        (scaler ? scaler->scale(part) : part).backward();
-        total += loss.detach() * share;
-    }
-    return total;
-}
 
 Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, RankGroup *ranks)
     : m_config(config)
@@ -194,21 +100,6 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
 
 Trainer::~Trainer() = default;
 
-const std::vector<at::Tensor> &Trainer::optimizedTensors() const
-{
-    if (sharded())
-        return m_parallel->shard();
-    return m_plan.masterWeights ? m_master : m_parameters;
-}
-
-const std::vector<at::Tensor> &Trainer::masterWeights() const
-{
-    static const std::vector<at::Tensor> none;
-    if (sharded())
-        return m_plan.masterWeights ? m_parallel->shard() : none;
-    return m_master;
-}
-
 StepGate Trainer::optimizerStep()
 {
     m_meter.enter("optimizer step");
@@ -239,49 +130,6 @@ StepGate Trainer::optimizerStep()
     for (auto &master : m_master)
         master.mutable_grad() = at::Tensor();
     return gate;
-}
-
-void Trainer::recordOptimizerState()
-{
-    if (auto *fused = dynamic_cast<FusedAdamW *>(m_optimizer.get()))
-        fused->recordStepCounts();
-}
-
-std::vector<at::Tensor> Trainer::gradients() const
-{
-    if (m_parallel)
-        return m_parallel->keptGradients();
-    std::vector<at::Tensor> out;
-    for (const auto &p : m_parameters)
-        out.push_back(p.grad());
-    return out;
-}
-
-std::vector<at::Tensor> Trainer::moments() const
-{
-    std::vector<at::Tensor> out;
-    for (const auto &entry : m_optimizer->state()) {
-        const auto &state = static_cast<const torch::optim::AdamWParamState &>(*entry.second);
-        out.push_back(state.exp_avg());
-        out.push_back(state.exp_avg_sq());
-    }
-    return out;
-}
-
-std::map<std::string, std::string> Trainer::dtypes()
-{
-    std::string compute;
-    {
-        compat::GradDisabledGuard noGrad;
-        AutocastGuard autocast(m_device.type(), m_plan.compute, m_plan.autocast);
-        compute = dtypeName(m_model->logitsOf(m_validationBatches.front().inputs.slice(0, 0, 1)));
-    }
-    return {{precisionStateKey(PrecisionState::Weights), dtypeOf(m_parameters)},
-            {precisionStateKey(PrecisionState::Gradients), dtypeOf(gradients())},
-            {precisionStateKey(PrecisionState::MasterWeights),
-             masterWeights().empty() ? "none" : dtypeOf(masterWeights())},
-            {precisionStateKey(PrecisionState::OptimizerState), dtypeOf(moments())},
-            {precisionStateKey(PrecisionState::Compute), compute}};
 }
 
 ValidationPoint Trainer::validate()
@@ -546,38 +394,6 @@ StepMetrics Trainer::stepMetrics(int64_t step, double loss, double learningRate,
     if (m_ranks)
         metrics.communicationSeconds = m_ranks->takeCollectiveSeconds();
     return metrics;
-}
-
-std::vector<MemoryRow> Trainer::measureMemory() const
-{
-    const std::vector<at::Tensor> &parameters = m_parameters;
-    const std::vector<at::Tensor> gradients = this->gradients(), moments = this->moments(); // AdamW without amsgrad
-    const int64_t peak = m_meter.peakBytes();
-    std::vector<MemoryRow> rows = {
-        {MemoryRole::Parameters, dtypeOf(parameters), bytesOf(parameters), MemorySource::Measured},
-        {MemoryRole::Gradients, dtypeOf(gradients), bytesOf(gradients), MemorySource::Measured},
-        {MemoryRole::OptimizerState, dtypeOf(moments), bytesOf(moments), MemorySource::Measured},
-    };
-    if (!masterWeights().empty())
-        rows.push_back(
-            {MemoryRole::MasterWeights, dtypeOf(masterWeights()), bytesOf(masterWeights()), MemorySource::Measured});
-    if (m_parallel) {
-        const std::vector<at::Tensor> buffers = m_parallel->communicationBuffers();
-        rows.push_back({MemoryRole::CommunicationBuffers, dtypeOf(buffers), bytesOf(buffers), MemorySource::Measured});
-    }
-    if (const auto saved = m_meter.savedActivationBytes()) {
-        rows.push_back({MemoryRole::SavedActivations, "mixed", *saved, MemorySource::Measured});
-        int64_t persistent = 0;
-        for (const auto &row : rows)
-            persistent += row.bytes;
-        rows.push_back(
-            {MemoryRole::Temporaries, "mixed", std::max<int64_t>(0, peak - persistent), MemorySource::Measured});
-    }
-    rows.push_back({MemoryRole::Peak, "mixed", peak, MemorySource::Measured});
-    if (const auto reserved = m_meter.reservedPeakBytes())
-        rows.push_back({MemoryRole::PeakReserved, "mixed", *reserved, MemorySource::Measured});
-    rows.push_back({MemoryRole::PeakRss, "mixed", peakRssBytes(), MemorySource::Measured});
-    return rows;
 }
 
 } // namespace optlog

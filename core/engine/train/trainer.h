@@ -30,15 +30,6 @@ namespace optlog {
 class SpeedProbe;
 class StepTimer;
 
-// Zeroes the gradients, then runs forward and backward on each microbatch with its loss divided
-// by the number of microbatches, so the accumulated gradient equals that of one batch of all of
-// them. The forward runs under the plan's autocast; with a scaler the loss is scaled before
-// backward. Returns the mean unscaled loss as a tensor (no host sync). Runs on the batches'
-// device. A `meter`, when given, is told where each forward begins and ends.
-at::Tensor accumulateGradients(LanguageModel &model, const std::vector<Batch> &microbatches,
-                               const PrecisionPlan &plan = {}, const LossScaler *scaler = nullptr,
-                               MemoryMeter *meter = nullptr);
-
 // One training run: the loop reads top to bottom, each technique a flag of the config.
 class Trainer
 {
@@ -126,7 +117,7 @@ private:
     {
         int64_t step = 0;
         double learningRate = 0;
-        at::Tensor values; // stepValues (trainer.cpp): FP32 on the device
+        at::Tensor values; // stepValues (stepvalues.h): FP32 on the device
         std::vector<TensorNumerics> numerics;
     };
 
