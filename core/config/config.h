@@ -3,6 +3,7 @@
 
 #include "core/config/configerror.h"
 #include "core/contract/precisionmodes.h"
+#include "core/contract/rowlookup.h"
 
 #include <cstdint>
 #include <functional>
@@ -13,26 +14,42 @@
 namespace optlog {
 
 // The fields whose value is one of a few words. Each is parsed into its enum once, when the config
-// is read; the rest of optlog compares enums, and the words live only in choiceNames.
+// is read; the rest of optlog compares enums, and the words live only in these tables, in the
+// order `optlog config --help` lists them.
 enum class ModelSource { Builtin, TorchScript };
 enum class Corpus { Fortunes, Generated, Text, Tokens };
 enum class Attention { Naive, Chunked, Sdpa, Auto };
 
-// The words of a choice as the TOML spells them, in the enum's order.
-template<typename Choice>
-const std::vector<std::string> &choiceNames();
-template<>
-const std::vector<std::string> &choiceNames<ModelSource>();
-template<>
-const std::vector<std::string> &choiceNames<Corpus>();
-template<>
-const std::vector<std::string> &choiceNames<Attention>();
+inline constexpr Named<ModelSource> kModelSources[] = {{ModelSource::Builtin, "builtin"},
+                                                       {ModelSource::TorchScript, "torchscript"}};
+inline constexpr Named<Corpus> kCorpora[] = {{Corpus::Fortunes, "fortunes"},
+                                             {Corpus::Generated, "generated"},
+                                             {Corpus::Text, "text"},
+                                             {Corpus::Tokens, "tokens"}};
+inline constexpr Named<Attention> kAttentions[] = {{Attention::Naive, "naive"},
+                                                   {Attention::Chunked, "chunked"},
+                                                   {Attention::Sdpa, "sdpa"},
+                                                   {Attention::Auto, "auto"}};
 
-// The word a TOML file and a message use for `value`, as choiceNames spells it.
-template<typename Choice>
-const std::string &nameOf(Choice value)
+// Each choice's table, found by its type: the config's fields and nameOf are templates over it.
+constexpr const auto &choiceTable(ModelSource)
 {
-    return choiceNames<Choice>()[static_cast<std::size_t>(value)];
+    return kModelSources;
+}
+constexpr const auto &choiceTable(Corpus)
+{
+    return kCorpora;
+}
+constexpr const auto &choiceTable(Attention)
+{
+    return kAttentions;
+}
+
+// The word a TOML file and a message use for `value`.
+template<typename Choice>
+std::string nameOf(Choice value)
+{
+    return nameIn(choiceTable(value), value);
 }
 
 struct ModelConfig
@@ -113,7 +130,8 @@ struct RuntimeConfig
 // Data-parallel training over ranks (engine processes) on torch.distributed's c10d with Gloo.
 struct DistributedConfig
 {
-    int64_t ranks = 1;      // engine processes that train the run together; each a microbatch per step
+    static constexpr int64_t kMaxRanks = 64; // distributed.ranks and --world-size, at most
+    int64_t ranks = 1;                       // engine processes that train the run together; each a microbatch per step
     int64_t zeroStage = 0;  // 0 plain data parallel; 1 shards AdamW's moments and master weights; 2 also gradients
     int64_t bucketMib = 25; // gradients are reduced (and ZeRO's weights gathered) in buckets of this size
     int64_t timeout = 60;   // seconds a rank waits for the others before the run fails
@@ -149,49 +167,6 @@ struct RunConfig
     }
 };
 
-// One config field: where it lives in the TOML, what it holds, what is allowed.
-// The table drives parsing, validation, serialisation and (later) the designer.
-// A field that holds a choice (ModelSource, Corpus, Attention), read and written as its word.
-class ChoiceRef
-{
-public:
-    template<typename Choice>
-    explicit ChoiceRef(Choice *value)
-        : m_names(&choiceNames<Choice>())
-        , m_get([value] { return static_cast<std::size_t>(*value); })
-        , m_set([value](std::size_t index) { *value = static_cast<Choice>(index); })
-    { }
-    const std::string &name() const { return (*m_names)[m_get()]; }
-    // False, and the field unchanged, when `name` is none of the choice's words.
-    bool set(const std::string &name);
-
-private:
-    const std::vector<std::string> *m_names;
-    std::function<std::size_t()> m_get;
-    std::function<void(std::size_t)> m_set;
-};
-
-struct ConfigField
-{
-    using Ref = std::variant<int64_t *, double *, bool *, std::string *, ChoiceRef>;
-    std::string section; // "" for top-level keys
-    std::string key;
-    std::string help; // one line, with the unit
-    std::function<Ref(RunConfig &)> ref;
-    double minimum = 0; // numbers: inclusive lower bound
-    double maximum = 0; // numbers: inclusive upper bound; 0 = none
-    bool exclusiveMaximum = false;
-    std::vector<std::string> choices; // strings and choices: allowed values; empty = any
-
-    std::string path() const { return section.empty() ? key : section + "." + key; }
-};
-
-const std::vector<ConfigField> &configFields();
-// The field at a dotted path ("train.seed", "group"); nullptr when there is none.
-const ConfigField *findConfigField(const std::string &path);
-// The TOML's sections in the table's order ("model", "data", ...): how files and forms group fields.
-std::vector<std::string> configSections();
-
 // Applies a TOML table over `config`; unknown keys, wrong types and out-of-range values throw.
 void applyTomlText(RunConfig &config, const std::string &text, const std::string &origin);
 void applyTomlFile(RunConfig &config, const std::string &path);
@@ -224,24 +199,6 @@ Attention resolvedAttention(const RunConfig &config, bool libtorchHasSdpa);
 
 // The whole config as TOML, every field written, so a stored run can be re-run exactly.
 std::string toToml(const RunConfig &config);
-
-// A field's value as a person reads it: strings bare, numbers as short as they print exactly.
-std::string fieldText(const ConfigField &field, const RunConfig &config);
-// `key=value` that applyOverride reads back to the same value (strings quoted).
-std::string fieldAssignment(const ConfigField &field, const std::string &text);
-
-// Every field as a Markdown table (key, default, what is allowed, meaning): docs/configs.md shows
-// it, and tst_config keeps the page equal to it.
-std::string configReferenceMarkdown();
-
-// Every field of several configs side by side, and whether the runs disagree on it.
-struct FieldComparison
-{
-    std::string path;
-    std::vector<std::string> values; // one per config, in the order given
-    bool differs = false;
-};
-std::vector<FieldComparison> compareConfigs(const std::vector<RunConfig> &configs);
 
 // Builds the config of `optlog run`: defaults, then the preset, then the file, then overrides.
 RunConfig loadRunConfig(const std::string &preset, const std::string &file, const std::vector<std::string> &overrides);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The config floor's own text helpers, shared by config.cpp and validation.cpp.
+// The config floor's own text helpers, shared by config.cpp, configfields.cpp and validation.cpp.
 
 #include <string>
 #include <vector>
@@ -12,5 +12,8 @@ namespace optlog {
 std::string formatNumber(double v);
 // "a, b, c"
 std::string joined(const std::vector<std::string> &items);
+struct ConfigField;
+// "at least 0", "from 1 to 65536", "from 0 to below 1": a number field's range in words.
+std::string rangeText(const ConfigField &field);
 
 } // namespace optlog

@@ -2,6 +2,7 @@
 #include "core/config/recordedconfig.h"
 
 #include "core/config/configerror.h"
+#include "core/config/configfields.h"
 
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/config/config.h"
+#include "core/config/configfields.h"
 
 #include <string>
 #include <vector>

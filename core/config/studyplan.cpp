@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/studyplan.h"
 
+#include "core/config/configfields.h"
 #include "core/config/presets.h"
 
 #include <toml++/toml.h>
@@ -92,12 +93,12 @@ PlannedRun standingAlone(const PlannedRun &run)
     alone.preset = "default";
     alone.overrides.clear();
     const RunConfig config = run.config();
-    const RunConfig base = loadRunConfig(alone.preset, "", {});
-    for (const ConfigField &field : configFields()) {
-        const std::string value = fieldText(field, config);
-        if (field.path() != "name" && value != fieldText(field, base))
-            alone.overrides.push_back(fieldAssignment(field, value));
-    }
+    alone.overrides = overridesFrom(loadRunConfig(alone.preset, "", {}),
+                                    [&config](const ConfigField &field) -> std::optional<std::string> {
+                                        if (field.path() == "name")
+                                            return std::nullopt; // the [[run]]'s own
+                                        return fieldText(field, config);
+                                    });
     return alone;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/contract/format.h"
 
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 
@@ -19,6 +20,11 @@ std::string formatBytes(int64_t bytes)
     else // a tiny budget or request must not read as "0.0 MiB"
         std::snprintf(text, sizeof(text), "%lld B", static_cast<long long>(bytes));
     return text;
+}
+
+std::string percent(double fraction)
+{
+    return formatted("%.0f%%", std::fabs(fraction) * 100);
 }
 
 std::string formatted(const char *format, ...)

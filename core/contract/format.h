@@ -12,6 +12,9 @@ namespace optlog {
 // or bytes ("3.0 KiB", "512 B"), so a small amount never reads as none.
 std::string formatBytes(int64_t bytes);
 
+// "12%": a difference's size in whole percent, without its sign (the words around it say which way).
+std::string percent(double fraction);
+
 // printf into a string, of any length.
 std::string formatted(const char *format, ...) __attribute__((format(printf, 1, 2)));
 

@@ -43,17 +43,17 @@ std::optional<MemoryRole> memoryRoleNamed(const std::string &name)
     return valueNamed(kRoleNames, name);
 }
 
+constexpr Named<MemorySource> kSourceNames[] = {{MemorySource::Predicted, "predicted"},
+                                                {MemorySource::Measured, "measured"}};
+
 const char *memorySourceName(MemorySource source)
 {
-    return source == MemorySource::Predicted ? "predicted" : "measured";
+    return nameIn(kSourceNames, source);
 }
 
 std::optional<MemorySource> memorySourceNamed(const std::string &name)
 {
-    for (MemorySource source : {MemorySource::Predicted, MemorySource::Measured})
-        if (name == memorySourceName(source))
-            return source;
-    return std::nullopt;
+    return valueNamed(kSourceNames, name);
 }
 
 } // namespace optlog

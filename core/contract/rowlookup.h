@@ -7,14 +7,15 @@
 
 namespace optlog {
 
-// A row of names of a closed set: the enumerator, the name it is stored and sent by, and the label
-// tables and charts show it with.
+// A row of names of a closed set: the enumerator, the name it is stored, sent, read and written
+// by, and the label tables and charts show it with where that differs. Every enum that has words
+// has a table of these, read with nameIn, labelIn and valueNamed below: no switch names an enum.
 template<typename Enum>
 struct Named
 {
     Enum value;
     const char *name;
-    const char *label;
+    const char *label = nullptr; // nullptr: the name is its label
 };
 
 // The contract's closed sets are tables, one row per enumerator with its names and facts. This
@@ -46,7 +47,8 @@ const char *nameIn(const Named<Enum> (&table)[N], Enum value)
 template<typename Enum, std::size_t N>
 const char *labelIn(const Named<Enum> (&table)[N], Enum value)
 {
-    return rowOf(table, &Named<Enum>::value, value).label;
+    const Named<Enum> &row = rowOf(table, &Named<Enum>::value, value);
+    return row.label ? row.label : row.name;
 }
 
 template<typename Enum, std::size_t N>

@@ -6,6 +6,7 @@
 // keys, and random damage to the text. Seeded, so a failure is reproduced by its case number.
 
 #include "core/config/config.h"
+#include "core/config/configfields.h"
 
 #include <cstdint>
 #include <random>

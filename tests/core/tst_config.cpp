@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/config/config.h"
 #include "core/config/configerror.h"
+#include "core/config/configfields.h"
 #include "core/config/presets.h"
 #include "core/config/recordedconfig.h"
 #include "core/config/studyplan.h"
