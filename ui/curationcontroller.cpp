@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "ui/curationcontroller.h"
 
-#include "core/analysis/analysis.h"
+#include "core/analysis/runtext.h"
 #include "core/store/store.h"
 #include "ui/designerview.h"
 #include "ui/runsview.h"
 #include "ui/studywatcher.h"
 
 #include <QAction>
+#include <QCoreApplication>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -33,6 +34,14 @@ RunSnapshotPtr actedOn(const RunsView *runs, const StudySnapshot &snapshot)
         return current;
     const QList<qint64> selected = runs->selectedRunIds();
     return selected.isEmpty() ? nullptr : snapshot.find(selected.first());
+}
+
+// What a dialog calls a run: "run 3 (fp32)".
+QString namedRun(const RunRecord &run)
+{
+    return QCoreApplication::translate("optlog::CurationController", "run %1 (%2)")
+        .arg(run.id)
+        .arg(QString::fromStdString(run.name));
 }
 } // namespace
 
@@ -77,7 +86,7 @@ QString CurationController::studyPath() const
     return m_watcher->path();
 }
 
-bool CurationController::changeStudy(const QString &what, const std::function<void(Store &)> &change)
+bool CurationController::changeStudy(const QString &what, const StudyChange &change)
 {
     try {
         Store store(studyPath().toStdString(), Store::Access::ReadWrite);
@@ -90,66 +99,70 @@ bool CurationController::changeStudy(const QString &what, const std::function<vo
     return true;
 }
 
-void CurationController::renameSelected()
+void CurationController::changeActedOnRun(const QString &what, const RunQuestion &ask)
 {
     const RunSnapshotPtr run = actedOn(m_runs, m_watcher->snapshot());
     if (!run)
         return;
-    bool ok = false;
-    const QString old = QString::fromStdString(run->run().name);
-    const QString name = QInputDialog::getText(m_window, tr("Rename run"),
-                                               tr("New name of run %1 (%2); the old name "
-                                                  "stays searchable:")
-                                                   .arg(run->run().id)
-                                                   .arg(old),
-                                               QLineEdit::Normal, old, &ok);
-    if (ok && name != old)
-        changeStudy(tr("Cannot rename the run"),
-                    [&](Store &store) { store.renameRun(run->run().id, name.toStdString()); });
+    if (const std::optional<StudyChange> change = ask(run->run(), namedRun(run->run())))
+        changeStudy(what, *change);
+}
+
+void CurationController::renameSelected()
+{
+    changeActedOnRun(tr("Cannot rename the run"),
+                     [this](const RunRecord &run, const QString &named) -> std::optional<StudyChange> {
+                         const QString old = QString::fromStdString(run.name);
+                         bool ok = false;
+                         const QString name
+                             = QInputDialog::getText(m_window, tr("Rename run"),
+                                                     tr("New name of %1; the old name stays searchable:").arg(named),
+                                                     QLineEdit::Normal, old, &ok);
+                         if (!ok || name == old)
+                             return std::nullopt;
+                         return [id = run.id, name = name.toStdString()](Store &store) { store.renameRun(id, name); };
+                     });
 }
 
 void CurationController::editNoteOfSelected()
 {
-    const RunSnapshotPtr run = actedOn(m_runs, m_watcher->snapshot());
-    if (!run)
-        return;
-    bool ok = false;
-    const QString note = QInputDialog::getMultiLineText(
-        m_window, tr("Note"),
-        tr("Note on run %1 (%2), shown as text in Runs, Compare and reports; empty removes it:")
-            .arg(run->run().id)
-            .arg(QString::fromStdString(run->run().name)),
-        QString::fromStdString(run->run().note), &ok);
-    if (ok)
-        changeStudy(tr("Cannot store the note"),
-                    [&](Store &store) { store.setNote(run->run().id, note.toStdString()); });
+    changeActedOnRun(tr("Cannot store the note"),
+                     [this](const RunRecord &run, const QString &named) -> std::optional<StudyChange> {
+                         bool ok = false;
+                         const QString note = QInputDialog::getMultiLineText(
+                             m_window, tr("Note"),
+                             tr("Note on %1, shown as text in Runs, Compare and reports; empty removes it:").arg(named),
+                             QString::fromStdString(run.note), &ok);
+                         if (!ok)
+                             return std::nullopt;
+                         return [id = run.id, note = note.toStdString()](Store &store) { store.setNote(id, note); };
+                     });
 }
 
 void CurationController::editTagsOfSelected()
 {
-    const RunSnapshotPtr run = actedOn(m_runs, m_watcher->snapshot());
-    if (!run)
-        return;
-    QStringList before;
-    for (const auto &tag : run->run().tags)
-        before << QString::fromStdString(tag);
-    bool ok = false;
-    const QString text = QInputDialog::getText(m_window, tr("Tags"),
-                                               tr("Tags of run %1 (%2), separated by spaces:")
-                                                   .arg(run->run().id)
-                                                   .arg(QString::fromStdString(run->run().name)),
-                                               QLineEdit::Normal, before.join(QLatin1Char(' ')), &ok);
-    if (!ok)
-        return;
-    const QStringList after = text.split(QLatin1Char(' '), Qt::SkipEmptyParts);
-    std::vector<std::string> add, remove;
-    for (const QString &tag : after)
-        if (!before.contains(tag))
-            add.push_back(tag.toStdString());
-    for (const QString &tag : before)
-        if (!after.contains(tag))
-            remove.push_back(tag.toStdString());
-    changeStudy(tr("Cannot store the tags"), [&](Store &store) { store.changeTags(run->run().id, add, remove); });
+    changeActedOnRun(tr("Cannot store the tags"),
+                     [this](const RunRecord &run, const QString &named) -> std::optional<StudyChange> {
+                         QStringList before;
+                         for (const auto &tag : run.tags)
+                             before << QString::fromStdString(tag);
+                         bool ok = false;
+                         const QString text = QInputDialog::getText(m_window, tr("Tags"),
+                                                                    tr("Tags of %1, separated by spaces:").arg(named),
+                                                                    QLineEdit::Normal, before.join(QLatin1Char(' ')),
+                                                                    &ok);
+                         if (!ok)
+                             return std::nullopt;
+                         const QStringList after = text.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+                         std::vector<std::string> add, remove;
+                         for (const QString &tag : after)
+                             if (!before.contains(tag))
+                                 add.push_back(tag.toStdString());
+                         for (const QString &tag : before)
+                             if (!after.contains(tag))
+                                 remove.push_back(tag.toStdString());
+                         return [id = run.id, add, remove](Store &store) { store.changeTags(id, add, remove); };
+                     });
 }
 
 void CurationController::archiveSelected()
@@ -199,8 +212,7 @@ void CurationController::deriveFromSelected()
     const RunRecord &record = run->run();
     try {
         m_designer->deriveFrom(QStringLiteral("%1:%2").arg(studyPath()).arg(record.id), record.configToml,
-                               tr("run %1 (%2)").arg(record.id).arg(QString::fromStdString(record.name)),
-                               QString::fromStdString(derivedRunName(record.name, existing)));
+                               namedRun(record), QString::fromStdString(derivedRunName(record.name, existing)));
     } catch (const std::exception &e) {
         QMessageBox::warning(m_window, tr("Cannot run it again"),
                              tr("This optlog cannot read the run's stored config: %1")

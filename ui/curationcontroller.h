@@ -5,6 +5,7 @@
 #include <QObject>
 #include <QString>
 #include <functional>
+#include <optional>
 
 class QAction;
 class QMainWindow;
@@ -16,6 +17,7 @@ class DesignerView;
 class RunsView;
 class Store;
 class StudyWatcher;
+struct RunRecord;
 
 // Curation of the open study (the watcher's), on the runs selected in the Runs list: rename,
 // note, tags, archive, delete, run again with changes, copy to and import from another study.
@@ -50,8 +52,14 @@ Q_SIGNALS:
 
 private:
     QString studyPath() const;
+    using StudyChange = std::function<void(Store &)>;
     // Opens the study for writing, applies `change`, refreshes; a StoreError is shown as `what`.
-    bool changeStudy(const QString &what, const std::function<void(Store &)> &change);
+    bool changeStudy(const QString &what, const StudyChange &change);
+    // The run the user acts on, asked about: `ask` shows a dialog over the window for the run, which
+    // it calls `named` ("run 3 (fp32)"), and returns the change to make, or nothing when the user
+    // cancelled or changed nothing. The change is made as changeStudy makes it.
+    using RunQuestion = std::function<std::optional<StudyChange>(const RunRecord &run, const QString &named)>;
+    void changeActedOnRun(const QString &what, const RunQuestion &ask);
     void renameSelected();
     void editNoteOfSelected();
     void editTagsOfSelected();

@@ -39,13 +39,8 @@ QColor withAlpha(QColor color, int alpha)
 } // namespace
 
 BandChart::BandChart(const QString &title, const QString &xTitle, const QString &yTitle, AxisUnit yUnit, QWidget *parent)
-    : QChartView(parent)
-    , m_x(roundAxis(xTitle))
-    , m_y(roundAxis(yTitle))
-    , m_yUnit(yUnit)
-{
-    addAxes(setUpChartView(this, title), m_x, m_y);
-}
+    : CurveChart(title, xTitle, yTitle, yUnit, parent)
+{ }
 
 Band BandChart::band(const QList<QVector<QPointF>> &replicates)
 {
@@ -81,9 +76,7 @@ void BandChart::setGroups(const QList<BandGroupData> &groups)
     m_legendNames.clear();
     DataBounds bounds;
     const auto attach = [&](QAbstractSeries *series, bool inLegend) {
-        c->addSeries(series);
-        series->attachAxis(m_x);
-        series->attachAxis(m_y);
+        addOnAxes(series);
         for (QLegendMarker *marker : c->legend()->markers(series))
             marker->setVisible(inLegend);
         if (inLegend)
@@ -135,19 +128,14 @@ void BandChart::setGroups(const QList<BandGroupData> &groups)
             if (const auto y = valueAt(mean->points(), x))
                 marked.append({x, *y});
         if (!marked.isEmpty()) {
-            auto *markers = new QScatterSeries;
+            auto *markers = newInstabilityMarkers(color);
             markers->setName(tr("%1 · instabilities").arg(group.name));
-            markers->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
-            markers->setMarkerSize(8);
-            markers->setColor(color);
-            markers->setBorderColor(Qt::black);
             markers->replace(marked);
             attach(markers, true);
         }
     }
     c->legend()->setAlignment(groups.size() > 3 ? Qt::AlignRight : Qt::AlignBottom);
-    const double plotWidth = c->plotArea().width() > 0 ? c->plotArea().width() : width() * 0.7;
-    bounds.fit(m_x, AxisUnit::Count, m_y, m_yUnit, ticksFor(plotWidth));
+    fitAxes(bounds);
 }
 
 QStringList BandChart::legendNames() const

@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "ui/charts/charttheme.h"
+#include "ui/charts/curvechart.h"
 
-#include <QChartView>
 #include <QList>
 #include <QPointF>
 #include <QString>
 #include <QVector>
-
-class QCategoryAxis;
 
 namespace optlog {
 
@@ -31,7 +28,7 @@ struct Band
 // highest replicate shaded beneath it, each seed faint, and markers on the mean where an
 // instability happened. The legend names each group with its seed count and what the band is.
 // A group of one seed is a plain line.
-class BandChart : public QChartView
+class BandChart : public CurveChart
 {
     Q_OBJECT
 public:
@@ -47,9 +44,6 @@ public:
     static Band band(const QList<QVector<QPointF>> &replicates);
 
 private:
-    QCategoryAxis *m_x; // tokens seen
-    QCategoryAxis *m_y;
-    AxisUnit m_yUnit;
     QStringList m_legendNames;
 };
 

@@ -27,8 +27,9 @@ QString segmentName(MemoryRole role, const std::vector<MemoryRow> &rows, MemoryS
 
 } // namespace
 
-ChartGroup chartGroup(const ComparisonRow &row, const std::vector<RunSummary> &replicates)
+ChartGroup chartGroup(const ComparisonRow &row, const GroupSummary &runs)
 {
+    const std::vector<RunSummary> &replicates = runs.replicates;
     ChartGroup group;
     group.name = QString::fromStdString(row.name);
     group.seeds = int(replicates.size());
@@ -67,8 +68,8 @@ ChartGroup chartGroup(const ComparisonRow &row, const std::vector<RunSummary> &r
     group.speedup = row.speedup;
     group.peakBytes = row.peakBytes;
     if (!replicates.empty()) {
-        group.memory = replicates.front().memory;
-        group.quantizations = replicates.front().quantizations;
+        group.memory = runs.representative().memory;
+        group.quantizations = runs.representative().quantizations;
     }
     return group;
 }

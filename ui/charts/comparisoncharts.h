@@ -39,7 +39,7 @@ struct ChartGroup
 };
 // From a comparison's row and the group's runs: the whiskers of throughput are the min and max
 // over seeds when there are several, else the p10 and p90 of the run's steps.
-ChartGroup chartGroup(const ComparisonRow &row, const std::vector<RunSummary> &replicates);
+ChartGroup chartGroup(const ComparisonRow &row, const GroupSummary &runs);
 
 // The charts of a comparison, the same in the Compare view and in reports: validation loss
 // against tokens seen (mean over seeds with its band, instabilities marked), throughput with its

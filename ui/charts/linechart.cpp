@@ -13,13 +13,8 @@
 namespace optlog {
 
 LineChart::LineChart(const QString &title, const QString &xTitle, const QString &yTitle, AxisUnit yUnit, QWidget *parent)
-    : QChartView(parent)
-    , m_x(roundAxis(xTitle))
-    , m_y(roundAxis(yTitle))
-    , m_yUnit(yUnit)
-{
-    addAxes(setUpChartView(this, title), m_x, m_y);
-}
+    : CurveChart(title, xTitle, yTitle, yUnit, parent)
+{ }
 
 QVector<QPointF> LineChart::downsample(const QVector<QPointF> &points, int maxPoints)
 {
@@ -78,9 +73,7 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
         if (!line) {
             line = new QLineSeries;
             line->setName(data.name);
-            c->addSeries(line);
-            line->attachAxis(m_x);
-            line->attachAxis(m_y);
+            addOnAxes(line);
         }
         // One pixel wide: the raster engine draws such a line on its fast path, where a wider pen is
         // stroked as an outline, which made a redraw of four dense charts cost tens of milliseconds.
@@ -94,22 +87,14 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
     // Many runs in a wide chart: names beside the plot, where each gets a line; else below it,
     // where they leave a narrow plot its width (a name cut short shows whole on hover).
     c->legend()->setAlignment(series.size() > 3 && width() > 600 ? Qt::AlignRight : Qt::AlignBottom);
-    // The plot's width once laid out (the view's before): a narrow chart gets fewer ticks.
-    const double plotWidth = c->plotArea().width() > 0 ? c->plotArea().width() : width() * 0.7;
-    bounds.fit(m_x, AxisUnit::Count, m_y, m_yUnit, ticksFor(plotWidth));
+    fitAxes(bounds);
 }
 
 void LineChart::setMarkers(const QString &name, const QVector<QPointF> &points)
 {
     if (!m_markers) {
-        m_markers = new QScatterSeries;
-        m_markers->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
-        m_markers->setMarkerSize(8);
-        m_markers->setColor(QColor(220, 40, 40));
-        m_markers->setBorderColor(Qt::black);
-        chart()->addSeries(m_markers);
-        m_markers->attachAxis(m_x);
-        m_markers->attachAxis(m_y);
+        m_markers = newInstabilityMarkers(QColor(220, 40, 40));
+        addOnAxes(m_markers);
     }
     m_markers->setName(name);
     m_markers->replace(points);

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "ui/charts/charttheme.h"
+#include "ui/charts/curvechart.h"
 
-#include <QChartView>
 #include <QList>
 #include <QPointF>
 #include <QString>
 #include <QVector>
 
-class QCategoryAxis;
 class QScatterSeries;
 
 namespace optlog {
@@ -22,7 +20,7 @@ struct LineSeriesData
 
 // Lines against a shared x axis (tokens seen, usually). Keeps one QLineSeries per name across
 // updates and replaces their points in one call; long series are downsampled for display only.
-class LineChart : public QChartView
+class LineChart : public CurveChart
 {
     Q_OBJECT
 public:
@@ -42,9 +40,6 @@ public:
     static QVector<QPointF> downsample(const QVector<QPointF> &points, int maxPoints);
 
 private:
-    QCategoryAxis *m_x; // tokens seen
-    QCategoryAxis *m_y;
-    AxisUnit m_yUnit;
     QScatterSeries *m_markers = nullptr;
     int m_maxDisplayPoints = 2000;
 };
