@@ -6,7 +6,6 @@
 #include "app/enginework.h"
 #include "app/launcher.h"
 #include "app/remote.h"
-#include "core/analysis/analysis.h"
 #include "core/analysis/planruns.h"
 #include "core/config/cachefile.h"
 #include "core/config/configerror.h"

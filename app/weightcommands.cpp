@@ -4,7 +4,6 @@
 #include "app/cli.h"
 #include "app/commands.h"
 #include "app/enginework.h"
-#include "core/analysis/analysis.h"
 #include "core/analysis/studytext.h"
 #include "core/config/config.h"
 #include "core/config/configerror.h"

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "ui/compareview.h"
 
+#include "core/analysis/runtables.h"
+#include "core/analysis/runtext.h"
 #include "core/analysis/verdictcells.h"
 #include "core/config/config.h"
+#include "core/config/configfields.h"
 #include "core/config/recordedconfig.h"
 #include "core/contract/dtype.h"
+#include "core/contract/format.h"
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/linechart.h"
 #include "ui/charts/scatterchart.h"
@@ -370,10 +374,8 @@ void CompareView::fillVerdicts(const std::vector<GroupSummary> &groups)
     m_notes->setVisible(!notes.isEmpty());
     m_verdicts->setRowCount(0);
     const Qt::Alignment right = Qt::AlignRight | Qt::AlignVCenter;
-    for (size_t i = 0; i < m_rows.size(); ++i) {
-        const ComparisonRow &r = m_rows[i];
-        const VerdictCells cells = verdictCells(r, i == 0, tolerance,
-                                                r.seeds == 1 ? &groups[i].replicates.front().run : nullptr);
+    for (const ComparisonRow &r : m_rows) {
+        const VerdictCells cells = verdictCells(r, tolerance);
         const int row = m_verdicts->rowCount();
         m_verdicts->insertRow(row);
         for (size_t column = 0; column < cells.text.size(); ++column) {
@@ -398,7 +400,7 @@ void CompareView::fillCharts(const std::vector<GroupSummary> &groups)
 {
     QList<ChartGroup> chartGroups;
     for (size_t i = 0; i < groups.size(); ++i)
-        chartGroups << chartGroup(m_rows[i], groups[i].replicates);
+        chartGroups << chartGroup(m_rows[i], groups[i]);
     m_charts->fill(chartGroups);
 }
 
@@ -409,7 +411,7 @@ void CompareView::fillMemory(const std::vector<GroupSummary> &groups)
     std::vector<std::vector<RoleMemory>> lines;
     QStringList headers = {tr("Role")};
     for (const auto &group : groups) {
-        lines.push_back(memoryByRole(group.replicates.front().memory));
+        lines.push_back(memoryByRole(group.representative().memory));
         headers << QString::fromStdString(group.name);
     }
     const auto anyRunHas = [&lines](MemoryRole role) {
@@ -444,7 +446,7 @@ void CompareView::fillMemory(const std::vector<GroupSummary> &groups)
                     const QString residual = QString::fromStdString(residualText(line));
                     text << tr("predicted %1").arg(QString::fromStdString(formatBytes(line.predicted)))
                                 + (residual.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(residual));
-                } else if (isState && !groups[r].replicates.front().recorder.empty()) {
+                } else if (isState && !groups[r].representative().recorder.empty()) {
                     text << tr("not predicted: recorded run"); // the memory model knows only the engine's GPT
                 }
             }
@@ -465,7 +467,7 @@ void CompareView::fillConfig(const std::vector<GroupSummary> &groups)
     for (const auto &group : groups) {
         // The replicates of a group differ only in their seed: the first speaks for them. A
         // recorded run's keys are its trainer's, compared key by key.
-        configs.push_back(group.replicates.front().run.configToml);
+        configs.push_back(group.representative().run.configToml);
         headers << QString::fromStdString(group.name);
     }
     const std::vector<FieldComparison> fields = compareStoredConfigs(configs);
@@ -475,7 +477,7 @@ void CompareView::fillConfig(const std::vector<GroupSummary> &groups)
     // Where a run's config came from ("run again with changes") leads the diff when any has one.
     QStringList origins;
     for (const auto &group : groups)
-        origins << QString::fromStdString(originText(group.replicates.front().run, m_study.path));
+        origins << QString::fromStdString(originText(group.representative().run, m_study.path));
     if (std::any_of(origins.begin(), origins.end(), [](const QString &o) { return !o.isEmpty(); })) {
         m_config->insertRow(0);
         m_config->setItem(0, 0, cell(tr("(derived from)")));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/config/configfields.h"
 #include "core/config/studyplan.h"
 
 #include <QHash>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/monitorview.h"
 
-#include "core/analysis/analysis.h"
+#include "core/contract/format.h"
 #include "ui/charts/linechart.h"
 
 #include <QElapsedTimer>

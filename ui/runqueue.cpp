@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/runqueue.h"
 
+#include "core/contract/rowlookup.h"
 #include "core/store/store.h"
 
 #include <QCoreApplication>
@@ -33,12 +34,10 @@ QString lastLine(const QByteArray &text)
 
 QString QueueEntry::stateName(State state)
 {
-    switch (state) {
-    case State::Queued: return QStringLiteral("queued");
-    case State::Running: return QStringLiteral("running");
-    case State::Failed: return QStringLiteral("failed");
-    }
-    return {};
+    static constexpr Named<State> names[] = {{State::Queued, "queued"},
+                                             {State::Running, "running"},
+                                             {State::Failed, "failed"}};
+    return QString::fromLatin1(nameIn(names, state));
 }
 
 RunQueue::RunQueue(QString engineBinary, QObject *parent)

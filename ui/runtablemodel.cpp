@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ui/runtablemodel.h"
 
-#include "core/analysis/analysis.h"
+#include "core/analysis/runtext.h"
+#include "core/contract/format.h"
 
 #include <QApplication>
 #include <QColor>

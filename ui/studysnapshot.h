@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/analysis/analysis.h"
+#include "core/analysis/runsummary.h"
 #include "core/cluster/tasklist.h"
 #include "core/store/store.h"
 

@@ -3,7 +3,7 @@
 #include "app/cli.h"
 #include "app/commands.h"
 #include "app/enginework.h"
-#include "core/analysis/analysis.h"
+#include "core/analysis/runtables.h"
 #include "core/analysis/studytext.h"
 #include "core/config/configerror.h"
 #include "core/contract/format.h"

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/comparison.h"
 
+#include "core/analysis/runtables.h"
+#include "core/analysis/runtext.h"
 #include "core/config/config.h"
+#include "core/config/configfields.h"
 #include "core/contract/format.h"
 #include "core/contract/quantiles.h"
+#include "core/contract/rowlookup.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,11 +25,6 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Speed and memory differences this small are not worth a decision.
 constexpr double kSameMemory = 0.03;
-
-std::string percent(double fraction)
-{
-    return formatted("%.0f%%", std::fabs(fraction) * 100);
-}
 
 bool hasSpeedIndex(const RunSummary *run)
 {
@@ -195,85 +194,6 @@ const RunSummary &medianReplicate(std::vector<const RunSummary *> runs)
 
 } // namespace
 
-std::string QualityVerdict::text() const
-{
-    const std::string delta = formatted("Δ %+.3f", difference);
-    const std::string seedCount = formatted("%lld vs %lld seeds", static_cast<long long>(seeds),
-                                            static_cast<long long>(baselineSeeds));
-    if (!seedNoiseKnown()) {
-        const char *word = kind == Kind::Same     ? "same"
-                           : kind == Kind::Worse  ? "worse"
-                           : kind == Kind::Better ? "better"
-                                                  : "";
-        if (kind == Kind::NotComparable)
-            return "quality not comparable (no common validation tokens)";
-        return formatted("%s quality by the %.3f tolerance (%s nats; %s: seed noise unknown)", word, tolerance,
-                         delta.c_str(), seedCount.c_str());
-    }
-    const std::string interval = formatted("%s ± %.3f nats, %s", delta.c_str(), halfWidth, seedCount.c_str());
-    switch (kind) {
-    case Kind::Same: return "same quality (" + interval + ")";
-    case Kind::Worse: return "worse quality (" + interval + ")";
-    case Kind::Better: return "better quality (" + interval + ")";
-    case Kind::NotComparable: return "quality not comparable (no common validation tokens)";
-    case Kind::CantTell: break;
-    }
-    if (seedsPerSide >= kSeedLimit)
-        return formatted("can't tell yet: %s; it sits at the %.3f tolerance, where no feasible number of seeds decides",
-                         interval.c_str(), tolerance);
-    return formatted("can't tell yet: %s; add seeds (about %lld more each to resolve ±%.3f)", interval.c_str(),
-                     static_cast<long long>(seedsPerSide - std::max(seeds, baselineSeeds)), decidingHalfWidth);
-}
-
-QualityVerdict judgeQuality(const std::vector<double> &losses, const std::vector<double> &baselineLosses,
-                            double tolerance)
-{
-    QualityVerdict v;
-    v.tolerance = tolerance;
-    const SampleStats a = sampleStats(losses), b = sampleStats(baselineLosses);
-    v.seeds = a.n;
-    v.baselineSeeds = b.n;
-    if (a.n == 0 || b.n == 0 || std::isnan(a.mean) || std::isnan(b.mean)) {
-        v.difference = kNaN;
-        v.halfWidth = kNaN;
-        return v;
-    }
-    const MeanDifference d = welchInterval(a, b);
-    v.difference = d.difference;
-    v.halfWidth = d.halfWidth;
-    const double size = std::fabs(d.difference);
-    if (!v.seedNoiseKnown()) {
-        v.kind = size <= tolerance  ? QualityVerdict::Kind::Same
-                 : d.difference > 0 ? QualityVerdict::Kind::Worse
-                                    : QualityVerdict::Kind::Better;
-        return v;
-    }
-    if (size + d.halfWidth <= tolerance)
-        v.kind = QualityVerdict::Kind::Same;
-    else if (size > tolerance && size - d.halfWidth > 0)
-        v.kind = d.difference > 0 ? QualityVerdict::Kind::Worse : QualityVerdict::Kind::Better;
-    else {
-        v.kind = QualityVerdict::Kind::CantTell;
-        // Within the tolerance, a narrower interval would show "same"; beyond it, one that
-        // excludes zero would show the difference.
-        v.decidingHalfWidth = size < tolerance ? tolerance - size : size;
-        v.seedsPerSide = v.decidingHalfWidth > 0
-                             ? seedsForHalfWidth(a, b, v.decidingHalfWidth, 0.95, QualityVerdict::kSeedLimit)
-                             : QualityVerdict::kSeedLimit;
-    }
-    return v;
-}
-
-const std::vector<std::string> &verdictColumnTitles()
-{
-    static const std::vector<std::string> titles = {"Run",           "Seeds",
-                                                    "Outcome",       "Val loss at matched tokens",
-                                                    "Δ vs baseline", "Speed-up",
-                                                    "Tokens/s",      "MFU",
-                                                    "Peak memory",   "Verdict"};
-    return titles;
-}
-
 SpeedCall callSpeed(const Spread &interval)
 {
     if (interval.median <= 0 || interval.max <= 0)
@@ -289,14 +209,12 @@ SpeedCall callSpeed(const Spread &interval)
 
 const char *speedCallName(SpeedCall call)
 {
-    switch (call) {
-    case SpeedCall::Faster: return "faster";
-    case SpeedCall::Slower: return "slower";
-    case SpeedCall::Same: return "same";
-    case SpeedCall::TooNoisy: return "too noisy";
-    case SpeedCall::Unknown: break;
-    }
-    return "not called";
+    static constexpr Named<SpeedCall> names[] = {{SpeedCall::Unknown, "not called"},
+                                                 {SpeedCall::Same, "same"},
+                                                 {SpeedCall::Faster, "faster"},
+                                                 {SpeedCall::Slower, "slower"},
+                                                 {SpeedCall::TooNoisy, "too noisy"}};
+    return nameIn(names, call);
 }
 
 std::string speedCell(const ComparisonRow &row)
@@ -348,17 +266,15 @@ std::string instabilityText(const std::map<EventKind, int64_t> &counts)
 
 const char *actionText(Action action)
 {
-    switch (action) {
-    case Action::Baseline: return "baseline";
-    case Action::TakeIt: return "take it";
-    case Action::TakeItWhereMemoryBinds: return "take it where memory binds";
-    case Action::SameNotFaster: return "same quality, not faster here";
-    case Action::AddSeeds: return "can't tell yet: add seeds";
-    case Action::WorseQuality: return "worse quality";
-    case Action::NotComparable: return "not comparable";
-    case Action::NoVerdict: return "no verdict yet";
-    }
-    return "";
+    static constexpr Named<Action> words[] = {{Action::Baseline, "baseline"},
+                                              {Action::TakeIt, "take it"},
+                                              {Action::TakeItWhereMemoryBinds, "take it where memory binds"},
+                                              {Action::SameNotFaster, "same quality, not faster here"},
+                                              {Action::AddSeeds, "can't tell yet: add seeds"},
+                                              {Action::WorseQuality, "worse quality"},
+                                              {Action::NotComparable, "not comparable"},
+                                              {Action::NoVerdict, "no verdict yet"}};
+    return nameIn(words, action);
 }
 
 std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vector<GroupSummary> &groups,
@@ -379,6 +295,10 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
                 row.outcome = r.run.outcome;
                 break;
             }
+        if (group.replicates.size() == 1) {
+            row.soleOutcome = outcomeText(group.representative().run);
+            row.soleOutcomeMessage = group.representative().run.message;
+        }
         for (const auto &r : group.replicates)
             for (const auto &[kind, count] : r.instabilities)
                 row.instabilities[kind] += count;
@@ -509,83 +429,6 @@ std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector
     for (const auto &r : runs)
         groups.push_back({r.run.name, {r}});
     return compare(GroupSummary{baseline.run.name, {baseline}}, groups, tolerance);
-}
-
-std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName, double tolerance)
-{
-    std::ostringstream out;
-    out << formatted("%-26s %5s %-10s %10s %16s %8s %20s %20s %5s %11s  %s\n", "run", "seeds", "outcome", "tokens",
-                     "val loss (sd)", "delta", "tokens/s [min-max]", "speed-up [95%]", "MFU", "peak mem", "verdict");
-    for (const auto &r : rows) {
-        const std::string loss = r.seeds > 1 ? formatted("%.4f (%.4f)", r.validationLoss, r.validationSd)
-                                             : formatted("%.4f", r.validationLoss);
-        const std::string rate = r.seeds > 1 ? formatted("%.0f [%.0f-%.0f]", r.tokensPerSecond.median,
-                                                         r.tokensPerSecond.min, r.tokensPerSecond.max)
-                                             : formatted("%.0f", r.tokensPerSecond.median);
-        const std::string rateNoted = r.speedNote.empty() ? rate : rate + " " + r.speedNote;
-        const std::string mfu = r.mfu > 0 ? percent(r.mfu) : "-";
-        std::string verdict = r.verdict;
-        if (r.name == baselineName) {
-            verdict = "baseline";
-            if (const std::string unstable = instabilityText(r.instabilities); !unstable.empty())
-                verdict += "; " + unstable;
-            if (!r.machineNote.empty())
-                verdict += "; " + r.machineNote;
-        }
-        out << formatted("%-26s %5lld %-10s %10lld %16s %+8.4f %20s %20s %5s %11s  %s\n", printable(r.name).c_str(),
-                         static_cast<long long>(r.seeds), outcomeName(r.outcome),
-                         static_cast<long long>(r.matchedTokens), loss.c_str(), r.deltaLoss, rateNoted.c_str(),
-                         speedCell(r).c_str(), mfu.c_str(), formatBytes(r.peakBytes).c_str(), verdict.c_str());
-    }
-    for (const std::string &note : comparisonNotes(rows, baselineName, tolerance))
-        out << note << "\n";
-    for (const auto &r : rows)
-        if (!r.numerics.empty())
-            out << "Numerics of " << r.name << ", " << r.numerics << ".\n";
-    return out.str();
-}
-
-std::vector<std::string> comparisonNotes(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
-                                         double tolerance)
-{
-    std::vector<std::string> notes;
-    notes.push_back(
-        formatted("Validation loss (nats/token) at the most tokens every compared run reached, the mean over seeds "
-                  "with its standard deviation; delta against %s with Welch's 95%% interval where both sides have "
-                  "two seeds or more; same quality = the whole interval within %.3f (with one seed, the "
-                  "difference within it).",
-                  baselineName.c_str(), tolerance));
-    double samplingError = 0;
-    for (const auto &r : rows)
-        samplingError = std::max(samplingError, std::isnan(r.samplingError) ? 0.0 : r.samplingError);
-    if (samplingError > 0)
-        notes.push_back(
-            formatted("The validation set's own sampling error is up to ±%.3f nats per run (standard error over "
-                      "its sequences); every run is scored on the same sequences, so it does not enter delta's "
-                      "interval, which covers seed noise.",
-                      samplingError));
-    notes.push_back(
-        "Speed-up: median tokens/s over the baseline's, with its interval at two levels: Welch's 95% interval over "
-        "five blocks of each run's steady steps (pooled over seeds), widened to hold every seed-by-seed speed-up; "
-        "faster or slower where the whole interval lies beyond 1 ± 3%, the same where it lies within, too noisy where "
-        "it crosses.");
-    notes.push_back(
-        "Tokens/s and peak memory: medians over seeds. Peak memory: bytes in tensors (the CPU's counting "
-        "allocator, CUDA's caching allocator) over complete steps after warm-up, optimizer step included; for a run "
-        "over data-parallel ranks, rank 0's (its tokens/s count every rank's).");
-    notes.push_back(
-        "MFU: model FLOPs (6N + 12LTC per token; a recorded run's as its trainer gave or counted them) x steady "
-        "tokens/s over the matmul peak measured on this machine for the run's compute dtype (FP32, BF16, or FP16 on "
-        "CUDA) on a CPU on the run's product path (a recorded run's: ATen's, PyTorch's own), once per rank over "
-        "data-parallel ranks.");
-    std::string recorded;
-    for (const auto &r : rows)
-        if (!r.recorder.empty())
-            recorded += (recorded.empty() ? "" : ", ") + printable(r.name);
-    if (!recorded.empty())
-        notes.push_back("Recorded runs (" + recorded + "), trained by their own trainer: " + recordedRunLimits()
-                        + ". Their peak memory is what their trainer measured; optlog show names how.");
-    return notes;
 }
 
 } // namespace optlog

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/analysis/analysis.h"
 #include "core/analysis/numericsrisks.h"
+#include "core/analysis/qualityverdict.h"
+#include "core/analysis/runsummary.h"
 #include "core/analysis/statistics.h"
 
 #include <cmath>
@@ -11,35 +12,6 @@
 #include <vector>
 
 namespace optlog {
-
-// Does a technique cost quality? The difference of mean validation losses at matched tokens,
-// judged against the tolerance with the noise between seeds: Welch's 95% interval where both
-// sides have two seeds or more, the tolerance alone where a side has one.
-struct QualityVerdict
-{
-    enum class Kind { Same, Worse, Better, CantTell, NotComparable };
-    Kind kind = Kind::NotComparable;
-    double difference = 0; // mean minus the baseline's mean, nats per token
-    double halfWidth = 0;  // of Welch's 95% interval; NaN with one seed on a side
-    int64_t seeds = 0;
-    int64_t baselineSeeds = 0;
-    double tolerance = 0; // nats per token counted as no difference
-    // CantTell: the half-width that would decide, and about how many seeds per side reach it
-    // (kSeedLimit: no feasible number).
-    double decidingHalfWidth = 0;
-    int64_t seedsPerSide = 0;
-    static constexpr int64_t kSeedLimit = 1000;
-
-    bool seedNoiseKnown() const { return seeds >= 2 && baselineSeeds >= 2; }
-    // "same quality (Δ +0.003 ± 0.008 nats, 3 vs 3 seeds)", "can't tell yet: ...".
-    std::string text() const;
-};
-
-// Same: the whole interval within ±tolerance. Worse (better): the interval above (below) zero
-// and the difference beyond the tolerance. Otherwise can't tell yet. With one seed on a side:
-// same, worse or better by the tolerance alone. Empty sides: not comparable.
-QualityVerdict judgeQuality(const std::vector<double> &losses, const std::vector<double> &baselineLosses,
-                            double tolerance);
 
 // A median over replicates with their smallest and largest value.
 struct Spread
@@ -56,6 +28,9 @@ struct GroupSummary
     std::string name;                   // the runs' group (a run alone is a group of one)
     std::vector<RunSummary> replicates; // the newest run of each name, in the study's order
     int64_t seeds() const { return int64_t(replicates.size()); }
+    // The run that speaks for the group where one run's figure is shown (memory by role, config,
+    // origin; they hardly move between seeds), and that is the group when it has one seed: its first.
+    const RunSummary &representative() const { return replicates.front(); }
 };
 // Groups runs by RunRecord::group in the order each group first appears; a later run of the
 // same name replaces the earlier one (a rerun).
@@ -87,33 +62,21 @@ enum class Action {
 };
 const char *actionText(Action action); // "take it", "same quality, not faster here", ...
 
-// The verdict table's columns, in order: the report's table and the workbench's Compare both read
-// this one list, so that they show the same columns under the same titles.
-enum class VerdictColumn {
-    Run,
-    Seeds,
-    Outcome,
-    ValidationLoss,
-    Delta,
-    Speedup,
-    TokensPerSecond,
-    Mfu,
-    PeakMemory,
-    Verdict
-};
-const std::vector<std::string> &verdictColumnTitles(); // indexed by VerdictColumn
-
 struct ComparisonRow
 {
     std::string name;               // the group
     std::string baseline;           // the group it is judged against
     int64_t seeds = 1;              // replicates compared
     std::optional<Outcome> outcome; // Completed when every replicate completed; else the first other; empty: running
-    int64_t completed = 0;          // replicates that completed
-    int64_t matchedTokens = 0;      // where every compared run has validation loss
-    double validationLoss = 0;      // mean over seeds at matchedTokens
-    double validationSd = 0;        // over seeds; 0 with one
-    double samplingError = 0;       // the validation set's own standard error per run; NaN unknown
+    // A group of one run: its outcome with the step it ended at ("crashed at step 12") and its
+    // message; empty with more seeds, where the count of completed ones says it.
+    std::string soleOutcome;
+    std::string soleOutcomeMessage;
+    int64_t completed = 0;     // replicates that completed
+    int64_t matchedTokens = 0; // where every compared run has validation loss
+    double validationLoss = 0; // mean over seeds at matchedTokens
+    double validationSd = 0;   // over seeds; 0 with one
+    double samplingError = 0;  // the validation set's own standard error per run; NaN unknown
     QualityVerdict quality;
     double deltaLoss = 0;         // quality.difference
     ThroughputSummary throughput; // steady tokens/s of the median replicate
@@ -148,6 +111,12 @@ struct ComparisonRow
     std::string verdict; // quality, speed, memory and stability in words a person can act on
 };
 
+// The row every other is judged against: compare() marks it, whatever its place in the table.
+inline bool isBaseline(const ComparisonRow &row)
+{
+    return row.action == Action::Baseline;
+}
+
 // The speed-up as every table shows it: "8.20x [7.86-8.53]" with its interval, "1.00x" on the
 // baseline's row, "–" where the speed is not compared (the verdict says why).
 std::string speedCell(const ComparisonRow &row);
@@ -157,14 +126,4 @@ std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vect
                                    double tolerance);
 // The same for runs alone (each a group of one).
 std::vector<ComparisonRow> compare(const RunSummary &baseline, const std::vector<RunSummary> &runs, double tolerance);
-// Every column of every row, a line each, with the notes and numerics in full: `--wide`, for scripts.
-std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName, double tolerance);
-// What a person reads in a terminal, within 120 columns: a row per group (name, seeds, Δ loss with
-// its interval, speed with its spread, peak memory with what it saves, the action), the verdicts
-// in full below, then the notes, and the 16-bit numerics as a table of their risks.
-std::string formatDecisions(const std::vector<ComparisonRow> &rows, const std::string &baselineName, double tolerance);
-// The sentences that say how the tables measure (matched tokens, medians, MFU), one per paragraph.
-std::vector<std::string> comparisonNotes(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
-                                         double tolerance);
-
 } // namespace optlog

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The terminal's summary of a comparison: what `optlog study` and `optlog compare` print unless
-// asked for --wide. Every line fits kTerminalColumns.
-#include "core/analysis/comparison.h"
+// The terminal's text of a comparison: what `optlog study` and `optlog compare` print (every line
+// within kTerminalColumns), and with --wide the verdict table whole.
+#include "core/analysis/decisions.h"
+
+#include "core/analysis/runtext.h"
 #include "core/analysis/texttable.h"
+#include "core/analysis/verdictcells.h"
 #include "core/contract/format.h"
 
 #include <algorithm>
@@ -14,7 +17,7 @@ namespace {
 
 std::string deltaCell(const ComparisonRow &row)
 {
-    if (row.action == Action::Baseline || row.completed == 0 || std::isnan(row.deltaLoss))
+    if (isBaseline(row) || row.completed == 0 || std::isnan(row.deltaLoss))
         return "–";
     if (!row.quality.seedNoiseKnown())
         return formatted("%+.4f", row.deltaLoss); // one seed on a side: no interval to give
@@ -25,7 +28,7 @@ std::string memoryCell(const ComparisonRow &row)
 {
     if (row.peakBytes <= 0)
         return "–";
-    if (row.action == Action::Baseline || std::fabs(row.memorySaved) < 0.005)
+    if (isBaseline(row) || std::fabs(row.memorySaved) < 0.005)
         return formatBytes(row.peakBytes);
     return formatBytes(row.peakBytes) + formatted(" %+.0f%%", -100 * row.memorySaved);
 }
@@ -71,6 +74,70 @@ std::string numericsTable(const std::vector<ComparisonRow> &rows)
 
 } // namespace
 
+std::string formatComparison(const std::vector<ComparisonRow> &rows, const std::string &baselineName, double tolerance)
+{
+    std::vector<TextTable::Column> columns;
+    for (const std::string &title : verdictColumnTitles())
+        columns.push_back({title});
+    TextTable table(columns);
+    for (const auto &r : rows) {
+        std::vector<std::string> cells = verdictCells(r, tolerance).text;
+        for (std::string &cell : cells)
+            cell = printable(cell);
+        table.addRow(cells);
+    }
+    std::string out = table.render(std::numeric_limits<size_t>::max());
+    for (const std::string &note : comparisonNotes(rows, baselineName, tolerance))
+        out += note + "\n";
+    for (const auto &r : rows)
+        if (!r.numerics.empty())
+            out += "Numerics of " + r.name + ", " + r.numerics + ".\n";
+    return out;
+}
+
+std::vector<std::string> comparisonNotes(const std::vector<ComparisonRow> &rows, const std::string &baselineName,
+                                         double tolerance)
+{
+    std::vector<std::string> notes;
+    notes.push_back(
+        formatted("Validation loss (nats/token) at the most tokens every compared run reached, the mean over seeds "
+                  "with its standard deviation; delta against %s with Welch's 95%% interval where both sides have "
+                  "two seeds or more; same quality = the whole interval within %.3f (with one seed, the "
+                  "difference within it).",
+                  baselineName.c_str(), tolerance));
+    double samplingError = 0;
+    for (const auto &r : rows)
+        samplingError = std::max(samplingError, std::isnan(r.samplingError) ? 0.0 : r.samplingError);
+    if (samplingError > 0)
+        notes.push_back(
+            formatted("The validation set's own sampling error is up to ±%.3f nats per run (standard error over "
+                      "its sequences); every run is scored on the same sequences, so it does not enter delta's "
+                      "interval, which covers seed noise.",
+                      samplingError));
+    notes.push_back(
+        "Speed-up: median tokens/s over the baseline's, with its interval at two levels: Welch's 95% interval over "
+        "five blocks of each run's steady steps (pooled over seeds), widened to hold every seed-by-seed speed-up; "
+        "faster or slower where the whole interval lies beyond 1 ± 3%, the same where it lies within, too noisy where "
+        "it crosses.");
+    notes.push_back(
+        "Tokens/s and peak memory: medians over seeds. Peak memory: bytes in tensors (the CPU's counting "
+        "allocator, CUDA's caching allocator) over complete steps after warm-up, optimizer step included; for a run "
+        "over data-parallel ranks, rank 0's (its tokens/s count every rank's).");
+    notes.push_back(
+        "MFU: model FLOPs (6N + 12LTC per token; a recorded run's as its trainer gave or counted them) x steady "
+        "tokens/s over the matmul peak measured on this machine for the run's compute dtype (FP32, BF16, or FP16 on "
+        "CUDA) on a CPU on the run's product path (a recorded run's: ATen's, PyTorch's own), once per rank over "
+        "data-parallel ranks.");
+    std::string recorded;
+    for (const auto &r : rows)
+        if (!r.recorder.empty())
+            recorded += (recorded.empty() ? "" : ", ") + printable(r.name);
+    if (!recorded.empty())
+        notes.push_back("Recorded runs (" + recorded + "), trained by their own trainer: " + recordedRunLimits()
+                        + ". Their peak memory is what their trainer measured; optlog show names how.");
+    return notes;
+}
+
 std::string formatDecisions(const std::vector<ComparisonRow> &rows, const std::string &baselineName, double tolerance)
 {
     TextTable table({{"run"},
@@ -83,21 +150,16 @@ std::string formatDecisions(const std::vector<ComparisonRow> &rows, const std::s
         // A plan may judge a run against another baseline than the study's (chunked against naive
         // attention at the same context): its row says which.
         std::string action = actionText(r.action);
-        if (r.action != Action::Baseline && !r.baseline.empty() && r.baseline != baselineName)
+        if (!isBaseline(r) && !r.baseline.empty() && r.baseline != baselineName)
             action += " vs " + printable(r.baseline);
         table.addRow({printable(r.name), std::to_string(r.seeds), deltaCell(r), speedCell(r), memoryCell(r), action});
     }
     std::string out = table.render() + "\n";
     for (const auto &r : rows) {
-        std::string verdict = r.verdict;
-        if (r.action == Action::Baseline) {
-            // The baseline's own line says only what is wrong with it, if anything.
-            verdict = instabilityText(r.instabilities);
-            if (!r.machineNote.empty())
-                verdict += (verdict.empty() ? "" : "; ") + r.machineNote;
-            if (verdict.empty())
-                continue;
-        }
+        // The baseline's own line only when something is wrong with it.
+        const std::string verdict = verdictCells(r, tolerance)[VerdictColumn::Verdict];
+        if (isBaseline(r) && verdict == kBaselineVerdict)
+            continue;
         out += wrapped(printable(r.name) + ": " + verdict, kTerminalColumns, "    ");
     }
     out += "\n";

@@ -2,6 +2,7 @@
 #include "core/analysis/numericsrisks.h"
 
 #include "core/contract/format.h"
+#include "core/contract/rowlookup.h"
 
 #include <algorithm>
 #include <cmath>
@@ -81,13 +82,11 @@ RiskLevel riskLevel(NumericsRisk risk, double value)
 
 const char *riskTitle(NumericsRisk risk)
 {
-    switch (risk) {
-    case NumericsRisk::Fp16Underflow: return "FP16 zeroed";
-    case NumericsRisk::ScaledUnderflow: return "with scaler";
-    case NumericsRisk::Bf16LostUpdates: return "BF16 lost updates";
-    case NumericsRisk::LargestActivation: return "largest activation";
-    }
-    return "";
+    static constexpr Named<NumericsRisk> titles[] = {{NumericsRisk::Fp16Underflow, "FP16 zeroed"},
+                                                     {NumericsRisk::ScaledUnderflow, "with scaler"},
+                                                     {NumericsRisk::Bf16LostUpdates, "BF16 lost updates"},
+                                                     {NumericsRisk::LargestActivation, "largest activation"}};
+    return nameIn(titles, risk);
 }
 
 std::string riskValueText(NumericsRisk risk, double value)

@@ -3,6 +3,7 @@
 // (reportmarkdown.cpp, reporthtml.cpp, reportjson.cpp, reportcsv.cpp).
 #include "core/analysis/report.h"
 
+#include "core/analysis/runtext.h"
 #include "core/config/recordedconfig.h"
 #include "optlog_version.h"
 
@@ -108,7 +109,7 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
             order.push_back(i);
     const GroupSummary &baseGroup = comparison.groups[comparison.baseline];
     // Stored configs, so that a recorded run's own keys are compared too.
-    const std::string &baseToml = baseGroup.replicates.front().run.configToml;
+    const std::string &baseToml = baseGroup.representative().run.configToml;
     for (size_t g : order) {
         const GroupSummary &group = comparison.groups[g];
         report.groups.push_back(comparison.rows[g]);

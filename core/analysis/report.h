@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/analysis/runtables.h"
 #include "core/analysis/studycomparison.h"
 #include "core/config/config.h"
+#include "core/config/configfields.h"
 #include "core/store/store.h"
 
 #include <cstdint>

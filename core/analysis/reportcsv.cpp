@@ -2,6 +2,7 @@
 // reportSummaryCsv() and reportMetricsCsv(): the report as two tables for a spreadsheet.
 #include "core/analysis/report.h"
 #include "core/analysis/reportsections_p.h"
+#include "core/contract/format.h"
 
 #include <algorithm>
 #include <sstream>
@@ -61,14 +62,14 @@ std::string reportSummaryCsv(const Report &report)
            "width_95,"
            "tolerance,tokens_per_second_median,tokens_per_second_min,tokens_per_second_max,speedup,mfu,peak_bytes,"
            "memory_saved,verdict,tags,notes,quantizations\n";
-    for (size_t i = 0; i < report.groups.size(); ++i) {
-        const ComparisonRow &c = report.groups[i];
-        out << csvField(c.name) << "," << (i == 0 ? "true" : "false") << "," << c.seeds << "," << c.completed << ","
-            << csvField(verdictCells(report, i)[VerdictColumn::Outcome]) << "," << c.matchedTokens << ","
-            << c.validationLoss << "," << c.validationSd << "," << c.deltaLoss << "," << c.quality.halfWidth << ","
-            << report.tolerance << "," << c.tokensPerSecond.median << "," << c.tokensPerSecond.min << ","
-            << c.tokensPerSecond.max << "," << c.speedup << "," << c.mfu << "," << c.peakBytes << "," << c.memorySaved
-            << "," << csvField(i == 0 ? "baseline" : c.verdict) << "," << csvField(groupTags(report, c.name)) << ","
+    for (const ComparisonRow &c : report.groups) {
+        const VerdictCells cells = verdictCells(c, report.tolerance);
+        out << csvField(c.name) << "," << (isBaseline(c) ? "true" : "false") << "," << c.seeds << "," << c.completed
+            << "," << csvField(cells[VerdictColumn::Outcome]) << "," << c.matchedTokens << "," << c.validationLoss
+            << "," << c.validationSd << "," << c.deltaLoss << "," << c.quality.halfWidth << "," << report.tolerance
+            << "," << c.tokensPerSecond.median << "," << c.tokensPerSecond.min << "," << c.tokensPerSecond.max << ","
+            << c.speedup << "," << c.mfu << "," << c.peakBytes << "," << c.memorySaved << ","
+            << csvField(cells[VerdictColumn::Verdict]) << "," << csvField(groupTags(report, c.name)) << ","
             << csvField(groupNotes(report, c.name)) << "," << csvField(groupQuantizations(report, c.name)) << "\n";
     }
     return out.str();

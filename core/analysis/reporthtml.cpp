@@ -11,7 +11,7 @@ using namespace Internal;
 
 namespace {
 
-std::string htmlTable(const Table &t, const std::string &cssClass = "")
+std::string htmlTable(const Table &t, const std::string &cssClass)
 {
     const std::string rows = eachRow(t, [](const std::vector<std::string> &cells, bool isHeader) {
         const std::string tag = isHeader ? "th" : "td";
@@ -23,6 +23,42 @@ std::string htmlTable(const Table &t, const std::string &cssClass = "")
     return "<table" + (cssClass.empty() ? "" : " class=\"" + cssClass + "\"")
            + " border=\"1\" cellspacing=\"0\" cellpadding=\"4\">\n" + rows + "</table>\n";
 }
+
+class HtmlMarkup : public ReportMarkup
+{
+public:
+    explicit HtmlMarkup(std::ostream &out)
+        : m_out(out)
+    { }
+
+    void title(const std::string &text) override { m_out << "<h1>" << html(text) << "</h1>\n"; }
+    void section(const std::string &text) override { m_out << "<h2>" << html(text) << "</h2>\n"; }
+    void subsection(const std::string &text) override { m_out << "<h3>" << html(text) << "</h3>\n"; }
+    void paragraph(const std::string &text) override { m_out << "<p>" << html(text) << "</p>\n"; }
+    void list(const std::vector<std::string> &items) override
+    {
+        m_out << "<ul>\n";
+        for (const auto &item : items)
+            m_out << "<li>" << html(item) << "</li>\n";
+        m_out << "</ul>\n";
+    }
+    void table(const Table &t, const std::string &cssClass) override { m_out << htmlTable(t, cssClass); }
+    void charts(const std::vector<ReportChart> &charts) override
+    {
+        m_out << "<div class=\"charts\">\n";
+        for (const auto &chart : charts)
+            m_out << "<img" << (chart.wide ? " class=\"wide\"" : "") << " src=\"" << html(chart.source) << "\" alt=\""
+                  << html(chart.title) << "\" title=\"" << html(chart.title) << "\">\n";
+        m_out << "</div>\n";
+    }
+    void note(const std::string &note) override
+    {
+        m_out << "<p>Note:</p>\n<pre class=\"note\">" << html(note) << "</pre>\n";
+    }
+
+private:
+    std::ostream &m_out;
+};
 
 } // namespace
 
@@ -42,45 +78,8 @@ std::string reportHtml(const Report &report, const std::vector<ReportChart> &cha
            "pre.note { white-space: pre-wrap; font-family: 'DejaVu Sans', sans-serif; background: #f6f7f9; "
            "padding: 6px; border-left: 3px solid #bbb; }\n"
            "</style></head><body>\n";
-    out << "<h1>optlog report: " << html(report.study) << "</h1>\n<p>" << html(question(report)) << "</p>\n";
-    out << "<h2>Verdicts</h2>\n" << htmlTable(verdictTable(report), "verdicts");
-    out << "<h2>Stability and 16-bit numerics</h2>\n<ul>\n";
-    for (const auto &line : stabilityLines(report))
-        out << "<li>" << html(line) << "</li>\n";
-    out << "</ul>\n";
-    if (!charts.empty()) {
-        out << "<h2>Charts</h2>\n<div class=\"charts\">\n";
-        for (const auto &chart : charts)
-            out << "<img" << (chart.wide ? " class=\"wide\"" : "") << " src=\"" << html(chart.source) << "\" alt=\""
-                << html(chart.title) << "\" title=\"" << html(chart.title) << "\">\n";
-        out << "</div>\n";
-    }
-    out << "<h2>Runs</h2>\n";
-    for (size_t i = 0; i < report.runs.size(); ++i) {
-        const ReportRun &run = report.runs[i];
-        out << "<h3>" << html(run.summary.run.name) << (run.group == report.baseline ? " (baseline)" : "") << "</h3>\n";
-        out << "<p>Outcome: " << html(run.outcomeText) << ". " << html(throughputLine(run)) << "</p>\n";
-        for (const auto &line : curationLines(run))
-            out << "<p>" << html(line) << "</p>\n";
-        if (!run.summary.run.note.empty())
-            out << "<p>Note:</p>\n<pre class=\"note\">" << html(run.summary.run.note) << "</pre>\n";
-        if (i > 0) {
-            if (run.changes.empty())
-                out << "<p>Same config as the baseline.</p>\n";
-            else
-                out << "<p>Config that differs from the baseline:</p>\n" << htmlTable(changesTable(report, run));
-        }
-        if (!run.dtypes.empty())
-            out << "<p>Dtypes, read from the run's tensors:</p>\n" << htmlTable(dtypeTable(run));
-        out << "<p>Memory by role (residual = measured against predicted):</p>\n" << htmlTable(memoryTable(run));
-        if (!run.summary.ranks.empty())
-            out << "<p>" << html(rankIntro(run)) << "</p>\n" << htmlTable(rankTable(run));
-        if (!run.summary.quantizations.empty())
-            out << "<p>" << html(kQuantizationIntro) << "</p>\n"
-                << htmlTable(quantizationTable(run)) << "<p>" << html(quantizationUntouched()) << "</p>\n";
-    }
-    out << "<h2>Environment</h2>\n" << htmlTable(environmentTable(report));
-    out << "<p>Written by optlog " << html(report.optlogVersion) << " on " << html(report.createdAt) << ".</p>\n";
+    HtmlMarkup markup(out);
+    writeOutline(report, charts, markup);
     out << "</body></html>\n";
     return out.str();
 }

@@ -2,6 +2,7 @@
 // reportJson(): the report for programs, every step's metrics included.
 #include "core/analysis/recordjson_p.h"
 #include "core/analysis/report.h"
+#include "core/analysis/verdictcells.h"
 
 #include <nlohmann/json.hpp>
 
@@ -13,14 +14,13 @@ std::string reportJson(const Report &report)
 {
     const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
     nlohmann::json groups = nlohmann::json::array();
-    for (size_t i = 0; i < report.groups.size(); ++i) {
-        const ComparisonRow &c = report.groups[i];
+    for (const ComparisonRow &c : report.groups) {
         nlohmann::json instabilities = nlohmann::json::object();
         for (const auto &[kind, count] : c.instabilities)
             instabilities[eventKindName(kind)] = count;
         groups.push_back(
             {{"name", c.name},
-             {"baseline", i == 0},
+             {"baseline", isBaseline(c)},
              {"seeds", c.seeds},
              {"completed", c.completed},
              {"outcome", outcomeName(c.outcome)},
@@ -41,7 +41,7 @@ std::string reportJson(const Report &report)
                {"over", c.speedupInterval.max <= 0 ? "none"
                         : c.speedOverSeeds         ? "seeds"
                                                    : "blocks of steps"}}},
-             {"speed", i == 0 ? "baseline" : speedCallName(c.speedCall)},
+             {"speed", isBaseline(c) ? "baseline" : speedCallName(c.speedCall)},
              {"tokens_per_second",
               {{"median", c.tokensPerSecond.median}, {"min", c.tokensPerSecond.min}, {"max", c.tokensPerSecond.max}}},
              {"mfu", c.mfu},
@@ -49,7 +49,7 @@ std::string reportJson(const Report &report)
              {"memory_saved", c.memorySaved},
              {"instabilities", instabilities},
              {"numerics", c.numerics},
-             {"verdict", i == 0 ? std::string("baseline") : c.verdict}});
+             {"verdict", verdictCells(c, report.tolerance)[VerdictColumn::Verdict]}});
     }
     nlohmann::json runs = nlohmann::json::array();
     for (const auto &r : report.runs) {

@@ -2,6 +2,7 @@
 // reportMarkdown(): the report as Markdown, its charts as images beside it.
 #include "core/analysis/report.h"
 #include "core/analysis/reportsections_p.h"
+#include "core/contract/format.h"
 
 #include <algorithm>
 #include <sstream>
@@ -57,49 +58,37 @@ std::string markdownNote(const std::string &note)
     return out + "\n";
 }
 
+class MarkdownMarkup : public ReportMarkup
+{
+public:
+    std::ostringstream out;
+
+    void title(const std::string &text) override { out << "# " << markdownText(text) << "\n\n"; }
+    void section(const std::string &text) override { out << "## " << markdownText(text) << "\n\n"; }
+    void subsection(const std::string &text) override { out << "### " << markdownText(text) << "\n\n"; }
+    void paragraph(const std::string &text) override { out << markdownText(text) << "\n\n"; }
+    void list(const std::vector<std::string> &items) override
+    {
+        for (const auto &item : items)
+            out << "- " << markdownText(item) << "\n";
+        out << "\n";
+    }
+    void table(const Table &t, const std::string &) override { out << markdownTable(t) << "\n"; }
+    void charts(const std::vector<ReportChart> &charts) override
+    {
+        for (const auto &chart : charts)
+            out << "### " << chart.title << "\n\n![" << chart.title << "](" << chart.source << ")\n\n";
+    }
+    void note(const std::string &note) override { out << markdownNote(note); }
+};
+
 } // namespace
 
 std::string reportMarkdown(const Report &report, const std::vector<ReportChart> &charts)
 {
-    std::ostringstream out;
-    out << "# optlog report: " << markdownText(report.study) << "\n\n";
-    out << markdownText(question(report)) << "\n\n## Verdicts\n\n" << markdownTable(verdictTable(report)) << "\n";
-    out << "## Stability and 16-bit numerics\n\n";
-    for (const auto &line : stabilityLines(report))
-        out << "- " << markdownText(line) << "\n";
-    out << "\n";
-    if (!charts.empty()) {
-        out << "## Charts\n\n";
-        for (const auto &chart : charts)
-            out << "### " << chart.title << "\n\n![" << chart.title << "](" << chart.source << ")\n\n";
-    }
-    out << "## Runs\n\n";
-    for (size_t i = 0; i < report.runs.size(); ++i) {
-        const ReportRun &run = report.runs[i];
-        out << "### " << markdownText(run.summary.run.name) << (run.group == report.baseline ? " (baseline)" : "")
-            << "\n\n";
-        out << "Outcome: " << markdownText(run.outcomeText) << ". " << markdownText(throughputLine(run)) << "\n\n";
-        for (const auto &line : curationLines(run))
-            out << markdownText(line) << "\n\n";
-        if (!run.summary.run.note.empty())
-            out << markdownNote(run.summary.run.note);
-        if (i > 0)
-            out << (run.changes.empty() ? "Same config as the baseline.\n\n"
-                                        : "Config that differs from the baseline:\n\n"
-                                              + markdownTable(changesTable(report, run)) + "\n");
-        if (!run.dtypes.empty())
-            out << "Dtypes, read from the run's tensors:\n\n" << markdownTable(dtypeTable(run)) << "\n";
-        out << "Memory by role (residual = measured against predicted):\n\n" << markdownTable(memoryTable(run)) << "\n";
-        if (!run.summary.ranks.empty())
-            out << markdownText(rankIntro(run)) << "\n\n" << markdownTable(rankTable(run)) << "\n";
-        if (!run.summary.quantizations.empty())
-            out << markdownText(kQuantizationIntro) << "\n\n"
-                << markdownTable(quantizationTable(run)) << "\n"
-                << markdownText(quantizationUntouched()) << "\n\n";
-    }
-    out << "## Environment\n\n" << markdownTable(environmentTable(report)) << "\n";
-    out << "Written by optlog " << report.optlogVersion << " on " << report.createdAt << ".\n";
-    return out.str();
+    MarkdownMarkup markup;
+    writeOutline(report, charts, markup);
+    return markup.out.str();
 }
 
 } // namespace optlog

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/reportsections_p.h"
+#include "core/analysis/runtext.h"
+#include "core/contract/format.h"
 
 #include <cmath>
 
@@ -29,22 +31,11 @@ std::string html(const std::string &text)
     return out;
 }
 
-VerdictCells verdictCells(const Report &report, size_t group)
-{
-    const ComparisonRow &row = report.groups.at(group);
-    const RunRecord *solo = nullptr;
-    if (row.seeds == 1)
-        for (const auto &r : report.runs)
-            if (r.group == row.name)
-                solo = &r.summary.run;
-    return optlog::verdictCells(row, group == 0, report.tolerance, solo);
-}
-
 Table verdictTable(const Report &report)
 {
     Table t{verdictColumnTitles(), {}};
-    for (size_t i = 0; i < report.groups.size(); ++i)
-        t.rows.push_back(verdictCells(report, i).text);
+    for (const ComparisonRow &row : report.groups)
+        t.rows.push_back(verdictCells(row, report.tolerance).text);
     return t;
 }
 
@@ -168,6 +159,56 @@ std::vector<std::string> curationLines(const ReportRun &run)
     if (!run.origin.empty())
         lines.push_back("Config " + run.origin + ".");
     return lines;
+}
+
+void writeOutline(const Report &report, const std::vector<ReportChart> &charts, ReportMarkup &markup)
+{
+    markup.title("optlog report: " + report.study);
+    markup.paragraph(question(report));
+    markup.section("Verdicts");
+    markup.table(verdictTable(report), "verdicts");
+    markup.section("Stability and 16-bit numerics");
+    markup.list(stabilityLines(report));
+    if (!charts.empty()) {
+        markup.section("Charts");
+        markup.charts(charts);
+    }
+    markup.section("Runs");
+    for (const ReportRun &run : report.runs) {
+        markup.subsection(run.summary.run.name + (run.group == report.baseline ? " (baseline)" : ""));
+        markup.paragraph("Outcome: " + run.outcomeText + ". " + throughputLine(run));
+        for (const auto &line : curationLines(run))
+            markup.paragraph(line);
+        if (!run.summary.run.note.empty())
+            markup.note(run.summary.run.note);
+        // Every run but the one the others' configs are set against.
+        if (&run != &report.runs.front()) {
+            if (run.changes.empty()) {
+                markup.paragraph("Same config as the baseline.");
+            } else {
+                markup.paragraph("Config that differs from the baseline:");
+                markup.table(changesTable(report, run));
+            }
+        }
+        if (!run.dtypes.empty()) {
+            markup.paragraph("Dtypes, read from the run's tensors:");
+            markup.table(dtypeTable(run));
+        }
+        markup.paragraph("Memory by role (residual = measured against predicted):");
+        markup.table(memoryTable(run));
+        if (!run.summary.ranks.empty()) {
+            markup.paragraph(rankIntro(run));
+            markup.table(rankTable(run));
+        }
+        if (!run.summary.quantizations.empty()) {
+            markup.paragraph(kQuantizationIntro);
+            markup.table(quantizationTable(run));
+            markup.paragraph(quantizationUntouched());
+        }
+    }
+    markup.section("Environment");
+    markup.table(environmentTable(report));
+    markup.paragraph("Written by optlog " + report.optlogVersion + " on " + report.createdAt + ".");
 }
 
 } // namespace optlog::Internal

@@ -11,10 +11,6 @@
 
 namespace optlog::Internal {
 
-// The cells of the report's group `group` (0: the baseline), as verdictcells.h writes them for
-// every table.
-VerdictCells verdictCells(const Report &report, size_t group);
-
 // HTML's own characters as entities; Markdown uses it too, so that study text is never markup.
 std::string html(const std::string &text);
 
@@ -45,6 +41,27 @@ std::string throughputLine(const ReportRun &run);
 std::string question(const Report &report);
 // The user's words about a run, each a line: its tags, former names and where its config came from.
 std::vector<std::string> curationLines(const ReportRun &run);
+
+// How a writer marks up each kind of block the report is made of; writeOutline() decides which
+// blocks, in what order, once for every format.
+class ReportMarkup
+{
+public:
+    virtual ~ReportMarkup() = default;
+    virtual void title(const std::string &text) = 0;
+    virtual void section(const std::string &text) = 0;
+    virtual void subsection(const std::string &text) = 0;
+    virtual void paragraph(const std::string &text) = 0;
+    virtual void list(const std::vector<std::string> &items) = 0;
+    // `cssClass`: what the table is, for a format that styles it ("verdicts").
+    virtual void table(const Table &t, const std::string &cssClass = "") = 0;
+    virtual void charts(const std::vector<ReportChart> &charts) = 0;
+    virtual void note(const std::string &note) = 0; // the user's own text, shown as written
+};
+
+// The report's outline: the question, the verdicts, stability, the charts, each run (outcome,
+// curation, note, config changes, dtypes, memory, ranks, quantizations), the environment.
+void writeOutline(const Report &report, const std::vector<ReportChart> &charts, ReportMarkup &markup);
 
 // The header, then each row, as `writeRow(cells, isHeader)` writes a row in a writer's markup.
 template<typename WriteRow>

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/runfilter.h"
 
-#include "core/analysis/analysis.h"
+#include "core/analysis/runsummary.h"
 #include "core/config/configerror.h"
+#include "core/config/configfields.h"
 
 #include <algorithm>
 #include <cctype>

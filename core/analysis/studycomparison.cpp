@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/studycomparison.h"
 
+#include "core/analysis/decisions.h"
+#include "core/analysis/runtables.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -85,7 +88,7 @@ std::string formatStudyComparison(const std::string &study, const StudyCompariso
     // Memory by role hardly moves between seeds: each group's first replicate speaks for it.
     std::vector<RunSummary> representatives;
     for (const auto &group : comparison.groups) {
-        representatives.push_back(group.replicates.front());
+        representatives.push_back(group.representative());
         representatives.back().run.name = group.name;
     }
     return "Study " + study + ", baseline " + baseline + "\n"

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/studytext.h"
 
-#include "core/analysis/analysis.h"
 #include "core/analysis/comparison.h"
 #include "core/analysis/recordjson_p.h"
+#include "core/analysis/runsummary.h"
+#include "core/analysis/runtables.h"
+#include "core/analysis/runtext.h"
 #include "core/analysis/texttable.h"
 #include "core/contract/format.h"
 

@@ -1,38 +1,50 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/verdictcells.h"
 
+#include "core/analysis/runtext.h"
 #include "core/contract/format.h"
 
 #include <cmath>
 
 namespace optlog {
 
-VerdictCells verdictCells(const ComparisonRow &c, bool isBaseline, double tolerance, const RunRecord *solo)
+const std::vector<std::string> &verdictColumnTitles()
 {
+    static const std::vector<std::string> titles = {"Run",           "Seeds",
+                                                    "Outcome",       "Val loss at matched tokens",
+                                                    "Δ vs baseline", "Speed-up",
+                                                    "Tokens/s",      "MFU",
+                                                    "Peak memory",   "Verdict"};
+    return titles;
+}
+
+VerdictCells verdictCells(const ComparisonRow &c, double tolerance)
+{
+    const bool baseline = isBaseline(c);
     VerdictCells cells;
     std::vector<std::string> &t = cells.text;
     t.resize(verdictColumnTitles().size());
     const auto at = [&t](VerdictColumn column) -> std::string & { return t[size_t(column)]; };
-    at(VerdictColumn::Run) = c.name + (isBaseline ? " (baseline)" : "");
+    at(VerdictColumn::Run) = c.name + (baseline ? " (baseline)" : "");
     at(VerdictColumn::Seeds) = std::to_string(c.seeds);
     at(VerdictColumn::Outcome) = c.completed == c.seeds
                                      ? "completed"
                                      : formatted("%lld of %lld completed", static_cast<long long>(c.completed),
                                                  static_cast<long long>(c.seeds));
-    if (solo) {
-        at(VerdictColumn::Outcome) = outcomeText(*solo);
-        cells.outcomeNote = solo->message;
+    if (!c.soleOutcome.empty()) {
+        at(VerdictColumn::Outcome) = c.soleOutcome;
+        cells.outcomeNote = c.soleOutcomeMessage;
     }
     const bool hasLoss = c.completed > 0 && std::isfinite(c.validationLoss);
     at(VerdictColumn::ValidationLoss) = hasLoss ? formatted("%.4f", c.validationLoss)
                                                       + (c.seeds > 1 ? formatted(" (sd %.4f)", c.validationSd) : "")
                                                       + " @ " + std::to_string(c.matchedTokens) + " tokens"
                                                 : "no validation";
-    if (!isBaseline && hasLoss)
+    if (!baseline && hasLoss)
         at(VerdictColumn::Delta) = c.quality.seedNoiseKnown()
                                        ? formatted("%+.4f ± %.4f (Welch 95%%)", c.deltaLoss, c.quality.halfWidth)
                                        : formatted("%+.4f (tolerance ±%g)", c.deltaLoss, tolerance);
-    at(VerdictColumn::Speedup) = isBaseline || c.speedup <= 0 ? "" : speedCell(c);
+    at(VerdictColumn::Speedup) = baseline || c.speedup <= 0 ? "" : speedCell(c);
     std::string &rate = at(VerdictColumn::TokensPerSecond);
     if (c.throughput.steps > 0)
         rate = c.seeds > 1 ? formatted("%.0f (%.0f-%.0f over seeds)", c.tokensPerSecond.median, c.tokensPerSecond.min,
@@ -51,14 +63,14 @@ VerdictCells verdictCells(const ComparisonRow &c, bool isBaseline, double tolera
     peak = c.peakBytes > 0 ? formatBytes(c.peakBytes) : "-";
     if (c.seeds > 1 && c.peakBytes > 0 && c.peak.max > c.peak.min)
         peak += " (" + formatBytes(int64_t(c.peak.min)) + "-" + formatBytes(int64_t(c.peak.max)) + ")";
-    if (!isBaseline && c.peakBytes > 0)
+    if (!baseline && c.peakBytes > 0)
         peak += " " + formatted("%+.0f%%", -100.0 * c.memorySaved);
     std::string &verdict = at(VerdictColumn::Verdict);
     verdict = c.verdict;
-    if (!isBaseline && c.completed == 0)
+    if (!baseline && c.completed == 0)
         verdict = "did not complete (" + at(VerdictColumn::Outcome) + "); " + c.verdict;
-    if (isBaseline) {
-        verdict = "baseline";
+    if (baseline) {
+        verdict = kBaselineVerdict;
         if (const std::string unstable = instabilityText(c.instabilities); !unstable.empty())
             verdict += "; " + unstable;
         if (!c.machineNote.empty())

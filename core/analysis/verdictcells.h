@@ -8,6 +8,22 @@
 
 namespace optlog {
 
+// The verdict table's columns, in order: the report's table and the workbench's Compare both read
+// this one list, so that they show the same columns under the same titles.
+enum class VerdictColumn {
+    Run,
+    Seeds,
+    Outcome,
+    ValidationLoss,
+    Delta,
+    Speedup,
+    TokensPerSecond,
+    Mfu,
+    PeakMemory,
+    Verdict
+};
+const std::vector<std::string> &verdictColumnTitles(); // indexed by VerdictColumn
+
 // One row of the verdict table as every table shows it: the reports' and the workbench's Compare
 // place these cells, they do not write them.
 struct VerdictCells
@@ -18,8 +34,11 @@ struct VerdictCells
     const std::string &operator[](VerdictColumn column) const { return text.at(size_t(column)); }
 };
 
-// `solo`: the group's run when it has one seed (its outcome then names its step), else null;
-// `tolerance` in nats per token, for a delta with one seed a side.
-VerdictCells verdictCells(const ComparisonRow &row, bool isBaseline, double tolerance, const RunRecord *solo);
+// The verdict cell of the baseline's row when nothing is wrong with it.
+inline constexpr const char *kBaselineVerdict = "baseline";
+
+// The one writer of these cells: `optlog compare --wide`, the reports and the workbench's Compare
+// all call it. `tolerance` in nats per token, for a delta with one seed a side.
+VerdictCells verdictCells(const ComparisonRow &row, double tolerance);
 
 } // namespace optlog

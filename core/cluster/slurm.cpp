@@ -2,6 +2,7 @@
 #include "core/cluster/slurm.h"
 
 #include "core/contract/program.h"
+#include "core/contract/rowlookup.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -40,35 +41,30 @@ std::string trimmed(std::string text)
 
 TaskState taskStateOf(const std::string &slurmState)
 {
+    // Slurm's job states (squeue and sacct spell them alike), by what they mean for a task.
+    static constexpr Named<TaskState> slurmStates[]
+        = {{TaskState::Queued, "PENDING"},      {TaskState::Queued, "CONFIGURING"},
+           {TaskState::Queued, "REQUEUED"},     {TaskState::Queued, "REQUEUE_HOLD"},
+           {TaskState::Queued, "REQUEUE_FED"},  {TaskState::Queued, "RESV_DEL_HOLD"},
+           {TaskState::Running, "RUNNING"},     {TaskState::Running, "COMPLETING"},
+           {TaskState::Running, "SUSPENDED"},   {TaskState::Running, "STOPPED"},
+           {TaskState::Running, "SIGNALING"},   {TaskState::Running, "STAGE_OUT"},
+           {TaskState::Running, "RESIZING"},    {TaskState::Done, "COMPLETED"},
+           {TaskState::Cancelled, "CANCELLED"}, {TaskState::Cancelled, "REVOKED"},
+           {TaskState::Failed, "FAILED"},       {TaskState::Failed, "TIMEOUT"},
+           {TaskState::Failed, "NODE_FAIL"},    {TaskState::Failed, "OUT_OF_MEMORY"},
+           {TaskState::Failed, "BOOT_FAIL"},    {TaskState::Failed, "DEADLINE"},
+           {TaskState::Failed, "PREEMPTED"},    {TaskState::Failed, "SPECIAL_EXIT"}};
     const std::string state = slurmState.substr(0, slurmState.find(' ')); // "CANCELLED by 0"
-    for (const char *s : {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"})
-        if (state == s)
-            return TaskState::Queued;
-    for (const char *s : {"RUNNING", "COMPLETING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESIZING"})
-        if (state == s)
-            return TaskState::Running;
-    if (state == "COMPLETED")
-        return TaskState::Done;
-    if (state == "CANCELLED" || state == "REVOKED")
-        return TaskState::Cancelled;
-    for (const char *s :
-         {"FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED", "SPECIAL_EXIT"})
-        if (state == s)
-            return TaskState::Failed;
-    return TaskState::Unknown;
+    return valueNamed(slurmStates, state).value_or(TaskState::Unknown);
 }
 
 const char *taskStateName(TaskState state)
 {
-    switch (state) {
-    case TaskState::Queued: return "queued";
-    case TaskState::Running: return "running";
-    case TaskState::Done: return "done";
-    case TaskState::Failed: return "failed";
-    case TaskState::Cancelled: return "cancelled";
-    case TaskState::Unknown: break;
-    }
-    return "unknown";
+    static constexpr Named<TaskState> names[] = {{TaskState::Queued, "queued"},       {TaskState::Running, "running"},
+                                                 {TaskState::Done, "done"},           {TaskState::Failed, "failed"},
+                                                 {TaskState::Cancelled, "cancelled"}, {TaskState::Unknown, "unknown"}};
+    return nameIn(names, state);
 }
 
 Slurm::Slurm()

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "core/analysis/analysis.h"
+#include "core/analysis/decisions.h"
 #include "core/analysis/report.h"
+#include "core/analysis/runsummary.h"
+#include "core/analysis/runtables.h"
+#include "core/analysis/runtext.h"
 #include "core/analysis/studycomparison.h"
 #include "core/analysis/studytext.h"
 #include "core/analysis/texttable.h"

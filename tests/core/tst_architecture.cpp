@@ -7,6 +7,7 @@
 #include "tests/common/testpaths.h"
 
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QRegularExpression>
 #include <QSet>
@@ -92,6 +93,39 @@ QSet<QString> roomsIncluded(const QString &room)
     return included;
 }
 
+// Every C++ file under core, app and ui, relative to the source tree.
+QStringList sourceFiles()
+{
+    QStringList files;
+    const QDir root(optlog::testing::sourcePath(QString()));
+    for (const char *top : {"core", "app", "ui"}) {
+        QDirIterator it(root.filePath(QString::fromLatin1(top)), {QStringLiteral("*.cpp"), QStringLiteral("*.h")},
+                        QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext())
+            files << root.relativeFilePath(it.next());
+    }
+    files.sort();
+    return files;
+}
+
+qsizetype lineCount(const QString &text)
+{
+    return text.count(QLatin1Char('\n'));
+}
+
+// The lines of `files` (relative paths) that match `pattern`, each "path:line: text".
+QStringList matchingLines(const QStringList &files, const QRegularExpression &pattern)
+{
+    QStringList found;
+    for (const QString &file : files) {
+        const QStringList lines = readAll(optlog::testing::sourcePath(file)).split(QLatin1Char('\n'));
+        for (qsizetype i = 0; i < lines.size(); ++i)
+            if (pattern.match(lines[i]).hasMatch())
+                found << QStringLiteral("%1:%2: %3").arg(file).arg(i + 1).arg(lines[i].trimmed());
+    }
+    return found;
+}
+
 QString roomsTable(const QList<Room> &rooms)
 {
     QString table = QStringLiteral("| room | defines | uses |\n|---|---|---|\n");
@@ -156,6 +190,79 @@ private Q_SLOTS:
                                                    + ", is not a function of trainer.cpp"));
         QVERIFY2(definition.captured(1).contains(QLatin1String("for (int64_t step = m_firstStep; step < train.steps;")),
                  qPrintable("Trainer::" + named.captured(1) + " is not the loop of steps"));
+    }
+
+    // A file a new owner reads in one sitting: no source file, with the header of its name, is
+    // over 600 lines.
+    void noSourceFileIsOver600LinesWithItsHeader()
+    {
+        QStringList long_;
+        for (const QString &file : sourceFiles()) {
+            qsizetype lines = lineCount(readAll(optlog::testing::sourcePath(file)));
+            if (file.endsWith(QLatin1String(".cpp"))) {
+                const QString header = file.chopped(4) + QStringLiteral(".h");
+                if (QFile::exists(optlog::testing::sourcePath(header)))
+                    lines += lineCount(readAll(optlog::testing::sourcePath(header)));
+            }
+            if (lines > 600)
+                long_ << QStringLiteral("%1: %2 lines").arg(file).arg(lines);
+        }
+        QVERIFY2(long_.isEmpty(), qPrintable(long_.join(QLatin1Char('\n'))));
+    }
+
+    // What differs between LibTorch versions is asked in the compatibility room alone, and app/ is
+    // wiring: it calls the engine, never LibTorch itself.
+    void versionChecksLiveInTheCompatibilityRoomAndAppIsWiring()
+    {
+        QStringList outside;
+        for (const QString &file : sourceFiles())
+            if (!file.startsWith(QLatin1String("core/engine/compat/")))
+                outside << file;
+        const QStringList checks = matchingLines(outside, QRegularExpression(QStringLiteral(
+                                                              "OPTLOG_TORCH_AT_LEAST|TORCH_VERSION_M|at::autocast::")));
+        QVERIFY2(checks.isEmpty(), qPrintable(checks.join(QLatin1Char('\n'))));
+        QStringList app;
+        for (const QString &file : sourceFiles())
+            if (file.startsWith(QLatin1String("app/")))
+                app << file;
+        const QStringList libtorch = matchingLines(app, QRegularExpression(QStringLiteral(
+                                                            "#include <(ATen|torch|c10)/|\\b(at|torch|c10)::")));
+        QVERIFY2(libtorch.isEmpty(), qPrintable(libtorch.join(QLatin1Char('\n'))));
+    }
+
+    // An enum becomes a word through one mechanism, a table of Named rows (core/contract/rowlookup.h),
+    // read both ways: no switch whose every case returns a word, and no other table of names.
+    void enumsAreNamedByTablesNotSwitches()
+    {
+        static const QRegularExpression word(
+            QStringLiteral("^\\s*case [\\w:]+:\\s*return (QStringLiteral\\()?\"[^\"]*\"\\)?;"));
+        static const QRegularExpression anyCase(QStringLiteral("^\\s*(case [\\w:]+|default):"));
+        QStringList naming;
+        for (const QString &file : sourceFiles()) {
+            const QString text = readAll(optlog::testing::sourcePath(file));
+            for (qsizetype at = text.indexOf(QLatin1String("switch (")); at >= 0;
+                 at = text.indexOf(QLatin1String("switch ("), at + 1)) {
+                // The switch's block, to its closing brace.
+                qsizetype open = text.indexOf(QLatin1Char('{'), at), depth = 0, end = open;
+                for (; end < text.size(); ++end) {
+                    depth += text[end] == QLatin1Char('{') ? 1 : text[end] == QLatin1Char('}') ? -1 : 0;
+                    if (depth == 0)
+                        break;
+                }
+                int cases = 0, words = 0;
+                for (const QString &line : text.mid(open, end - open).split(QLatin1Char('\n'))) {
+                    const bool isCase = anyCase.match(line).hasMatch();
+                    cases += isCase && !line.contains(QLatin1String("break;"))
+                             && line.contains(QLatin1String("return"));
+                    words += word.match(line).hasMatch();
+                }
+                if (words >= 2 && words == cases)
+                    naming << QStringLiteral("%1:%2").arg(file).arg(lineCount(text.left(at)) + 1);
+            }
+        }
+        QVERIFY2(naming.isEmpty(), qPrintable("switches that name an enum: " + naming.join(QStringLiteral(", "))));
+        const QStringList others = matchingLines(sourceFiles(), QRegularExpression(QStringLiteral("choiceNames")));
+        QVERIFY2(others.isEmpty(), qPrintable(others.join(QLatin1Char('\n'))));
     }
 };
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Curating a study: notes, tags, rename, archive, delete, copy between studies, vacuum, and the
 // filter the Runs list and `optlog runs --filter` share.
-#include "core/analysis/analysis.h"
 #include "core/analysis/runfilter.h"
+#include "core/analysis/runsummary.h"
 #include "core/config/configerror.h"
 #include "core/config/recordedconfig.h"
 #include "core/store/store.h"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Integration tests: the real `optlog` binary in real processes, a real study file.
 #include "core/config/config.h"
+#include "core/config/configfields.h"
 #include "core/store/store.h"
 #include "tests/common/buildfeatures.h"
 #include "tests/common/enginebinary.h"
@@ -280,7 +281,7 @@ void tst_Cli::studyRunsEachRunOnceAndCompares()
     const Result wide = runOptlog({"compare", study, "--wide"});
     QCOMPARE(wide.exitCode, 0);
     QVERIFY2(QRegularExpression(
-                 "\\naccumulated +1 completed +1536 +([0-9.]+) +[-+]0\\.0000 .*same quality by the 0\\.020 "
+                 "\\naccumulated +1 +completed +([0-9.]+) @ 1536 tokens +[-+]0\\.0000 .*same quality by the 0\\.020 "
                  "tolerance \\(Δ [-+]0\\.000 nats")
                  .match(wide.out)
                  .hasMatch(),

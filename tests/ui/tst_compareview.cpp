@@ -2,6 +2,7 @@
 // The compare view on a study with known numbers: matched-token deltas, verdicts, config diff.
 #include "core/analysis/comparison.h"
 #include "core/analysis/report.h"
+#include "core/analysis/studycomparison.h"
 #include "core/analysis/verdictcells.h"
 #include "core/config/config.h"
 #include "core/config/recordedconfig.h"
@@ -117,17 +118,32 @@ private Q_SLOTS:
         QVERIFY2(table->item(1, 9)->text().contains(QStringLiteral("same quality")),
                  qPrintable(table->item(1, 9)->text()));
         QVERIFY2(table->item(2, 9)->text().contains(QStringLiteral("worse")), qPrintable(table->item(2, 9)->text()));
-        // The report's verdict table says the same, cell for cell: both only place the cells.
-        const Report report = buildReport(Store(m_path, Store::Access::ReadOnly), {}, "fp32", 0.02);
+        // The report's verdict table and `optlog compare --wide` say the same, cell for cell: all
+        // three only place the cells verdictCells writes.
+        const Store store(m_path, Store::Access::ReadOnly);
+        const Report report = buildReport(store, {}, "fp32", 0.02);
+        const std::string markdown = reportMarkdown(report, {});
+        ComparisonRequest request;
+        request.baseline = "fp32";
+        const QStringList wide = QString::fromStdString(
+                                     formatStudyComparison(m_path, compareStudy(store, request), /*wide=*/true))
+                                     .split(QLatin1Char('\n'));
         QCOMPARE(int(report.groups.size()), table->rowCount());
         for (int row = 0; row < table->rowCount(); ++row) {
-            const ComparisonRow &group = report.groups[size_t(row)];
-            const auto solo = std::find_if(report.runs.begin(), report.runs.end(),
-                                           [&](const ReportRun &r) { return r.group == group.name; });
-            QVERIFY(solo != report.runs.end());
-            const VerdictCells cells = verdictCells(group, row == 0, 0.02, &solo->summary.run);
-            for (int column = 0; column < table->columnCount(); ++column)
-                QCOMPARE(table->item(row, column)->text(), QString::fromStdString(cells[VerdictColumn(column)]));
+            const VerdictCells cells = verdictCells(report.groups[size_t(row)], 0.02);
+            QString markdownRow = QStringLiteral("|");
+            const QString wideLine = wide.value(row + 2); // after the study line and the column titles
+            qsizetype wideAt = 0;
+            for (int column = 0; column < table->columnCount(); ++column) {
+                const QString text = QString::fromStdString(cells[VerdictColumn(column)]);
+                QCOMPARE(table->item(row, column)->text(), text);
+                markdownRow += QStringLiteral(" %1 |").arg(text);
+                // --wide: each cell in its column's order, two spaces at least from the one before.
+                wideAt = wideLine.indexOf(text, wideAt);
+                QVERIFY2(wideAt >= 0, qPrintable(text + QStringLiteral(" in: ") + wideLine));
+                wideAt += text.size();
+            }
+            QVERIFY2(QString::fromStdString(markdown).contains(markdownRow), qPrintable(markdownRow));
         }
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The experiment designer: the CLI's own messages inline, sweeps, and what it queues.
 #include "core/config/config.h"
+#include "core/config/configfields.h"
 #include "core/contract/format.h"
 #include "tests/common/testpaths.h"
 #include "ui/designerview.h"

@@ -3,6 +3,7 @@
 // edited in its dialog and shown in Compare, the Runs list's filter (remembered per study), and
 // runs imported from another study.
 #include "core/config/config.h"
+#include "core/config/configfields.h"
 #include "core/store/store.h"
 #include "tests/common/testpaths.h"
 #include "ui/compareview.h"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/report/reportwriter.h"
 
+#include "core/contract/rowlookup.h"
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/stackedbarchart.h"
 
@@ -33,11 +34,11 @@ QList<RenderedChart> renderCharts(const Report &report)
 {
     QList<ChartGroup> groups;
     for (const auto &row : report.groups) {
-        std::vector<RunSummary> replicates;
+        GroupSummary runs{row.name, {}};
         for (const auto &run : report.runs)
             if (run.group == row.name)
-                replicates.push_back(run.summary);
-        groups << chartGroup(row, replicates);
+                runs.replicates.push_back(run.summary);
+        groups << chartGroup(row, runs);
     }
     ComparisonCharts charts;
     charts.fill(groups);
@@ -138,18 +139,15 @@ QStringList writePdf(const Report &report, const QString &path)
 
 std::optional<ReportFormat> reportFormatNamed(const QString &name)
 {
-    const QString n = name.toLower();
-    if (n == QLatin1String("html") || n == QLatin1String("htm"))
-        return ReportFormat::Html;
-    if (n == QLatin1String("pdf"))
-        return ReportFormat::Pdf;
-    if (n == QLatin1String("md") || n == QLatin1String("markdown"))
-        return ReportFormat::Markdown;
-    if (n == QLatin1String("csv"))
-        return ReportFormat::Csv;
-    if (n == QLatin1String("json"))
-        return ReportFormat::Json;
-    return std::nullopt;
+    // Each format by the names a user gives it, its file's suffix among them.
+    static constexpr Named<ReportFormat> names[] = {{ReportFormat::Html, "html"},
+                                                    {ReportFormat::Html, "htm"},
+                                                    {ReportFormat::Pdf, "pdf"},
+                                                    {ReportFormat::Markdown, "md"},
+                                                    {ReportFormat::Markdown, "markdown"},
+                                                    {ReportFormat::Csv, "csv"},
+                                                    {ReportFormat::Json, "json"}};
+    return valueNamed(names, name.toLower().toStdString());
 }
 
 std::optional<ReportFormat> reportFormatOfPath(const QString &path)

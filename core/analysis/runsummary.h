@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: MIT
+// What a comparison needs about one run, read from the study: its steady throughput, its
+// validation, its memory, the machine under it.
 #pragma once
 
 #include "core/analysis/machineidentity.h"
 #include "core/config/config.h"
-#include "core/contract/format.h"
-#include "core/contract/precisionmodes.h"
 #include "core/store/store.h"
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace optlog {
@@ -29,7 +28,6 @@ struct ThroughputSummary
     double p90 = 0;
     int64_t steps = 0;          // steps counted
     std::vector<double> blocks; // each block's median tokens/s, in step order
-    double relativeSpread() const { return median > 0 ? (p90 - p10) / median : 0; }
 };
 ThroughputSummary steadyThroughput(const std::vector<StepMetrics> &metrics, int64_t warmupSteps);
 
@@ -52,30 +50,9 @@ struct MachineSpeed
 };
 MachineSpeed machineSpeed(const std::vector<StepMetrics> &metrics, int64_t warmupSteps);
 
-// How a run ended, in words: "running", "completed", "oom at step 6". With `withMessage` the
-// engine's reason follows a run that did not complete ("oom at step 6: out of memory budget ...").
-std::string outcomeText(const RunRecord &run, bool withMessage = false);
-
-// Where the run's config came from, in words: "derived from run 3 (baseline) of this study" (or of
-// another study file); "" for a run designed afresh. `study`: the path of the run's own study.
-std::string originText(const RunRecord &run, const std::string &study);
-// The name of a run made from `source`: its name with the first free " v2", " v3", ... among
-// `existing`.
-std::string derivedRunName(const std::string &source, const std::vector<RunRecord> &existing);
-// What a derived run changed from the run it was made from, when that run is in `store`:
-// "changed: train.steps 8 -> 6", "unchanged"; "" when the source is elsewhere or unreadable.
-std::string changesFromOrigin(const Store &store, const RunRecord &run);
-// "long, server" or "" : a run's tags as one line.
-std::string tagsText(const RunRecord &run);
 // Who recorded a run its own trainer trained (`optlog record`: "optlog Python module 1, train.py");
 // empty for a run of optlog's engine.
 std::string recorderOf(const RunRecord &run);
-// What a recorded run lacks that only the engine knows, in words, said in place of the figures.
-std::string recordedRunLimits();
-
-// Each state's dtype as the run read it from its tensors, in the precision table's order ("none":
-// the mode has no such state); empty when the run stored none (it ended before measuring them).
-std::vector<std::pair<PrecisionState, std::string>> storedDtypes(const RunRecord &run);
 
 // Everything a comparison needs about one run, read from the study.
 struct RunSummary
@@ -115,46 +92,9 @@ struct RunSummary
     double mfu() const { return peakGflops > 0 ? achievedGflops / peakGflops : 0; }
 };
 RunSummary summarize(const Store &store, const RunRecord &run);
-
-// Post-training quantization, where users look: one row per quantization of a run's final weights,
-// led by the run's own floating-point weights, and what memory quantizing weights does not touch.
-std::vector<std::string> quantizationHeader();
-std::vector<std::vector<std::string>> quantizationRows(const std::vector<QuantizationResult> &results);
-std::string quantizationUntouched();
-
-// Data parallel, where users look: one row per rank of a run (host, outcome, its share of the step
-// time spent in collectives), then per memory role its bytes "measured / predicted". A run on one
-// process is one row, its rank 0.
-std::vector<std::string> rankHeader();
-std::vector<std::vector<std::string>> rankRows(const RunSummary &summary);
-// `optlog study` and `compare`: every run's ranks with its ZeRO stage and global throughput, when
-// a run among them trained over ranks; else empty.
-std::string formatDataParallel(const std::vector<RunSummary> &runs);
-// Rank 0's share of the measured steps' time spent in collectives; NaN without ranks.
-double communicationShare(const RunSummary &summary);
-// "2 ranks x microbatch 4 x accumulation 1 = 8 sequences per step": a run's effective batch.
-std::string effectiveBatch(const RunConfig &config);
-// "int4 g64", "int8 per channel", "mixed g64 (int8: blocks.0.mlp.fc.weight, ...)".
-std::string quantizationLabel(const QuantizationResult &result);
 // The same from rows already read, for callers that keep them too.
 RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metrics,
                      std::vector<ValidationPoint> validation, const std::vector<MemoryRow> &memory,
                      const std::vector<EventRecord> &events = {}, std::vector<TensorNumerics> numerics = {});
-
-// One memory role of a run, predicted beside measured; -1 where a side has no figure.
-struct RoleMemory
-{
-    MemoryRole role;
-    std::string dtype; // the measured state's, else the prediction's
-    int64_t predicted = -1;
-    int64_t measured = -1;
-};
-// Every role the rows hold, in the roles' order (core/contract/memoryroles.h).
-std::vector<RoleMemory> memoryByRole(const std::vector<MemoryRow> &rows);
-// "+1.5%": measured against predicted; "" unless both are there.
-std::string residualText(const RoleMemory &line);
-
-// Each run's measured peak by role with the dtype of each state, one line per run.
-std::string formatMemoryByRole(const std::vector<RunSummary> &runs);
 
 } // namespace optlog
