@@ -2,22 +2,18 @@
 #include "ui/designerview.h"
 
 #include "core/analysis/planruns.h"
-#include "core/analysis/runtables.h"
 #include "core/config/config.h"
 #include "core/config/configfields.h"
 #include "core/config/presets.h"
 #include "core/config/sweep.h"
-#include "core/memorymodel/memorymodel.h"
 #include "ui/moduleprobe.h"
 #include "ui/tradeoffs.h"
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
