@@ -23,6 +23,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/resources/examples/pytorch/train.py
 # The TorchScript examples for model.source = "torchscript"; script_model.py finds the GPT in ../pytorch.
 install(FILES ${CMAKE_SOURCE_DIR}/resources/examples/torchscript/script_model.py
               ${CMAKE_SOURCE_DIR}/resources/examples/torchscript/rotary.py
+              ${CMAKE_SOURCE_DIR}/resources/examples/torchscript/moe.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/optlog/examples/torchscript)
 
 # The manual pages, compressed as Debian's policy asks (-n: no time stamp, reproducible).

@@ -63,7 +63,7 @@ for f in usr/bin/optlog usr/bin/optlog-workbench usr/share/optlog/presets/smoke.
          usr/share/icons/hicolor/256x256/apps/io.github.optlog.Workbench.png \
          usr/share/doc/optlog/copyright usr/share/doc/optlog/changelog.gz \
          usr/lib/python3/dist-packages/optlog/__init__.py usr/share/optlog/examples/pytorch/train.py \
-         usr/share/optlog/examples/torchscript/script_model.py; do
+         usr/share/optlog/examples/torchscript/script_model.py usr/share/optlog/examples/torchscript/moe.py; do
   grep -qx "./$f" <<<"$files" || fail "the package lacks /$f"
 done
 

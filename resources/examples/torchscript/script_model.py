@@ -6,6 +6,7 @@
 
 gpt: the example PyTorch trainer's GPT (../pytorch/train.py), the engine's own shape.
 rotary: rotary position embeddings, RMSNorm and a gated MLP (rotary.py).
+moe: a retention-style mixer and a top-2 of 4 mixture of experts (moe.py).
 The weights are initialised from --seed; the engine trains them from there.
 """
 import argparse
@@ -33,13 +34,16 @@ def build(a):
     if a.model == "gpt":
         gpt = load("train", os.path.join(HERE, "..", "pytorch", "train.py"))
         return gpt.GPT(a.vocab, a.context, a.width, a.layers, a.heads)
+    if a.model == "moe":
+        moe = load("moe", os.path.join(HERE, "moe.py"))
+        return moe.MixtureGPT(a.vocab, a.width, a.layers, a.heads)
     rotary = load("rotary", os.path.join(HERE, "rotary.py"))
     return rotary.RotaryGPT(a.vocab, a.width, a.layers, a.heads)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", choices=("gpt", "rotary"))
+    p.add_argument("model", choices=("gpt", "rotary", "moe"))
     p.add_argument("out", help="the TorchScript file to write")
     p.add_argument("--vocab", type=int, default=256, help="the data's vocabulary (256: byte-level text)")
     p.add_argument("--context", type=int, default=128, help="gpt: the longest sequence its position table covers")
