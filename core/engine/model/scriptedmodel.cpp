@@ -20,6 +20,7 @@
 
 #include <filesystem>
 #include <sstream>
+#include <string_view>
 
 namespace optlog {
 
@@ -34,8 +35,18 @@ std::string shapeOf(const at::Tensor &t)
     return c10::str(t.sizes());
 }
 
+// The line of an error that says what went wrong. The TorchScript interpreter's first line only
+// says that an operation failed; the Python-level error it caught is its last line.
 std::string firstLine(const std::string &text)
 {
+    constexpr std::string_view kInterpreter = "The following operation failed in the TorchScript interpreter.";
+    if (text.rfind(kInterpreter, 0) == 0) {
+        std::string_view rest(text);
+        while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' '))
+            rest.remove_suffix(1);
+        if (const size_t start = rest.rfind('\n'); start != std::string_view::npos)
+            return std::string(rest.substr(start + 1));
+    }
     return text.substr(0, text.find('\n'));
 }
 
