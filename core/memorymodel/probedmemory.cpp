@@ -2,6 +2,7 @@
 #include "core/memorymodel/probedmemory.h"
 
 #include "core/config/cachefile.h"
+#include "core/contract/format.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,12 +15,27 @@ namespace {
 
 constexpr const char *kCacheFile = "torchscript-probes.json";
 
+nlohmann::json toJson(const MemoryProbe &p)
+{
+    return {p.microbatch, p.context, p.savedActivations, p.temporaries, p.peak, p.passTemporaries, p.stepTemporaries};
+}
+
+MemoryProbe probeFrom(const nlohmann::json &p)
+{
+    return {p.at(0).get<int64_t>(), p.at(1).get<int64_t>(), p.at(2).get<int64_t>(), p.at(3).get<int64_t>(),
+            p.at(4).get<int64_t>(), p.at(5).get<int64_t>(), p.at(6).get<int64_t>()};
+}
+
 nlohmann::json toJson(const ProbedMemory &probed)
 {
-    nlohmann::json probes = nlohmann::json::array();
+    nlohmann::json probes = nlohmann::json::array(), replicates = nlohmann::json::array();
     for (const auto &p : probed.probes)
-        probes.push_back({p.microbatch, p.context, p.savedActivations, p.temporaries, p.peak, p.passTemporaries});
+        probes.push_back(toJson(p));
+    for (const auto &p : probed.replicates)
+        replicates.push_back(toJson(p));
     return {{"probes", probes},
+            {"replicates", replicates},
+            {"held_out", toJson(probed.heldOut)},
             {"saved_activations", probed.savedActivations.coefficients},
             {"pass_temporaries", probed.passTemporaries.coefficients},
             {"step_temporaries", probed.stepTemporaries}};
@@ -33,10 +49,10 @@ std::string probeSetting(const RunConfig &config)
            + config.runtime.device;
 }
 
-std::array<double, 4> ActivationFit::terms(int64_t microbatch, int64_t context)
+std::array<double, 5> ActivationFit::terms(int64_t microbatch, int64_t context)
 {
     const double B = double(microbatch), T = double(context);
-    return {1.0, T, B * T, B * T * T};
+    return {1.0, T, T * T, B * T, B * T * T};
 }
 
 int64_t ActivationFit::at(int64_t microbatch, int64_t context) const
@@ -48,16 +64,84 @@ int64_t ActivationFit::at(int64_t microbatch, int64_t context) const
     return std::max<int64_t>(0, std::llround(bytes));
 }
 
-int64_t ProbedMemory::temporariesAt(int64_t microbatch, int64_t context) const
+std::vector<MemoryProbe> ProbedMemory::sameShape() const
 {
-    return std::max(passTemporaries.at(microbatch, context), stepTemporaries - savedActivations.at(microbatch, context));
+    std::vector<MemoryProbe> shape;
+    if (replicates.empty())
+        return shape;
+    for (const auto &p : probes)
+        if (p.microbatch == replicates.front().microbatch && p.context == replicates.front().context)
+            shape.push_back(p);
+    if (shape.empty())
+        return shape; // not a fitted shape: nothing to scale
+    shape.insert(shape.end(), replicates.begin(), replicates.end());
+    return shape;
 }
 
-bool ProbedMemory::temporariesGrewWithMicrobatch() const
+double ProbedMemory::batchRatio(int64_t MemoryProbe::*role, Batches batches) const
+{
+    const std::vector<MemoryProbe> shape = sameShape();
+    if (shape.empty() || shape.front().*role <= 0)
+        return 1.0;
+    double worst = 0, sum = 0;
+    for (const auto &p : shape) {
+        worst = std::max(worst, double(p.*role));
+        sum += double(p.*role);
+    }
+    return (batches == Batches::Worst ? worst : sum / double(shape.size())) / double(shape.front().*role);
+}
+
+int64_t ProbedMemory::savedAt(int64_t microbatch, int64_t context, Batches batches) const
+{
+    const int64_t fitted = savedActivations.at(microbatch, context);
+    const double ratio = batchRatio(&MemoryProbe::savedActivations, batches);
+    return ratio == 1.0 ? fitted : std::llround(double(fitted) * ratio); // a module that does not vary: exact
+}
+
+int64_t ProbedMemory::temporariesAt(int64_t microbatch, int64_t context, Batches batches) const
+{
+    const int64_t fitted = passTemporaries.at(microbatch, context);
+    const double ratio = batchRatio(&MemoryProbe::passTemporaries, batches);
+    const int64_t passes = ratio == 1.0 ? fitted : std::llround(double(fitted) * ratio);
+    return std::max(passes, stepTemporaries - savedAt(microbatch, context, batches));
+}
+
+double ProbedMemory::dataSpread() const
+{
+    const std::vector<MemoryProbe> shape = sameShape();
+    if (shape.size() < 2)
+        return 0;
+    double low = 0, high = 0, sum = 0;
+    for (const auto &p : shape) {
+        const double bytes = double(p.savedActivations + p.passTemporaries);
+        low = sum == 0 ? bytes : std::min(low, bytes);
+        high = std::max(high, bytes);
+        sum += bytes;
+    }
+    return sum > 0 ? (high - low) / 2 / (sum / double(shape.size())) : 0;
+}
+
+double ProbedMemory::heldOutError() const
+{
+    if (heldOut.peak <= 0)
+        return 0;
+    const int64_t state = heldOut.peak - heldOut.savedActivations - heldOut.temporaries;
+    const int64_t predicted = state + savedAt(heldOut.microbatch, heldOut.context)
+                              + temporariesAt(heldOut.microbatch, heldOut.context);
+    return double(predicted - heldOut.peak) / double(heldOut.peak);
+}
+
+int64_t ProbedMemory::largestContext() const
 {
     int64_t context = 0;
     for (const auto &p : probes)
         context = std::max(context, p.context);
+    return context;
+}
+
+bool ProbedMemory::temporariesGrewWithMicrobatch() const
+{
+    const int64_t context = largestContext();
     std::optional<int64_t> one, two;
     for (const auto &p : probes) {
         if (p.context == context && p.microbatch == 1)
@@ -79,15 +163,19 @@ std::optional<ProbedMemory> readCachedProbes(const RunConfig &config, const std:
         probed.parameterSizes = module.at("parameter_sizes").get<std::vector<int64_t>>();
         const nlohmann::json &entry = module.at("settings").at(probeSetting(config));
         for (const auto &p : entry.at("probes"))
-            probed.probes.push_back({p.at(0).get<int64_t>(), p.at(1).get<int64_t>(), p.at(2).get<int64_t>(),
-                                     p.at(3).get<int64_t>(), p.at(4).get<int64_t>(), p.at(5).get<int64_t>()});
-        probed.savedActivations.coefficients = entry.at("saved_activations").get<std::array<double, 4>>();
-        probed.passTemporaries.coefficients = entry.at("pass_temporaries").get<std::array<double, 4>>();
+            probed.probes.push_back(probeFrom(p));
+        for (const auto &p : entry.at("replicates"))
+            probed.replicates.push_back(probeFrom(p));
+        probed.heldOut = probeFrom(entry.at("held_out"));
+        using Coefficients = decltype(ActivationFit::coefficients);
+        probed.savedActivations.coefficients = entry.at("saved_activations").get<Coefficients>();
+        probed.passTemporaries.coefficients = entry.at("pass_temporaries").get<Coefficients>();
         probed.stepTemporaries = entry.at("step_temporaries").get<int64_t>();
     } catch (const nlohmann::json::exception &) {
         return std::nullopt; // not probed in this setting, or a damaged entry: probed again
     }
-    if (probed.probes.empty())
+    // Probes of a shorter context than the config's are no answer: the fit would extrapolate.
+    if (probed.probes.empty() || probed.largestContext() < config.model.contextLength)
         return std::nullopt;
     return probed;
 }
@@ -109,22 +197,33 @@ MemoryEstimate probedEstimate(const RunConfig &config, const ProbedMemory &probe
 {
     MemoryEstimate e = modelStateEstimate(config, probed.parameterSizes, rank);
     const int64_t B = config.train.microbatch, T = config.model.contextLength;
-    const std::string fit = "fitted to " + std::to_string(probed.probes.size()) + " probes of the module";
-    e.roles.push_back({MemoryRole::SavedActivations, "mixed", 0, probed.savedActivations.at(B, T), fit});
     // The step's token tensors (int64 inputs and targets): the probes held one microbatch's, a step
     // of accumulation holds them all.
-    e.roles.push_back({MemoryRole::Temporaries, "mixed", 0,
-                       probed.temporariesAt(B, T) + (config.train.accumulation - 1) * 2 * B * T * 8, fit});
+    const int64_t tokens = (config.train.accumulation - 1) * 2 * B * T * 8;
+    const std::string fit = "fitted to " + std::to_string(probed.probes.size()) + " probes of the module";
+    e.roles.push_back({MemoryRole::SavedActivations, "mixed", 0, probed.savedAt(B, T), fit});
+    e.roles.push_back({MemoryRole::Temporaries, "mixed", 0, probed.temporariesAt(B, T) + tokens, fit});
     e.activationsPredicted = true;
     e.peakBytes = 0;
     for (const auto &r : e.roles)
         e.peakBytes += r.bytes;
-    int64_t largestContext = 0;
-    for (const auto &p : probed.probes)
-        largestContext = std::max(largestContext, p.context);
     e.source = "probes of the TorchScript module (sha256 " + probed.sha256.substr(0, 16) + ", "
                + std::to_string(probed.probes.size()) + " short runs at microbatch 1 and 2, contexts up to "
-               + std::to_string(largestContext) + (probed.fromCache ? "; cached" : "") + ")";
+               + std::to_string(probed.largestContext()) + (probed.fromCache ? "; cached" : "") + ")";
+    if (probed.heldOut.peak > 0)
+        e.source += "; at microbatch " + std::to_string(probed.heldOut.microbatch) + ", which the fit did not see, "
+                    + "the peak held within " + formatted("%.1f%%", 100 * std::abs(probed.heldOutError()));
+    if (const double spread = probed.dataSpread(); spread > 0) {
+        const int64_t expected = e.peakBytes - probed.savedAt(B, T) - probed.temporariesAt(B, T)
+                                 + probed.savedAt(B, T, Batches::Expected)
+                                 + probed.temporariesAt(B, T, Batches::Expected);
+        const MemoryProbe &shape = probed.replicates.front();
+        e.source += "; this module's memory varies with its data: ±" + formatted("%.1f%%", 100 * spread) + " over "
+                    + std::to_string(probed.replicates.size() + 1) + " batches at this shape ("
+                    + std::to_string(shape.microbatch) + " x " + std::to_string(shape.context)
+                    + " tokens), so the peak predicted is the worst batch's (their mean's: " + formatBytes(expected)
+                    + ")";
+    }
     if (!probed.temporariesGrewWithMicrobatch())
         e.source += "; its temporaries did not grow from microbatch 1 to 2, so a larger shape's are a floor";
     return e;

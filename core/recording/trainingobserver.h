@@ -36,6 +36,7 @@ struct TrainingOutcome
     std::string message;
     std::vector<MemoryRow> measuredMemory;     // by role, measured on the real tensors and the allocator
     std::optional<int64_t> passPeakBytes;      // MemoryMeter's: the peak before the optimizer step
+    std::optional<int64_t> firstStepPeakBytes; // and after it, over that step alone
     std::map<std::string, std::string> dtypes; // weights, gradients, master_weights, optimizer_state, compute
     // Over the measured steps (after warm-up): their wall seconds, and the part spent in collectives.
     int64_t measuredSteps = 0;

@@ -304,8 +304,9 @@ private Q_SLOTS:
         QCOMPARE(sha.size(), 64);
         // Saved activations 100·B·T bytes, the passes' temporaries 5000 + 10·B·T² bytes.
         const QByteArray probes = QStringLiteral(R"({"%1": {"parameter_sizes": [1000, 24], "settings": {
-            "fp32, checkpoint_every 0, cpu": {"probes": [[1, 4, 0, 0, 0, 0], [2, 16, 0, 0, 0, 0]],
-                "saved_activations": [0, 0, 100, 0], "pass_temporaries": [5000, 0, 0, 10],
+            "fp32, checkpoint_every 0, cpu": {"probes": [[1, 4, 0, 0, 0, 0, 0], [2, 16, 0, 0, 0, 0, 0]],
+                "replicates": [], "held_out": [4, 16, 0, 0, 0, 0, 0],
+                "saved_activations": [0, 0, 0, 100, 0], "pass_temporaries": [5000, 0, 0, 0, 10],
                 "step_temporaries": 0}}}})")
                                       .arg(sha)
                                       .toUtf8();

@@ -211,7 +211,8 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
             environment["attention"] = attentionInUse(m_config, m_device,
                                                       precisionPlan(m_config.precision.mode).compute);
         environment["memory_prediction"] = {{"device_terms", m_deviceTerms.describe()},
-                                            {"calibration", prediction().calibration}};
+                                            {"calibration", prediction().calibration},
+                                            {"activations_from", prediction().source}};
         if (m_probed) {
             int64_t parameters = 0;
             for (const int64_t size : m_probed->parameterSizes)

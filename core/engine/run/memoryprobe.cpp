@@ -21,17 +21,21 @@ namespace optlog {
 namespace {
 
 constexpr int kTerms = int(std::tuple_size_v<decltype(ActivationFit::coefficients)>);
+constexpr int64_t kBatchesPerShape = 4;   // at the largest fitted shape, to see what the data changes
+constexpr int64_t kHeldOutMicrobatch = 4; // at the longest context, to check the fit where it did not look
 
-// The least-squares coefficients of `values` over the probes' terms; a term the probes cannot
-// tell apart from the others (one context only, say) gets 0.
-ActivationFit fitted(const std::vector<MemoryProbe> &probes, int64_t MemoryProbe::*role)
+// The least-squares coefficients of a role over the probes' terms; a term the probes cannot tell
+// apart from the others (one context only, say) gets 0, as does the T² shared by the batch where
+// `sharedSquare` is false.
+ActivationFit fitted(const std::vector<MemoryProbe> &probes, int64_t MemoryProbe::*role, bool sharedSquare)
 {
     const int64_t n = int64_t(probes.size());
     at::Tensor terms = at::zeros({n, kTerms}, at::kDouble), values = at::zeros({n, 1}, at::kDouble);
     for (int64_t i = 0; i < n; ++i) {
         const auto row = ActivationFit::terms(probes[size_t(i)].microbatch, probes[size_t(i)].context);
         for (int j = 0; j < kTerms; ++j)
-            terms[i][j] = row[size_t(j)];
+            if (sharedSquare || size_t(j) != ActivationFit::kSharedSquare)
+                terms[i][j] = row[size_t(j)];
         values[i][0] = double(probes[size_t(i)].*role);
     }
     // Scaled columns, so that T² and 1 weigh alike in the solve.
@@ -41,6 +45,19 @@ ActivationFit fitted(const std::vector<MemoryProbe> &probes, int64_t MemoryProbe
     for (int j = 0; j < kTerms; ++j)
         fit.coefficients[size_t(j)] = solution[j].item<double>();
     return fit;
+}
+
+// A role's fit, with the T² that no microbatch multiplies only where the held-out probe says it
+// is there: it must halve the error at that shape, which the fit did not see. A dense model's
+// attention grows with B·T², and its fit stays as it was.
+ActivationFit chosenFit(const ProbedMemory &probed, int64_t MemoryProbe::*role)
+{
+    const ActivationFit perSequence = fitted(probed.probes, role, false);
+    const ActivationFit shared = fitted(probed.probes, role, true);
+    const auto error = [&](const ActivationFit &fit) {
+        return std::abs(double(fit.at(probed.heldOut.microbatch, probed.heldOut.context) - probed.heldOut.*role));
+    };
+    return error(shared) < error(perSequence) / 2 ? shared : perSequence;
 }
 
 } // namespace
@@ -85,7 +102,7 @@ MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int
                          + config.runtime.device
                          + "\"): " + std::string(e.what()).substr(0, std::string(e.what()).find('\n')));
     }
-    MemoryProbe result{microbatch, context, 0, 0, 0, 0};
+    MemoryProbe result{microbatch, context, 0, 0, 0, 0, 0};
     int64_t persistent = 0;
     for (const auto &row : outcome.measuredMemory) {
         if (row.role == MemoryRole::Parameters || row.role == MemoryRole::Gradients
@@ -98,8 +115,15 @@ MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int
         if (row.role == MemoryRole::Peak)
             result.peak = row.bytes;
     }
-    result.passTemporaries = std::max<int64_t>(0, outcome.passPeakBytes.value_or(result.peak) - persistent
-                                                      - result.savedActivations);
+    // The first measured step's passes, then its optimizer step; past the passes the saved
+    // activations are freed, so the step's bytes above the state are its own. Where a later step
+    // reached higher still, its passes did (its batch; the optimizer step is the same each time).
+    const int64_t firstPasses = outcome.passPeakBytes.value_or(result.peak);
+    const int64_t firstStep = outcome.firstStepPeakBytes.value_or(firstPasses);
+    const int64_t passes = result.peak > std::max(firstPasses, firstStep) ? result.peak : firstPasses;
+    result.passTemporaries = std::max<int64_t>(0, passes - persistent - result.savedActivations);
+    if (firstStep > firstPasses)
+        result.stepTemporaries = firstStep - persistent;
     return result;
 }
 
@@ -127,11 +151,18 @@ ProbedMemory probeMemory(const RunConfig &config)
     for (const int64_t context : contexts)
         for (const int64_t microbatch : {1, 2})
             probed.probes.push_back(measureShortRun(config, data, microbatch, context));
-    probed.savedActivations = fitted(probed.probes, &MemoryProbe::savedActivations);
-    probed.passTemporaries = fitted(probed.probes, &MemoryProbe::passTemporaries);
+    // The largest fitted shape over other batches: a mixture of experts routes each batch's tokens
+    // differently, and a budget needs the worst.
+    for (int64_t other = 1; other < kBatchesPerShape; ++other) {
+        RunConfig reseeded = config;
+        reseeded.train.seed = config.train.seed + other;
+        probed.replicates.push_back(measureShortRun(reseeded, data, 2, T));
+    }
+    probed.heldOut = measureShortRun(config, data, kHeldOutMicrobatch, T);
+    probed.savedActivations = chosenFit(probed, &MemoryProbe::savedActivations);
+    probed.passTemporaries = chosenFit(probed, &MemoryProbe::passTemporaries);
     for (const auto &p : probed.probes)
-        if (p.temporaries > p.passTemporaries)
-            probed.stepTemporaries = std::max(probed.stepTemporaries, p.savedActivations + p.temporaries);
+        probed.stepTemporaries = std::max(probed.stepTemporaries, p.stepTemporaries);
 
     writeCachedProbes(config, probed);
     return probed;

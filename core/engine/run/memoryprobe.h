@@ -14,9 +14,12 @@ namespace optlog {
 // The memory of a model optlog has never seen (ModelSource::TorchScript), by probing it: the
 // module is trained for a few steps at microbatches 1 and 2 and contexts T/4, T/2 and T of the
 // config's, in its precision mode, checkpointing and device, and each role fitted to ActivationFit's
-// terms (temporaries as MemoryProbe says). The probes are cached ($XDG_CACHE_HOME/optlog/torchscript-probes.json) by the module file's
-// SHA-256 with the mode, checkpointing and device; a changed file is probed again. Refuses a module
-// that breaks the contract (InputError) before probing it.
+// terms (temporaries as MemoryProbe says). Microbatch 2 at T is trained again on three other
+// batches, which differ where the data changes the memory, and microbatch 4 at T is held out of
+// the fit to choose its terms. The probes are cached ($XDG_CACHE_HOME/optlog/torchscript-probes.json)
+// by the module file's SHA-256 with the mode, checkpointing and device, and probed again for a
+// longer context or a changed file. Refuses a module that breaks the contract (InputError) before
+// probing it.
 ProbedMemory probeMemory(const RunConfig &config);
 
 // Three steps of `config`'s model at this microbatch and context (one of warm-up, nothing written),

@@ -10,6 +10,8 @@ MemoryMeter::MemoryMeter(c10::Device device, int64_t warmupSteps)
 
 void MemoryMeter::stepBegins()
 {
+    if (m_passPeakBytes && !m_firstStepPeakBytes)
+        m_firstStepPeakBytes = m_memory.peakBytes();
     // A step begins by drawing its batches, the forward's input.
     m_memory.setPhase("forward");
     if (m_stepsBegun++ != m_warmupSteps)
@@ -38,6 +40,13 @@ void MemoryMeter::passesEnd()
 {
     if (m_stepsBegun == m_warmupSteps + 1 && !m_passPeakBytes)
         m_passPeakBytes = m_memory.peakBytes();
+}
+
+std::optional<int64_t> MemoryMeter::firstStepPeakBytes() const
+{
+    if (m_firstStepPeakBytes || !m_passPeakBytes)
+        return m_firstStepPeakBytes;
+    return m_memory.peakBytes(); // the run ended with that step
 }
 
 void MemoryMeter::enter(const char *phase) const

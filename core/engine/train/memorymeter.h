@@ -34,6 +34,10 @@ public:
     // The peak over the first measured step's passes, before its optimizer step: the part of a
     // step's peak that grows with the batch (a TorchScript model's probes fit it apart).
     std::optional<int64_t> passPeakBytes() const { return m_passPeakBytes; }
+    // The peak over that same step whole, its optimizer step included (what follows its passes
+    // until the next step begins, or the run ends): above passPeakBytes where the optimizer step
+    // reaches higher. Later steps do not count: their batches differ.
+    std::optional<int64_t> firstStepPeakBytes() const;
     int64_t peakBytes() const { return m_memory.peakBytes(); }
     std::optional<int64_t> reservedPeakBytes() const { return m_memory.reservedPeakBytes(); }
 
@@ -45,6 +49,7 @@ private:
     int64_t m_bytesBeforeForward = 0;
     std::optional<int64_t> m_savedActivationBytes;
     std::optional<int64_t> m_passPeakBytes;
+    std::optional<int64_t> m_firstStepPeakBytes; // taken when the next step begins
 };
 
 } // namespace optlog

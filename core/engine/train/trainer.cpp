@@ -181,6 +181,7 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
     allocator.setBudget(0);
     outcome.measuredMemory = measureMemory();
     outcome.passPeakBytes = m_meter.passPeakBytes();
+    outcome.firstStepPeakBytes = m_meter.firstStepPeakBytes();
     outcome.dtypes = dtypes();
     outcome.hostSyncs = m_syncs.counts();
     if (!m_meter.savedActivationBytes())
