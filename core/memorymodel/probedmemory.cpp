@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace optlog {
 
@@ -91,19 +92,21 @@ double ProbedMemory::batchRatio(int64_t MemoryProbe::*role, Batches batches) con
     return (batches == Batches::Worst ? worst : sum / double(shape.size())) / double(shape.front().*role);
 }
 
+int64_t ProbedMemory::scaled(int64_t fitted, int64_t MemoryProbe::*role, Batches batches) const
+{
+    const double ratio = batchRatio(role, batches);
+    return ratio == 1.0 ? fitted : std::llround(double(fitted) * ratio); // a module that does not vary: exact
+}
+
 int64_t ProbedMemory::savedAt(int64_t microbatch, int64_t context, Batches batches) const
 {
-    const int64_t fitted = savedActivations.at(microbatch, context);
-    const double ratio = batchRatio(&MemoryProbe::savedActivations, batches);
-    return ratio == 1.0 ? fitted : std::llround(double(fitted) * ratio); // a module that does not vary: exact
+    return scaled(savedActivations.at(microbatch, context), &MemoryProbe::savedActivations, batches);
 }
 
 int64_t ProbedMemory::temporariesAt(int64_t microbatch, int64_t context, Batches batches) const
 {
-    const int64_t fitted = passTemporaries.at(microbatch, context);
-    const double ratio = batchRatio(&MemoryProbe::passTemporaries, batches);
-    const int64_t passes = ratio == 1.0 ? fitted : std::llround(double(fitted) * ratio);
-    return std::max(passes, stepTemporaries - savedAt(microbatch, context, batches));
+    return std::max(scaled(passTemporaries.at(microbatch, context), &MemoryProbe::passTemporaries, batches),
+                    stepTemporaries - savedAt(microbatch, context, batches));
 }
 
 double ProbedMemory::dataSpread() const
@@ -111,14 +114,12 @@ double ProbedMemory::dataSpread() const
     const std::vector<MemoryProbe> shape = sameShape();
     if (shape.size() < 2)
         return 0;
-    double low = 0, high = 0, sum = 0;
-    for (const auto &p : shape) {
-        const double bytes = double(p.savedActivations + p.passTemporaries);
-        low = sum == 0 ? bytes : std::min(low, bytes);
-        high = std::max(high, bytes);
-        sum += bytes;
-    }
-    return sum > 0 ? (high - low) / 2 / (sum / double(shape.size())) : 0;
+    std::vector<double> bytes;
+    for (const auto &p : shape)
+        bytes.push_back(double(p.savedActivations + p.passTemporaries));
+    const auto [low, high] = std::minmax_element(bytes.begin(), bytes.end());
+    const double mean = std::accumulate(bytes.begin(), bytes.end(), 0.0) / double(bytes.size());
+    return mean > 0 ? (*high - *low) / 2 / mean : 0;
 }
 
 double ProbedMemory::heldOutError() const

@@ -83,6 +83,8 @@ private:
     std::vector<MemoryProbe> sameShape() const;
     // A role at the replicates' shape over its batches (mean or worst), over the fitted probe's.
     double batchRatio(int64_t MemoryProbe::*role, Batches batches) const;
+    // A role's fitted bytes scaled by that ratio.
+    int64_t scaled(int64_t fitted, int64_t MemoryProbe::*role, Batches batches) const;
 };
 
 // The probes are kept between runs in $XDG_CACHE_HOME/optlog/torchscript-probes.json, by the

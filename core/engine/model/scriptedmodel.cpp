@@ -35,9 +35,9 @@ std::string shapeOf(const at::Tensor &t)
     return c10::str(t.sizes());
 }
 
-// The line of an error that says what went wrong. The TorchScript interpreter's first line only
-// says that an operation failed; the Python-level error it caught is its last line.
-std::string firstLine(const std::string &text)
+} // namespace
+
+std::string torchErrorLine(const std::string &text)
 {
     constexpr std::string_view kInterpreter = "The following operation failed in the TorchScript interpreter.";
     if (text.rfind(kInterpreter, 0) == 0) {
@@ -49,8 +49,6 @@ std::string firstLine(const std::string &text)
     }
     return text.substr(0, text.find('\n'));
 }
-
-} // namespace
 
 ScriptedModel::ScriptedModel(const RunConfig &config)
     : m_path(config.model.path)
@@ -70,7 +68,7 @@ ScriptedModel::ScriptedModel(const RunConfig &config)
         m_module = torch::jit::load(m_path, c10::Device(c10::kCPU));
     } catch (const std::exception &e) {
         throw InputError("model.path = \"" + m_path + "\" is not a TorchScript file LibTorch can load ("
-                         + firstLine(e.what())
+                         + torchErrorLine(e.what())
                          + "); expected what torch.jit.save(torch.jit.script(model), path) writes, whole");
     }
     checkContract(config);
@@ -118,7 +116,7 @@ void ScriptedModel::checkContract(const RunConfig &config)
         throw;
     } catch (const std::exception &e) {
         throw InputError(where + "'s forward fails on int64 tokens of shape [2, " + std::to_string(T)
-                         + "] (model.context_length = " + std::to_string(T) + "): " + firstLine(e.what()));
+                         + "] (model.context_length = " + std::to_string(T) + "): " + torchErrorLine(e.what()));
     }
     if (logits.dim() == 3 && logits.size(0) == 2 && logits.size(1) == T && logits.size(2) != V)
         throw InputError(where + " has a vocabulary of " + std::to_string(logits.size(2))
@@ -147,7 +145,7 @@ void ScriptedModel::checkContract(const RunConfig &config)
             viaBlocks = throughBlocks(tokens, 0);
         } catch (const std::exception &e) {
             throw InputError(where + ": embed, blocks and head fail on tokens of shape [2, " + std::to_string(T)
-                             + "]: " + firstLine(e.what()));
+                             + "]: " + torchErrorLine(e.what()));
         }
         if (viaBlocks.sizes() != logits.sizes() || !at::allclose(viaBlocks, logits, 1e-4, 1e-5))
             throw InputError(where + ": head(blocks(embed(idx))) gives " + shapeOf(viaBlocks)
@@ -174,7 +172,7 @@ void ScriptedModel::checkContract(const RunConfig &config)
     } catch (const std::exception &e) {
         throw InputError(where + "'s forward fails under precision.mode = \"" + config.precision.mode + "\" (weights "
                          + c10::toString(plan.weights) + (plan.autocast ? ", autocast" : "")
-                         + "): " + firstLine(e.what()));
+                         + "): " + torchErrorLine(e.what()));
     }
     m_module.train();
 }
@@ -258,7 +256,7 @@ void ScriptedModel::readWeights(torch::serialize::InputArchive &runState, const 
         runState.load_from(extra.at(kRunStateFile).data(), extra.at(kRunStateFile).size());
     } catch (const std::exception &e) {
         throw DataError("the weights file '" + path
-                        + "' cannot be read as optlog's TorchScript weights: " + firstLine(e.what()));
+                        + "' cannot be read as optlog's TorchScript weights: " + torchErrorLine(e.what()));
     }
     std::map<std::string, at::Tensor> stored;
     for (const auto &item : saved.named_parameters(true))

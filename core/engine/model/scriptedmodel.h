@@ -15,6 +15,11 @@ namespace optlog {
 //   forward(idx: Tensor[B, T] int64) -> logits Tensor[B, T, V]
 // and optionally, together, embed(idx) -> x, a ModuleList `blocks` of x -> x, and head(x) ->
 // logits, which must compute forward's logits: through them checkpointing reaches its blocks.
+// The line of a LibTorch error that says what went wrong: its first, except for the TorchScript
+// interpreter's, whose first line only says that an operation failed and whose last is the error
+// the module's code raised.
+std::string torchErrorLine(const std::string &text);
+
 class ScriptedModel : public LanguageModel
 {
 public:

@@ -210,9 +210,10 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         if (!m_probed)
             environment["attention"] = attentionInUse(m_config, m_device,
                                                       precisionPlan(m_config.precision.mode).compute);
+        const MemoryEstimate predicted = prediction();
         environment["memory_prediction"] = {{"device_terms", m_deviceTerms.describe()},
-                                            {"calibration", prediction().calibration},
-                                            {"activations_from", prediction().source}};
+                                            {"calibration", predicted.calibration},
+                                            {"activations_from", predicted.source}};
         if (m_probed) {
             int64_t parameters = 0;
             for (const int64_t size : m_probed->parameterSizes)
@@ -224,8 +225,8 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         }
         store.setEnvironment(result.runId, environment.dump());
         // The prediction is stored first, so the workbench shows it while the run trains.
-        const std::vector<MemoryRow> predicted = predictedMemory();
-        store.replaceMemory(result.runId, predicted);
+        const std::vector<MemoryRow> predictedRows = predicted.rows();
+        store.replaceMemory(result.runId, predictedRows);
         for (int64_t rank = 1; m_ranks && rank < m_ranks->size(); ++rank)
             store.replaceMemory(result.runId, predictedMemory(rank), rank);
         recorder.started(startMessage(m_config, m_data, m_threads, m_device)
@@ -247,7 +248,7 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
         store.setEnvironment(result.runId, environment.dump());
         if (outcome.refusal)
             recorder.event(EventKind::Oom, refusalMessage(*outcome.refusal, outcome.step));
-        std::vector<MemoryRow> memory = predicted;
+        std::vector<MemoryRow> memory = predictedRows;
         memory.insert(memory.end(), outcome.measuredMemory.begin(), outcome.measuredMemory.end());
         store.replaceMemory(result.runId, memory);
         if (!outcome.dtypes.empty())

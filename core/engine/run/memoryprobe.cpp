@@ -99,8 +99,7 @@ MemoryProbe measureShortRun(const RunConfig &config, const TokenSplit &data, int
                                      : "the device calibration's probe of the built-in GPT fails";
         throw InputError(what + " (" + std::to_string(microbatch) + " sequences of " + std::to_string(context)
                          + " tokens, precision.mode = \"" + config.precision.mode + "\", runtime.device = \""
-                         + config.runtime.device
-                         + "\"): " + std::string(e.what()).substr(0, std::string(e.what()).find('\n')));
+                         + config.runtime.device + "\"): " + torchErrorLine(e.what()));
     }
     MemoryProbe result{microbatch, context, 0, 0, 0, 0, 0};
     int64_t persistent = 0;
