@@ -18,6 +18,18 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/resources/presets ${CMAKE_SOURCE_DIR}/reso
 # ("import optlog" with no path set), the example trainer that uses it, and the same model scripted.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/app/python/optlog DESTINATION lib/python3/dist-packages
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+# The sdist (pyproject.toml), which `optlog host setup` sends to a host and builds there against the
+# torch it trains with. Made by an interpreter that has its build tools (packaging/setup.sh sets one
+# up), again whenever the tree changes (packaging/wheel/sdist.sh); without one the package carries
+# none, and `host setup` then asks for --wheel or --sdist.
+set(OPTLOG_SDIST_PYTHON "" CACHE FILEPATH "an interpreter with scikit-build-core and build, which make the sdist the optlog package carries")
+if(OPTLOG_SDIST_PYTHON)
+  add_custom_target(optlog_sdist ALL
+    COMMAND bash ${CMAKE_SOURCE_DIR}/packaging/wheel/sdist.sh ${OPTLOG_SDIST_PYTHON} ${CMAKE_BINARY_DIR}/sdist
+    COMMENT "optlog: the sdist, where the tree changed")
+  install(DIRECTORY ${CMAKE_BINARY_DIR}/sdist/ DESTINATION ${CMAKE_INSTALL_DATADIR}/optlog/python
+          FILES_MATCHING PATTERN "optlog-*.tar.gz")
+endif()
 install(FILES ${CMAKE_SOURCE_DIR}/resources/examples/pytorch/train.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/optlog/examples/pytorch)
 # The TorchScript examples for model.source = "torchscript"; script_model.py finds the GPT in ../pytorch.

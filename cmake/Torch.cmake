@@ -1,6 +1,18 @@
 # SPDX-License-Identifier: MIT
 # LibTorch: Debian's (1.13, CPU) or PyTorch's own (a `torch` wheel's, 2.x, with CUDA), whichever
 # CMAKE_PREFIX_PATH names first (docs/building.md).
+# The wheel (pyproject.toml) links the torch of the environment it builds in: that torch's CMake
+# files go first, or its TorchConfig would take a system LibTorch's Caffe2 targets (Debian's 1.13,
+# beside libtorch-dev), searched before the folder it names.
+if(OPTLOG_WHEEL)
+  execute_process(COMMAND "${Python_EXECUTABLE}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+                  OUTPUT_VARIABLE optlog_torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE failed)
+  if(failed)
+    message(FATAL_ERROR "optlog: ${Python_EXECUTABLE} has no torch: the wheel links the torch of the "
+                        "environment it builds in (pip install torch there, then --no-build-isolation)")
+  endif()
+  list(PREPEND CMAKE_PREFIX_PATH "${optlog_torch_prefix}")
+endif()
 find_package(Torch REQUIRED)
 
 # TorchConfig.cmake looks for libc10 (and libtorch, for its message) with find_library, which

@@ -8,6 +8,8 @@
 #   package         builds the Debian packages: build/optlog_*.deb (the workbench and the CLI, no
 #                   LibTorch: all a laptop needs) and build/optlog-engine_*.deb (training here):
 #                   `sudo apt install ./build/optlog_*.deb ./build/optlog-engine_*.deb`
+#   wheel           builds the Python wheel for a GPU server's torch environment, and its sdist,
+#                   in dist/: against PyPI's torch (packaging/pytorch.sh wheel; docs/building.md)
 # Idempotent: with everything installed and built it only checks and rebuilds what changed.
 set -euo pipefail
 
@@ -56,6 +58,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
 fi
 
+if [ "$mode" = wheel ]; then
+  exec "$here/packaging/pytorch.sh" wheel
+fi
+
 # ccache keyed on paths relative to the checkout, so a fresh clone elsewhere reuses the cache (and
 # the two configurations share what they compile alike: the core and its tests).
 export CCACHE_BASEDIR="$here" CCACHE_NOHASHDIR=true
@@ -66,7 +72,20 @@ if [ "$mode" = test ]; then
   "$here/packaging/pytorch.sh" environment >"$environment_out" 2>"$environment_err" &
   environment=$!
 fi
-cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTLOG_BUILD_GUI=ON >/dev/null
+sdist_python=""
+if [ "$mode" != run ]; then
+  # The sdist the optlog package carries, which `optlog host setup` builds on a host against its
+  # torch: its build tools from PyPI (Debian 12 packages no scikit-build-core), in a small
+  # environment of their own, once.
+  sdist_tools=${XDG_CACHE_HOME:-$HOME/.cache}/optlog/sdist-tools
+  if ! "$sdist_tools/bin/python" -c 'import scikit_build_core, build' 2>/dev/null; then
+    /usr/bin/python3 -m venv "$sdist_tools"
+    "$sdist_tools/bin/pip" install -q --disable-pip-version-check -r "$here/packaging/wheel/requirements.txt"
+  fi
+  sdist_python=$sdist_tools/bin/python
+fi
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTLOG_BUILD_GUI=ON \
+  ${sdist_python:+-DOPTLOG_SDIST_PYTHON="$sdist_python"} >/dev/null
 cmake --build "$build"
 
 case "$mode" in
@@ -113,7 +132,7 @@ case "$mode" in
     ls "$build"/optlog_*.deb "$build"/optlog-engine_*.deb
     ;;
   *)
-    echo "usage: packaging/setup.sh [run|test|package]" >&2
+    echo "usage: packaging/setup.sh [run|test|package|wheel]" >&2
     exit 2
     ;;
 esac

@@ -66,6 +66,11 @@ for f in usr/bin/optlog usr/bin/optlog-workbench usr/share/optlog/presets/smoke.
          usr/share/optlog/examples/torchscript/script_model.py usr/share/optlog/examples/torchscript/moe.py; do
   grep -qx "./$f" <<<"$files" || fail "the package lacks /$f"
 done
+# The sdist `optlog host setup` builds on a host, where packaging/setup.sh gave the build its tools.
+if grep -q '^OPTLOG_SDIST_PYTHON:FILEPATH=.' "$build/CMakeCache.txt"; then
+  grep -qx './usr/share/optlog/python/optlog-[0-9.]*\.tar\.gz' <<<"$files" ||
+    fail "the package lacks the sdist in /usr/share/optlog/python"
+fi
 
 root="$scratch/root"
 dpkg -x "$deb" "$root"

@@ -10,10 +10,12 @@ import subprocess
 import sys
 import time
 
+from ._binary import packaged_binary
 from .events import EXIT_STATUS
 
-MISSING = ("optlog: the recorder `optlog` is not on PATH: install the optlog Debian package "
-           "(sudo apt install ./optlog_*.deb) or set OPTLOG to the optlog binary; "
+MISSING = ("optlog: the recorder `optlog` is not on PATH: pip install the optlog wheel into this "
+           "environment, install the optlog Debian package (sudo apt install ./optlog_*.deb), "
+           "or set OPTLOG to the optlog binary; "
            "this run is not recorded, training goes on")
 
 STEP_FLUSH_SECONDS = 0.02  # steps are flushed at most this often; every other event at once
@@ -22,11 +24,12 @@ _missing_said = False
 
 
 def optlog_binary():
-    """The optlog executable: $OPTLOG if set, else `optlog` on PATH; None when neither exists."""
+    """The optlog executable: $OPTLOG if set, else the wheel's own beside this module, else `optlog`
+    on PATH; None when none exists."""
     named = os.environ.get("OPTLOG")
     if named:
         return shutil.which(named) or (named if os.access(named, os.X_OK) else None)
-    return shutil.which("optlog")
+    return packaged_binary() or shutil.which("optlog")
 
 
 def say(message):
