@@ -227,6 +227,7 @@ Command addHostCommand(CLI::App &app, const Invocation &invocation)
         int64_t run = 0, studySeed = Store::kDefaultStudySeed;
         bool force = false;
         CopyEnd from;
+        HostSetupRequest setup;
     };
     auto o = std::make_shared<Options>();
     CLI::App *command = app.add_subcommand("host", "another machine that trains runs started from here over SSH "
@@ -236,6 +237,18 @@ Command addHostCommand(CLI::App &app, const Invocation &invocation)
                                                        "its optlog, devices, tuning and free disk; remembered");
     check->add_option("name", o->name, "the SSH destination: an alias from ~/.ssh/config, user@host")->required();
     check->add_option("--optlog", o->optlog, "the optlog command there (default: optlog, on its PATH)");
+    CLI::App *setup = command->add_subcommand("setup", "install optlog on a host into the Python environment that "
+                                                       "holds its torch, over SSH, then check and remember it");
+    setup->add_option("name", o->setup.name, "the SSH destination: an alias from ~/.ssh/config, user@host")->required();
+    setup
+        ->add_option("--python", o->setup.python,
+                     "the interpreter there whose torch optlog's engine links, "
+                     "e.g. ~/venv/bin/python")
+        ->required();
+    setup->add_option("--wheel", o->setup.wheel,
+                      "send this wheel (packaging/setup.sh wheel), installed where it was "
+                      "built for the host's torch");
+    setup->add_option("--sdist", o->setup.sdist, "build this sdist there (default: the one the optlog package carries)");
     // What the other side asks a host's optlog for: not for people, and so left out of --help.
     CLI::App *describe = command->add_subcommand("describe", "")->group("");
     CLI::App *start = command->add_subcommand("start", "")->group("");
@@ -254,6 +267,8 @@ Command addHostCommand(CLI::App &app, const Invocation &invocation)
     return {command, [=] {
                 if (check->parsed())
                     return hostCheckCommand(o->name, o->optlog);
+                if (setup->parsed())
+                    return hostSetupCommand(o->setup, invocation.self);
                 if (describe->parsed())
                     return hostDescribeCommand();
                 if (start->parsed())

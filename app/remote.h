@@ -33,6 +33,18 @@ HostDescription describeHost(const HostEntry &host);
 
 // `optlog host check NAME [--optlog CMD]`: remembered when it answers.
 int hostCheckCommand(const std::string &name, const std::string &optlog);
+// `optlog host setup NAME --python PATH [--wheel FILE | --sdist FILE]`: optlog installed into that
+// environment (app/hostsetup.cpp), then checked and remembered as `host check` does.
+struct HostSetupRequest
+{
+    std::string name;   // the SSH destination
+    std::string python; // the interpreter there whose torch the engine links
+    std::string wheel;  // a wheel to send; empty: the sdist
+    std::string sdist;  // an sdist to send; empty: the one this optlog was packaged with
+};
+int hostSetupCommand(const HostSetupRequest &request, const std::string &self);
+// The sdist the Debian package carries beside the optlog at `self`; empty where there is none.
+std::string packagedSdist(const std::string &self);
 // `optlog run --host NAME`.
 int runOnHost(const RunRequest &request, const std::string &host);
 // Follows each run until it ends, at once (a thread each); the first exit code that is not 0.

@@ -3,12 +3,11 @@
 
 #include "core/contract/program.h"
 #include "core/remote/hostlist.h"
+#include "ui/addhostdialog.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QInputDialog>
 #include <QLabel>
-#include <QLineEdit>
 #include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QVBoxLayout>
@@ -65,14 +64,11 @@ RunPlaceChooser::RunPlaceChooser(QString engineBinary, QWidget *parent)
             Q_EMIT placeChanged(place());
             return;
         }
-        bool ok = false;
-        const QString name = QInputDialog::getText(this, tr("Add a host"),
-                                                   tr("SSH destination (an alias from ~/.ssh/config, user@host):"),
-                                                   QLineEdit::Normal, {}, &ok)
-                                 .trimmed();
+        AddHostDialog dialog(this);
+        const bool ok = dialog.exec() == QDialog::Accepted;
         reloadPlaces(m_previous);
-        if (ok && !name.isEmpty())
-            addHost(name);
+        if (ok && !dialog.destination().isEmpty())
+            addHost(dialog.destination(), dialog.python());
     });
     connect(&m_check, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
         const bool ok = status == QProcess::NormalExit && exitCode == 0;
@@ -115,14 +111,21 @@ bool RunPlaceChooser::choose(const RunPlace &place)
     return true;
 }
 
-void RunPlaceChooser::addHost(const QString &destination)
+void RunPlaceChooser::addHost(const QString &destination, const QString &python)
 {
     if (isChecking())
         return;
     m_checking = destination;
     m_places->setEnabled(false);
-    m_state->setText(tr("checking %1 over SSH…").arg(destination));
-    m_check.start(m_engine, {QStringLiteral("host"), QStringLiteral("check"), destination});
+    if (python.isEmpty()) {
+        m_state->setText(tr("checking %1 over SSH…").arg(destination));
+        m_check.start(m_engine, {QStringLiteral("host"), QStringLiteral("check"), destination});
+        return;
+    }
+    m_state->setText(
+        tr("installing optlog on %1 for the torch of %2 (a build there takes minutes)…").arg(destination, python));
+    m_check.start(m_engine,
+                  {QStringLiteral("host"), QStringLiteral("setup"), destination, QStringLiteral("--python"), python});
 }
 
 void RunPlaceChooser::reloadPlaces(const RunPlace &choose)
