@@ -123,6 +123,8 @@ const std::vector<EnvironmentVariable> &testEnvironmentVariables()
          "installed)"},
         {"OPTLOG_OTHER_PYTHON", "tests/python (CTest)",
          "an interpreter whose torch is another version: a TorchScript file made by one is trained by the other"},
+        {"OPTLOG_TEST_WHEEL_DIR", "tests/package/test_wheel.py (CTest)",
+         "the folder holding the wheel and sdist packaging/wheel/build.sh made, which the test installs"},
         {"OPTLOG_FUZZ_WRITE_SEEDS", "tests/fuzz", "a folder fuzz_weights writes the model's own weight files into"},
         {"OPTLOG_SSHHOST_SETENV", "tests/remote/sshhost.sh",
          "variables the test sshd sets in every session it serves (`SetEnv`), beside the host's own folders"},

@@ -536,6 +536,16 @@ void tst_Remote::theWorkbenchRunsOnAHostAndFollowsItThroughACutConnection()
     QVERIFY2(checked[0][2].toString().contains("cannot reach optlog-unreachable-host"),
              qPrintable(checked[0][2].toString()));
     QCOMPARE(place->place(), RunPlace::here());
+    // "Add a host…" with a Python installs optlog there first (`optlog host setup`): refused with the
+    // host's own words for a Python it does not have (or, in a build that made no sdist, because
+    // there is nothing to send), and the choice stays.
+    place->addHost(kHost, QStringLiteral("/nonexistent/python"));
+    QTRY_COMPARE_WITH_TIMEOUT(checked.size(), 2, 30000);
+    QCOMPARE(checked[1][1].toBool(), false);
+    const QString setup = checked[1][2].toString();
+    QVERIFY2(setup.contains("has no Python at `/nonexistent/python`") || setup.contains("carries no sdist"),
+             qPrintable(setup));
+    QCOMPARE(place->place(), RunPlace::here());
     // The test host, checked and chosen.
     place->addHost(kHost);
     QTRY_COMPARE_WITH_TIMEOUT(place->place(), RunPlace::onHost(kHost), 30000);
