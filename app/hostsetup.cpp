@@ -278,8 +278,8 @@ int hostSetupCommand(const HostSetupRequest &request, const std::string &self)
                         {"install", "--no-build-isolation", "--no-index", "--force-reinstall", "--no-deps", package},
                         kBuildTimeout, "build optlog from its sdist");
             } else {
-                // No index: the wheel's requirements are met by what the environment holds, or pip
-                // says which is not; it never fetches another torch into the user's environment.
+                // Its torch requirement was checked above against the host's torch; without an
+                // index or dependencies pip fetches nothing, and never replaces the user's torch.
                 hostPip(client, request.python, {"install", "--no-index", "--force-reinstall", "--no-deps", package},
                         kAskTimeout * 5, "install " + std::filesystem::path(package).filename().string());
             }
