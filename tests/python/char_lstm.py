@@ -49,10 +49,26 @@ def main():
         starts = torch.randint(offset, len(data) - context - 1, (count,), generator=generator)
         return (torch.stack([data[s:s + context] for s in starts]), torch.stack([data[s + 1:s + context + 1] for s in starts]))
 
+    def onednn_refuses_bf16_lstm():
+        """oneDNN's BF16 LSTM needs AVX-512: PyTorch 2.11 refuses it on an AVX2 EPYC ("could not
+        create a primitive descriptor"); ATen's own LSTM then runs the step instead."""
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                torch.nn.LSTM(4, 4, batch_first=True)(torch.zeros(1, 2, 4))
+            return False
+        except RuntimeError:
+            return True
+
+    aten_lstm = args.precision == "autocast-bf16" and onednn_refuses_bf16_lstm()
+
     def autocast():
-        if args.precision == "autocast-bf16":
-            return torch.autocast("cpu", dtype=torch.bfloat16)
-        return contextlib.nullcontext()
+        if args.precision != "autocast-bf16":
+            return contextlib.nullcontext()
+        scope = contextlib.ExitStack()
+        if aten_lstm:
+            scope.enter_context(torch.backends.mkldnn.flags(enabled=False))
+        scope.enter_context(torch.autocast("cpu", dtype=torch.bfloat16))
+        return scope
 
     def loss_of(x, y):
         with autocast():
