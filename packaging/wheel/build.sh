@@ -34,7 +34,6 @@ need ninja "apt install ninja-build (or pip install ninja)"
 
 raw=$(mktemp -d)
 trap 'rm -rf "$raw"' EXIT
-export CCACHE_BASEDIR="$here" CCACHE_NOHASHDIR=true
 # A fresh configuration each time: build-wheel/ must never keep the torch of another environment.
 "$python" -m build --no-isolation --sdist --wheel --outdir "$raw" \
   -Cbuild-dir=build-wheel -Ccmake.fresh=true "$here" >"$raw/build.log" 2>&1 ||
