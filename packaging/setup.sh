@@ -62,9 +62,6 @@ if [ "$mode" = wheel ]; then
   exec "$here/packaging/pytorch.sh" wheel
 fi
 
-# ccache keyed on paths relative to the checkout, so a fresh clone elsewhere reuses the cache (and
-# the two configurations share what they compile alike: the core and its tests).
-export CCACHE_BASEDIR="$here" CCACHE_NOHASHDIR=true
 if [ "$mode" = test ]; then
   # PyPI's torch for the second configuration (downloaded once, then cached) installs while the
   # first builds: a fresh machine's download and unpacking take minutes of their own.
@@ -114,18 +111,23 @@ case "$mode" in
       -DOPTLOG_FUZZ=ON >/dev/null
     cmake --build "$fuzz_build"
     # In parallel, one test per core; those that time the machine run alone (tests/CMakeLists.txt).
-    (cd "$build" && ctest --output-on-failure --timeout 900 -j "$(nproc)")
+    # Each suite runs under tools/where_time_went.py, which samples how busy the cores are.
+    suite() { (cd "$1" && python3 "$here/tools/where_time_went.py" busy . -- ctest --output-on-failure "${@:2}" -j "$(nproc)"); }
+    suite "$build" --timeout 900
     # The laptop's build, without the engine (OPTLOG_WITH_ENGINE=OFF): no LibTorch header is
     # compiled, so it is quick; its tests are those of what it has, the study commands' among them.
     laptop_build=${build}-laptop
     cmake -S "$here" -B "$laptop_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTLOG_WITH_ENGINE=OFF >/dev/null
     cmake --build "$laptop_build"
-    (cd "$laptop_build" && ctest --output-on-failure --timeout 300 -j "$(nproc)")
+    suite "$laptop_build" --timeout 300
     # Then each fuzzer for its short budget (OPTLOG_FUZZ_SECONDS, 20 s), from its seeds.
-    (cd "$fuzz_build" && ctest --output-on-failure --timeout 300 -j "$(nproc)")
+    suite "$fuzz_build" --timeout 300
     # The second configuration: the engine, the CLI and what exercises LibTorch, built against
     # PyPI's torch with its CUDA (nvcc compiles the CUDA path) and tested on this CPU.
     "$here/packaging/pytorch.sh" test
+    # Where the time went: each build's compile time by target, each suite's tests, the cores' use.
+    python3 "$here/tools/where_time_went.py" "$build" "$laptop_build" "$fuzz_build" \
+      "${OPTLOG_PYTORCH_BUILD_DIR:-$here/build-pytorch}"
     ;;
   package)
     (cd "$build" && cpack >/dev/null)
