@@ -19,22 +19,28 @@ TOP = 12  # rows per table: the long tail says little
 
 def ninja_runs(build):
     """The .ninja_log's edges, one list per ninja run (an edge is (start ms, end ms, an output))."""
-    runs, previous_end = [], None
     try:
         lines = open(os.path.join(build, '.ninja_log')).read().splitlines()
     except FileNotFoundError:
         return []
+    latest = {}
     for line in lines:
-        if line.startswith('#'):
-            continue
-        start, end, _, output, command = line.split('\t')
-        start, end = int(start), int(end)
-        # Ninja appends as edges finish, with times since its own start: a smaller end is a new run.
-        if previous_end is None or end < previous_end:
+        if not line.startswith('#'):
+            start, end, mtime, output, command = line.split('\t')
+            latest[output] = (int(start), int(end), int(mtime), output, command)  # a later line wins
+    # Times are milliseconds since the run's own start, and ninja rewrites the log in no order
+    # when it compacts it; the output's time of writing less the edge's end is when its run
+    # started, the same for every edge of one run (an output ninja did not rewrite keeps an older
+    # time, and so falls in a run of its own).
+    by_origin = sorted(latest.values(), key=lambda edge: edge[2] / 1e6 - edge[1])
+    runs, origin = [], None
+    for start, end, mtime, output, command in by_origin:
+        started = mtime / 1e6 - end
+        if origin is None or started - origin > 10000:
             runs.append({})
+            origin = started
         # An edge with several outputs (moc's, a library and its stamp) has a line for each: once.
         runs[-1].setdefault((start, end, command), (start, end, output))
-        previous_end = end
     return [list(run.values()) for run in runs]
 
 
