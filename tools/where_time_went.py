@@ -135,7 +135,12 @@ def busy(build, command):
     os.makedirs(os.path.dirname(busy_file(build)), exist_ok=True)
     cores = os.cpu_count()
     started = time.monotonic()
-    process = subprocess.Popen(command)
+    try:
+        process = subprocess.Popen(command)
+    except OSError as error:
+        print(f'where_time_went.py: cannot run {command[0]} ({error.strerror}); name a command on the PATH, ctest say',
+              file=sys.stderr)
+        return 2
     with open(busy_file(build), 'w') as out:
         out.write('seconds\tbusy_cores\tcores\n')
         previous = cpu_times()
