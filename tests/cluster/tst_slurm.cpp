@@ -8,6 +8,7 @@
 #include "core/store/store.h"
 #include "tests/common/enginebinary.h"
 #include "tests/common/files.h"
+#include "tests/common/scenariosizes.h"
 #include "tests/common/testpaths.h"
 #ifdef OPTLOG_TEST_WORKBENCH // the build without the workbench tests the CLI's side alone
 #include "core/config/studyplan.h"
@@ -35,6 +36,7 @@ using optlog::testing::Result;
 using optlog::testing::runOptlog;
 using optlog::testing::waitForSteps;
 using optlog::testing::writtenFile;
+using namespace optlog::testing::scenario;
 
 namespace {
 
@@ -237,7 +239,9 @@ void tst_Slurm::aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered()
         QSKIP(qPrintable(m_skip));
     const QString plan = writtenFile(m_dir, "cancel.toml",
                                      planOf("cancel", {{"short", {}},
-                                                       {"long", {"train.steps=3000", "train.checkpoint_interval=50"}}}));
+                                                       {"long",
+                                                        {"train.steps=" + QString::number(kSlurmCancelledSteps),
+                                                         "train.checkpoint_interval=50"}}}));
     const QString study = m_dir.filePath("cancel.sqlite");
     const Result submitted = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm"});
     QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
@@ -273,7 +277,7 @@ void tst_Slurm::aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered()
     const RunRecord finished = *store.findRun("long");
     QCOMPARE(std::string(outcomeName(finished.outcome)), std::string("completed"));
     const std::vector<StepMetrics> steps = store.metrics(finished.id);
-    QCOMPARE(steps.size(), size_t(3000));
+    QCOMPARE(steps.size(), size_t(kSlurmCancelledSteps));
     QVERIFY(store.events(finished.id).size() > 0);
     QVERIFY(stoppedAt < 2999);
 }
@@ -437,8 +441,9 @@ void tst_Slurm::aNodeThatDiesMidRunLeavesItsRunCrashedAndResumable()
     if (!m_skip.isEmpty())
         QSKIP(qPrintable(m_skip));
     const QString plan = writtenFile(m_dir, "nodefail.toml",
-                                     planOf("nodefail",
-                                            {{"long", {"train.steps=1500", "train.checkpoint_interval=50"}}}));
+                                     planOf("nodefail", {{"long",
+                                                          {"train.steps=" + QString::number(kSlurmNodeFailureSteps),
+                                                           "train.checkpoint_interval=50"}}}));
     const QString study = m_dir.filePath("nodefail.sqlite");
     const Result submitted = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm"});
     QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
@@ -478,7 +483,7 @@ void tst_Slurm::aNodeThatDiesMidRunLeavesItsRunCrashedAndResumable()
     QCOMPARE(store.runs().size(), size_t(1));
     const RunRecord finished = *store.findRun("long");
     QCOMPARE(std::string(outcomeName(finished.outcome)), std::string("completed"));
-    QCOMPARE(store.metrics(finished.id).size(), size_t(1500));
+    QCOMPARE(store.metrics(finished.id).size(), size_t(kSlurmNodeFailureSteps));
     QVERIFY(QString::fromStdString(store.clusterJobs().at(1).script).contains("'--resume'"));
     QVERIFY(crashedAt < 1499);
 }

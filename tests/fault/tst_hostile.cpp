@@ -8,6 +8,7 @@
 #include "tests/common/buildfeatures.h"
 #include "tests/common/configfuzzer.h"
 #include "tests/common/enginebinary.h"
+#include "tests/common/scenariosizes.h"
 #include "tests/common/testpaths.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -508,7 +509,7 @@ void tst_Hostile::killAtAnyPointKeepsEveryCommittedRow()
     // SIGKILL after 1, 5, 20 and 60 steps and during a validation: every row a reader saw
     // committed before the kill is still there, the file is intact, and the next writer marks the
     // run crashed.
-    for (const int steps : {1, 5, 20, 60}) {
+    for (const int steps : testing::scenario::kKilledAfterSteps) {
         const QString study = studyCopy("kill-" + QString::number(steps));
         QProcess engine;
         engine.start(optlog::testing::optlogBinary(),
@@ -702,9 +703,8 @@ void tst_Hostile::fuzzedConfigsNeverCrashOrChangeARefusedStudy()
     // Seeded random configs and --set strings through the real binary. Short runs: whatever the
     // fuzzer sets, the steps and the memory are bounded after it.
     testing::ConfigFuzzer fuzzer(1130);
-    constexpr int kCases = 30;
     int refused = 0, ran = 0;
-    for (int i = 0; i < kCases; ++i) {
+    for (int i = 0; i < testing::scenario::kFuzzedConfigs; ++i) {
         const QString study = studyCopy("fuzz-" + QString::number(i));
         QStringList arguments = QStringList{"run", "--db", study} + kSmoke;
         if (i % 2 == 0) {

@@ -5,6 +5,7 @@
 #include "core/store/store.h"
 #include "tests/common/buildfeatures.h"
 #include "tests/common/enginebinary.h"
+#include "tests/common/scenariosizes.h"
 #include "tests/common/testpaths.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -886,9 +887,11 @@ void tst_Cli::copyBetweenStudiesKeepsEveryRowAndTheSource()
 
 namespace {
 
-const QStringList kResumable = kSmoke + QStringList{"--set", "train.steps=300",
-                                                    "--set", "train.eval_interval=50",
-                                                    "--set", "train.checkpoint_interval=50",
+using namespace optlog::testing::scenario;
+const QString kEvery = QString::number(kResumeCheckpointInterval);
+const QStringList kResumable = kSmoke + QStringList{"--set", "train.steps=" + QString::number(kResumeSteps),
+                                                    "--set", "train.eval_interval=" + kEvery,
+                                                    "--set", "train.checkpoint_interval=" + kEvery,
                                                     "--set", "model.dropout=0.1",
                                                     "--set", "precision.mode=master-bf16"};
 
@@ -926,8 +929,8 @@ void tst_Cli::resumeContinuesAsIfTheRunHadNotStopped_data()
 {
     QTest::addColumn<int>("signal");
     QTest::addColumn<int>("stopAt");
-    QTest::newRow("cancelled (SIGTERM): a checkpoint at the stop") << int(SIGTERM) << 70;
-    QTest::newRow("killed (SIGKILL): the last periodic checkpoint") << int(SIGKILL) << 170;
+    QTest::newRow("cancelled (SIGTERM): a checkpoint at the stop") << int(SIGTERM) << kResumeCancelledAt;
+    QTest::newRow("killed (SIGKILL): the last periodic checkpoint") << int(SIGKILL) << kResumeKilledAt;
 }
 
 void tst_Cli::resumeContinuesAsIfTheRunHadNotStopped()
@@ -945,11 +948,12 @@ void tst_Cli::resumeContinuesAsIfTheRunHadNotStopped()
         QVERIFY(run.isFinished() && *run.outcome != Outcome::Completed);
         for (const WeightFile &file : store.weightFiles(run.id))
             checkpointStep = std::max(checkpointStep, file.step);
-        QVERIFY2(checkpointStep >= 49 && checkpointStep < 299, qPrintable(QString::number(checkpointStep)));
+        QVERIFY2(checkpointStep >= kResumeCheckpointInterval - 1 && checkpointStep < kResumeSteps - 1,
+                 qPrintable(QString::number(checkpointStep)));
         if (signal == SIGTERM)
             QCOMPARE(checkpointStep, run.outcomeStep); // written at the stop
         else
-            QCOMPARE((checkpointStep + 1) % 50, int64_t(0)); // the interval's
+            QCOMPARE((checkpointStep + 1) % kResumeCheckpointInterval, int64_t(0)); // the interval's
     }
     const Result resumed = runOptlog(QStringList{"run", "--resume", study, "cut"});
     QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err));
@@ -958,7 +962,7 @@ void tst_Cli::resumeContinuesAsIfTheRunHadNotStopped()
     const RunRecord whole = *store.findRun("whole"), run = *store.findRun("cut");
     QCOMPARE(std::string(outcomeName(run.outcome)), std::string("completed"));
     const auto expected = store.metrics(whole.id), got = store.metrics(run.id);
-    QCOMPARE(got.size(), size_t(300));
+    QCOMPARE(got.size(), size_t(kResumeSteps));
     for (size_t i = 0; i < got.size(); ++i) {
         QCOMPARE(got[i].step, int64_t(i)); // metrics go on at the step after the checkpoint, none twice
         QVERIFY2(std::abs(got[i].trainLoss - expected[i].trainLoss) <= 1e-6,
@@ -975,7 +979,7 @@ void tst_Cli::resumeContinuesAsIfTheRunHadNotStopped()
                 return file;
         return WeightFile{};
     };
-    QCOMPARE(finalOf(run.id).step, int64_t(299));
+    QCOMPARE(finalOf(run.id).step, int64_t(kResumeSteps - 1));
     QCOMPARE(sha256(QString::fromStdString(store.absolutePath(finalOf(run.id).path))),
              QByteArray::fromStdString(finalOf(run.id).sha256));
     bool saidResumed = false;

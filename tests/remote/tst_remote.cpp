@@ -7,6 +7,7 @@
 #include "core/store/store.h"
 #include "tests/common/enginebinary.h"
 #include "tests/common/files.h"
+#include "tests/common/scenariosizes.h"
 #include "tests/common/testpaths.h"
 #ifdef OPTLOG_TEST_WORKBENCH // the build without the workbench tests the CLI's side alone
 #include "ui/mainwindow.h"
@@ -361,9 +362,9 @@ void tst_Remote::cutConnectionsLoseNoRowAndRepeatNone()
     startRun(run, m_netns, study,
              {"--set", "train.steps=1000000", "--set", "train.checkpoint_interval=50", "--set", "name=cut"});
     QVERIFY2(waitUntil([&] { return stepsHere(study) >= 5; }, 120000), qPrintable(run.readAllStandardError()));
-    // 20 cuts of the connection: the ssh client killed, as when a laptop's network goes away.
-    constexpr int kCuts = 20;
-    for (int cut = 0; cut < kCuts; ++cut) {
+    // Cuts of the connection: the ssh client killed, as when a laptop's network goes away.
+    using optlog::testing::scenario::kConnectionCuts;
+    for (int cut = 0; cut < kConnectionCuts; ++cut) {
         QList<qint64> streams;
         QVERIFY(waitUntil([&] { return !(streams = childrenRunning(run.processId(), "--metrics-from")).isEmpty(); },
                           30000));
@@ -390,7 +391,7 @@ void tst_Remote::cutConnectionsLoseNoRowAndRepeatNone()
                  [&] {
                      run.waitForReadyRead(0); // takes in what the run wrote, on either channel
                      said += run.readAllStandardError();
-                     return said.count(kLost) >= kCuts + 1;
+                     return said.count(kLost) >= kConnectionCuts + 1;
                  },
                  60000),
              said.right(700).constData());
