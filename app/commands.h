@@ -113,6 +113,8 @@ struct ReportRequest
     std::string output;            // empty = <study>-report.<format>
 };
 int reportCommand(const ReportRequest &request, int argc, char **argv);
+// What this build's reports can be, for `--version`: with charts where it was built with Qt.
+std::string reportAbility();
 
 // Steps per candidate run of a quick probe (`optlog tune --quick`): the three warm-up steps and
 // five measured ones, about a second each at the default preset here.

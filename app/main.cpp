@@ -41,13 +41,7 @@ namespace {
 // product paths, charts in reports: docs/building.md). The tests read it too.
 std::string versionLine()
 {
-    std::string line = optlog::buildLine();
-#ifdef OPTLOG_WITH_QT_REPORTS
-    line += "; reports with charts";
-#else
-    line += "; reports without charts (csv and json only)";
-#endif
-    return line;
+    return optlog::buildLine() + "; " + optlog::reportAbility();
 }
 
 } // namespace

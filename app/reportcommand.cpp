@@ -93,6 +93,15 @@ int reportCommand(const ReportRequest &request, int argc, char **argv)
 #endif
 }
 
+std::string reportAbility()
+{
+#ifdef OPTLOG_WITH_QT_REPORTS
+    return "reports with charts";
+#else
+    return "reports without charts (csv and json only)";
+#endif
+}
+
 Command addReportCommand(CLI::App &app, const Invocation &invocation)
 {
     auto request = std::make_shared<ReportRequest>();
