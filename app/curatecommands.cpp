@@ -3,6 +3,7 @@
 #include "app/cli.h"
 #include "app/commands.h"
 #include "core/contract/format.h"
+#include "core/contract/program.h"
 #include "core/store/store.h"
 
 #include <filesystem>
@@ -14,9 +15,8 @@ namespace optlog {
 std::unique_ptr<Store> openExistingStudy(const std::string &path)
 {
     if (!std::filesystem::exists(path))
-        throw StoreError("study '" + path
-                         + "' does not exist; give the path of an existing study file (`optlog run --db " + path
-                         + "` creates one)");
+        throw StoreError("study '" + path + "' does not exist; give the path of an existing study file (`"
+                         + pasteableCommand({"optlog", "run", "--db", path}) + "` creates one)");
     return std::make_unique<Store>(path, Store::Access::ReadWrite);
 }
 
@@ -108,7 +108,8 @@ int deleteCommand(const CurateRequest &request)
             store->deleteRun(run.id);
             std::cout << "deleted run " << run.id << " (" << printable(run.name) << ")\n";
         }
-        std::cout << "`optlog vacuum " << request.study << "` gives the freed pages back to the disk\n";
+        std::cout << "`" << pasteableCommand({"optlog", "vacuum", request.study})
+                  << "` gives the freed pages back to the disk\n";
     });
 }
 

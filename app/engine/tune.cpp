@@ -13,6 +13,7 @@
 #include "core/config/machineload.h"
 #include "core/config/tuning.h"
 #include "core/contract/format.h"
+#include "core/contract/privatefolder.h"
 #include "core/engine/kernels/gemm.h"
 #include "core/engine/machine/calibration.h"
 #include "core/engine/machine/device.h"
@@ -23,12 +24,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <thread>
-
-#include <unistd.h>
 
 namespace optlog {
 
@@ -243,20 +241,16 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
             coreTypes.push_back(better);
     }
 
-    const std::filesystem::path folder = std::filesystem::temp_directory_path()
-                                         / ("optlog-tune-" + std::to_string(getpid()));
-    std::filesystem::create_directories(folder);
-    CandidateRuns runs{self, request, (folder / "tune.sqlite").string(), 0, {}};
+    const PrivateFolder folder("optlog-tune");
+    CandidateRuns runs{self, request, folder.file("tune.sqlite"), 0, {}};
     int kept = 0; // precisions tuned and saved
     for (const std::string &mode : request.modes) {
         const std::string family = precisionFamily(mode);
         runs.busy.clear();
         std::vector<TuneCandidate> candidates = tuneCandidates(cores, coreTypes);
         const auto failedRatherThanBusy = [&] {
-            if (runs.busy.empty()) {
-                std::filesystem::remove_all(folder);
+            if (runs.busy.empty())
                 return true;
-            }
             std::cout << "optlog tune: the machine was busy while the candidates ran (" << runs.busy
                       << "): nothing is kept for " << family << "; tune again when it is quiet\n";
             return false;
@@ -295,7 +289,6 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
                                                         : 0.0,
                     untuned != candidates.end() ? untuned->label().c_str() : "none");
     }
-    std::filesystem::remove_all(folder);
     if (kept > 0)
         std::cout << "optlog tune: saved in " << cache << "; `optlog run` uses it from now on\n";
     return kExitOk;

@@ -5,6 +5,7 @@
 
 #include "core/analysis/runtext.h"
 #include "core/config/recordedconfig.h"
+#include "core/contract/program.h"
 #include "optlog_version.h"
 
 #include <nlohmann/json.hpp>
@@ -91,7 +92,8 @@ Report buildReport(const Store &store, const std::vector<std::string> &runs, con
     try {
         comparison = compareStudy(store, request);
     } catch (const StoreError &e) {
-        throw StoreError(std::string(e.what()) + "; `optlog runs " + store.path() + "` lists them");
+        throw StoreError(std::string(e.what()) + "; `" + pasteableCommand({"optlog", "runs", store.path()})
+                         + "` lists them");
     }
 
     Report report;

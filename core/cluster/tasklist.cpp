@@ -2,6 +2,7 @@
 #include "core/cluster/tasklist.h"
 
 #include "core/analysis/texttable.h"
+#include "core/contract/program.h"
 
 #include <filesystem>
 #include <string>
@@ -86,8 +87,8 @@ std::string formatPendingClusterTasks(const Store &study, const TaskStatesOf &st
     for (const PendingClusterTask &entry : pending)
         table.addRow({entry.task.runName, entry.task.jobId, std::to_string(entry.task.task), entry.stateText(),
                       progressOf(study, entry.task), entry.task.shard});
-    return "\nOn the cluster, not gathered yet (`optlog gather " + study.path() + "` collects the runs that ended):\n"
-           + table.render();
+    return "\nOn the cluster, not gathered yet (`" + pasteableCommand({"optlog", "gather", study.path()})
+           + "` collects the runs that ended):\n" + table.render();
 }
 
 } // namespace optlog

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "core/contract/program.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -130,6 +133,18 @@ std::string shellCommand(const std::vector<std::string> &words)
     std::string line;
     for (const std::string &word : words)
         line += (line.empty() ? "" : " ") + shellQuoted(word);
+    return line;
+}
+
+std::string pasteableCommand(const std::vector<std::string> &words)
+{
+    std::string line;
+    for (const std::string &word : words) {
+        const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+            return std::isalnum(c) || (c != 0 && std::strchr("-_./:,+=@%", c) != nullptr);
+        });
+        line += (line.empty() ? "" : " ") + (plain ? word : shellQuoted(word));
+    }
     return line;
 }
 

@@ -48,8 +48,16 @@ std::string onPath(const std::string &program);
 std::string installedEngine(const std::string &optlog);
 
 // `value` quoted for a POSIX shell: a batch script's arguments, a command line ssh runs on a host.
+// Any byte is kept as it is, a newline too.
 std::string shellQuoted(const std::string &value);
 // Words joined into one such command line, each quoted.
 std::string shellCommand(const std::vector<std::string> &words);
+// A command for a person to paste into a shell (`optlog gather STUDY`): each word as it is where a
+// shell gives none of its characters a meaning (letters, digits, - _ . / : , + = @ %), else quoted.
+std::string pasteableCommand(const std::vector<std::string> &words);
+
+// What makes a value more than one plain word to a shell or to ssh: white space, quotes, and what
+// separates, substitutes or redirects commands. A host's name and its optlog command hold none.
+inline constexpr char kNotInOneWord[] = " \t\r\n'\"\\;&|$`<>()";
 
 } // namespace optlog

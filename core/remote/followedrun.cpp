@@ -2,10 +2,13 @@
 #include "core/remote/followedrun.h"
 
 #include "core/contract/format.h"
+#include "core/contract/inputerror.h"
 #include "core/contract/linereader.h"
+#include "core/remote/hostlist.h"
 #include "core/remote/runstream.h"
 #include "core/remote/sshclient.h"
 
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -123,10 +126,10 @@ int64_t lastStepOf(const Store &store, int64_t runId)
 
 std::string streamCommand(const RemoteRun &run, const CopyEnd &end)
 {
-    return shellCommand({run.place.optlog, "host", "stream", "--db", run.place.study, "--run",
-                         std::to_string(run.place.runId), "--metrics-from", std::to_string(end.metrics),
-                         "--validation-from", std::to_string(end.validation), "--events-from",
-                         std::to_string(end.events)});
+    return hostCommand(run.place.optlog,
+                       {"host", "stream", "--db", run.place.study, "--run", std::to_string(run.place.runId),
+                        "--metrics-from", std::to_string(end.metrics), "--validation-from",
+                        std::to_string(end.validation), "--events-from", std::to_string(end.events)});
 }
 
 // What ssh's exit code and last words say about a connection that ended without the run's end.
@@ -151,8 +154,16 @@ ConnectionEnd connectionEnd(const SshClient &client, const RemotePlace &place, i
 
 FollowResult followRemoteRun(Store &store, const RemoteRun &run, const FollowOptions &options)
 {
-    const SshClient client(run.place.host);
     FollowResult result;
+    std::optional<SshClient> client;
+    try { // the place as the study holds it, checked before anything reaches ssh
+        client.emplace(run.place.host);
+        requireHostProgram(run.place.optlog);
+    } catch (const InputError &e) {
+        result.message = e.what();
+        result.lastStep = lastStepOf(store, run.runId);
+        return result; // Refused
+    }
     const FollowerLock lock(store.path(), run.runId);
     if (!lock.held()) {
         result.end = FollowResult::End::Elsewhere;
@@ -171,7 +182,7 @@ FollowResult followRemoteRun(Store &store, const RemoteRun &run, const FollowOpt
             result.end = FollowResult::End::Stopped;
             break;
         }
-        SshStream stream(client, streamCommand(run, copyEnd(store, run.runId)));
+        SshStream stream(*client, streamCommand(run, copyEnd(store, run.runId)));
         LineReader reader(stream.output(), kMaxEventLineBytes);
         FollowedCopy copy(store, run.runId);
         auto lastFlush = std::chrono::steady_clock::now();
@@ -227,7 +238,7 @@ FollowResult followRemoteRun(Store &store, const RemoteRun &run, const FollowOpt
         }
         if (!reader.atEnd())
             stream.kill(); // not ended by itself: a connection that stalls is given up here
-        const ConnectionEnd ended = connectionEnd(client, run.place, stream.wait(), stream.errors());
+        const ConnectionEnd ended = connectionEnd(*client, run.place, stream.wait(), stream.errors());
         if (ended.refused) {
             result.end = FollowResult::End::Refused;
             result.message = ended.why;

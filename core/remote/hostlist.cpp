@@ -4,8 +4,12 @@
 #include "core/config/cachefile.h"
 #include "core/contract/format.h"
 #include "core/contract/inputerror.h"
+#include "core/contract/program.h"
+#include "core/remote/sshclient.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 namespace optlog {
@@ -25,16 +29,27 @@ std::string hostListFile()
 
 } // namespace
 
-void requireDestination(const std::string &name)
+void requireHostProgram(const std::string &optlog)
 {
-    const std::string what = "a host is an SSH destination, as `ssh` takes it: an alias from ~/.ssh/config, "
-                             "user@host or host";
-    if (name.empty())
-        throw InputError("no host named: " + what);
-    if (name.front() == '-')
-        throw InputError("host \"" + printable(name) + "\" begins with '-', which ssh would read as an option: " + what);
-    if (name.find_first_of(" \t\r\n'\"\\;&|$`<>()") != std::string::npos || !unprintableCharacter(name).empty())
-        throw InputError("host \"" + printable(name) + "\" is not one word: " + what);
+    const std::string what = "the optlog command on a host is one program: `optlog` on its PATH, or a path such "
+                             "as /opt/venv/bin/optlog";
+    if (optlog.empty())
+        throw InputError("no optlog command named for the host: " + what);
+    if (optlog.front() == '-')
+        throw InputError("optlog command \"" + printable(optlog) + "\" begins with '-', an option: " + what);
+    // A space is let through (a path may hold one, and the word is quoted); nothing else a shell reads.
+    const bool shellWords = std::any_of(optlog.begin(), optlog.end(),
+                                        [](char c) { return c != ' ' && std::strchr(kNotInOneWord, c) != nullptr; });
+    if (shellWords || !unprintableCharacter(optlog).empty())
+        throw InputError("optlog command \"" + printable(optlog) + "\" is not one program: " + what);
+}
+
+std::string hostCommand(const std::string &optlog, const std::vector<std::string> &arguments)
+{
+    requireHostProgram(optlog);
+    std::vector<std::string> words{optlog};
+    words.insert(words.end(), arguments.begin(), arguments.end());
+    return shellCommand(words);
 }
 
 std::vector<HostEntry> rememberedHosts()

@@ -16,9 +16,13 @@ struct HostEntry
     std::string optlog = "optlog"; // the command there: on its PATH, or a path
 };
 
-// Throws InputError for a name that ssh would read as an option or that is not one word of plain
-// text, naming what a destination is.
-void requireDestination(const std::string &name);
+// Throws InputError for an optlog command there that is not one program (on the host's PATH, or a
+// path to it): one that ssh's shell would read as more than one word, or as an option.
+void requireHostProgram(const std::string &optlog);
+// The command line ssh runs on a host for `optlog ARGUMENTS...` there: `optlog` checked as one
+// program, then every word quoted. Where the command is used, not where it was typed: a study
+// from someone else carries its hosts' optlog commands.
+std::string hostCommand(const std::string &optlog, const std::vector<std::string> &arguments);
 
 std::vector<HostEntry> rememberedHosts(); // by name
 // The entry for `name`, else none.

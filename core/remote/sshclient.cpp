@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/remote/sshclient.h"
 
+#include "core/contract/format.h"
+#include "core/contract/inputerror.h"
+
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -19,9 +22,33 @@ constexpr size_t kErrorBytesKept = 4096;
 
 } // namespace
 
+void requireDestination(const std::string &name)
+{
+    const std::string what = "a host is an SSH destination, as `ssh` takes it: an alias from ~/.ssh/config, "
+                             "user@host or host";
+    if (name.empty())
+        throw InputError("no host named: " + what);
+    if (name.front() == '-')
+        throw InputError("host \"" + printable(name) + "\" begins with '-', which ssh would read as an option: " + what);
+    if (name.find_first_of(kNotInOneWord) != std::string::npos || !unprintableCharacter(name).empty())
+        throw InputError("host \"" + printable(name) + "\" is not one word: " + what);
+}
+
+std::string sshSaid(const ProgramOutput &result)
+{
+    std::string said = result.err;
+    while (!said.empty() && (said.back() == '\n' || said.back() == '\r'))
+        said.pop_back();
+    if (said.empty())
+        return "ssh ended with exit code " + std::to_string(result.exitCode) + " and said nothing";
+    return printable(said);
+}
+
 SshClient::SshClient(std::string destination)
     : m_destination(std::move(destination))
-{ }
+{
+    requireDestination(m_destination);
+}
 
 std::vector<std::string> SshClient::arguments(const std::string &remoteCommand) const
 {
@@ -34,6 +61,7 @@ std::vector<std::string> SshClient::arguments(const std::string &remoteCommand) 
         out.push_back("-F");
         out.push_back(config);
     }
+    out.push_back("--"); // what follows is the destination, whatever it begins with
     out.push_back(m_destination);
     out.push_back(remoteCommand);
     return out;

@@ -17,9 +17,12 @@ namespace optlog {
 // user's keys and agent only; no password passes through optlog), and a connection that goes
 // quiet is given up within about 10 s (ServerAliveInterval), so that a follower reconnects. The
 // environment variable OPTLOG_SSH_CONFIG names a client config file to use instead of the user's.
+// Its destination is checked here, where ssh is run, whether it was typed or read from a study
+// (which may come from someone else), and it follows `--`: it is never an option of ssh's.
 class SshClient
 {
 public:
+    // Throws InputError for a destination requireDestination refuses.
     explicit SshClient(std::string destination);
     const std::string &destination() const { return m_destination; }
 
@@ -35,6 +38,14 @@ public:
 private:
     std::string m_destination;
 };
+
+// Throws InputError for a name that ssh would read as an option or that is not one word of plain
+// text, naming what a destination is.
+void requireDestination(const std::string &name);
+
+// What ssh (or the command it ran) said on its standard error, on one line for a message: its last
+// words, or its exit code where it said nothing.
+std::string sshSaid(const ProgramOutput &result);
 
 // ssh running one command on the host whose standard output is read here as it comes (a run's
 // rows). Ends the process (and reaps it) when destroyed.

@@ -2,6 +2,7 @@
 // What the CLI and the GUI read: the runs (a run whose engine is gone reads as crashed), a run by
 // id or name, and each run's rows.
 #include "core/contract/format.h"
+#include "core/contract/program.h"
 #include "core/store/store_p.h"
 
 #include <algorithm>
@@ -17,7 +18,7 @@ namespace {
 // name finds those as well).
 std::string listingHint(const std::string &study)
 {
-    return "`optlog runs " + study + " --all` lists them";
+    return "`" + pasteableCommand({"optlog", "runs", study, "--all"}) + "` lists them";
 }
 
 // The rows of a run's ordered query from the `from`th on (0: all of them).

@@ -3,6 +3,7 @@
 // it was), its study seed, the disk reserved for a run's last rows, and the runs whose engine
 // process is gone.
 #include "core/contract/format.h"
+#include "core/contract/program.h"
 #include "core/store/store_p.h"
 
 #include <sqlite3.h>
@@ -165,7 +166,8 @@ Store::Store(const std::string &path, Access access)
     std::error_code error;
     const bool isNew = !fs::exists(path, error) || fs::file_size(path, error) == 0;
     if (isNew && access == Access::ReadOnly)
-        throw StoreError("study '" + path + "' does not exist; `optlog run --db " + path + "` creates it");
+        throw StoreError("study '" + path + "' does not exist; `" + pasteableCommand({"optlog", "run", "--db", path})
+                         + "` creates it");
 
     const SideFiles sideFiles(path);
     try {
@@ -213,7 +215,7 @@ void Store::open(Access mode, bool isNew)
         // first row. Refuse now, before anything else.
         if (sqlite3_db_readonly(m_db->getHandle(), "main") == 1)
             throw StoreError("study '" + path + "' cannot be written (" + unwritableReason(path)
-                             + "); it can still be read (`optlog runs " + path
+                             + "); it can still be read (`" + pasteableCommand({"optlog", "runs", path})
                              + "`); to add runs, copy it to a file you can write or choose another --db");
         m_db->exec("PRAGMA journal_mode = WAL");
         // In WAL mode NORMAL loses no committed data on a crash of the process, only on power loss.
