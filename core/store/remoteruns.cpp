@@ -3,16 +3,19 @@
 // here replaced by the whole run once it has ended.
 #include "core/store/store_p.h"
 
+#include <algorithm>
+
 namespace optlog {
 
 using namespace StorePrivate;
 
 namespace {
 
-void insertPlace(SQLite::Database &db, int64_t runId, const RemotePlace &place, const std::string &gatheredAt = "")
+void insertPlace(SQLite::Database &db, int64_t runId, const RemotePlace &place, const std::string &startKey,
+                 const std::string &gatheredAt = "")
 {
-    SQLite::Statement insert(db, "INSERT INTO remote_runs (run_id, host, optlog, study, remote_run, log, gathered_at) "
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?)");
+    SQLite::Statement insert(db, "INSERT INTO remote_runs (run_id, host, optlog, study, remote_run, log, gathered_at, "
+                                 "start_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     insert.bind(1, runId);
     insert.bind(2, place.host);
     insert.bind(3, place.optlog);
@@ -21,12 +24,14 @@ void insertPlace(SQLite::Database &db, int64_t runId, const RemotePlace &place, 
     insert.bind(6, place.log);
     if (!gatheredAt.empty())
         insert.bind(7, gatheredAt);
+    if (!startKey.empty())
+        insert.bind(8, startKey);
     insert.exec();
 }
 
 } // namespace
 
-int64_t Store::createRemoteRun(const RunRecord &run, const RemotePlace &place)
+int64_t Store::createRemoteRun(const RunRecord &run, const RemotePlace &place, const std::string &startKey)
 {
     requireFreeName(run.name);
     return guarded(m_path, "store the new run", [&] {
@@ -45,9 +50,47 @@ int64_t Store::createRemoteRun(const RunRecord &run, const RemotePlace &place)
         insert.bind(7, run.environmentJson);
         insert.exec();
         const int64_t id = m_db->getLastInsertRowid();
-        insertPlace(*m_db, id, place);
+        insertPlace(*m_db, id, place, startKey);
         transaction.commit();
         return id;
+    });
+}
+
+void Store::answerRemoteStart(int64_t runId, const RunRecord &started, const RemotePlace &place)
+{
+    requireRun(runId);
+    guarded(m_path, "store where the run trains", [&] {
+        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement run(*m_db, "UPDATE runs SET config_toml = ?, created_at = ?, pid = ?, host = ?, "
+                                     "group_name = ?, environment = ? WHERE id = ?");
+        run.bind(1, started.configToml);
+        run.bind(2, started.createdAt);
+        run.bind(3, started.pid);
+        run.bind(4, started.host);
+        const RunRecord copy = requireRun(runId);
+        if (started.group.empty() || started.group == copy.name)
+            run.bind(5); // NULL: a group of its own, under its name
+        else
+            run.bind(5, started.group);
+        run.bind(6, started.environmentJson);
+        run.bind(7, runId);
+        run.exec();
+        SQLite::Statement where(*m_db, "UPDATE remote_runs SET remote_run = ?, log = ? WHERE run_id = ?");
+        where.bind(1, place.runId);
+        where.bind(2, place.log);
+        where.bind(3, runId);
+        where.exec();
+        transaction.commit();
+    });
+}
+
+void Store::forgetUnansweredRemoteRun(int64_t runId)
+{
+    guarded(m_path, "remove the run that was not started", [&] {
+        SQLite::Statement erase(*m_db, "DELETE FROM runs WHERE id = ? AND id IN "
+                                       "(SELECT run_id FROM remote_runs WHERE remote_run = 0)");
+        erase.bind(1, runId);
+        erase.exec(); // its place goes with it
     });
 }
 
@@ -55,14 +98,16 @@ std::vector<RemoteRun> Store::remoteRuns() const
 {
     return guarded(m_path, "read its runs on other machines", [&] {
         SQLite::Statement query(*m_db, "SELECT run_id, host, optlog, study, remote_run, log, "
-                                       "coalesce(gathered_at, '') FROM remote_runs ORDER BY run_id");
+                                       "coalesce(gathered_at, ''), coalesce(start_key, '') FROM remote_runs "
+                                       "ORDER BY run_id");
         std::vector<RemoteRun> out;
         while (query.executeStep())
             out.push_back(
                 {query.getColumn(0).getInt64(),
                  {query.getColumn(1).getString(), query.getColumn(2).getString(), query.getColumn(3).getString(),
                   query.getColumn(4).getInt64(), query.getColumn(5).getString()},
-                 query.getColumn(6).getString()});
+                 query.getColumn(6).getString(),
+                 query.getColumn(7).getString()});
         return out;
     });
 }
@@ -78,7 +123,9 @@ std::optional<RemotePlace> Store::remotePlace(int64_t runId) const
 int64_t Store::gatherRemoteRun(const Store &source, int64_t sourceRunId, int64_t runId)
 {
     const RunRecord copy = requireRun(runId);
-    const std::optional<RemotePlace> place = remotePlace(runId);
+    const std::vector<RemoteRun> remote = remoteRuns();
+    const auto found = std::find_if(remote.begin(), remote.end(), [&](const RemoteRun &r) { return r.runId == runId; });
+    const std::optional<RemotePlace> place = found == remote.end() ? std::nullopt : std::optional(found->place);
     if (!place)
         throw StoreError("study '" + m_path + "': run " + std::to_string(runId) + " does not train on another machine");
     const RunRecord run = source.requireRun(sourceRunId);
@@ -91,7 +138,7 @@ int64_t Store::gatherRemoteRun(const Store &source, int64_t sourceRunId, int64_t
         erase.bind(1, runId);
         erase.exec();
         const int64_t id = insertCopy(source, run, copy.name, copy.group == copy.name ? "" : copy.group);
-        insertPlace(*m_db, id, *place, utcNow());
+        insertPlace(*m_db, id, *place, found->startKey, utcNow());
         transaction.commit();
         return id;
     });

@@ -222,6 +222,12 @@ const std::vector<const char *> kMigrations = {
         log TEXT NOT NULL,
         gathered_at TEXT);
     )sql",
+    // 10 -> 11: the key this machine gave a run's start on its host before asking for it, so that
+    // a start whose answer was lost can be asked again without starting the run twice. The copy is
+    // stored before the start is asked: until the host answers, remote_run is 0 and log is empty.
+    R"sql(
+    ALTER TABLE remote_runs ADD COLUMN start_key TEXT;
+    )sql",
 };
 
 } // namespace

@@ -99,9 +99,12 @@ struct RemotePlace
 };
 struct RemoteRun
 {
-    int64_t runId = 0; // the copy's id in this study
-    RemotePlace place;
+    int64_t runId = 0;      // the copy's id in this study
+    RemotePlace place;      // place.runId 0 and place.log empty until the host answered the start
     std::string gatheredAt; // when the ended run was copied whole from there; empty: not yet
+    std::string startKey;   // this machine's key for the start; the host starts a key's run once
+
+    bool answered() const { return place.runId > 0; }
 };
 
 // A log message of a run (the engine's events that are not measurements).
@@ -120,7 +123,7 @@ class Store
 {
 public:
     enum class Access { ReadOnly, ReadWrite };
-    static constexpr int kSchemaVersion = 10;
+    static constexpr int kSchemaVersion = 11;
     static constexpr size_t kMaxNoteBytes = 8192;
     static constexpr size_t kMaxTagBytes = 64;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
@@ -217,7 +220,16 @@ public:
     // Runs on another machine. A run of this study that trains at `place`: `run` gives its name,
     // config, group, the machine's name and the engine's pid there, and its environment. One
     // transaction. Such a run is never judged dead by this machine's processes.
-    int64_t createRemoteRun(const RunRecord &run, const RemotePlace &place);
+    // The copy of a run about to be started on a host, stored before the start is asked, with the
+    // start's key: `place` names the host, its optlog and the study there (its run and log unknown
+    // yet). Returns the copy's id.
+    int64_t createRemoteRun(const RunRecord &run, const RemotePlace &place, const std::string &startKey);
+    // What the host answered to the copy's start: the run there (place.runId, place.log) and its
+    // record as the host made it (config, machine, pid, creation time, environment, group).
+    void answerRemoteStart(int64_t runId, const RunRecord &started, const RemotePlace &place);
+    // Removes the copy of a run its host refused to start (never answered: nothing trains there),
+    // as if it had never been asked for. A copy the host answered is kept.
+    void forgetUnansweredRemoteRun(int64_t runId);
     std::vector<RemoteRun> remoteRuns() const; // oldest first
     std::optional<RemotePlace> remotePlace(int64_t runId) const;
     // Replaces the copy `runId` with the ended run `sourceRunId` of `source` (the study at its
@@ -246,6 +258,10 @@ public:
     // Makes a run that ended without completing "running" again under this process, to continue it
     // from its checkpoint at `step`: its rows after that step and its measured memory are dropped.
     void reopenRun(int64_t runId, int64_t step);
+    // The same for the copy of a run that its host resumed (engine `pid` on `machine`, its output
+    // in `log` there): the copy then holds what the run there holds, and follows it on from there.
+    // Already reopened under that engine: nothing changes.
+    void reopenRemoteRun(int64_t runId, int64_t step, int64_t pid, const std::string &machine, const std::string &log);
     // Replaces a quantization of the same scheme, group and tensors.
     void storeQuantization(int64_t runId, const QuantizationResult &result);
     std::vector<QuantizationResult> quantizations(int64_t runId) const; // oldest first
@@ -287,6 +303,10 @@ private:
     int64_t insertCopy(const Store &source, const RunRecord &run, const std::string &name, const std::string &group);
 
     void removeStaleReserves() const noexcept;
+    // reopenRun's work, under engine `pid` (started at `pidStart`, empty: unknown here) on `host`;
+    // a copy's log there replaced by `remoteLog` unless that is empty.
+    void reopenRunUnder(int64_t runId, int64_t step, int64_t pid, const std::string &pidStart, const std::string &host,
+                        const std::string &remoteLog);
 
     std::string m_path;
     std::string m_reserve; // the reserve file while there is one
@@ -294,5 +314,8 @@ private:
 };
 
 std::string utcNow();
+
+// The run's newest checkpoint, the one `optlog run --resume` continues from; none where it wrote none.
+std::optional<WeightFile> latestCheckpoint(const Store &store, int64_t runId);
 
 } // namespace optlog

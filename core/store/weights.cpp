@@ -85,9 +85,28 @@ int64_t Store::pruneCheckpoints(int64_t runId)
 
 void Store::reopenRun(int64_t runId, int64_t step)
 {
+    const int64_t pid = getpid();
+    reopenRunUnder(runId, step, pid, processStartTime(pid), hostName(), "");
+}
+
+void Store::reopenRemoteRun(int64_t runId, int64_t step, int64_t pid, const std::string &machine, const std::string &log)
+{
+    reopenRunUnder(runId, step, pid, "", machine, log);
+}
+
+void Store::reopenRunUnder(int64_t runId, int64_t step, int64_t pid, const std::string &pidStart,
+                           const std::string &host, const std::string &remoteLog)
+{
     requireRun(runId);
     guarded(m_path, "reopen the run", [&] {
         SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+        // Reopened under this engine already (a resume answered twice): its rows since are kept.
+        SQLite::Statement current(*m_db, "SELECT status = 'running' AND pid = ? AND host = ? FROM runs WHERE id = ?");
+        current.bind(1, pid);
+        current.bind(2, host);
+        current.bind(3, runId);
+        if (current.executeStep() && current.getColumn(0).getInt() == 1)
+            return;
         for (const char *table : {"metrics", "validation", "numerics", "weight_files"}) {
             SQLite::Statement erase(*m_db, std::string("DELETE FROM ") + table + " WHERE run_id = ? AND step > ?");
             erase.bind(1, runId);
@@ -101,14 +120,29 @@ void Store::reopenRun(int64_t runId, int64_t step)
         SQLite::Statement update(*m_db, "UPDATE runs SET status = 'running', outcome = NULL, outcome_step = NULL, "
                                         "message = NULL, finished_at = NULL, pid = ?, pid_start = ?, host = ? "
                                         "WHERE id = ?");
-        const int64_t pid = getpid();
         update.bind(1, pid);
-        update.bind(2, processStartTime(pid));
-        update.bind(3, hostName());
+        update.bind(2, pidStart);
+        update.bind(3, host);
         update.bind(4, runId);
         update.exec();
+        // A copy of a run elsewhere, gathered whole once it had ended, is to be gathered again, and
+        // its engine there writes another log.
+        SQLite::Statement regather(*m_db, "UPDATE remote_runs SET gathered_at = NULL, log = coalesce(nullif(?, ''), "
+                                          "log) WHERE run_id = ?");
+        regather.bind(1, remoteLog);
+        regather.bind(2, runId);
+        regather.exec();
         transaction.commit();
     });
+}
+
+std::optional<WeightFile> latestCheckpoint(const Store &store, int64_t runId)
+{
+    std::optional<WeightFile> last;
+    for (const WeightFile &file : store.weightFiles(runId))
+        if (file.kind == WeightFileKind::Checkpoint && (!last || file.step > last->step))
+            last = file;
+    return last;
 }
 
 void Store::storeQuantization(int64_t runId, const QuantizationResult &result)

@@ -434,13 +434,27 @@ void tst_Store::aRunOnAnotherMachineKeepsItsPlaceAndIsGatheredWhole()
     copy.name = "far";
     copy.configToml = "name = 'far'\n";
     copy.host = "gpu-box.example";
-    copy.pid = 999999; // no such process here: still not judged dead, its engine is elsewhere
+    copy.pid = 0;
+    // Stored before the host is asked: where it will train, not yet which run it is there.
+    const RemotePlace asked{"gpu-box", "/opt/optlog/bin/optlog", hostPath, 0, ""};
+    const int64_t here = laptop.createRemoteRun(copy, asked, "6b1f0c2a9d8e4f3b7a5c1e0d2f4a6b8c");
+    QVERIFY(!laptop.remoteRuns()[0].answered());
+    QCOMPARE(laptop.remoteRuns()[0].startKey, std::string("6b1f0c2a9d8e4f3b7a5c1e0d2f4a6b8c"));
+    RunRecord started = copy;
+    started.pid = 999999; // no such process here: still not judged dead, its engine is elsewhere
+    started.createdAt = "2026-01-02T03:00:00Z";
+    started.environmentJson = R"({"device":"cuda"})";
     const RemotePlace place{"gpu-box", "/opt/optlog/bin/optlog", hostPath, there, hostPath + ".logs/a.log"};
-    const int64_t here = laptop.createRemoteRun(copy, place);
+    laptop.answerRemoteStart(here, started, place);
+    QVERIFY(laptop.remoteRuns()[0].answered());
+    QCOMPARE(laptop.requireRun(here).pid, int64_t(999999));
+    QCOMPARE(laptop.requireRun(here).createdAt, started.createdAt);
+    QCOMPARE(laptop.requireRun(here).environmentJson, started.environmentJson);
     QCOMPARE(laptop.markCrashedRuns(), 0);
     QVERIFY(!laptop.requireRun(here).isFinished());
     QCOMPARE(laptop.remotePlace(here)->study, hostPath);
     QCOMPARE(laptop.remotePlace(here)->runId, there);
+    QCOMPARE(laptop.remotePlace(here)->log, place.log);
     // A follower's rows, from where its copy ends.
     laptop.appendMetrics(here, host.metrics(there, 0));
     QCOMPARE(host.metrics(there, 7).size(), size_t(3));
@@ -460,6 +474,7 @@ void tst_Store::aRunOnAnotherMachineKeepsItsPlaceAndIsGatheredWhole()
     QCOMPARE(remote[0].runId, gathered);
     QVERIFY(!remote[0].gatheredAt.empty());
     QCOMPARE(remote[0].place.host, std::string("gpu-box"));
+    QCOMPARE(remote[0].startKey, std::string("6b1f0c2a9d8e4f3b7a5c1e0d2f4a6b8c")); // its start, still known
 }
 
 QTEST_APPLESS_MAIN(tst_Store)

@@ -6,15 +6,6 @@
 
 namespace optlog {
 
-std::optional<WeightFile> latestCheckpoint(const Store &store, int64_t runId)
-{
-    std::optional<WeightFile> last;
-    for (const WeightFile &file : store.weightFiles(runId))
-        if (file.kind == WeightFileKind::Checkpoint && (!last || file.step > last->step))
-            last = file;
-    return last;
-}
-
 QuantizableRun quantizableRun(const Store &store, const RunRecord &run)
 {
     const std::string label = "run " + std::to_string(run.id) + " (" + printable(run.name) + ")";

@@ -10,11 +10,8 @@
 
 namespace optlog {
 
-// A stored run's weights on disk, and which of its runs can go on from them: the checkpoint a
-// resume continues from, the final weights a quantization starts from.
-
-// The run's checkpoint of the highest step, if it has one.
-std::optional<WeightFile> latestCheckpoint(const Store &store, int64_t runId);
+// A stored run's weights on disk, and which of its runs can go on from them: the final weights a
+// quantization starts from (the checkpoint a resume continues from: latestCheckpoint, store.h).
 
 // What quantizing a run starts from: its final weights, read whole, and its config.
 struct QuantizableRun
