@@ -12,6 +12,7 @@
 #include "core/config/presets.h"
 #include "core/config/studyplan.h"
 #include "core/contract/outcome.h"
+#include "core/contract/program.h"
 #include "core/store/store.h"
 
 #include <algorithm>
@@ -71,16 +72,18 @@ std::string jobName(const std::string &plan)
 }
 
 // The batch script of the array: task i runs `optlog run` for the i-th run into its shard. The
-// new shards' names hold the job id, which the task reads from Slurm's environment.
+// new shards' names hold the job id, which the task reads from Slurm's environment. Every path and
+// name in it is a literal (shellQuoted): a study's name runs nothing on the node, whatever it holds.
+// The tasks' log files are sbatch's --output, an argument of its (SubmitOptions::output).
 std::string batchScript(const std::vector<TaskPlan> &tasks, const std::string &planName, const std::string &shards,
                         const std::string &self)
 {
     std::ostringstream script;
     script << "#!/bin/bash\n"
-           << "# optlog study " << planName << " on Slurm, written by `optlog study --scheduler slurm`: one run per\n"
+           << "# optlog study " << jobName(planName)
+           << " on Slurm, written by `optlog study --scheduler slurm`: one run per\n"
            << "# array task, each into a shard study of its own; `optlog gather` copies them into the study.\n"
            << "#SBATCH --job-name=" << jobName(planName) << "\n"
-           << "#SBATCH --output=" << shards << "/%A-%a.log\n"
            << "#SBATCH --open-mode=append\n"
            << "# Never started again by Slurm after a node fails: that would train the run afresh beside\n"
            << "# its crashed attempt. `optlog study` again resumes it from its checkpoint.\n"
@@ -98,9 +101,9 @@ std::string batchScript(const std::vector<TaskPlan> &tasks, const std::string &p
         script << i << ") exec " << shellQuoted(self);
         for (const std::string &argument : arguments)
             script << " "
-                   << (argument == "@SHARD@"
-                           ? "\"" + shards + "/${SLURM_ARRAY_JOB_ID}-" + std::to_string(i) + ".sqlite\""
-                           : shellQuoted(argument));
+                   << (argument == "@SHARD@" ? shellQuoted(shards + "/") + "\"${SLURM_ARRAY_JOB_ID}\""
+                                                   + shellQuoted("-" + std::to_string(i) + ".sqlite")
+                                             : shellQuoted(argument));
         script << " ;;\n";
     }
     script << "esac\n"
@@ -170,7 +173,10 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
     std::unique_ptr<Slurm> slurm;
     std::unique_ptr<Store> study;
     std::vector<TaskPlan> tasks;
+    const std::string shards = fs::absolute(studyFile).string() + ".shards";
+    std::string logs; // the tasks' log files, as sbatch's pattern
     if (const int refused = refuseBadInput("study", [&] {
+            logs = slurmPatternLiteral(shards) + "/%A-%a.log"; // before anything is written
             slurm = std::make_unique<Slurm>();
             study = std::make_unique<Store>(studyFile);
             // What earlier jobs finished counts as done; what they still run is not submitted again.
@@ -191,7 +197,6 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
         return refused;
 
     if (!tasks.empty()) {
-        const std::string shards = fs::absolute(studyFile).string() + ".shards";
         const std::string shardsRelative = fs::path(studyFile).filename().string() + ".shards";
         fs::create_directories(shards);
         const std::string stamp = utcNow();
@@ -201,6 +206,7 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
         std::ofstream(scriptPath) << script;
         SubmitOptions options = request.submit;
         options.workingDirectory = fs::current_path().string();
+        options.output = logs;
         std::string jobId;
         if (const int refused = refuseBadInput("study", [&] {
                 jobId = slurm->submitHeld(scriptPath, int64_t(tasks.size()), options);
@@ -241,9 +247,10 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
         std::cerr << "optlog study: nothing to submit: every run of " << plan.name << " is done or queued\n";
     }
     if (!request.wait) {
-        std::cerr << "optlog study: `optlog runs " << studyFile << "` shows the tasks,\n"
-                  << "optlog study: `optlog gather " << studyFile << "` collects the runs that have ended,\n"
-                  << "optlog study: `optlog cancel " << studyFile << "` stops the rest\n";
+        std::cerr << "optlog study: `" << pasteableCommand({"optlog", "runs", studyFile}) << "` shows the tasks,\n"
+                  << "optlog study: `" << pasteableCommand({"optlog", "gather", studyFile})
+                  << "` collects the runs that have ended,\n"
+                  << "optlog study: `" << pasteableCommand({"optlog", "cancel", studyFile}) << "` stops the rest\n";
         return kExitOk;
     }
     std::cerr << "optlog study: waiting for the tasks (Ctrl-C stops waiting; the tasks go on)\n";
@@ -291,7 +298,8 @@ Command addGatherCommand(CLI::App &app, const Invocation &)
                               << " still queued or running";
                 if (remote.running > 0)
                     std::cerr << ", " << remote.running << " run" << (remote.running == 1 ? "" : "s")
-                              << " still training on other machines (`optlog follow " << *study << "` follows them)";
+                              << " still training on other machines (`"
+                              << pasteableCommand({"optlog", "follow", *study}) << "` follows them)";
                 std::cerr << "\n";
                 return int(whole ? kExitOk : kExitBadInput);
             }};
@@ -313,7 +321,10 @@ Command addCancelCommand(CLI::App &app, const Invocation &)
                 int cancelled = 0;
                 if (const int bad = refuseBadInput("cancel", [&] {
                         store = openExistingStudy(*study);
-                        onHosts = unfinishedRemoteRuns(*store, *runs);
+                        // Those started there (a start never answered is not asked for here).
+                        for (const RemoteRun &run : unfinishedRemoteRuns(*store, *runs))
+                            if (run.answered())
+                                onHosts.push_back(run);
                         cancelled = cancelRemoteRuns(*store, *runs, refused);
                         if (!store->clusterJobs().empty())
                             cancelled += cancelTasks(*store, Slurm(), *runs);

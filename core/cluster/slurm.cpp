@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/cluster/slurm.h"
 
+#include "core/contract/format.h"
 #include "core/contract/program.h"
 #include "core/contract/rowlookup.h"
 
@@ -84,6 +85,19 @@ Slurm::Slurm()
                              + " (is SLURM_CONF or /etc/slurm/slurm.conf right, and slurmctld up?)");
 }
 
+std::string slurmPatternLiteral(const std::string &path)
+{
+    if (path.find_first_of("\n\\") != std::string::npos)
+        throw SchedulerError("the path \"" + printable(path) + "\" holds a "
+                             + (path.find('\n') != std::string::npos ? "newline" : "backslash")
+                             + ", which Slurm cannot take in a log file's name: rename or move the study so that "
+                               "its path holds neither");
+    std::string literal;
+    for (const char c : path)
+        literal += c == '%' ? std::string("%%") : std::string(1, c);
+    return literal;
+}
+
 std::string Slurm::submitHeld(const std::string &script, int64_t tasks, const SubmitOptions &options) const
 {
     std::vector<std::string> argv = {m_sbatch, "--parsable", "--hold"};
@@ -97,6 +111,8 @@ std::string Slurm::submitHeld(const std::string &script, int64_t tasks, const Su
         argv.push_back("--time=" + options.timeLimit);
     if (!options.workingDirectory.empty())
         argv.push_back("--chdir=" + options.workingDirectory);
+    if (!options.output.empty())
+        argv.push_back("--output=" + options.output);
     argv.insert(argv.end(), options.extra.begin(), options.extra.end());
     argv.push_back(script);
     const ProgramOutput submitted = runProgram(argv);

@@ -35,7 +35,13 @@ struct SubmitOptions
     std::string timeLimit;          // HH:MM:SS per task; empty: the partition's
     std::vector<std::string> extra; // passed to sbatch as they are (--sbatch-arg)
     std::string workingDirectory;   // where each task starts
+    std::string output;             // each task's log: a filename pattern of sbatch's (%A the job, %a the task)
 };
+
+// `path` as a literal in a filename pattern of sbatch's (--output): each % doubled. Throws
+// SchedulerError for a path no pattern can hold as it is: a newline (sbatch reads options line by
+// line), or a backslash (which turns every pattern off).
+std::string slurmPatternLiteral(const std::string &path);
 
 // The Slurm client on this machine: its commands (sbatch, squeue, sacct, scontrol, scancel) run as
 // programs, as a user would run them, with SLURM_CONF and the rest of the environment as given.
