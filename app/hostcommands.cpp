@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // `optlog host`: a machine that trains runs started from another one over SSH (docs/remote.md).
 // `check` runs on this side; the rest is what the other side asks the host's optlog for: a
-// description of its machine, a run started detached, a run's rows as they come, a cancel, and an
-// ended run whole.
+// description of its machine, a run started detached, a run's rows as they come, a cancel, an
+// ended run whole, and a stopped run resumed.
 #include "app/commands.h"
 #include "app/enginework.h"
 #include "app/remote.h"
 #include "core/config/configerror.h"
 #include "core/config/tuning.h"
 #include "core/contract/engineevents.h"
+#include "core/contract/format.h"
+#include "core/contract/inputerror.h"
 #include "core/remote/hostplaces.h"
 #include "core/remote/runstream.h"
 
@@ -18,16 +20,21 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
+#include <optional>
+#include <random>
 #include <sstream>
 #include <thread>
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,12 +49,28 @@ std::string thisMachine()
     return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
 }
 
+std::string newStartKey()
+{
+    std::random_device source; // the kernel's random bytes (getrandom, /dev/urandom)
+    std::string key;
+    char digits[9];
+    for (int i = 0; i < 4; ++i) {
+        std::snprintf(digits, sizeof digits, "%08x", unsigned(source()));
+        key += digits;
+    }
+    return key;
+}
+
+void requireStartKey(const std::string &key)
+{
+    if (key.size() != 32 || key.find_first_not_of("0123456789abcdef") != std::string::npos)
+        throw InputError("--key \"" + printable(key) + "\" is not a start's key: 32 hexadecimal digits, in lower case");
+}
+
 namespace {
 
 // A config is a few KiB; more on the start command's input is not one.
 constexpr size_t kMaxConfigBytes = 1 << 20;
-// How long a run may take to start (its data loaded, a first tuning probe) before it has a row.
-constexpr auto kStartTimeout = std::chrono::minutes(30);
 
 // The engine started in a session of its own (no terminal, no SIGHUP when the connection that
 // started it closes), its output in `log`.
@@ -94,18 +117,122 @@ std::string fileText(const std::string &path)
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// What `host start` answers for the run the engine `pid` made in `study`, its output in `log`.
+nlohmann::json startAnswer(const RunRecord &run, pid_t pid, const std::string &log)
+{
+    return {{"run", run.id},
+            {"pid", pid},
+            {"log", log},
+            {"name", run.name},
+            {"group", run.group},
+            {"config_toml", run.configToml},
+            {"machine", run.host},
+            {"created_at", run.createdAt},
+            {"environment", run.environmentJson}};
+}
+
+// A start's record by its key, <study>.starts/<key>.json: the engine's pid and log once it is
+// started, the whole answer once its run exists. A start asked again with the key (its answer was
+// lost with the connection) answers from it, or waits on that engine, and never starts another.
+// One start of a key at a time: a lock on <key>.lock beside it, which the kernel lets go of when
+// the process that holds it ends.
+class StartRecord
+{
+public:
+    StartRecord(const std::string &studyPath, const std::string &key)
+        : m_path(studyPath + ".starts/" + key + ".json")
+    {
+        std::filesystem::create_directories(studyPath + ".starts");
+        const std::string lock = studyPath + ".starts/" + key + ".lock";
+        m_lock = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (m_lock < 0 || ::flock(m_lock, LOCK_EX) != 0) // waits while another start of this key runs
+            throw std::runtime_error("cannot lock " + lock + ": " + std::strerror(errno));
+    }
+    ~StartRecord()
+    {
+        if (m_lock >= 0)
+            ::close(m_lock);
+    }
+    StartRecord(const StartRecord &) = delete;
+    StartRecord &operator=(const StartRecord &) = delete;
+
+    nlohmann::json read() const
+    {
+        const nlohmann::json json = nlohmann::json::parse(fileText(m_path), nullptr, false);
+        return json.is_object() ? json : nlohmann::json::object();
+    }
+    // Replaced whole (written aside, then renamed), so that a reader never sees half of it.
+    void write(const nlohmann::json &json) const
+    {
+        std::ofstream(m_path + ".part") << json.dump();
+        std::filesystem::rename(m_path + ".part", m_path);
+    }
+    void forget() const { std::filesystem::remove(m_path); }
+
+private:
+    std::string m_path;
+    int m_lock = -1;
+};
+
+// Where an engine started for another machine writes its output: <study>.logs/<time>-<pid>.log.
+std::string newLogFile(const std::string &studyPath)
+{
+    const std::string folder = studyPath + ".logs";
+    std::filesystem::create_directories(folder);
+    std::string stamp = utcNow();
+    std::replace(stamp.begin(), stamp.end(), ':', '-');
+    return folder + "/" + stamp + "-" + std::to_string(getpid()) + ".log";
+}
+
+// Waits until `answered` has an answer for the engine `pid` (prints it, and keeps it in `record`)
+// or the engine has ended without one (prints its output and forgets the record: it was refused,
+// and asked again it would be refused again). `child`: this process started it and reaps it.
+int answerWhenReady(const std::function<std::optional<nlohmann::json>()> &answered, pid_t engine, bool child,
+                    const std::string &log, const StartRecord &record)
+{
+    const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+    for (;;) {
+        int status = 0;
+        const bool ended = child ? ::waitpid(engine, &status, WNOHANG) == engine : ::kill(engine, 0) != 0;
+        if (const std::optional<nlohmann::json> answer = answered()) {
+            record.write(*answer);
+            std::cout << answer->dump() << std::endl;
+            return kExitOk;
+        }
+        if (ended) {
+            record.forget();
+            std::cerr << fileText(log);
+            return child && WIFEXITED(status) ? WEXITSTATUS(status) : kExitFailed;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            ::kill(engine, SIGTERM);
+            record.forget();
+            std::cerr << "optlog host: the engine did not start the run within "
+                      << std::chrono::duration_cast<std::chrono::minutes>(kStartTimeout).count()
+                      << " min; stopped (its output: " << log << ")\n";
+            return kExitFailed;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
 // Reads the run's config on stdin, starts `optlog run` on it detached into `study`, and waits until
 // the run exists there (then prints where it is, as JSON) or the engine has ended without one (its
-// refusal, printed as it said it, and its exit code).
-int hostStartCommand(const std::string &studyPath, int64_t studySeed, bool force, const std::string &self)
+// refusal, printed as it said it, and its exit code). Asked again with the same key, it answers
+// with the run that key started, or waits on its engine: the other side may ask as often as its
+// connection drops.
+int hostStartCommand(const std::string &studyPath, int64_t studySeed, bool force, const std::string &key,
+                     size_t configBytes, const std::string &self)
 {
     std::string config;
     std::unique_ptr<Store> study;
     if (const int refused = refuseBadInput("host start", [&] {
+            requireStartKey(key);
             config.assign(std::istreambuf_iterator<char>(std::cin), {});
-            if (config.empty() || config.size() > kMaxConfigBytes)
-                throw ConfigError("the run's config comes on the standard input, as TOML (at most 1 MiB); got "
-                                  + std::to_string(config.size()) + " bytes");
+            if (config.empty() || config.size() > kMaxConfigBytes || config.size() != configBytes)
+                throw ConfigError("the run's config comes on the standard input, as TOML of --config-bytes "
+                                  + std::to_string(configBytes) + " bytes (at most 1 MiB); got "
+                                  + std::to_string(config.size()) + " bytes (a connection cut while it was sent?)");
             study = std::make_unique<Store>(studyPath);
             if (study->studySeed() != studySeed) {
                 if (!study->runs().empty())
@@ -116,45 +243,79 @@ int hostStartCommand(const std::string &studyPath, int64_t studySeed, bool force
             }
         }))
         return refused;
-    const std::string folder = studyPath + ".logs";
-    std::filesystem::create_directories(folder);
-    std::string stamp = utcNow();
-    std::replace(stamp.begin(), stamp.end(), ':', '-');
-    const std::string base = folder + "/" + stamp + "-" + std::to_string(getpid());
-    std::ofstream(base + ".toml") << config;
-    std::vector<std::string> arguments = {self, "run", "--db", studyPath, "--config", base + ".toml"};
-    if (force)
-        arguments.push_back("--force");
-    const pid_t engine = startDetached(arguments, base + ".log");
-    const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
-    for (;;) {
-        int status = 0;
-        const bool ended = ::waitpid(engine, &status, WNOHANG) == engine;
-        if (const std::optional<RunRecord> run = runOfProcess(*study, engine)) {
-            const nlohmann::json answer = {{"run", run->id},
-                                           {"pid", engine},
-                                           {"log", base + ".log"},
-                                           {"name", run->name},
-                                           {"group", run->group},
-                                           {"config_toml", run->configToml},
-                                           {"machine", run->host},
-                                           {"created_at", run->createdAt},
-                                           {"environment", run->environmentJson}};
-            std::cout << answer.dump() << std::endl;
-            return kExitOk;
-        }
-        if (ended) {
-            std::cerr << fileText(base + ".log");
-            return WIFEXITED(status) ? WEXITSTATUS(status) : kExitFailed;
-        }
-        if (std::chrono::steady_clock::now() > deadline) {
-            ::kill(engine, SIGTERM);
-            std::cerr << "optlog host start: the engine made no run within 30 min; stopped (its output: " << base
-                      << ".log)\n";
-            return kExitFailed;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // The connection that asked may drop at any moment: the answer is recorded all the same.
+    std::signal(SIGHUP, SIG_IGN);
+    std::signal(SIGPIPE, SIG_IGN);
+    const StartRecord record(studyPath, key);
+    const nlohmann::json known = record.read();
+    if (known.contains("run")) {
+        std::cout << known.dump() << std::endl;
+        return kExitOk;
     }
+    const bool startedBefore = known.contains("pid"); // by a start of this key whose process ended
+    const std::string log = startedBefore ? known.value("log", std::string()) : newLogFile(studyPath);
+    pid_t engine = startedBefore ? known["pid"].get<pid_t>() : -1;
+    if (!startedBefore) {
+        const std::string configFile = log.substr(0, log.size() - 4) + ".toml";
+        std::ofstream(configFile) << config;
+        std::vector<std::string> arguments = {self, "run", "--db", studyPath, "--config", configFile};
+        if (force)
+            arguments.push_back("--force");
+        engine = startDetached(arguments, log);
+        record.write({{"pid", engine}, {"log", log}});
+    }
+    const auto answered = [&]() -> std::optional<nlohmann::json> {
+        const std::optional<RunRecord> run = runOfProcess(*study, engine);
+        return run ? std::optional(startAnswer(*run, engine, log)) : std::nullopt;
+    };
+    return answerWhenReady(answered, engine, !startedBefore, log, record);
+}
+
+// Resumes run `runId` of `study` from its newest checkpoint (`optlog run --resume`, detached) and
+// waits until the engine has reopened it: prints the engine, its log and the checkpoint's step, as
+// JSON, and keeps that (<study>.starts/run-<id>-resume.json). Asked again with the same key (its
+// answer was lost), or while the engine it started trains the run, it answers the same: a resume
+// is done once for one asking, and a run still training is followed, never resumed beside itself.
+int hostResumeCommand(const std::string &studyPath, int64_t runId, const std::string &key, const std::string &self)
+{
+    std::unique_ptr<Store> study;
+    if (const int refused = refuseBadInput("host resume", [&] {
+            requireStartKey(key);
+            study = openExistingStudy(studyPath); // marks a run whose engine died as crashed
+            study->requireRun(runId);
+        }))
+        return refused;
+    std::signal(SIGHUP, SIG_IGN);
+    std::signal(SIGPIPE, SIG_IGN);
+    const StartRecord record(studyPath, "run-" + std::to_string(runId) + "-resume");
+    const nlohmann::json known = record.read();
+    const RunRecord run = study->requireRun(runId);
+    const bool resumedByIt = !run.isFinished() && known.value("pid", int64_t(-1)) == run.pid;
+    if (known.value("key", std::string()) == key || resumedByIt) {
+        std::cout << known.dump() << std::endl;
+        return kExitOk;
+    }
+    if (!run.isFinished()) {
+        std::cerr << "optlog host resume: run " << runId << " of " << studyPath << " is still running (process "
+                  << run.pid << " on " << run.host << "); it can be resumed once it has stopped\n";
+        return kExitBadInput;
+    }
+    // None: the engine refuses, saying why, as it refuses every run it cannot resume.
+    const std::optional<WeightFile> checkpoint = latestCheckpoint(*study, runId);
+    const std::string log = newLogFile(studyPath);
+    const pid_t engine = startDetached({self, "run", "--resume", studyPath, std::to_string(runId)}, log);
+    // Reopened under this engine (it may have ended again since: its rows are the run's all the same).
+    const auto answered = [&]() -> std::optional<nlohmann::json> {
+        const RunRecord now = study->requireRun(runId);
+        if (now.pid != engine)
+            return std::nullopt;
+        return nlohmann::json{{"key", key},
+                              {"pid", engine},
+                              {"log", log},
+                              {"step", checkpoint ? checkpoint->step : -1},
+                              {"machine", now.host}};
+    };
+    return answerWhenReady(answered, engine, true, log, record);
 }
 
 int hostStreamCommand(const std::string &studyPath, int64_t runId, const CopyEnd &from)
@@ -223,8 +384,9 @@ Command addHostCommand(CLI::App &app, const Invocation &invocation)
 {
     struct Options
     {
-        std::string name, optlog, study;
+        std::string name, optlog, study, key;
         int64_t run = 0, studySeed = Store::kDefaultStudySeed;
+        size_t configBytes = 0;
         bool force = false;
         CopyEnd from;
         HostSetupRequest setup;
@@ -255,12 +417,16 @@ Command addHostCommand(CLI::App &app, const Invocation &invocation)
     CLI::App *stream = command->add_subcommand("stream", "")->group("");
     CLI::App *cancel = command->add_subcommand("cancel", "")->group("");
     CLI::App *fetch = command->add_subcommand("fetch", "")->group("");
-    for (CLI::App *sub : {start, stream, cancel, fetch})
+    CLI::App *resume = command->add_subcommand("resume", "")->group("");
+    for (CLI::App *sub : {start, stream, cancel, fetch, resume})
         sub->add_option("--db", o->study)->required();
-    for (CLI::App *sub : {stream, cancel, fetch})
+    for (CLI::App *sub : {stream, cancel, fetch, resume})
         sub->add_option("--run", o->run)->required();
     start->add_option("--study-seed", o->studySeed);
     start->add_flag("--force", o->force);
+    for (CLI::App *sub : {start, resume})
+        sub->add_option("--key", o->key)->required();
+    start->add_option("--config-bytes", o->configBytes)->required();
     stream->add_option("--metrics-from", o->from.metrics);
     stream->add_option("--validation-from", o->from.validation);
     stream->add_option("--events-from", o->from.events);
@@ -272,11 +438,13 @@ Command addHostCommand(CLI::App &app, const Invocation &invocation)
                 if (describe->parsed())
                     return hostDescribeCommand();
                 if (start->parsed())
-                    return hostStartCommand(o->study, o->studySeed, o->force, invocation.self);
+                    return hostStartCommand(o->study, o->studySeed, o->force, o->key, o->configBytes, invocation.self);
                 if (stream->parsed())
                     return hostStreamCommand(o->study, o->run, o->from);
                 if (cancel->parsed())
                     return hostCancelCommand(o->study, o->run);
+                if (resume->parsed())
+                    return hostResumeCommand(o->study, o->run, o->key, invocation.self);
                 return hostFetchCommand(o->study, o->run);
             }};
 }

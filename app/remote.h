@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/config/runrequest.h"
 #include "core/remote/hostlist.h"
 #include "core/store/store.h"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,16 @@ namespace optlog {
 
 // The exit code of `optlog host fetch` for a run still training there: nothing to gather yet.
 inline constexpr int kExitStillRunning = 10;
+// How long a run may take to start on its host (its data loaded, a first tuning probe) before it
+// has a row: the host stops an engine that made none by then, and this side waits as long.
+inline constexpr std::chrono::minutes kStartTimeout{30};
+
+// A start's key (`optlog host start --key`): 32 hexadecimal digits from the system's random
+// source, made by the side that asks, so that no two starts share one and the host can use it as
+// a file name.
+std::string newStartKey();
+// Throws InputError for a key that is not one.
+void requireStartKey(const std::string &key);
 
 // This machine's name, as the hosts' runs record it (gethostname); empty where it has none.
 std::string thisMachine();
@@ -47,8 +59,17 @@ int hostSetupCommand(const HostSetupRequest &request, const std::string &self);
 std::string packagedSdist(const std::string &self);
 // `optlog run --host NAME`.
 int runOnHost(const RunRequest &request, const std::string &host);
+// Whether run `name` (or id) of the study at `path` is the copy of a run on another machine.
+bool trainsElsewhere(const std::string &path, const std::string &name);
+// `optlog run --resume STUDY RUN` for such a run: resumed on its host from its newest checkpoint
+// there, its copy here reopened at that step, then followed into it.
+int resumeOnHost(const RunRequest &request, const std::string &studyPath, const std::string &name);
 // Follows each run until it ends, at once (a thread each); the first exit code that is not 0.
 int followRuns(const std::string &study, const std::vector<RemoteRun> &runs, bool jsonLines);
+// Throws InputError, naming the study, the run and the value, where a run's stored host is not an
+// SSH destination or its optlog command there is not one program. A study may come from someone
+// else: follow, gather and cancel check every place it holds before they run anything.
+void requireStoredPlaces(const Store &store);
 // The study's runs on other machines whose copies have not ended (of `names` only, when given).
 std::vector<RemoteRun> unfinishedRemoteRuns(const Store &store, const std::vector<std::string> &names);
 

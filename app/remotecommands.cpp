@@ -4,10 +4,12 @@
 // What runs on the host is in app/hostcommands.cpp.
 #include "app/commands.h"
 #include "app/remote.h"
+#include "app/remotestarts.h"
 #include "core/config/configerror.h"
 #include "core/contract/engineevents.h"
 #include "core/contract/format.h"
 #include "core/contract/inputerror.h"
+#include "core/contract/privatefolder.h"
 #include "core/contract/program.h"
 #include "core/remote/followedrun.h"
 #include "core/remote/hostlist.h"
@@ -24,6 +26,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -49,15 +52,6 @@ void stopFollowingOnSignals()
     std::signal(SIGPIPE, SIG_IGN);
 }
 
-// ssh's last words, on one line.
-std::string sshSaid(const ProgramOutput &result)
-{
-    std::string said = result.err;
-    while (!said.empty() && (said.back() == '\n' || said.back() == '\r'))
-        said.pop_back();
-    return printable(said);
-}
-
 // An InputError saying why `result` of a command on `host` went wrong: unreachable, no optlog, or
 // what the optlog there refused.
 [[noreturn]] void refuseHostAnswer(const HostEntry &host, const ProgramOutput &result, const std::string &doing)
@@ -72,8 +66,8 @@ std::string sshSaid(const ProgramOutput &result)
                            "client: apt install openssh-client)");
     if (result.exitCode == 127 || result.exitCode == 126)
         throw InputError(host.name + " has no optlog at `" + host.optlog + "` (" + sshSaid(result)
-                         + "): install optlog there, or name its path with `optlog host check " + host.name
-                         + " --optlog PATH`");
+                         + "): install optlog there, or name its path with `"
+                         + pasteableCommand({"optlog", "host", "check", host.name}) + " --optlog PATH`");
     throw InputError(host.name + " could not " + doing + ": " + sshSaid(result));
 }
 
@@ -112,12 +106,31 @@ std::string sendFile(const SshClient &client, const SentFile &file, const std::s
     return moved.exitCode == 0 ? std::string() : "cannot place " + target + " there: " + sshSaid(moved);
 }
 
+// A start asked again by `optlog follow` that did not start: refused by the host (the copy ends
+// failed, with its words: nothing trains there) or still unanswered (kept, to be asked again).
+// The exit code.
+int endUnstarted(Store &study, const RemoteRun &copy, const StartAnswer &answer, const std::string &label)
+{
+    if (answer.kind == StartAnswer::Kind::Refused) {
+        const std::string why = copy.place.host + " refused to start it: " + sshSaid(answer.said);
+        study.finishRun(copy.runId, Outcome::Failed, -1, why);
+        forgetAskedStart(copy.startKey);
+        std::cerr << label << why << "\n";
+        return kExitBadInput;
+    }
+    if (g_stopFollowing.load())
+        return kExitOk;
+    std::cerr << label << "no answer from " << copy.place.host << " to its start (" << sshSaid(answer.said) << "); `"
+              << pasteableCommand({"optlog", "follow", study.path()}) << "` asks again\n";
+    return kExitFailed;
+}
+
 } // namespace
 
 HostDescription describeHost(const HostEntry &host)
 {
     const SshClient client(host.name);
-    const ProgramOutput result = client.run(shellCommand({host.optlog, "host", "describe"}), std::chrono::seconds(60));
+    const ProgramOutput result = client.run(hostCommand(host.optlog, {"host", "describe"}), std::chrono::seconds(60));
     if (result.exitCode != 0) {
         // An optlog too old to have `host describe` says it does not know the word.
         if (result.exitCode == kExitBadInput && result.err.find("unknown command") != std::string::npos)
@@ -137,6 +150,9 @@ HostDescription describeHost(const HostEntry &host)
         throw InputError(host.name + "'s optlog writes event format " + std::to_string(out.eventFormat)
                          + ", and this optlog reads format " + std::to_string(kEventFormat)
                          + " (docs/events.md): install the same optlog on both machines");
+    if (!json.value("start_keys", false))
+        throw InputError(host.name + "'s optlog (`" + host.optlog + "`) predates starts that survive a lost answer "
+                         + "(`optlog host start --key`): install the same optlog on both machines");
     if (out.hostedFolder.empty() || out.hostedFolder.front() != '/')
         throw InputError(host.name + "'s optlog named no folder for its studies: is it optlog?");
     return out;
@@ -212,56 +228,110 @@ int runOnHost(const RunRequest &request, const std::string &name)
             std::cerr << "optlog run: " << failed << "; nothing was started\n";
             return kExitBadInput;
         }
-    // The config travels as the start command's input: what the host trains is what was resolved here.
-    const std::string configFile = std::filesystem::temp_directory_path().string() + "/optlog-host-config-"
-                                   + std::to_string(getpid()) + ".toml";
-    std::ofstream(configFile) << toToml(config);
-    const std::string hostedStudy = description.hostedFolder + "/" + hostedStudyName(request.study);
-    std::vector<std::string> start
-        = {host.optlog, "host", "start", "--db", hostedStudy, "--study-seed", std::to_string(study->studySeed())};
-    if (request.force)
-        start.push_back("--force");
-    const ProgramOutput started = client.run(shellCommand(start), std::chrono::seconds(1800), configFile);
-    std::filesystem::remove(configFile);
-    if (started.exitCode != 0) {
-        if (started.exitCode == 255 || started.exitCode == -1 || started.exitCode == 127) {
-            if (const int refused = refuseBadInput("run", [&] { refuseHostAnswer(host, started, "start the run"); }))
+    // The copy first, with the start's key: whatever happens to the answer, this study knows the run.
+    RemoteRun remote;
+    remote.place = {host.name, host.optlog, description.hostedFolder + "/" + hostedStudyName(request.study), 0, ""};
+    remote.startKey = newStartKey();
+    RunRecord copy;
+    copy.name = config.name;
+    copy.group = config.group;
+    copy.configToml = toToml(config); // what the host trains is what was resolved here
+    copy.host = host.name;
+    if (const int refused = refuseBadInput("run", [&] {
+            rememberAskedStart(remote.startKey);
+            remote.runId = study->createRemoteRun(copy, remote.place, remote.startKey);
+        }))
+        return refused;
+    const StartAnswer answer = startUntilAnswered(
+        *study, remote, request.force, [](const std::string &text) { std::cerr << "optlog run: " << text << "\n"; },
+        g_stopFollowing);
+    if (answer.kind == StartAnswer::Kind::Refused) {
+        study->forgetUnansweredRemoteRun(remote.runId); // nothing was started: nothing is kept
+        forgetAskedStart(remote.startKey);
+        if (answer.said.exitCode == 127 || answer.said.exitCode == 126) {
+            if (const int refused = refuseBadInput("run", [&] { refuseHostAnswer(host, answer.said, "start the run"); }))
                 return refused;
         }
         // The engine's own refusal (its pre-flight, a config it will not train), as it said it there.
-        std::cerr << started.err;
+        std::cerr << answer.said.err;
         std::cerr << "optlog run: on " << host.name << ": refused, nothing was started\n";
-        return started.exitCode == kExitBadInput ? kExitBadInput : kExitFailed;
+        return answer.said.exitCode == kExitBadInput ? kExitBadInput : kExitFailed;
     }
-    const nlohmann::json answer = nlohmann::json::parse(started.out, nullptr, false);
-    RemoteRun remote;
-    RunRecord copy;
-    try {
-        remote.place = {host.name, host.optlog, hostedStudy, answer.at("run").get<int64_t>(),
-                        answer.at("log").get<std::string>()};
-        copy.name = answer.at("name").get<std::string>();
-        copy.group = answer.at("group").get<std::string>();
-        copy.configToml = answer.at("config_toml").get<std::string>();
-        copy.host = answer.at("machine").get<std::string>();
-        copy.pid = answer.at("pid").get<int64_t>();
-        copy.createdAt = answer.at("created_at").get<std::string>();
-        copy.environmentJson = answer.value("environment", std::string());
-        remote.runId = study->createRemoteRun(copy, remote.place);
-    } catch (const nlohmann::json::exception &) {
-        std::cerr << "optlog run: " << host.name << " started something and answered \""
-                  << printable(started.out.substr(0, 120)) << "\", not a run: is its optlog this one?\n";
-        return kExitFailed;
-    } catch (const StoreError &e) {
-        std::cerr << "optlog run: " << e.what() << "; the run trains on " << host.name << " as run "
-                  << remote.place.runId << " of " << hostedStudy << "\n";
+    if (answer.kind == StartAnswer::Kind::Lost) {
+        std::cerr << "optlog run: no answer from " << host.name << " to the start of run " << remote.runId << " ("
+                  << copy.name << "): " << sshSaid(answer.said) << "; it may train there: `"
+                  << pasteableCommand({"optlog", "follow", request.study}) << "` asks again, and follows it\n";
         return kExitFailed;
     }
+    remote.place = answer.place;
     std::cerr << "optlog run: run " << remote.runId << " (" << copy.name << ") trains on " << host.name << " as run "
-              << remote.place.runId << " of " << hostedStudy << "\n"
-              << "optlog run: following it into " << request.study << " (Ctrl-C stops following, the run goes on; "
-              << "`optlog follow " << request.study << "` follows it again, `optlog cancel " << request.study << " "
-              << remote.runId << "` stops it)\n";
+              << remote.place.runId << " of " << remote.place.study << "\n"
+              << "optlog run: following it into " << request.study << " (Ctrl-C stops following, the run goes on; `"
+              << pasteableCommand({"optlog", "follow", request.study}) << "` follows it again, `"
+              << pasteableCommand({"optlog", "cancel", request.study, std::to_string(remote.runId)}) << "` stops it)\n";
     return followRuns(request.study, {remote}, request.jsonLines);
+}
+
+bool trainsElsewhere(const std::string &path, const std::string &name)
+{
+    try {
+        const Store study(path, Store::Access::ReadOnly);
+        return study.remotePlace(study.requireRunNamed(name).id).has_value();
+    } catch (const InputError &) {
+        return false; // `optlog run --resume` refuses it, saying why
+    }
+}
+
+int resumeOnHost(const RunRequest &request, const std::string &studyPath, const std::string &name)
+{
+    stopFollowingOnSignals();
+    std::unique_ptr<Store> study;
+    RemoteRun remote;
+    std::string label;
+    if (const int refused = refuseBadInput("run", [&] {
+            if (!request.preset.empty() || !request.configFile.empty() || !request.overrides.empty()
+                || !request.from.empty() || request.repeats != 1 || request.force || !request.rendezvous.empty())
+                throw ConfigError("--resume continues a run with its own config, where it trained; leave out "
+                                  "--preset, --config, --set, --from, --repeats, --force and --rendezvous");
+            study = openExistingStudy(studyPath);
+            requireStoredPlaces(*study);
+            const RunRecord copy = study->requireRunNamed(name);
+            label = "run " + std::to_string(copy.id) + " (" + printable(copy.name) + ")";
+            for (const RemoteRun &run : study->remoteRuns())
+                if (run.runId == copy.id)
+                    remote = run;
+            const std::string follow = pasteableCommand({"optlog", "follow", studyPath});
+            if (!remote.answered() && copy.isFinished())
+                throw StoreError("--resume: " + label + " never trained on " + remote.place.host + " (" + copy.message
+                                 + "): run it again");
+            if (!remote.answered())
+                throw StoreError("--resume: " + label + " has had no answer to its start from " + remote.place.host
+                                 + ": `" + follow + "` asks again, and follows it");
+            if (!copy.isFinished())
+                throw StoreError("--resume: " + label + " still trains on " + remote.place.host
+                                 + " as far as this study knows: `" + follow + "` follows it to its end");
+        }))
+        return refused;
+    const StartAnswer answer = resumeUntilAnswered(
+        remote, label, [](const std::string &text) { std::cerr << "optlog run: " << text << "\n"; }, g_stopFollowing);
+    if (answer.kind == StartAnswer::Kind::Refused) {
+        // The host's own refusal (a completed run, no checkpoint, a run still training), as it said it.
+        std::cerr << answer.said.err;
+        std::cerr << "optlog run: on " << remote.place.host << ": " << label << " was not resumed\n";
+        return answer.said.exitCode == kExitBadInput ? kExitBadInput : kExitFailed;
+    }
+    if (answer.kind == StartAnswer::Kind::Lost) {
+        std::cerr << "optlog run: no answer from " << remote.place.host << " to the resume of " << label << " ("
+                  << sshSaid(answer.said) << "); it may train there again: `"
+                  << pasteableCommand({"optlog", "run", "--resume", studyPath, std::to_string(remote.runId)})
+                  << "` asks again: it follows the run resumed there, and resumes it only if it stopped again\n";
+        return kExitFailed;
+    }
+    study->reopenRemoteRun(remote.runId, answer.step, answer.run.pid, answer.run.host, answer.place.log);
+    remote.place = answer.place;
+    std::cerr << "optlog run: " << label << " resumed on " << remote.place.host << " after step " << answer.step
+              << " of its checkpoint; following it into " << studyPath << "\n";
+    return followRuns(studyPath, {remote}, request.jsonLines);
 }
 
 int followRuns(const std::string &studyPath, const std::vector<RemoteRun> &runs, bool jsonLines)
@@ -272,7 +342,7 @@ int followRuns(const std::string &studyPath, const std::vector<RemoteRun> &runs,
     std::vector<std::thread> followers;
     for (size_t i = 0; i < runs.size(); ++i)
         followers.emplace_back([&, i] {
-            const RemoteRun &run = runs[i];
+            RemoteRun run = runs[i];
             const std::string label = "optlog follow: run " + std::to_string(run.runId) + ": ";
             FollowOptions options;
             options.stop = &g_stopFollowing;
@@ -296,8 +366,22 @@ int followRuns(const std::string &studyPath, const std::vector<RemoteRun> &runs,
             FollowResult result;
             try {
                 Store store(studyPath); // a connection of its own per thread
+                if (!run.answered()) {  // its start's answer was lost: asked again, by its key
+                    const StartAnswer answer = startUntilAnswered(store, run, false, options.status, g_stopFollowing);
+                    if (answer.kind != StartAnswer::Kind::Started) {
+                        std::lock_guard lock(output);
+                        codes[i] = endUnstarted(store, run, answer, label);
+                        return;
+                    }
+                    run.place = answer.place;
+                }
                 result = followRemoteRun(store, run, options);
-            } catch (const StoreError &e) {
+            } catch (const InputError &e) { // the study stopped taking rows, or the host could not be asked
+                std::lock_guard lock(output);
+                std::cerr << label << e.what() << "\n";
+                codes[i] = dynamic_cast<const StoreError *>(&e) ? kExitFailed : kExitBadInput;
+                return;
+            } catch (const std::exception &e) { // no temporary folder, a full disk: said, not a crash
                 std::lock_guard lock(output);
                 std::cerr << label << e.what() << "\n";
                 codes[i] = kExitFailed;
@@ -313,7 +397,8 @@ int followRuns(const std::string &studyPath, const std::vector<RemoteRun> &runs,
                 break;
             case FollowResult::End::Stopped:
                 std::cerr << label << "stopped following at step " << result.lastStep << "; it goes on on "
-                          << run.place.host << " (`optlog follow " << studyPath << "` follows it again)\n";
+                          << run.place.host << " (`" << pasteableCommand({"optlog", "follow", studyPath})
+                          << "` follows it again)\n";
                 codes[i] = kExitOk;
                 break;
             case FollowResult::End::Refused:
@@ -325,7 +410,8 @@ int followRuns(const std::string &studyPath, const std::vector<RemoteRun> &runs,
                 codes[i] = kExitOk;
                 break;
             case FollowResult::End::GaveUp:
-                std::cerr << label << result.message << "; `optlog follow " << studyPath << "` tries again\n";
+                std::cerr << label << result.message << "; `" << pasteableCommand({"optlog", "follow", studyPath})
+                          << "` tries again\n";
                 codes[i] = kExitFailed;
                 break;
             }
@@ -336,6 +422,26 @@ int followRuns(const std::string &studyPath, const std::vector<RemoteRun> &runs,
         if (code != kExitOk)
             return code;
     return kExitOk;
+}
+
+void requireStoredPlaces(const Store &store)
+{
+    for (const RemoteRun &run : store.remoteRuns())
+        try {
+            requireDestination(run.place.host);
+            requireHostProgram(run.place.optlog);
+            if (run.place.study.empty() || run.place.study.front() != '/')
+                throw InputError("its study there, \"" + printable(run.place.study)
+                                 + "\", is not an absolute path, as every host names its studies");
+            if (!run.answered() && !store.requireRun(run.runId).isFinished() && !askedHere(run.startKey))
+                throw InputError("its start on " + run.place.host + " was asked from another machine (its key, "
+                                 + printable(run.startKey) + ", is not one this machine asked with), and never "
+                                 + "answered: it is asked again only from there");
+        } catch (const InputError &e) {
+            throw InputError("study '" + store.path() + "', run " + std::to_string(run.runId) + ": " + e.what()
+                             + "; nothing was run (a study can come from someone else: what it names is checked "
+                             + "before it reaches ssh)");
+        }
 }
 
 std::vector<RemoteRun> unfinishedRemoteRuns(const Store &store, const std::vector<std::string> &names)
@@ -354,21 +460,26 @@ std::vector<RemoteRun> unfinishedRemoteRuns(const Store &store, const std::vecto
 
 RemoteGathering gatherRemoteRuns(Store &store)
 {
+    requireStoredPlaces(store);
     RemoteGathering out;
     for (const RemoteRun &remote : store.remoteRuns()) {
         if (!remote.gatheredAt.empty())
             continue;
+        if (!remote.answered()) { // its start's answer was lost: `optlog follow` asks again, unless refused
+            out.running += store.requireRun(remote.runId).isFinished() ? 0 : 1;
+            continue;
+        }
         const HostEntry host{remote.place.host, remote.place.optlog};
         const SshClient client(host.name);
-        const ProgramOutput fetched = client.run(shellCommand({host.optlog, "host", "fetch", "--db", remote.place.study,
-                                                               "--run", std::to_string(remote.place.runId)}),
+        const ProgramOutput fetched = client.run(hostCommand(host.optlog, {"host", "fetch", "--db", remote.place.study,
+                                                                           "--run", std::to_string(remote.place.runId)}),
                                                  std::chrono::seconds(600));
         if (fetched.exitCode == kExitStillRunning) {
             ++out.running;
             continue;
         }
-        const std::string copyFile = std::filesystem::temp_directory_path().string() + "/optlog-gathered-"
-                                     + std::to_string(getpid()) + ".sqlite";
+        const PrivateFolder received("optlog-gathered");
+        const std::string copyFile = received.file("run.sqlite");
         try {
             if (fetched.exitCode != 0)
                 refuseHostAnswer(host, fetched,
@@ -383,20 +494,26 @@ RemoteGathering gatherRemoteRuns(Store &store)
         } catch (const InputError &e) {
             out.refused.push_back("run " + std::to_string(remote.runId) + ": " + e.what());
         }
-        for (const char *side : {"", "-wal", "-shm"})
-            std::filesystem::remove(copyFile + side);
     }
     return out;
 }
 
 int cancelRemoteRuns(const Store &store, const std::vector<std::string> &names, std::vector<std::string> &refused)
 {
+    requireStoredPlaces(store);
     int cancelled = 0;
     for (const RemoteRun &remote : unfinishedRemoteRuns(store, names)) {
+        if (!remote.answered()) {
+            refused.push_back("run " + std::to_string(remote.runId) + ": " + remote.place.host
+                              + " has not answered its start yet: `"
+                              + pasteableCommand({"optlog", "follow", store.path()})
+                              + "` asks again and follows it, and it can be cancelled then");
+            continue;
+        }
         const SshClient client(remote.place.host);
-        const ProgramOutput result = client.run(shellCommand({remote.place.optlog, "host", "cancel", "--db",
-                                                              remote.place.study, "--run",
-                                                              std::to_string(remote.place.runId)}),
+        const ProgramOutput result = client.run(hostCommand(remote.place.optlog,
+                                                            {"host", "cancel", "--db", remote.place.study, "--run",
+                                                             std::to_string(remote.place.runId)}),
                                                 std::chrono::seconds(60));
         if (result.exitCode == 0) {
             ++cancelled;
@@ -427,6 +544,7 @@ Command addFollowCommand(CLI::App &app, const Invocation &)
                 std::vector<RemoteRun> unfinished;
                 if (const int refused = refuseBadInput("follow", [&] {
                         const std::unique_ptr<Store> store = openExistingStudy(*study);
+                        requireStoredPlaces(*store);
                         unfinished = unfinishedRemoteRuns(*store, *runs);
                     }))
                     return refused;

@@ -78,6 +78,11 @@ Command addRunCommand(CLI::App &app, const Invocation &invocation)
                         run.study = studyFilePath("study.sqlite");
                     return runOnHost(run, extra->host);
                 }
+                // A run that trained on another machine is resumed there, and followed here
+                // (--memory-budget and --ranks beside it are refused as for any resume, below).
+                if (extra->resume.size() == 2 && run.study.empty() && extra->budget.empty() && !ranks->count()
+                    && trainsElsewhere(extra->resume[0], extra->resume[1]))
+                    return resumeOnHost(run, extra->resume[0], extra->resume[1]);
                 RunOptions options{extra->budget, extra->resume, std::nullopt};
                 if (ranks->count())
                     options.ranks = extra->ranks;

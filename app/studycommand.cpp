@@ -76,7 +76,12 @@ int studyCommand(const StudyRequest &request, const std::string &self)
         // the plan's runs still to do are known, and the host trains one run at a time.
         std::vector<RemoteRun> unfinished;
         if (std::filesystem::exists(studyFile))
-            unfinished = unfinishedRemoteRuns(Store(studyFile, Store::Access::ReadOnly), {});
+            if (const int refused = refuseBadInput("study", [&] {
+                    const Store study(studyFile, Store::Access::ReadOnly);
+                    requireStoredPlaces(study);
+                    unfinished = unfinishedRemoteRuns(study, {});
+                }))
+                return refused;
         if (!unfinished.empty()) {
             std::cerr << "optlog study: following the run" << (unfinished.size() == 1 ? "" : "s")
                       << " still training on other machines first\n";

@@ -37,6 +37,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTableView>
 
 namespace optlog {
 
@@ -230,6 +231,9 @@ void MainWindow::buildMenus()
         if (m_cluster->gather(studyPath()))
             statusBar()->showMessage(tr("Gathering the runs that ended on the cluster…"));
     });
+    // Beside "Run again with changes…" on the Runs list too: a host's run goes on where it stopped.
+    m_resumeOnHost = run->addAction(tr("Resume the selected run on its &host"), this, &MainWindow::resumeSelectedOnHost);
+    m_runs->table()->addAction(m_resumeOnHost);
     run->addSeparator();
     m_tune = run->addAction(tr("&Tune this machine…"), this, &MainWindow::tuneMachine);
     run->addSeparator();
@@ -334,6 +338,27 @@ void MainWindow::followRunsOnHosts(const StudySnapshot &snapshot)
         return;
     m_followedRuns = unfinished;
     m_followers->follow(QString::fromStdString(snapshot.path));
+}
+
+void MainWindow::resumeSelectedOnHost()
+{
+    const QList<qint64> ids = m_runs->selectedRunIds();
+    const StudySnapshot &snapshot = m_watcher->snapshot();
+    const RunSnapshotPtr selected = ids.size() == 1 ? snapshot.find(ids.front()) : nullptr;
+    const auto host = selected ? snapshot.remoteHosts.find(selected->run().id) : snapshot.remoteHosts.end();
+    if (host == snapshot.remoteHosts.end() || !selected->isFinished() || selected->run().outcome == Outcome::Completed) {
+        statusBar()->showMessage(tr("Select one run that trained on a host and stopped before its end (cancelled, "
+                                    "crashed or failed): it goes on there from its checkpoint"),
+                                 8000);
+        return;
+    }
+    PlannedRun resumed;
+    resumed.name = selected->run().name;
+    resumed.resume = std::to_string(selected->run().id);
+    m_queue->enqueue(resumed);
+    m_queue->start();
+    statusBar()->showMessage(
+        tr("Resuming %1 on %2…").arg(QString::fromStdString(resumed.name), QString::fromStdString(host->second)));
 }
 
 void MainWindow::cancelSelectedClusterRuns()

@@ -62,6 +62,7 @@ public:
     MachineTuning *tuning() const { return m_tuning; }
     QAction *cancelClusterAction() const { return m_cancelCluster; }
     QAction *gatherAction() const { return m_gather; }
+    QAction *resumeOnHostAction() const { return m_resumeOnHost; }
     void showPage(int page); // 0 Design, 1 Monitor, 2 Compare
 
 protected:
@@ -90,6 +91,9 @@ private:
     void followCurrentRow();
     void showSkipped(const QString &plan, const PlanRuns &runs);
     void cancelSelectedClusterRuns();
+    // The selected run, when it trained on a host and stopped, queued to go on there (`optlog run
+    // --resume`): followed here as the queue follows a run it started there.
+    void resumeSelectedOnHost();
 
     StudyWatcher *m_watcher;
     RunQueue *m_queue;
@@ -116,6 +120,7 @@ private:
     QAction *m_tune = nullptr;
     QAction *m_cancelCluster = nullptr;
     QAction *m_gather = nullptr;
+    QAction *m_resumeOnHost = nullptr;
     QLabel *m_tuningLabel = nullptr;
     QPushButton *m_tuneButton = nullptr;
 };

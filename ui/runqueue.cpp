@@ -165,6 +165,17 @@ void RunQueue::cancelRunning()
     m_grace.start();
 }
 
+RunPlace RunQueue::placeOfStoredRun(const std::string &runId) const
+{
+    try {
+        const Store study(m_study.toStdString(), Store::Access::ReadOnly);
+        if (const std::optional<RemotePlace> place = study.remotePlace(std::stoll(runId)))
+            return RunPlace::onHost(QString::fromStdString(place->host));
+    } catch (const std::exception &) { // the engine refuses it, saying why
+    }
+    return RunPlace::here();
+}
+
 QueueEntry *RunQueue::runningEntry()
 {
     for (auto &entry : m_entries)
@@ -188,7 +199,7 @@ void RunQueue::startNext()
         pause(); // the queue ran dry: a later enqueue waits for Start again
         return;
     }
-    m_running = m_place;
+    m_running = next->run.resume.empty() ? m_place : placeOfStoredRun(next->run.resume);
     if (m_running.kind == RunPlace::Kind::Slurm)
         return submitToSlurm();
     next->state = QueueEntry::State::Running;
@@ -199,8 +210,8 @@ void RunQueue::startNext()
     QStringList arguments;
     for (const std::string &argument : runArguments(next->run, m_study.toStdString()))
         arguments << QString::fromStdString(argument);
-    arguments << QStringLiteral("--jsonl"); // the events the monitor reads
-    if (m_running.kind == RunPlace::Kind::Host)
+    arguments << QStringLiteral("--jsonl");                                 // the events the monitor reads
+    if (m_running.kind == RunPlace::Kind::Host && next->run.resume.empty()) // a resumed one knows its host
         arguments << QStringLiteral("--host") << m_running.host;
     m_process.start(m_engine, arguments);
     Q_EMIT entriesChanged(); // after start(): listeners see isRunning()
@@ -211,7 +222,7 @@ void RunQueue::submitToSlurm()
     StudyPlan plan;
     plan.name = QFileInfo(m_study).completeBaseName().toStdString() + " queue";
     for (auto &entry : m_entries) {
-        if (entry.state != QueueEntry::State::Queued)
+        if (entry.state != QueueEntry::State::Queued || !entry.run.resume.empty()) // a resume goes where it ran
             continue;
         entry.state = QueueEntry::State::Running;
         plan.runs.push_back(entry.run);

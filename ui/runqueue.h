@@ -96,6 +96,8 @@ private:
     void onStdout();
     void onFinished(int exitCode, QProcess::ExitStatus status);
     QueueEntry *runningEntry();
+    // Where the stored run `runId` of the study trained: its host, else here.
+    RunPlace placeOfStoredRun(const std::string &runId) const;
 
     QString m_engine;
     QString m_study;

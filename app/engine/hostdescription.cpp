@@ -33,6 +33,7 @@ int hostDescribeCommand()
                                                                     : 0;
     const nlohmann::json description = {{"optlog", buildDescription()},
                                         {"event_format", kEventFormat},
+                                        {"start_keys", true}, // `host start --key`: a lost answer is asked again
                                         {"schema", Store::kSchemaVersion},
                                         {"machine", thisMachine()},
                                         {"cpu", cpuModelName()},

@@ -65,6 +65,8 @@ std::vector<PlannedRun> replicatesOf(const PlannedRun &run)
 
 std::vector<std::string> runArguments(const PlannedRun &run, const std::string &study)
 {
+    if (!run.resume.empty())
+        return {"run", "--resume", study, run.resume};
     std::vector<std::string> arguments = {"run", "--db", study};
     if (!run.from.empty())
         arguments.insert(arguments.end(), {"--from", run.from});

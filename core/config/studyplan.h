@@ -24,12 +24,16 @@ struct PlannedRun
     // run's config, which the overrides then change (instead of a preset and a file).
     std::string from;
     std::string fromToml;
+    // Or a stopped run of the study resumed from its newest checkpoint (`optlog run --resume`), with
+    // its own config and where it trained (a host's run on its host): its id. Then only the name
+    // is read besides.
+    std::string resume;
 
     RunConfig config() const;
 };
 
 // The arguments of `optlog run` that train `run` into `study`: its source (--from, else --preset
-// and --config), its overrides, then its name. The one place the engine's command line is
+// and --config), its overrides, then its name; or `--resume STUDY RUN` for a resumed one. The one place the engine's command line is
 // written: `optlog study`, replicates, `optlog tune` and the workbench's queue all start runs so.
 // The one thing it does not carry is the machine's tuning, which must be in the environment
 // before LibTorch's libraries load: the launcher hands it to the engine in the variables that
