@@ -117,6 +117,7 @@ private Q_SLOTS:
     void initTestCase();
     void cleanupTestCase();
     void aStudyOnSlurmEqualsTheSameStudyRunHere();
+    void aStudyNamedLikeShellCodeRunsNothingButItsTasks();
     void aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered();
     void aTruncatedShardIsRefusedWithItsPathAndTheOthersGathered();
 #ifdef OPTLOG_TEST_WORKBENCH
@@ -231,6 +232,50 @@ void tst_Slurm::aStudyOnSlurmEqualsTheSameStudyRunHere()
             QCOMPARE(rows.memory[i].bytes, other.memory[i].bytes);
         }
     }
+}
+
+void tst_Slurm::aStudyNamedLikeShellCodeRunsNothingButItsTasks()
+{
+    if (!m_skip.isEmpty())
+        QSKIP(qPrintable(m_skip));
+    // A study's path and its plan's name as someone may give them: a command substitution, a
+    // backquoted command, a double quote and spaces. The batch script holds them as literals.
+    const QString folder = m_dir.filePath("named like code 100%A"); // % is sbatch's pattern character
+    QVERIFY(QDir().mkpath(folder));
+    const QStringList markers = {"pwned-subst", "pwned-tick", "pwned-plan"};
+    const QString study = folder + "/a \"study\" $(touch pwned-subst) `touch pwned-tick`.sqlite";
+    const QString plan = writtenFile(m_dir, "named.toml",
+                                     planOf("$(touch pwned-plan)",
+                                            {{"fp32", {}}, {"accum2", {"train.accumulation=2"}}}));
+    const auto markersMade = [&] {
+        QStringList made;
+        for (const QString &where : {folder, study + ".shards", QDir::currentPath()})
+            for (const QString &marker : markers)
+                if (QFile::exists(where + "/" + marker))
+                    made << where + "/" + marker;
+        return made;
+    };
+    const Result submitted = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm", "--wait"}, 300000);
+    QVERIFY2(submitted.exitCode == 0, qPrintable(submitted.err));
+    QCOMPARE(submitted.err.count("optlog study: gathered "), 2);
+    QVERIFY2(markersMade().isEmpty(), qPrintable(markersMade().join(", ")));
+    {
+        const Store store(study.toStdString(), Store::Access::ReadOnly);
+        QCOMPARE(store.runs().size(), size_t(2));
+        // Each task's log is where its pattern says: in the study's own folder, its % kept.
+        QCOMPARE(QDir(study + ".shards").entryList({"*.log"}).size(), 2);
+    }
+    // The commands printed for a person to paste name the study as one word of a shell's.
+    const Result again = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm"});
+    QVERIFY2(again.exitCode == 0, qPrintable(again.err));
+    const QRegularExpression printed("`(optlog gather [^\\n]*)` collects");
+    const QRegularExpressionMatch command = printed.match(again.err);
+    QVERIFY2(command.hasMatch(), qPrintable(again.err));
+    QProcess shell;
+    shell.start("bash", {"-c", "optlog() { printf '%s\\n' \"$@\"; }; " + command.captured(1)});
+    QVERIFY(shell.waitForFinished(30000));
+    QCOMPARE(QString::fromUtf8(shell.readAllStandardOutput()), "gather\n" + study + "\n");
+    QVERIFY2(markersMade().isEmpty(), qPrintable(markersMade().join(", ")));
 }
 
 void tst_Slurm::aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered()

@@ -23,6 +23,12 @@ inline constexpr int kResumeKilledAt = 170;
 // different points of the stream; each costs about 3 s (the reconnection's pause and ssh).
 inline constexpr int kConnectionCuts = 20;
 
+// tst_remote, a run cancelled on its host after 60 steps and resumed there
+// (aRunStoppedOnItsHostIsResumedThereAndFollowedHere): long enough that the cancel, which goes over
+// SSH, lands before the end on a fast machine, and that the resumed run is still training when its
+// connection is cut; the smoke model takes milliseconds a step.
+inline constexpr int kResumedOnHostSteps = 2000;
+
 // tst_hostile: SIGKILL after this many steps (killAtAnyPointKeepsEveryCommittedRow): the first
 // step's rows, a few, a validation's (every 7 steps) and a checkpoint's in flight, one run each.
 inline constexpr std::array<int, 4> kKilledAfterSteps = {1, 5, 20, 60};

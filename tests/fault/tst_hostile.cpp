@@ -8,6 +8,7 @@
 #include "tests/common/buildfeatures.h"
 #include "tests/common/configfuzzer.h"
 #include "tests/common/enginebinary.h"
+#include "tests/common/poisonedplaces.h"
 #include "tests/common/scenariosizes.h"
 #include "tests/common/testpaths.h"
 
@@ -85,6 +86,19 @@ QMap<QString, QByteArray> folderState(const QString &root)
     return state;
 }
 
+// `after` less what a reading command's connection leaves beside a study it opened and `before`
+// did not hold: SQLite's -shm and empty -wal files (a reader cannot remove them safely). Nothing
+// else may appear.
+QMap<QString, QByteArray> withoutReadersFiles(QMap<QString, QByteArray> after, const QMap<QString, QByteArray> &before,
+                                              const QString &root)
+{
+    for (const QString &name : after.keys())
+        if (!before.contains(name)
+            && (name.endsWith("-shm") || (name.endsWith("-wal") && QFileInfo(root + "/" + name).size() == 0)))
+            after.remove(name);
+    return after;
+}
+
 // A study's rows per table and its integrity check, read without writing.
 struct StudyRows
 {
@@ -123,6 +137,8 @@ private Q_SLOTS:
     void initTestCase();
     void hostileInputIsRefusedAndChangesNothing_data();
     void hostileInputIsRefusedAndChangesNothing();
+    void aStudyFromSomeoneElseRunsNothing_data();
+    void aStudyFromSomeoneElseRunsNothing();
     void unwritableStudyIsReadButNotWritten();
     void immutableStudyIsRefusedForWriting();
     void killAtAnyPointKeepsEveryCommittedRow();
@@ -226,6 +242,7 @@ void tst_Hostile::initTestCase()
     write("plan-unknown-key.toml", "name = \"p\"\n[[run]]\nname = \"a\"\npreset = \"smoke\"\ncolour = \"red\"\n");
     write("plan-nan-tolerance.toml", "name = \"p\"\ntolerance = nan\n[[run]]\nname = \"a\"\npreset = \"smoke\"\n");
     write("plan-zero-repeats.toml", "name = \"p\"\n[[run]]\nname = \"a\"\npreset = \"smoke\"\nrepeats = 0\n");
+    write("plan-one-run.toml", "name = \"p\"\n[[run]]\nname = \"a\"\npreset = \"smoke\"\n");
     QDir().mkpath(fixture("a-folder"));
     QDir().mkpath(fixture("config-folder.toml"));
     QVector<quint16> tokens(4000);
@@ -398,6 +415,15 @@ void tst_Hostile::hostileInputIsRefusedAndChangesNothing_data()
         << QStringList{"study", "{fixture}/plan-nan-tolerance.toml", "--db", "{study}"} << 2 << "tolerance";
     QTest::newRow("study plan zero repeats")
         << QStringList{"study", "{fixture}/plan-zero-repeats.toml", "--db", "{study}"} << 2 << "repeats";
+    // A path Slurm's log file pattern cannot hold as a literal: refused before the study is made.
+    QTest::newRow("a study for Slurm whose path holds a newline")
+        << QStringList{"study", "{fixture}/plan-one-run.toml", "--db", "{fixture}/new\nline.sqlite", "--scheduler",
+                       "slurm"}
+        << 2 << "holds a newline, which Slurm cannot take";
+    QTest::newRow("a study for Slurm whose path holds a backslash")
+        << QStringList{"study", "{fixture}/plan-one-run.toml", "--db", "{fixture}/back\\slash.sqlite", "--scheduler",
+                       "slurm"}
+        << 2 << "holds a backslash, which Slurm cannot take";
 
     // Runs that cannot fit: refused before anything is written or measured.
     QTest::newRow("predicted above the budget")
@@ -422,16 +448,11 @@ void tst_Hostile::hostileInputIsRefusedAndChangesNothing()
     const Result r = runOptlog(arguments);
     const StudyRows after = studyRows(study);
     const bool unchanged = sha256(study) == hash && after.rows == before.rows && after.integrity == "ok";
-    // A reading command's connection leaves SQLite's empty -wal and -shm files beside a study it
-    // opened (a reader cannot remove them safely); nothing else may appear.
-    QMap<QString, QByteArray> inputsAfter = folderState(m_dir.filePath("fixture"));
     const bool reads = QStringList{"runs", "show", "compare", "report", "export"}.contains(arguments.value(0));
-    for (const QString &name : inputsAfter.keys())
-        if (reads && !inputs.contains(name)
-            && (name.endsWith("-shm")
-                || (name.endsWith("-wal") && QFileInfo(m_dir.filePath("fixture/" + name)).size() == 0)))
-            inputsAfter.remove(name);
-    const bool inputsUnchanged = inputsAfter == inputs;
+    const QMap<QString, QByteArray> inputsAfter = folderState(m_dir.filePath("fixture"));
+    const bool inputsUnchanged = (reads ? withoutReadersFiles(inputsAfter, inputs, m_dir.filePath("fixture"))
+                                        : inputsAfter)
+                                 == inputs;
     const bool said = QRegularExpression(message).match(r.err).hasMatch();
     record(!r.crashed && r.exitCode == code && said, r.crashed, !unchanged || !inputsUnchanged);
 
@@ -441,6 +462,42 @@ void tst_Hostile::hostileInputIsRefusedAndChangesNothing()
     QVERIFY2(!r.err.contains("terminate called") && !r.err.contains("Aborted"), qPrintable(r.err));
     QVERIFY2(unchanged, "the study changed");
     QVERIFY2(inputsUnchanged, "an input file or folder changed, or a file was left beside one");
+}
+
+void tst_Hostile::aStudyFromSomeoneElseRunsNothing_data()
+{
+    optlog::testing::addPoisonedPlaces();
+}
+
+void tst_Hostile::aStudyFromSomeoneElseRunsNothing()
+{
+    // Every command that reaches a study's runs on other machines: each refuses before ssh runs,
+    // naming the study, the run and the value, exit 2, and writes nothing (no follower's lock, no
+    // byte of the study). Without the checks, OpenSSH would have read the first two as options.
+    QFETCH(QString, host);
+    QFETCH(QString, optlog);
+    QFETCH(QString, refusal);
+    QFETCH(qint64, remoteRun);
+    const QString folder = m_dir.filePath("poisoned/" + QString::fromUtf8(QTest::currentDataTag()).replace(' ', '-'));
+    QVERIFY(QDir().mkpath(folder));
+    const QString study = folder + "/study.sqlite", marker = folder + "/marker";
+    optlog::testing::writePoisonedStudy(study, host, optlog, remoteRun, marker);
+    const QMap<QString, QByteArray> before = folderState(folder);
+    for (const QStringList &command : QList<QStringList>{{"follow", study},
+                                                         {"gather", study},
+                                                         {"cancel", study},
+                                                         {"cancel", study, "elsewhere"},
+                                                         {"run", "--resume", study, "elsewhere"}}) {
+        const Result r = runOptlog(command);
+        const bool said = r.err.contains("study '" + study + "', run 2: ") && r.err.contains(refusal)
+                          && r.err.contains("nothing was run");
+        const bool unchanged = withoutReadersFiles(folderState(folder), before, folder) == before; // the marker too
+        record(!r.crashed && r.exitCode == 2 && said, r.crashed, !unchanged);
+        const QString what = command.join(' ') + ": " + r.err;
+        QVERIFY2(!r.crashed && r.exitCode == 2, qPrintable(what));
+        QVERIFY2(said, qPrintable(what));
+        QVERIFY2(unchanged && !QFile::exists(marker), qPrintable("written: " + what));
+    }
 }
 
 void tst_Hostile::unwritableStudyIsReadButNotWritten()

@@ -7,6 +7,7 @@
 #include "core/store/store.h"
 #include "tests/common/enginebinary.h"
 #include "tests/common/files.h"
+#include "tests/common/poisonedplaces.h"
 #include "tests/common/scenariosizes.h"
 #include "tests/common/testpaths.h"
 #ifdef OPTLOG_TEST_WORKBENCH // the build without the workbench tests the CLI's side alone
@@ -14,13 +15,17 @@
 #include "ui/monitorview.h"
 #include "ui/runplacechooser.h"
 #include "ui/runqueue.h"
+#include "ui/runsview.h"
+#include "ui/studywatcher.h"
 
 #include <QStatusBar>
+#include <QTableView>
 #endif
 
 #include <QDir>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <csignal>
@@ -115,8 +120,9 @@ bool integrityOk(const QString &study)
     return check.waitForFinished(30000) && check.readAllStandardOutput().trimmed() == "ok";
 }
 
-// The pids of the processes whose parent is `parent` and whose command line holds `text`.
-QList<qint64> childrenRunning(qint64 parent, const QString &text)
+// The pids of the processes whose parent is `parent` (-1: any) and whose command line holds `text`
+// (and `also`, when given).
+QList<qint64> childrenRunning(qint64 parent, const QString &text, const QString &also = {})
 {
     QList<qint64> found;
     for (const QString &entry : QDir("/proc").entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
@@ -127,8 +133,10 @@ QList<qint64> childrenRunning(qint64 parent, const QString &text)
             continue;
         const QString fields = QString::fromUtf8(stat.readAll());
         const QStringList afterName = fields.mid(fields.lastIndexOf(')') + 2).split(' ');
-        if (afterName.size() > 1 && afterName[1].toLongLong() == parent
-            && QString::fromUtf8(command.readAll()).replace(QChar('\0'), ' ').contains(text))
+        if (afterName.size() > 1 && (parent < 0 || afterName[1].toLongLong() == parent) && [&] {
+                const QString line = QString::fromUtf8(command.readAll()).replace(QChar('\0'), ' ');
+                return line.contains(text) && line.contains(also);
+            }())
             found << pid;
     }
     return found;
@@ -174,7 +182,11 @@ private Q_SLOTS:
     void cutConnectionsLoseNoRowAndRepeatNone();
     void aKilledHostEngineEndsCrashedHere();
     void badHostsAndBadStreamsAreRefusedWithTheStudyIntact();
+    void aStartWhoseAnswerIsLostTrainsOnceAndIsFollowed();
+    void aRunStoppedOnItsHostIsResumedThereAndFollowedHere();
 #ifdef OPTLOG_TEST_WORKBENCH
+    void theWorkbenchOpeningAStudyFromSomeoneElseRunsNothing_data();
+    void theWorkbenchOpeningAStudyFromSomeoneElseRunsNothing();
     void theWorkbenchRunsOnAHostAndFollowsItThroughACutConnection();
 #endif
 
@@ -510,7 +522,158 @@ void tst_Remote::badHostsAndBadStreamsAreRefusedWithTheStudyIntact()
     QCOMPARE(restored.exitCode, 0);
 }
 
+void tst_Remote::aStartWhoseAnswerIsLostTrainsOnceAndIsFollowed()
+{
+    if (!m_netns.skip.isEmpty())
+        QSKIP(qPrintable(m_netns.skip));
+    const QString sshhost = optlog::testing::sourcePath(QStringLiteral("tests/remote/sshhost.sh"));
+    // The host's engine of a study here, once its start has begun there: the study there is named
+    // after this one's stem.
+    const auto startedThere = [](const QString &stem) {
+        return !childrenRunning(-1, "-" + stem + "-", " --config ").isEmpty();
+    };
+    const auto oneRunThereLikeHere = [](const QString &study) {
+        const Store laptop(study.toStdString(), Store::Access::ReadOnly);
+        const Store host(laptop.remotePlace(1)->study, Store::Access::ReadOnly);
+        QCOMPARE(host.runs().size(), size_t(1));
+        QCOMPARE(laptop.runs().size(), size_t(1));
+        const Copies copies = copiesOf(study, 1);
+        QCOMPARE(copies.steps, int64_t(300));
+        QCOMPARE(copies.difference(), QString());
+    };
+
+    // The host's optlog, holding each start's answer until `release` exists: the answer then comes
+    // only after the test has cut the link, or ended this side.
+    const QString release = m_dir.filePath("release-starts");
+    const QString optlogThere = optlog::testing::optlogBinary();
+    const QString held
+        = writtenFile(m_dir, "held-optlog",
+                      ("#!/bin/sh\nif [ \"$1 $2\" = 'host start' ]; then\n  answer=$('" + optlogThere
+                       + "' \"$@\"); code=$?\n  while [ ! -e '" + release
+                       + "' ]; do sleep 0.1; done\n  printf '%s\\n' \"$answer\"\n  exit $code\nfi\nexec '" + optlogThere
+                       + "' \"$@\"\n")
+                          .toUtf8());
+    QFile::setPermissions(held, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    const Result checked = optlog(m_netns, {"host", "check", kHost, "--optlog", held});
+    QVERIFY2(checked.exitCode == 0, qPrintable(checked.err));
+    const auto restoreHost = qScopeGuard([&] {
+        QFile(release).open(QIODevice::WriteOnly); // nothing held after the test
+        optlog(m_netns, {"host", "check", kHost, "--optlog", optlogThere});
+    });
+
+    // The link cut while the host starts the run: the answer is lost, the laptop asks again until
+    // the link is back, and the host answers with the run that start made.
+    const QString study = m_dir.filePath("lostanswer.sqlite");
+    QProcess run;
+    startRun(run, m_netns, study, {"--set", "train.steps=300", "--set", "name=lost"});
+    QVERIFY2(waitUntil([&] { return startedThere("lostanswer"); }, 60000), qPrintable(run.readAllStandardError()));
+    QProcess::execute("bash", {sshhost, "cut", m_netns.folder});
+    QByteArray said;
+    QVERIFY2(waitUntil(
+                 [&] {
+                     run.waitForReadyRead(0);
+                     said += run.readAllStandardError();
+                     return said.contains("no answer from optlog-test-host to the start of run 1");
+                 },
+                 60000),
+             said.constData());
+    QCOMPARE(QProcess::execute("bash", {sshhost, "restore", m_netns.folder}), 0);
+    QVERIFY(QFile(release).open(QIODevice::WriteOnly));
+    QVERIFY(run.waitForFinished(180000));
+    said += run.readAllStandardError();
+    QVERIFY2(run.exitCode() == 0 && said.contains("completed"), said.constData());
+    oneRunThereLikeHere(study);
+    if (QTest::currentTestFailed())
+        return;
+
+    // This side ended while the host started it: the study holds the copy and its key, and
+    // `optlog follow` asks again and follows the one run there.
+    QVERIFY(QFile::remove(release));
+    const QString orphan = m_dir.filePath("killedstart.sqlite");
+    QProcess killed;
+    startRun(killed, m_netns, orphan, {"--set", "train.steps=300", "--set", "name=orphan"});
+    QVERIFY(waitUntil([&] { return startedThere("killedstart"); }, 60000));
+    ::kill(pid_t(killed.processId()), SIGKILL);
+    QVERIFY(killed.waitForFinished(30000));
+    QVERIFY(QFile(release).open(QIODevice::WriteOnly));
+    {
+        const Store laptop(orphan.toStdString(), Store::Access::ReadOnly);
+        QCOMPARE(laptop.remoteRuns().size(), size_t(1));
+        QVERIFY(!laptop.remoteRuns()[0].answered());
+        QCOMPARE(laptop.remoteRuns()[0].startKey.size(), size_t(32));
+    }
+    const Result followed = optlog(m_netns, {"follow", orphan});
+    QVERIFY2(followed.exitCode == 0 && followed.err.contains("completed"), qPrintable(followed.err));
+    oneRunThereLikeHere(orphan);
+}
+
+void tst_Remote::aRunStoppedOnItsHostIsResumedThereAndFollowedHere()
+{
+    if (!m_netns.skip.isEmpty())
+        QSKIP(qPrintable(m_netns.skip));
+    using optlog::testing::scenario::kResumedOnHostSteps;
+    const QString study = m_dir.filePath("resumed.sqlite");
+    QProcess run;
+    startRun(run, m_netns, study,
+             {"--set", "train.steps=" + QString::number(kResumedOnHostSteps), "--set", "train.checkpoint_interval=50",
+              "--set", "name=resumed"});
+    QVERIFY2(waitUntil([&] { return stepsHere(study) >= 60; }, 120000), qPrintable(run.readAllStandardError()));
+    const Result cancelled = optlog(m_netns, {"cancel", study, "resumed"});
+    QVERIFY2(cancelled.exitCode == 0, qPrintable(cancelled.err));
+    QVERIFY(run.waitForFinished(120000));
+    QCOMPARE(run.exitCode(), int(kExitCancelled));
+    QVERIFY(stepsHere(study) < kResumedOnHostSteps);
+
+    // Resumed there from its checkpoint, and followed here through a cut connection.
+    QProcess resumed;
+    resumed.setProcessEnvironment(m_netns.laptop);
+    resumed.start(optlog::testing::optlogBinary(), {"run", "--resume", study, "resumed"});
+    QList<qint64> streams;
+    QVERIFY(waitUntil([&] { return !(streams = childrenRunning(resumed.processId(), "--metrics-from")).isEmpty(); },
+                      60000));
+    ::kill(pid_t(streams.front()), SIGKILL);
+    QVERIFY(resumed.waitForFinished(300000));
+    const QByteArray said = resumed.readAllStandardError();
+    QVERIFY2(resumed.exitCode() == 0 && said.contains("resumed on optlog-test-host after step")
+                 && said.contains("reconnected to optlog-test-host") && said.contains("completed"),
+             said.constData());
+    // One run there, trained to its end, and its copy here row for row: nothing twice, nothing lost.
+    const Copies copies = copiesOf(study, 1);
+    QCOMPARE(copies.steps, int64_t(kResumedOnHostSteps));
+    QCOMPARE(copies.difference(), QString());
+    const Store laptop(study.toStdString(), Store::Access::ReadOnly);
+    QVERIFY(laptop.requireRun(1).outcome == Outcome::Completed);
+    QCOMPARE(Store(laptop.remotePlace(1)->study, Store::Access::ReadOnly).runs().size(), size_t(1));
+}
+
 #ifdef OPTLOG_TEST_WORKBENCH
+void tst_Remote::theWorkbenchOpeningAStudyFromSomeoneElseRunsNothing_data()
+{
+    optlog::testing::addPoisonedPlaces();
+}
+
+void tst_Remote::theWorkbenchOpeningAStudyFromSomeoneElseRunsNothing()
+{
+    // It follows a study's runs on other machines as it opens it (`optlog follow`): refused as the
+    // commands refuse it (tst_hostile), and said in the status bar. No ssh is needed to refuse.
+    QFETCH(QString, host);
+    QFETCH(QString, optlog);
+    QFETCH(QString, refusal);
+    QFETCH(qint64, remoteRun);
+    static int row = 0;
+    const QString marker = m_dir.filePath(QStringLiteral("marker-%1").arg(++row));
+    const QString study = m_dir.filePath(QStringLiteral("poisoned-%1.sqlite").arg(row));
+    optlog::testing::writePoisonedStudy(study, host, optlog, remoteRun, marker);
+    QStandardPaths::setTestModeEnabled(true);
+    MainWindow window(optlog::testing::optlogBinary());
+    QVERIFY(window.openStudy(study));
+    QTRY_VERIFY2_WITH_TIMEOUT(window.statusBar()->currentMessage().contains(refusal),
+                              qPrintable(window.statusBar()->currentMessage()), 30000);
+    QVERIFY(window.statusBar()->currentMessage().contains("run 2"));
+    QVERIFY(!QFile::exists(marker));
+    QVERIFY(!QFile::exists(study + ".followers"));
+}
+
 void tst_Remote::theWorkbenchRunsOnAHostAndFollowsItThroughACutConnection()
 {
     if (!m_loopback.skip.isEmpty())
@@ -590,8 +753,24 @@ void tst_Remote::theWorkbenchRunsOnAHostAndFollowsItThroughACutConnection()
     QTRY_VERIFY_WITH_TIMEOUT(!queue->isRunning(), 60000);
     const Copies copies = copiesOf(study, 1);
     QCOMPARE(copies.difference(), QString());
+    QVERIFY(Store(study.toStdString(), Store::Access::ReadOnly).requireRun(1).outcome == Outcome::Cancelled);
+
+    // Resumed there from the Runs list, from its checkpoint, and followed here again.
+    QTRY_VERIFY_WITH_TIMEOUT(window.watcher()->snapshot().find(1) && window.watcher()->snapshot().find(1)->isFinished(),
+                             30000);
+    window.runsView()->table()->selectAll();
+    window.resumeOnHostAction()->trigger();
+    QVERIFY2(window.statusBar()->currentMessage().contains("Resuming on the host on optlog-test-host"),
+             qPrintable(window.statusBar()->currentMessage()));
+    QTRY_VERIFY_WITH_TIMEOUT(!Store(study.toStdString(), Store::Access::ReadOnly).requireRun(1).isFinished(), 120000);
+    QTRY_VERIFY_WITH_TIMEOUT(stepsHere(study) > copies.steps + 10, 60000);
+    queue->cancelRunning();
+    QTRY_VERIFY_WITH_TIMEOUT(!queue->isRunning(), 60000);
+    const Copies resumed = copiesOf(study, 1);
+    QCOMPARE(resumed.difference(), QString());
     const Store store(study.toStdString(), Store::Access::ReadOnly);
     QVERIFY(store.requireRun(1).outcome == Outcome::Cancelled);
+    QCOMPARE(Store(store.remotePlace(1)->study, Store::Access::ReadOnly).runs().size(), size_t(1));
     qInfo("the GUI thread's longest wait between two 10 ms ticks: %lld ms", longestStall);
     QVERIFY2(longestStall < 1000, qPrintable(QString::number(longestStall)));
 }
