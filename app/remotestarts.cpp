@@ -151,7 +151,8 @@ StartAnswer resumeUntilAnswered(const RemoteRun &copy, const std::string &label,
                                 const std::atomic<bool> &stop)
 {
     const std::string key = newStartKey(); // this resume's, asked again with it
-    return askUntilAnswered(copy, "the resume of " + label, [&] { return askResume(copy, key); }, say, stop);
+    return askUntilAnswered(
+        copy, "the resume of " + label, [&] { return askResume(copy, key); }, say, stop);
 }
 
 } // namespace optlog
