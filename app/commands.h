@@ -176,7 +176,8 @@ struct CopyRequest
     std::string suffix;      // appended to each copied run's name
 };
 int copyCommand(const CopyRequest &request);
-int showCommand(const std::string &study, const std::string &run);
+// With `timeline`, only the run's memory timelines: each step's phases with their peaks.
+int showCommand(const std::string &study, const std::string &run, bool timeline = false);
 
 struct QuantizeRequest
 {

@@ -7,6 +7,7 @@
 #include "core/analysis/runfilter.h"
 #include "core/analysis/studycomparison.h"
 #include "core/analysis/studytext.h"
+#include "core/analysis/timelinetables.h"
 #include "core/cluster/slurm.h"
 #include "core/cluster/tasklist.h"
 #include "core/config/config.h"
@@ -62,7 +63,7 @@ int runsCommand(const RunsRequest &request)
     return kExitOk;
 }
 
-int showCommand(const std::string &path, const std::string &runName)
+int showCommand(const std::string &path, const std::string &runName, bool timeline)
 {
     auto store = openStudy(path, "show");
     if (!store)
@@ -70,7 +71,7 @@ int showCommand(const std::string &path, const std::string &runName)
     RunRecord run;
     if (const int refused = refuseBadInput("show", [&] { run = store->requireRunNamed(runName); }))
         return refused;
-    std::cout << formatRunDetail(*store, run);
+    std::cout << (timeline ? formatTimelines(store->timelines(run.id)) : formatRunDetail(*store, run));
     return kExitOk;
 }
 
@@ -159,10 +160,13 @@ Command addRunsCommand(CLI::App &app, const Invocation &)
 Command addShowCommand(CLI::App &app, const Invocation &)
 {
     auto study = std::make_shared<std::string>(), run = std::make_shared<std::string>();
+    auto timeline = std::make_shared<bool>(false);
     CLI::App *command = app.add_subcommand("show", "show one run: config, environment, memory by role, events");
     command->add_option("study", *study, "study file")->required();
     command->add_option("run", *run, "run name or id")->required();
-    return {command, [study, run] { return showCommand(*study, *run); }};
+    command->add_flag("--timeline", *timeline,
+                      "only its memory timelines: the peak of each phase of its first and first measured step");
+    return {command, [study, run, timeline] { return showCommand(*study, *run, *timeline); }};
 }
 
 Command addExportCommand(CLI::App &app, const Invocation &)

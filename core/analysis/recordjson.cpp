@@ -77,6 +77,14 @@ nlohmann::json memoryRowJson(const MemoryRow &row)
             {k::kSource, memorySourceName(row.source)}};
 }
 
+nlohmann::json timelinesJson(const std::vector<MemoryTimeline> &timelines)
+{
+    nlohmann::json out = nlohmann::json::array();
+    for (const MemoryTimeline &timeline : timelines)
+        out.push_back(timelineToJson(timeline));
+    return out;
+}
+
 nlohmann::json rankJson(const RankRecord &rank, const std::vector<MemoryRow> &memory)
 {
     nlohmann::json rows = nlohmann::json::array();

@@ -19,6 +19,7 @@ nlohmann::json runRecordJson(const RunRecord &run, const std::string &derivedFro
 nlohmann::json metricJson(const StepMetrics &metrics);
 nlohmann::json validationJson(const ValidationPoint &point);
 nlohmann::json memoryRowJson(const MemoryRow &row);
+nlohmann::json timelinesJson(const std::vector<MemoryTimeline> &timelines); // an array, empty for none
 // A rank with its environment and its memory rows.
 nlohmann::json rankJson(const RankRecord &rank, const std::vector<MemoryRow> &memory);
 

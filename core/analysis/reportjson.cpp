@@ -129,6 +129,7 @@ std::string reportJson(const Report &report)
                     {"config_changes", changes},
                     {"dtypes", dtypes},
                     {"memory", memory},
+                    {"memory_timelines", timelinesJson(s.timelines)},
                     {"quantizations", quantizations},
                     {"quantizations_leave_untouched", s.quantizations.empty() ? "" : quantizationUntouched()},
                     {"validation", validation},

@@ -133,6 +133,7 @@ RunSummary summarize(const Store &store, const RunRecord &run)
     s.ranks = store.ranks(run.id);
     for (const RankRecord &rank : s.ranks)
         s.rankMemory[rank.rank] = rank.rank == 0 ? s.memory : store.memory(run.id, rank.rank);
+    s.timelines = store.timelines(run.id);
     return s;
 }
 

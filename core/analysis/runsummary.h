@@ -89,6 +89,7 @@ struct RunSummary
     std::vector<QuantizationResult> quantizations; // of its final weights, oldest first
     std::vector<RankRecord> ranks;                 // data parallel: every rank, rank 0 first; else none
     std::map<int64_t, std::vector<MemoryRow>> rankMemory; // data parallel: each rank's memory by role
+    std::vector<MemoryTimeline> timelines;                // its steps' memory timelines, by step
     double mfu() const { return peakGflops > 0 ? achievedGflops / peakGflops : 0; }
 };
 RunSummary summarize(const Store &store, const RunRecord &run);

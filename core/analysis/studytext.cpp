@@ -201,6 +201,7 @@ std::string studyJson(const Store &store)
             r["validation"].push_back(validationJson(v));
         for (const auto &m : store.memory(run.id))
             r["memory"].push_back(memoryRowJson(m));
+        r["memory_timelines"] = timelinesJson(store.timelines(run.id));
         for (const auto &e : store.events(run.id))
             r["events"].push_back({{"at", e.at},
                                    {"kind", eventKindName(e.kind)},

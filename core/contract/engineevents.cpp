@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/contract/engineevents.h"
 
+#include "core/contract/inputerror.h"
 #include "core/contract/jsonfields_p.h"
 #include "core/contract/recordkeys.h"
 #include "core/contract/rowlookup.h"
@@ -38,6 +39,7 @@ constexpr char kSkipped[] = "skipped";
 constexpr char kMachineGflops[] = "machine_gflops";
 constexpr char kAllocatedBytes[] = "allocated_bytes";
 constexpr char kPeakBytes[] = "peak_bytes";
+constexpr char kTimeline[] = "timeline";
 using recordkey::kCommunicationSeconds;
 constexpr char kAt[] = "at";
 constexpr char kValidationLoss[] = "val_loss";
@@ -77,6 +79,7 @@ constexpr KindName kKindNames[] = {
     {EventKind::Finished, "finished"},
     {EventKind::Memory, "memory"},
     {EventKind::Flops, "flops"},
+    {EventKind::Timeline, "memory_timeline"},
     {EventKind::Note, "note"},
     {EventKind::Warning, "warning"},
     {EventKind::Oom, "oom"},
@@ -140,6 +143,11 @@ nlohmann::json write(const Validated &e)
         out[kSequenceSd] = e.point.sequenceSd;
     }
     return out;
+}
+
+nlohmann::json write(const MemoryTimelineReport &e)
+{
+    return {{kTimeline, timelineToJson(e.timeline)}};
 }
 
 nlohmann::json write(const MemoryReport &e)
@@ -297,6 +305,15 @@ ModelFlops readFlops(const Fields &f)
     return e;
 }
 
+MemoryTimelineReport readTimeline(const Fields &f)
+{
+    try {
+        return {timelineFromJson(f.required(kTimeline))};
+    } catch (const InputError &e) {
+        throw FormatError(std::string("'timeline': ") + e.what());
+    }
+}
+
 RunFinished readFinished(const Fields &f)
 {
     const std::string name = f.text(kOutcome);
@@ -326,6 +343,7 @@ EngineEvent readEvent(const nlohmann::json &object)
     case EventKind::Validation: event.body = readValidation(f); break;
     case EventKind::Memory: event.body = readMemory(f); break;
     case EventKind::Flops: event.body = readFlops(f); break;
+    case EventKind::Timeline: event.body = readTimeline(f); break;
     case EventKind::Finished: event.body = readFinished(f); break;
     default: // the log messages
         event.body = LogMessage{*kind, f.text(kMessage), f.has(kStep) ? f.integer(kStep) : -1, f.textOr(kAt)};
@@ -367,6 +385,7 @@ EventKind EngineEvent::kind() const
         EventKind operator()(const Validated &) const { return EventKind::Validation; }
         EventKind operator()(const MemoryReport &) const { return EventKind::Memory; }
         EventKind operator()(const ModelFlops &) const { return EventKind::Flops; }
+        EventKind operator()(const MemoryTimelineReport &) const { return EventKind::Timeline; }
         EventKind operator()(const RunFinished &) const { return EventKind::Finished; }
         EventKind operator()(const LogMessage &e) const { return e.kind; }
     };

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/contract/measurements.h"
+#include "core/contract/memorytimeline.h"
 #include "core/contract/outcome.h"
 
 #include <cstddef>
@@ -26,6 +27,7 @@ enum class EventKind {
     Finished,   // the run ended, with its outcome
     Memory,     // the run's memory by role, measured by a trainer outside the engine
     Flops,      // the model's FLOPs per token, from a trainer outside the engine
+    Timeline,   // the memory timeline of one step (a followed run's, or a trainer's outside the engine)
     Note,       // log messages: stored with the run, shown by `optlog show`
     Warning,
     Oom, // what the memory budget refused (its message is a JSON object)
@@ -94,6 +96,13 @@ struct ModelFlops
     std::string counter; // what counted them, when counted
 };
 
+// The memory timeline of one training step (memorytimeline.h): an engine's, sent by its host to a
+// run followed from elsewhere, or one a trainer outside the engine recorded (`run.memory(...)`).
+struct MemoryTimelineReport
+{
+    MemoryTimeline timeline;
+};
+
 struct RunFinished
 {
     Outcome outcome = Outcome::Completed;
@@ -117,7 +126,8 @@ struct LogMessage
 struct EngineEvent
 {
     int64_t run = 0; // the run's id in its study; 0 from a trainer outside the engine
-    std::variant<RunStarted, StepDone, Validated, MemoryReport, ModelFlops, RunFinished, LogMessage> body;
+    std::variant<RunStarted, StepDone, Validated, MemoryReport, ModelFlops, MemoryTimelineReport, RunFinished, LogMessage>
+        body;
 
     EventKind kind() const;
 };

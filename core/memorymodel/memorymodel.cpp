@@ -301,10 +301,19 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
     const double weightGradient = 4 * C * C * (gradientBytes + (d.autocast ? 2 : 0))
                                   + std::max(0.0, productScratch(4 * C * C) - productScratch(4 * BTC));
     double live = saved;
+    // The highest point so far, and the phase of a step's memory timeline it is in (memorytimeline.h).
     double highest = live + built + 2 * B * T * V * 4; // loss and log-softmax gradients over the logits
+    e.peakPhase = {StepPart::Backward, TimelinePhase::kLossBlock};
+    const auto reach = [&](double bytes, StepPart part, int64_t block) {
+        if (bytes > highest) {
+            highest = bytes;
+            e.peakPhase = {part, block};
+        }
+    };
     // The head's product in the forward, before the log-softmax output exists: the logits and the
     // product's scratch.
-    highest = std::max(highest, live - B * T * V * 4 + B * T * V * d.matmul + productScratch(B * T * V));
+    reach(live - B * T * V * 4 + B * T * V * d.matmul + productScratch(B * T * V), StepPart::Loss,
+          TimelinePhase::kNoBlock);
     live -= head;
     allocate(V * C + 2 * C); // the head's weight (tied: the token embedding's), the final LayerNorm
     for (int64_t i = m.layers - 1; i >= 0; --i) {
@@ -312,22 +321,24 @@ MemoryEstimate estimateMemory(const RunConfig &config, const DeviceTerms &device
         if (isCheckpointed(i)) {
             // The block is recomputed with its saved tensors, then its own backward runs.
             // By the nested attention backward, its output's gradient and its input's are alive too.
-            highest = std::max(highest, live + built + block
-                                            + std::max({gradientBuffers, mlpBackward + weightGradient,
-                                                        attentionBackward + 2 * BTC * d.residual}));
+            reach(live + built + block
+                      + std::max(
+                          {gradientBuffers, mlpBackward + weightGradient, attentionBackward + 2 * BTC * d.residual}),
+                  StepPart::Backward, i);
             live -= checkpointedBlock;
             continue;
         }
         // Attention backward: the gradient of the softmax weights and of the scores exist at once,
         // after the MLP half, the projection input and the V copy are gone.
-        highest = std::max({highest, live + built + mlpBackward, live + built + attentionBackward});
+        reach(live + built + std::max(mlpBackward, attentionBackward), StepPart::Backward, i);
         live -= block;
     }
     // The optimizer step: activations are gone; master weights add their FP32 gradients (for the
     // shard only under ZeRO). ZeRO-2 reduces every gradient first.
     const double masterElements = double(distributed.zeroStage >= 1 ? shard : n);
     const double masterGradients = mode.masterWeights ? double(dtypeBytes(*mode.masterWeights)) * masterElements : 0;
-    highest = std::max({highest, masterGradients, unreduced ? gradientBytes * double(n) : 0.0});
+    reach(masterGradients, StepPart::MasterGradients, TimelinePhase::kNoBlock);
+    reach(unreduced ? gradientBytes * double(n) : 0.0, StepPart::GradientReduction, TimelinePhase::kNoBlock);
     const double batches = double(config.train.accumulation) * 2 * B * T * 8; // the step's token tensors
     // The device's own: the product libraries' workspaces (held once made), and the allocator's
     // rounding of the model state's tensors.
@@ -411,10 +422,12 @@ std::string formatEstimate(const RunConfig &config, const MemoryEstimate &estima
                       formatBytes(r.bytes).c_str(), r.note.c_str());
         out << line;
     }
+    std::string what = estimate.device.device == "cuda" ? "the caching allocator's allocated peak over a complete step"
+                                                        : "the counting allocator's peak over a complete step";
+    if (config.model.source == ModelSource::Builtin)
+        what += ", at " + estimate.peakPhase.name();
     std::snprintf(line, sizeof(line), "  %-18s %-9s %11s %12s  %s\n", "peak", "", "",
-                  formatBytes(estimate.peakBytes).c_str(),
-                  estimate.device.device == "cuda" ? "the caching allocator's allocated peak over a complete step"
-                                                   : "the counting allocator's peak over a complete step");
+                  formatBytes(estimate.peakBytes).c_str(), what.c_str());
     out << line;
     out << formatDeviceTerms(estimate);
     if (config.model.source != ModelSource::Builtin) {
@@ -450,6 +463,8 @@ std::string formatEstimateJson(const RunConfig &config, const MemoryEstimate &es
                                 {"bytes", r.bytes},
                                 {"note", r.note}});
     out["activations_from"] = estimate.source;
+    if (config.model.source == ModelSource::Builtin)
+        out["peak_phase"] = estimate.peakPhase.name();
     const DeviceTerms &device = estimate.device;
     out["device"] = {{"device", device.device},
                      {"chip", device.chip},

@@ -3,6 +3,7 @@
 
 #include "core/config/config.h"
 #include "core/contract/measurements.h"
+#include "core/contract/memorytimeline.h"
 #include "core/memorymodel/deviceterms.h"
 #include "core/memorymodel/shardlayout.h"
 
@@ -32,6 +33,16 @@ struct MemoryEstimate
     std::string source = "the memory model"; // or what predicted the activations instead
     DeviceTerms device;                      // what the figures assume of the device
     std::string calibration;                 // the device calibration that corrected them; empty: none
+    // Where in a steady step the peak falls, as a memory timeline names its phases ("backward,
+    // block 3"): the highest point of the model's walk through the step. Only where activations
+    // are predicted.
+    struct Phase
+    {
+        StepPart part = StepPart::Backward;
+        int64_t block = TimelinePhase::kLossBlock;
+        std::string name() const { return TimelinePhase{part, block}.name(); }
+    };
+    Phase peakPhase;
     const RoleEstimate *find(MemoryRole role) const;
     // The roles that are not activations (model state, data parallel's buffers): exact, the same
     // in every step.

@@ -196,6 +196,8 @@ private:
             addToEnvironment(m_store, m_runId, {{"peak_measure", e.peakMeasure}});
     }
 
+    void take(const MemoryTimelineReport &e) { m_store.storeTimelines(m_runId, {e.timeline}); }
+
     void take(const ModelFlops &e)
     {
         nlohmann::json flops = {{"per_token", e.perToken}, {"how", e.how}};

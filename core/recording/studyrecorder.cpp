@@ -88,6 +88,12 @@ void StudyRecorder::weightsWritten(const WeightFile &file)
     m_store.addWeightFile(m_runId, file);
 }
 
+void StudyRecorder::memoryTimeline(const MemoryTimeline &timeline)
+{
+    m_store.storeTimelines(m_runId, {timeline});
+    emit(MemoryTimelineReport{timeline});
+}
+
 void StudyRecorder::flush()
 {
     m_store.appendMetrics(m_runId, m_pendingMetrics);

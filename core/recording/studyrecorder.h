@@ -40,6 +40,7 @@ public:
     void event(EventKind kind, const std::string &message, int64_t step = -1) override;
     void numerics(const std::vector<TensorNumerics> &rows) override;
     void weightsWritten(const WeightFile &file) override;
+    void memoryTimeline(const MemoryTimeline &timeline) override; // stored at once, and announced
     // Writes every buffered row; call before the run's outcome is stored.
     void flush();
     // Stores the outcome after the last rows, and announces it. When the study no longer takes

@@ -3,6 +3,7 @@
 
 #include "core/contract/engineevents.h"
 #include "core/contract/measurements.h"
+#include "core/contract/memorytimeline.h"
 #include "core/contract/outcome.h"
 
 #include <cstdint>
@@ -26,6 +27,9 @@ public:
     virtual void numerics(const std::vector<TensorNumerics> &) { }
     // A weights file (final weights or a checkpoint) is on the disk, whole.
     virtual void weightsWritten(const WeightFile &) { }
+    // The memory timeline of a step (its first, its first measured), soon after the step, outside
+    // the steps' measured time; one cut short by the run's end, when the run ends.
+    virtual void memoryTimeline(const MemoryTimeline &) { }
 };
 
 struct TrainingOutcome

@@ -64,6 +64,7 @@ private:
             m_store.setDtypes(m_runId, e.dtypesJson);
     }
     void take(const ModelFlops &) { } // a host sends its run's environment, which holds them
+    void take(const MemoryTimelineReport &e) { m_store.storeTimelines(m_runId, {e.timeline}); }
     void take(const LogMessage &e)
     {
         flush(); // in the order the host stored them

@@ -4,6 +4,7 @@
 #include "core/contract/engineevents.h"
 
 #include <cerrno>
+#include <set>
 #include <thread>
 
 #include <poll.h>
@@ -61,6 +62,7 @@ bool streamRun(Store &store, int64_t runId, const CopyEnd &from, int fd, std::ch
     if (!writeAll(fd, line(runId, started)))
         return false;
     std::string memorySent;
+    std::set<int64_t> timelinesSent; // by step
     for (;;) {
         // The outcome is read before the rows: an engine stores its last rows before its outcome,
         // so the rows read after an outcome are all of them. An engine that is gone (killed, its
@@ -98,6 +100,10 @@ bool streamRun(Store &store, int64_t runId, const CopyEnd &from, int fd, std::ch
             batch += memoryLine;
             memorySent = memoryLine;
         }
+        // A step's timeline is stored whole once the step ends: each is sent once.
+        for (MemoryTimeline &timeline : store.timelines(runId))
+            if (timelinesSent.insert(timeline.step).second)
+                batch += line(runId, MemoryTimelineReport{std::move(timeline)});
         if (run.isFinished())
             batch += line(runId,
                           RunFinished{*run.outcome, run.outcomeStep, run.message, run.finishedAt, run.environmentJson});

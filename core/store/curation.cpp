@@ -261,6 +261,7 @@ int64_t Store::insertCopy(const Store &source, const RunRecord &run, const std::
             executeEach(*m_db, kInsertMemory, id, source.memory(run.id, rank.rank), bindMemoryOf(rank.rank));
     executeEach(*m_db, kInsertEvent, id, source.events(run.id), bindEvent);
     executeEach(*m_db, kInsertNumerics, id, source.numerics(run.id), bindNumerics);
+    executeEach(*m_db, kInsertTimeline, id, source.timelines(run.id), bindTimeline);
     executeEach(*m_db, "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags, bindTag);
     executeEach(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id, run.formerNames,
                 [&](SQLite::Statement &s, const std::string &former) {

@@ -178,6 +178,20 @@ std::vector<MemoryRow> Store::memory(int64_t runId, int64_t rank) const
     });
 }
 
+std::vector<MemoryTimeline> Store::timelines(int64_t runId) const
+{
+    return guarded(m_path, "read memory timelines", [&] {
+        return selectEach<MemoryTimeline>(*m_db, "SELECT timeline FROM memory_timelines WHERE run_id = ? ORDER BY step",
+                                          runId, [](SQLite::Statement &query) -> std::optional<MemoryTimeline> {
+                                              try {
+                                                  return timelineFromText(query.getColumn(0).getString());
+                                              } catch (const InputError &) {
+                                                  return std::nullopt;
+                                              }
+                                          });
+    });
+}
+
 std::vector<EventRecord> Store::events(int64_t runId, int64_t from) const
 {
     return guarded(m_path, "read events", [&] {

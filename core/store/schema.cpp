@@ -228,6 +228,15 @@ const std::vector<const char *> kMigrations = {
     R"sql(
     ALTER TABLE remote_runs ADD COLUMN start_key TEXT;
     )sql",
+    // 11 -> 12: a run's memory timelines, one per step recorded (its first, its first measured), each
+    // as the JSON object core/contract/memorytimeline.h writes: a few thousand points at most.
+    R"sql(
+    CREATE TABLE memory_timelines (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        step INTEGER NOT NULL,
+        timeline TEXT NOT NULL,
+        PRIMARY KEY (run_id, step)) WITHOUT ROWID;
+    )sql",
 };
 
 } // namespace

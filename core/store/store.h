@@ -4,6 +4,7 @@
 #include "core/contract/engineevents.h"
 #include "core/contract/inputerror.h"
 #include "core/contract/measurements.h"
+#include "core/contract/memorytimeline.h"
 #include "core/contract/outcome.h"
 
 #include <cstdint>
@@ -123,7 +124,7 @@ class Store
 {
 public:
     enum class Access { ReadOnly, ReadWrite };
-    static constexpr int kSchemaVersion = 11;
+    static constexpr int kSchemaVersion = 12;
     static constexpr size_t kMaxNoteBytes = 8192;
     static constexpr size_t kMaxTagBytes = 64;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
@@ -161,6 +162,8 @@ public:
     void appendValidation(int64_t runId, const std::vector<ValidationPoint> &rows);
     // A data-parallel run keeps each rank's memory under its rank; rank 0's is the run's.
     void replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows, int64_t rank = 0);
+    // Its memory timelines (core/contract/memorytimeline.h): a step's replaces what it had.
+    void storeTimelines(int64_t runId, const std::vector<MemoryTimeline> &timelines);
     void storeRanks(int64_t runId, const std::vector<RankRecord> &ranks);
     void addEvent(int64_t runId, EventKind kind, const std::string &message, int64_t step = -1);
     // Events with their own times (a copy's, followed from another study), in one transaction.
@@ -280,6 +283,8 @@ public:
     std::vector<StepMetrics> metrics(int64_t runId, int64_t from = 0) const;
     std::vector<ValidationPoint> validation(int64_t runId, int64_t from = 0) const;
     std::vector<MemoryRow> memory(int64_t runId, int64_t rank = 0) const;
+    // By step. One this optlog cannot read (a newer one's, or damaged) is left in the file, unread.
+    std::vector<MemoryTimeline> timelines(int64_t runId) const;
     std::vector<RankRecord> ranks(int64_t runId) const; // data parallel: every rank, rank 0 first; else none
     std::vector<EventRecord> events(int64_t runId, int64_t from = 0) const;
     std::vector<TensorNumerics> numerics(int64_t runId) const; // by step, then tensor

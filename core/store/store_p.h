@@ -155,6 +155,14 @@ inline auto bindMemoryOf(int64_t rank)
     };
 }
 
+constexpr const char *kInsertTimeline
+    = "INSERT OR REPLACE INTO memory_timelines (run_id, step, timeline) VALUES (?, ?, ?)";
+inline void bindTimeline(SQLite::Statement &insert, const MemoryTimeline &timeline)
+{
+    insert.bind(2, timeline.step);
+    insert.bind(3, timelineText(timeline));
+}
+
 constexpr const char *kInsertRank
     = "INSERT OR REPLACE INTO ranks (run_id, rank, host, pid, environment, measured_steps, step_seconds, "
       "communication_seconds, outcome, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";

@@ -107,7 +107,7 @@ void Store::reopenRunUnder(int64_t runId, int64_t step, int64_t pid, const std::
         current.bind(3, runId);
         if (current.executeStep() && current.getColumn(0).getInt() == 1)
             return;
-        for (const char *table : {"metrics", "validation", "numerics", "weight_files"}) {
+        for (const char *table : {"metrics", "validation", "numerics", "weight_files", "memory_timelines"}) {
             SQLite::Statement erase(*m_db, std::string("DELETE FROM ") + table + " WHERE run_id = ? AND step > ?");
             erase.bind(1, runId);
             erase.bind(2, step);

@@ -94,6 +94,12 @@ void Store::replaceMemory(int64_t runId, const std::vector<MemoryRow> &rows, int
     });
 }
 
+void Store::storeTimelines(int64_t runId, const std::vector<MemoryTimeline> &timelines)
+{
+    return guarded(m_path, "store memory timelines",
+                   [&] { executeEach(*m_db, kInsertTimeline, runId, timelines, bindTimeline); });
+}
+
 void Store::storeRanks(int64_t runId, const std::vector<RankRecord> &ranks)
 {
     return guarded(m_path, "store the ranks", [&] { appendEach(*m_db, kInsertRank, runId, ranks, bindRank); });

@@ -59,6 +59,7 @@ private Q_SLOTS:
     void aVersionFourStudyMigratesWithItsRunsUnchanged();
     void readersReadWhileTheWriterWrites();
     void aRunOnAnotherMachineKeepsItsPlaceAndIsGatheredWhole();
+    void memoryTimelinesAreKeptByStepCopiedAndDroppedPastAResume();
 };
 
 void tst_Store::roundTrip()
@@ -475,6 +476,53 @@ void tst_Store::aRunOnAnotherMachineKeepsItsPlaceAndIsGatheredWhole()
     QVERIFY(!remote[0].gatheredAt.empty());
     QCOMPARE(remote[0].place.host, std::string("gpu-box"));
     QCOMPARE(remote[0].startKey, std::string("6b1f0c2a9d8e4f3b7a5c1e0d2f4a6b8c")); // its start, still known
+}
+
+namespace {
+
+MemoryTimeline someTimeline(int64_t step)
+{
+    MemoryTimeline timeline;
+    timeline.source = "allocations";
+    timeline.step = step;
+    timeline.firstStep = step == 0;
+    timeline.events = 3;
+    timeline.phases = {{StepPart::Forward, TimelinePhase::kNoBlock, 0, 0, 100, 300},
+                       {StepPart::OptimizerStep, TimelinePhase::kNoBlock, 0, 2, 200, 250}};
+    timeline.eventOfPoint = {0, 1, 2};
+    timeline.bytesOfPoint = {300, 200, 250 + step};
+    timeline.statesBefore = {{MemoryRole::Parameters, 100}};
+    return timeline;
+}
+
+} // namespace
+
+void tst_Store::memoryTimelinesAreKeptByStepCopiedAndDroppedPastAResume()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("study.sqlite").toStdString();
+    Store store(path);
+    const int64_t id = store.createRun("fp32", "");
+    store.storeTimelines(id, {someTimeline(5), someTimeline(0)});
+    store.storeTimelines(id, {someTimeline(5)}); // a step's replaces what it had
+    const std::vector<MemoryTimeline> read = store.timelines(id);
+    QCOMPARE(read.size(), size_t(2));
+    QCOMPARE(read[0].step, int64_t(0));
+    QCOMPARE(timelineText(read[1]), timelineText(someTimeline(5)));
+    {
+        // One a newer optlog wrote, or damaged: left in the file, unread.
+        SQLite::Database db(path, SQLite::OPEN_READWRITE);
+        db.exec("INSERT INTO memory_timelines (run_id, step, timeline) VALUES (1, 9, '{\"phases\": \"soon\"}')");
+    }
+    QCOMPARE(store.timelines(id).size(), size_t(2));
+    // Copied with the run; a run reopened at a checkpoint keeps the timelines of the steps before it.
+    store.finishRun(id, Outcome::Cancelled, 3, "stopped", "");
+    const std::string copyPath = dir.filePath("copy.sqlite").toStdString();
+    const int64_t copied = Store::copyRunsInto(store, {id}, copyPath, "").front();
+    QCOMPARE(Store(copyPath).timelines(copied).size(), size_t(2));
+    store.reopenRun(id, 3);
+    QCOMPARE(store.timelines(id).size(), size_t(1));
+    QCOMPARE(store.timelines(id).front().step, int64_t(0));
 }
 
 QTEST_APPLESS_MAIN(tst_Store)

@@ -129,17 +129,17 @@ void tst_CountingAllocator::meterMeasuresTheFirstForwardAfterWarmup()
         at::empty({4 * bytes}, at::kByte);              // and a temporary it frees
         meter.forwardEnds();
     };
-    meter.stepBegins();
+    meter.stepBegins(0);
     forward(1000);
     QVERIFY(!meter.savedActivationBytes()); // warm-up
     saved.clear();
-    meter.stepBegins();
+    meter.stepBegins(1);
     QCOMPARE(meter.peakBytes(), allocator.currentBytes()); // a new high-water mark
     forward(3000);
     forward(5000); // a second microbatch of the same step
     QCOMPARE(meter.savedActivationBytes(), std::optional<int64_t>(3000));
     QVERIFY(meter.peakBytes() >= allocator.currentBytes() + 4 * 5000); // the temporary, with both saved
-    meter.stepBegins();
+    meter.stepBegins(2);
     forward(7000);
     QCOMPARE(meter.savedActivationBytes(), std::optional<int64_t>(3000)); // measured once
 }

@@ -15,6 +15,8 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <fstream>
 #include <map>
@@ -199,21 +201,29 @@ int64_t DeviceMemory::currentBytes() const
                               : CountingAllocator::instance().currentBytes();
 }
 
-int64_t DeviceMemory::peakBytes() const
+namespace {
+
+// The high-water marks takePhasePeak read before it reset the allocator's: one device trains in a
+// process, so they are the process's. 0 where no phase peak was taken since resetPeak.
+std::atomic<int64_t> carriedPeak{0};
+std::atomic<int64_t> carriedReservedPeak{0};
+
+void carry(std::atomic<int64_t> &carried, int64_t peak)
+{
+    int64_t now = carried.load(std::memory_order_relaxed);
+    while (peak > now && !carried.compare_exchange_weak(now, peak, std::memory_order_relaxed)) {
+    }
+}
+
+} // namespace
+
+int64_t DeviceMemory::allocatorPeakBytes() const
 {
     return m_device.is_cuda() ? cuda::memoryStats(m_device.index()).allocatedPeakBytes
                               : CountingAllocator::instance().peakBytes();
 }
 
-std::pair<int64_t, int64_t> DeviceMemory::inUseAndPeakBytes() const
-{
-    if (!m_device.is_cuda())
-        return {CountingAllocator::instance().currentBytes(), CountingAllocator::instance().peakBytes()};
-    const cuda::MemoryStats stats = cuda::memoryStats(m_device.index());
-    return {stats.allocatedBytes, stats.allocatedPeakBytes};
-}
-
-void DeviceMemory::resetPeak() const
+void DeviceMemory::resetAllocatorPeak() const
 {
     if (m_device.is_cuda())
         cuda::resetPeakStats(m_device.index());
@@ -221,11 +231,44 @@ void DeviceMemory::resetPeak() const
         CountingAllocator::instance().resetPeak();
 }
 
+int64_t DeviceMemory::peakBytes() const
+{
+    return std::max(carriedPeak.load(std::memory_order_relaxed), allocatorPeakBytes());
+}
+
+std::pair<int64_t, int64_t> DeviceMemory::inUseAndPeakBytes() const
+{
+    const int64_t carried = carriedPeak.load(std::memory_order_relaxed);
+    if (!m_device.is_cuda())
+        return {CountingAllocator::instance().currentBytes(),
+                std::max(carried, CountingAllocator::instance().peakBytes())};
+    const cuda::MemoryStats stats = cuda::memoryStats(m_device.index());
+    return {stats.allocatedBytes, std::max(carried, stats.allocatedPeakBytes)};
+}
+
+void DeviceMemory::resetPeak() const
+{
+    resetAllocatorPeak();
+    carriedPeak.store(0, std::memory_order_relaxed);
+    carriedReservedPeak.store(0, std::memory_order_relaxed);
+}
+
+int64_t DeviceMemory::takePhasePeak() const
+{
+    const int64_t peak = allocatorPeakBytes();
+    carry(carriedPeak, peak);
+    if (const auto reserved = reservedPeakBytes())
+        carry(carriedReservedPeak, *reserved);
+    resetAllocatorPeak();
+    return peak;
+}
+
 std::optional<int64_t> DeviceMemory::reservedPeakBytes() const
 {
     if (!m_device.is_cuda())
         return std::nullopt;
-    return cuda::memoryStats(m_device.index()).reservedPeakBytes;
+    return std::max(carriedReservedPeak.load(std::memory_order_relaxed),
+                    cuda::memoryStats(m_device.index()).reservedPeakBytes);
 }
 
 void DeviceMemory::setPhase(const char *phase) const

@@ -71,12 +71,20 @@ public:
     std::pair<int64_t, int64_t> inUseAndPeakBytes() const;
     // Starts a new high-water mark from what is in use now (after warm-up, say).
     void resetPeak() const;
+    // The high-water mark since the last call (or resetPeak), which then starts anew from what is
+    // in use now: a phase's peak in a memory timeline. The peaks above go on as if it had not been
+    // taken: the process carries what it read (the allocators have one high-water mark each).
+    int64_t takePhasePeak() const;
     // CUDA: the most the caching allocator held from the driver since the last reset.
     std::optional<int64_t> reservedPeakBytes() const;
     // What the trainer is doing, named when the CPU budget refuses an allocation. A literal.
     void setPhase(const char *phase) const;
 
 private:
+    // The allocator's own high-water marks, since the last reset of either kind.
+    int64_t allocatorPeakBytes() const;
+    void resetAllocatorPeak() const;
+
     c10::Device m_device;
 };
 

@@ -133,18 +133,35 @@ c10::DataPtr CountingAllocator::allocate(size_t bytes) OPTLOG_ALLOCATE_QUALIFIER
         countedBytes += std::llround(double(bytes) * m_overcount->fraction);
         if (std::string_view(m_phase.load(std::memory_order_relaxed)) == "backward"
             && !m_overcountHeld.exchange(true, std::memory_order_relaxed))
-            m_current.fetch_add(m_overcount->heldBytes, std::memory_order_relaxed);
+            count(m_overcount->heldBytes);
     }
     static_cast<size_t *>(base)[0] = size_t(countedBytes);
     void *data = static_cast<char *>(base) + kHeader;
     if (!counted)
         return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
 
-    const int64_t now = m_current.fetch_add(countedBytes, std::memory_order_relaxed) + countedBytes;
+    const int64_t now = count(countedBytes);
     int64_t peak = m_peak.load(std::memory_order_relaxed);
     while (now > peak && !m_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
     }
     return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
+}
+
+void CountingAllocator::setObserver(Observer *observer)
+{
+    std::lock_guard<std::mutex> lock(m_observerMutex);
+    m_observer.store(observer, std::memory_order_release);
+}
+
+int64_t CountingAllocator::count(int64_t bytes) const
+{
+    if (!m_observer.load(std::memory_order_acquire))
+        return m_current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    std::lock_guard<std::mutex> lock(m_observerMutex);
+    const int64_t now = m_current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    if (Observer *observer = m_observer.load(std::memory_order_relaxed))
+        observer->inUse(now);
+    return now;
 }
 
 void CountingAllocator::release(void *data)
@@ -154,7 +171,7 @@ void CountingAllocator::release(void *data)
     void *base = static_cast<char *>(data) - kHeader;
     const size_t countedBytes = static_cast<size_t *>(base)[0];
     if (countedBytes != 0)
-        instance().m_current.fetch_sub(int64_t(countedBytes), std::memory_order_relaxed);
+        instance().count(-int64_t(countedBytes));
     std::free(base);
 }
 

@@ -80,6 +80,17 @@ public:
     };
     static const std::optional<Overcount> &overcount();
 
+    // Told the bytes in use after each counted allocation and free, in the order they happened (a
+    // memory timeline, steptimeline.h). Called under a lock, so it must not allocate tensors.
+    class Observer
+    {
+    public:
+        virtual ~Observer() = default;
+        virtual void inUse(int64_t bytes) = 0;
+    };
+    // One at a time; nullptr stops. It must outlive its time as the observer.
+    void setObserver(Observer *observer);
+
     // While one exists, allocations are neither counted nor held to the budget (nor are their
     // frees subtracted): for optlog's own measurements between steps, which are the machine's,
     // not the run's. Only where no training runs at the same time.
@@ -97,12 +108,16 @@ private:
     // The deleter gets only the data pointer, so the size lives in a header just before it;
     // the DataPtr's context is the data pointer itself, as raw_allocate() requires.
     static void release(void *data);
+    // Adds `bytes` (negative: a free) to those in use and tells the observer: the new amount.
+    int64_t count(int64_t bytes) const;
 
     mutable std::atomic<int64_t> m_current{0};
     mutable std::atomic<int64_t> m_peak{0};
     std::atomic<int64_t> m_budget{0};
     std::atomic<int> m_uncounted{0};
     std::atomic<const char *> m_phase{"setup"};
+    mutable std::atomic<Observer *> m_observer{nullptr};
+    mutable std::mutex m_observerMutex; // an observer sees the changes in the order they were counted
     mutable std::mutex m_refusalMutex;
     mutable std::optional<BudgetRefusal> m_refusal;
     mutable std::atomic<bool> m_machineRefused{false};

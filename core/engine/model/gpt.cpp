@@ -4,6 +4,7 @@
 #include "core/config/config.h"
 #include "core/engine/compat/torchcompat.h"
 #include "core/engine/machine/environment.h"
+#include "core/engine/machine/steptimeline.h"
 #include "core/engine/model/recompute.h"
 #include "core/engine/model/weightfiles.h"
 #include "core/engine/precision/precision.h"
@@ -200,15 +201,20 @@ torch::Tensor GPTImpl::logits(const torch::Tensor &residualStream)
 
 torch::Tensor GPTImpl::forward(const torch::Tensor &tokens)
 {
-    auto x = embed(tokens);
+    // The phases of a memory timeline, when one records (steptimeline.h): each block's forward, and
+    // its backward from where the gradient reaches its output; the head belongs to the loss.
+    auto x = markBlockBackward(embed(tokens), TimelinePhase::kNoBlock);
     const int64_t every = m_options.checkpoint_every();
     for (size_t i = 0; i < m_blocks->size(); ++i) {
+        enterPhase(StepPart::Forward, int64_t(i));
         auto block = m_blocks[i]->as<Block>();
         if (every > 0 && int64_t(i) % every == 0)
             x = checkpointed([block](const std::vector<torch::Tensor> &in) { return block->forward(in[0]); }, {x});
         else
             x = block->forward(x);
+        x = markBlockBackward(x, int64_t(i));
     }
+    enterPhase(StepPart::Loss);
     return logits(x);
 }
 

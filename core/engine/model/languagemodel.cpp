@@ -2,6 +2,7 @@
 #include "core/engine/model/languagemodel.h"
 
 #include "core/config/config.h"
+#include "core/engine/machine/steptimeline.h"
 #include "core/engine/model/gpt.h"
 #include "core/engine/model/scriptedmodel.h"
 
@@ -12,6 +13,7 @@ namespace optlog {
 at::Tensor LanguageModel::loss(const at::Tensor &tokens, const at::Tensor &targets)
 {
     const at::Tensor logits = logitsOf(tokens);
+    enterPhase(StepPart::Loss); // a memory timeline's (steptimeline.h); optlog's GPT entered it at its head
     return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(at::kFloat),
                                                 targets.reshape({-1}));
 }

@@ -7,6 +7,7 @@
 #include "core/engine/compat/torchcompat.h"
 #include "core/engine/data/textdata.h"
 #include "core/engine/machine/device.h"
+#include "core/engine/machine/steptimeline.h"
 #include "core/engine/model/recompute.h"
 #include "core/engine/model/weightfiles.h"
 #include "core/engine/precision/precision.h"
@@ -188,8 +189,10 @@ at::Tensor ScriptedModel::callForward(const at::Tensor &tokens)
 
 at::Tensor ScriptedModel::throughBlocks(const at::Tensor &tokens, int64_t checkpointEvery)
 {
-    at::Tensor x = m_module.run_method("embed", tokens).toTensor();
+    // The phases of a memory timeline, as optlog's GPT marks them (gpt.cpp).
+    at::Tensor x = markBlockBackward(m_module.run_method("embed", tokens).toTensor(), TimelinePhase::kNoBlock);
     for (size_t i = 0; i < m_blocks.size(); ++i) {
+        enterPhase(StepPart::Forward, int64_t(i));
         torch::jit::Module block = m_blocks[i];
         if (checkpointEvery > 0 && int64_t(i) % checkpointEvery == 0)
             x = checkpointed([block](
@@ -197,13 +200,18 @@ at::Tensor ScriptedModel::throughBlocks(const at::Tensor &tokens, int64_t checkp
                              {x});
         else
             x = block.forward({x}).toTensor();
+        x = markBlockBackward(x, int64_t(i));
     }
+    enterPhase(StepPart::Loss);
     return m_module.run_method("head", x).toTensor();
 }
 
 at::Tensor ScriptedModel::logitsOf(const at::Tensor &tokens)
 {
-    return m_checkpointEvery > 0 ? throughBlocks(tokens, m_checkpointEvery) : callForward(tokens);
+    if (m_checkpointEvery > 0)
+        return throughBlocks(tokens, m_checkpointEvery);
+    // A memory timeline sees its forward and backward whole (steptimeline.h).
+    return markBlockBackward(callForward(tokens), TimelinePhase::kNoBlock);
 }
 
 std::vector<double> ScriptedModel::blockOutputMaxima(const at::Tensor &tokens)

@@ -45,7 +45,7 @@ Trainer::Trainer(const RunConfig &config, TokenSplit data, uint64_t studySeed, R
     , m_ranks(ranks)
     , m_plan(precisionPlan(config.precision.mode))
     , m_device(runDevice(config))
-    , m_meter(m_device, config.memory.warmupSteps)
+    , m_meter(m_device, config.memory.warmupSteps, [this] { return modelStateBytes(); })
     , m_data(std::move(data))
     , m_sampler(m_data.train, config.model.contextLength, uint64_t(config.train.seed))
     , m_tf32(config.precision.tf32)
@@ -102,13 +102,20 @@ Trainer::~Trainer() = default;
 
 StepGate Trainer::optimizerStep()
 {
-    m_meter.enter("optimizer step");
     RECORD_FUNCTION("optlog::optimizer_step", std::vector<c10::IValue>()); // a profile's scope (bench_profile)
     LossScaler *scaler = m_scaler ? &*m_scaler : nullptr;
     const double maxNorm = m_config.train.gradClip;
+    // The gate decides on the unscaled and clipped gradients; the optimizer's update follows it.
+    const GradientGate gateThenStep = [this](const std::vector<at::Tensor> &tensors, const LossScaler *s, double max) {
+        const StepGate gate = m_gate(tensors, s, max);
+        m_meter.enter(StepPart::OptimizerStep);
+        return gate;
+    };
     if (sharded()) {
         // ZeRO's gate reads on the host (m_gate): a skipped step gathers the unchanged weights.
-        const StepGate gate = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_syncs, m_gate);
+        m_meter.enter(StepPart::UnscaleAndClip);
+        const StepGate gate = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_syncs,
+                                                  gateThenStep);
         m_parallel->gatherParameters();
         m_parallel->releaseShardGradients();
         return gate;
@@ -116,10 +123,12 @@ StepGate Trainer::optimizerStep()
     if (m_plan.masterWeights) {
         // FP32 gradients for the master copies exist only during the optimizer step, so the
         // persistent layout stays 16-bit weights and gradients + FP32 master weights and moments.
+        m_meter.enter(StepPart::MasterGradients);
         for (size_t i = 0; i < m_master.size(); ++i)
             m_master[i].mutable_grad() = m_parameters[i].grad().to(torch::kFloat);
     }
-    const StepGate gate = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_syncs, m_gate);
+    m_meter.enter(StepPart::UnscaleAndClip);
+    const StepGate gate = stepUnlessNonFinite(*m_optimizer, optimizedTensors(), scaler, maxNorm, m_syncs, gateThenStep);
     if (m_plan.masterWeights) {
         // Also after a skipped step, which left the masters as the weights were rounded from:
         // copying them again changes nothing, and needs no read of whether it was skipped.
@@ -182,6 +191,8 @@ TrainingOutcome Trainer::run(TrainingObserver &observer, const std::atomic<bool>
     outcome.measuredMemory = measureMemory();
     outcome.passPeakBytes = m_meter.passPeakBytes();
     outcome.firstStepPeakBytes = m_meter.firstStepPeakBytes();
+    for (const MemoryTimeline &timeline : m_meter.takeTimelines()) // one the run's end cut short
+        observer.memoryTimeline(timeline);
     outcome.dtypes = dtypes();
     outcome.hostSyncs = m_syncs.counts();
     if (!m_meter.savedActivationBytes())
@@ -210,7 +221,7 @@ TrainingOutcome Trainer::trainLoop(TrainingObserver &observer, const std::atomic
                          "stopped by a signal after step " + std::to_string(m_lastCompletedStep));
         }
         m_stepInProgress = step;
-        m_meter.stepBegins();
+        m_meter.stepBegins(step);
         PendingStep pending;
         pending.step = step;
         pending.learningRate = setLearningRate(step);
@@ -222,11 +233,14 @@ TrainingOutcome Trainer::trainLoop(TrainingObserver &observer, const std::atomic
         // 16-bit numerics, where the gradients are as backward left them; not the step's time.
         const bool numericsDue = numericsDueAt(step);
         if (numericsDue)
-            timer.exclude(SyncPurpose::Numerics, [&] { pending.numerics = gradientNumerics(step); });
+            timer.exclude(SyncPurpose::Numerics, [&] {
+                m_meter.enter(StepPart::Numerics);
+                pending.numerics = gradientNumerics(step);
+            });
 
         // The optimizer step, from every rank's gradients under data parallel; nothing read yet.
         if (m_parallel) {
-            m_meter.enter("gradient reduction");
+            m_meter.enter(StepPart::GradientReduction);
             m_parallel->reduceGradients();
         }
         const StepGate gate = optimizerStep();
@@ -238,6 +252,7 @@ TrainingOutcome Trainer::trainLoop(TrainingObserver &observer, const std::atomic
         const at::Tensor scale = m_scaler ? m_scaler->scaleTensor() : at::zeros({}, gate.skip.options());
         pending.values = stepValues(loss, gate, scale);
         m_pending.push_back(std::move(pending));
+        m_meter.stepEnds();
 
         if (!metricsDueAfter(step))
             continue;
@@ -250,6 +265,8 @@ TrainingOutcome Trainer::trainLoop(TrainingObserver &observer, const std::atomic
             observer.validated(validationAt(step));
         if (checkpointDueAfter(step))
             writeWeights(WeightFileKind::Checkpoint, observer);
+        for (const MemoryTimeline &timeline : m_meter.takeTimelines())
+            observer.memoryTimeline(timeline);
         timer.restart();
     }
     writeWeights(WeightFileKind::Final, observer);

@@ -97,6 +97,9 @@ private:
     StepsRead reportPendingSteps(TrainingObserver &observer, StepTimer &timer, SpeedProbe &speed,
                                  const std::atomic<bool> &stopRequested);
     std::vector<MemoryRow> measureMemory() const;
+    // The model's states as they are now, by role: what a memory timeline stands on.
+    std::vector<MemoryRow> modelStateRows() const;
+    std::map<MemoryRole, int64_t> modelStateBytes() const;
     void writeWeights(WeightFileKind kind, TrainingObserver &observer);
     std::vector<at::Tensor> gradients() const; // of the model's parameters
     std::vector<at::Tensor> moments() const;   // AdamW's m and v

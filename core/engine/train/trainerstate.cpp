@@ -102,11 +102,10 @@ std::map<std::string, std::string> Trainer::dtypes()
             {precisionStateKey(PrecisionState::Compute), compute}};
 }
 
-std::vector<MemoryRow> Trainer::measureMemory() const
+std::vector<MemoryRow> Trainer::modelStateRows() const
 {
     const std::vector<at::Tensor> &parameters = m_parameters;
     const std::vector<at::Tensor> gradients = this->gradients(), moments = this->moments(); // AdamW without amsgrad
-    const int64_t peak = m_meter.peakBytes();
     std::vector<MemoryRow> rows = {
         {MemoryRole::Parameters, dtypeOf(parameters), bytesOf(parameters), MemorySource::Measured},
         {MemoryRole::Gradients, dtypeOf(gradients), bytesOf(gradients), MemorySource::Measured},
@@ -119,6 +118,21 @@ std::vector<MemoryRow> Trainer::measureMemory() const
         const std::vector<at::Tensor> buffers = m_parallel->communicationBuffers();
         rows.push_back({MemoryRole::CommunicationBuffers, dtypeOf(buffers), bytesOf(buffers), MemorySource::Measured});
     }
+    return rows;
+}
+
+std::map<MemoryRole, int64_t> Trainer::modelStateBytes() const
+{
+    std::map<MemoryRole, int64_t> bytes;
+    for (const MemoryRow &row : modelStateRows())
+        bytes[row.role] = row.bytes;
+    return bytes;
+}
+
+std::vector<MemoryRow> Trainer::measureMemory() const
+{
+    const int64_t peak = m_meter.peakBytes();
+    std::vector<MemoryRow> rows = modelStateRows();
     if (const auto saved = m_meter.savedActivationBytes()) {
         rows.push_back({MemoryRole::SavedActivations, "mixed", *saved, MemorySource::Measured});
         int64_t persistent = 0;
