@@ -5,6 +5,7 @@
 #include "app/commands.h"
 #include "app/enginework.h"
 #include "core/analysis/runfilter.h"
+#include "core/analysis/runsummary.h"
 #include "core/analysis/studycomparison.h"
 #include "core/analysis/studytext.h"
 #include "core/analysis/timelinetables.h"
@@ -13,6 +14,7 @@
 #include "core/config/config.h"
 #include "core/config/configerror.h"
 #include "core/contract/inputerror.h"
+#include "core/memorymodel/memorymodel.h"
 #include "core/store/store.h"
 
 #include <nlohmann/json.hpp>
@@ -71,7 +73,16 @@ int showCommand(const std::string &path, const std::string &runName, bool timeli
     RunRecord run;
     if (const int refused = refuseBadInput("show", [&] { run = store->requireRunNamed(runName); }))
         return refused;
-    std::cout << (timeline ? formatTimelines(store->timelines(run.id)) : formatRunDetail(*store, run));
+    if (!timeline) {
+        std::cout << formatRunDetail(*store, run);
+        return kExitOk;
+    }
+    // Where the memory model puts the peak, for optlog's GPT (a config this optlog reads).
+    std::string predicted;
+    const std::optional<RunConfig> config = summarize(*store, run).config;
+    if (config && config->model.source == ModelSource::Builtin)
+        predicted = estimateMemory(*config).peakPhase.name();
+    std::cout << formatTimelines(store->timelines(run.id), predicted);
     return kExitOk;
 }
 

@@ -80,9 +80,14 @@ void DesignerView::showPrediction(const PlannedRun &run)
         bytes->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         m_prediction->setItem(row, 2, bytes);
     }
-    QString summary = tr("Peak over a complete step%1: <b>%2</b>; batch: %3, %4 tokens per optimizer step.")
+    // Where in the step the peak falls, as the run's memory timeline will name its phase.
+    const QString where = config.model.source == ModelSource::Builtin
+                              ? tr(", at %1").arg(QString::fromStdString(estimate.peakPhase.name()))
+                              : QString();
+    QString summary = tr("Peak over a complete step%1: <b>%2</b>%3; batch: %4, %5 tokens per optimizer step.")
                           .arg(config.distributed.ranks > 1 ? tr(", per rank") : QString())
                           .arg(QString::fromStdString(formatBytes(estimate.peakBytes)))
+                          .arg(where)
                           .arg(QString::fromStdString(effectiveBatch(config)))
                           .arg(config.tokensPerStep());
     if (config.model.source != ModelSource::Builtin)

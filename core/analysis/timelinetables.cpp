@@ -36,7 +36,7 @@ std::string timelineTitle(const MemoryTimeline &timeline)
     if (timeline.firstStep && timeline.measuredStep)
         which = ", the first and first measured";
     else if (timeline.firstStep)
-        which = timeline.step == 0 ? ", the first: AdamW's moments are made in it" : ", the first after resuming";
+        which = timeline.step == 0 ? ", the first, where AdamW's moments are made" : ", the first after resuming";
     else if (timeline.measuredStep)
         which = ", the first measured";
     std::string title = "step " + std::to_string(timeline.step) + which;
@@ -48,7 +48,7 @@ std::string timelineTitle(const MemoryTimeline &timeline)
 
 std::vector<std::string> timelinePhaseHeader()
 {
-    return {"phase", "began at", "peak", "rose by", ""};
+    return {"phase", "began at", "peak", "rose by", "where the step peaks"};
 }
 
 std::vector<std::vector<std::string>> timelinePhaseRows(const MemoryTimeline &timeline)
@@ -64,24 +64,26 @@ std::vector<std::vector<std::string>> timelinePhaseRows(const MemoryTimeline &ti
                                                                : std::string())
                                  + phase.name();
         rows.push_back({name, formatBytes(phase.startBytes), formatBytes(phase.peakBytes),
-                        formatBytes(phase.peakBytes - phase.startBytes),
-                        int64_t(i) == peakPhase ? "<- the step's peak" : ""});
+                        formatBytes(phase.peakBytes - phase.startBytes), int64_t(i) == peakPhase ? "<- here" : ""});
     }
     return rows;
 }
 
-std::string formatTimelines(const std::vector<MemoryTimeline> &timelines)
+std::string formatTimelines(const std::vector<MemoryTimeline> &timelines, const std::string &predictedPhase)
 {
     if (timelines.empty())
         return "no memory timeline: the run has none (recorded before optlog recorded them, or it ended before its "
                "first step did)\n";
     std::ostringstream out;
+    if (!predictedPhase.empty())
+        out << "the memory model predicts a steady step's peak at " << predictedPhase << "\n\n";
     for (const MemoryTimeline &timeline : timelines) {
         out << timelineTitle(timeline) << "\n";
         std::vector<TextTable::Column> columns;
-        for (const std::string &title : timelinePhaseHeader()) // the figures right-aligned
+        const std::vector<std::string> header = timelinePhaseHeader();
+        for (size_t i = 0; i < header.size(); ++i) // the figures right-aligned
             columns.push_back(
-                {title, columns.empty() || title.empty() ? TextTable::Align::Left : TextTable::Align::Right});
+                {header[i], i == 0 || i + 1 == header.size() ? TextTable::Align::Left : TextTable::Align::Right});
         TextTable table(std::move(columns));
         for (std::vector<std::string> &row : timelinePhaseRows(timeline))
             table.addRow(std::move(row));

@@ -16,7 +16,8 @@ std::vector<std::string> timelinePhaseHeader();
 // One row per phase: its name (with its microbatch where the step had several), the bytes in use
 // when it began, its peak, what it rose by, and "peak" on the step's.
 std::vector<std::vector<std::string>> timelinePhaseRows(const MemoryTimeline &timeline);
-// Every timeline of a run, each a title and a table; a line that says so when there is none.
-std::string formatTimelines(const std::vector<MemoryTimeline> &timelines);
+// Every timeline of a run, each a title and a table; a line that says so when there is none. With
+// `predictedPhase` ("backward, block 3": where the memory model puts the peak), a line saying so first.
+std::string formatTimelines(const std::vector<MemoryTimeline> &timelines, const std::string &predictedPhase = "");
 
 } // namespace optlog

@@ -2,6 +2,7 @@
 // Integration tests: the real `optlog` binary in real processes, a real study file.
 #include "core/config/config.h"
 #include "core/config/configfields.h"
+#include "core/contract/format.h"
 #include "core/store/store.h"
 #include "tests/common/buildfeatures.h"
 #include "tests/common/enginebinary.h"
@@ -118,6 +119,25 @@ void tst_Cli::runWritesEverythingAComparisonNeeds()
     const Result shown = runOptlog({"show", study, "smoke"});
     QCOMPARE(shown.exitCode, 0);
     QVERIFY(shown.out.contains("optimizer_state"));
+    // Its memory timelines: the first step and the first measured, each phase's peak, the step's
+    // peak marked and equal to the run's measured peak.
+    const Result timeline = runOptlog({"show", study, "smoke", "--timeline"});
+    QCOMPARE(timeline.exitCode, 0);
+    QVERIFY2(timeline.out.contains("step 0, the first, where AdamW's moments are made: peak "),
+             qPrintable(timeline.out));
+    QVERIFY(timeline.out.contains("the memory model predicts a steady step's peak at "));
+    QVERIFY(timeline.out.contains("backward, block 0"));
+    QVERIFY(timeline.out.contains("optimizer step"));
+    QCOMPARE(timeline.out.count("<- here"), 2);
+    const std::vector<MemoryTimeline> timelines = store.timelines(runs[0].id);
+    QCOMPARE(timelines.size(), size_t(2));
+    int64_t peak = 0;
+    for (const auto &m : store.memory(runs[0].id))
+        if (m.role == MemoryRole::Peak && m.source == MemorySource::Measured)
+            peak = m.bytes;
+    QCOMPARE(timelines[1].peakBytes(), peak);
+    QVERIFY(timeline.out.contains(QString::fromStdString("step " + std::to_string(timelines[1].step)
+                                                         + ", the first measured: peak " + formatBytes(peak))));
     const Result listed = runOptlog({"runs", study});
     QVERIFY(listed.out.contains("completed"));
 }
@@ -462,6 +482,12 @@ void tst_Cli::exportWritesCsvAndJson()
     QCOMPARE(json.exitCode, 0);
     const QJsonDocument doc = QJsonDocument::fromJson(json.out.toUtf8());
     QCOMPARE(doc["runs"][0]["metrics"].toArray().size(), 10);
+    // Its memory timelines as the study holds them (docs/events.md).
+    const QJsonArray timelines = doc["runs"][0]["memory_timelines"].toArray();
+    QCOMPARE(timelines.size(), 2);
+    QCOMPARE(timelines[1]["measured_step"].toBool(), true);
+    QVERIFY(timelines[1]["points"]["bytes"].toArray().size() > 10);
+    QCOMPARE(timelines[1]["phases"].toArray().first()["part"].toString(), QStringLiteral("forward"));
     QVERIFY(doc["runs"][0]["environment"]["libtorch_version"].isString());
 }
 

@@ -3,6 +3,7 @@
 #include "core/config/config.h"
 #include "core/config/configfields.h"
 #include "core/contract/format.h"
+#include "core/memorymodel/memorymodel.h"
 #include "tests/common/testpaths.h"
 #include "ui/designerview.h"
 
@@ -197,6 +198,10 @@ private Q_SLOTS:
                      QStringLiteral("2 ranks x microbatch 8 x accumulation 1 = 16 sequences per step")),
                  qPrintable(designer.predictionSummary()));
         QVERIFY(designer.predictionSummary().contains(QStringLiteral("per rank")));
+        // Where in the step the peak falls, as the run's memory timeline will name it.
+        const std::string phase = estimateMemory(runs[0].config()).peakPhase.name();
+        QVERIFY2(designer.predictionSummary().contains(QString::fromStdString(", at " + phase)),
+                 qPrintable(designer.predictionSummary()));
         // ZeRO without ranks is refused with the CLI's message.
         QVERIFY(designer.setFieldText(QStringLiteral("distributed.ranks"), QStringLiteral("1")));
         designer.revalidate();
