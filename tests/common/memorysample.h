@@ -78,6 +78,22 @@ struct SampleBounds
     int64_t maxMicrobatch = 8;
 };
 
+// A CTest's bounds: small enough to run in seconds, still every precision, both attentions,
+// checkpointing, dropout, accumulation, 1 to 8 heads and two threads. Not smaller: the model
+// leaves out small tensors (docs/memory-model.md), among them T x V bytes that do not grow with the
+// microbatch, and undercounts the weight gradients' transients of checkpointed 16-bit blocks where
+// B·T is below about 4·C.
+inline SampleBounds testBounds()
+{
+    SampleBounds small;
+    small.contexts = {128, 192, 256};
+    small.widths = {64, 96, 128};
+    small.maxLayers = 3;
+    small.minMicrobatch = 4;
+    small.maxMicrobatch = 6;
+    return small;
+}
+
 // `count` configs drawn from `seed`. Precisions take turns; every fifth config is long context
 // (the sample's longest) under chunked attention, so each precision meets it.
 inline std::vector<MemoryCase> sampleMemoryCases(uint64_t seed, int count, const SampleBounds &bounds = {})

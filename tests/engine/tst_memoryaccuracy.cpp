@@ -30,18 +30,7 @@ private Q_SLOTS:
 void tst_MemoryAccuracy::predictionIsWithinTenPercent_data()
 {
     QTest::addColumn<MemoryCase>("config");
-    // Small enough to run in seconds, still every precision, both attentions, checkpointing,
-    // dropout, accumulation, 1 to 8 heads and two threads.
-    optlog::testing::SampleBounds small;
-    // Not smaller: the model leaves out small tensors (docs/memory-model.md), among them T x V
-    // bytes that do not grow with the microbatch, and undercounts the weight gradients' transients
-    // of checkpointed 16-bit blocks where B·T is below about 4·C.
-    small.contexts = {128, 192, 256};
-    small.widths = {64, 96, 128};
-    small.maxLayers = 3;
-    small.minMicrobatch = 4;
-    small.maxMicrobatch = 6;
-    for (const MemoryCase &c : optlog::testing::sampleMemoryCases(13, 12, small))
+    for (const MemoryCase &c : optlog::testing::sampleMemoryCases(13, 12, optlog::testing::testBounds()))
         QTest::newRow(c.label().c_str()) << c;
 }
 

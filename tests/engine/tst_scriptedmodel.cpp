@@ -11,6 +11,7 @@
 #include "core/engine/precision/precision.h"
 #include "core/engine/run/memoryprobe.h"
 #include "tests/common/testpaths.h"
+#include "tests/common/torchscriptmodules.h"
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -19,7 +20,6 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
@@ -53,12 +53,7 @@ void tst_ScriptedModel::initTestCase()
 {
     QVERIFY(m_dir.isValid());
     qputenv("XDG_CACHE_HOME", m_dir.filePath("cache").toUtf8()); // probes of this test's own
-    QProcess python;
-    python.setProcessChannelMode(QProcess::ForwardedChannels);
-    python.start("/usr/bin/python3",
-                 {optlog::testing::sourcePath(QStringLiteral("tests/engine/torchscript_modules.py")), m_dir.path()});
-    QVERIFY2(python.waitForFinished(120000) && python.exitCode() == 0,
-             "torchscript_modules.py failed: it needs Debian's python3-torch (packaging/setup.sh installs it)");
+    QVERIFY2(optlog::testing::writeTorchScriptModules(m_dir.path()), optlog::testing::kTorchScriptModulesNeed);
     std::ifstream in(m_dir.filePath("expected.json").toStdString());
     m_expected = nlohmann::json::parse(in);
 }

@@ -13,9 +13,8 @@
 #include "core/engine/train/trainer.h"
 #include "core/memorymodel/memorymodel.h"
 #include "tests/common/memorysample.h"
-#include "tests/common/testpaths.h"
+#include "tests/common/torchscriptmodules.h"
 
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
@@ -112,12 +111,7 @@ void tst_Timeline::initTestCase()
 {
     CountingAllocator::install(); // as the engine runs: the CPU's timeline is its allocations
     QVERIFY(m_dir.isValid());
-    QProcess python;
-    python.setProcessChannelMode(QProcess::ForwardedChannels);
-    python.start("/usr/bin/python3",
-                 {optlog::testing::sourcePath(QStringLiteral("tests/engine/torchscript_modules.py")), m_dir.path()});
-    QVERIFY2(python.waitForFinished(120000) && python.exitCode() == 0,
-             "torchscript_modules.py failed: it needs Debian's python3-torch (packaging/setup.sh installs it)");
+    QVERIFY2(optlog::testing::writeTorchScriptModules(m_dir.path()), optlog::testing::kTorchScriptModulesNeed);
 }
 
 RunConfig tst_Timeline::config(const QStringList &overrides) const
@@ -274,14 +268,9 @@ void tst_Timeline::eachBlockAndMicrobatchIsAPhaseInTheOrderTheyRan()
 void tst_Timeline::theMemoryModelNamesThePhaseOfThePeakOnAHeldOutSample()
 {
     const uint64_t seed = 22; // seed 21 was looked at while writing this: 19 of 20, nothing changed after
-    optlog::testing::SampleBounds small;
-    small.contexts = {128, 192, 256};
-    small.widths = {64, 96, 128};
-    small.maxLayers = 3;
-    small.minMicrobatch = 4;
-    small.maxMicrobatch = 6;
     int agree = 0, cases = 0;
-    for (const optlog::testing::MemoryCase &c : optlog::testing::sampleMemoryCases(seed, 20, small)) {
+    for (const optlog::testing::MemoryCase &c :
+         optlog::testing::sampleMemoryCases(seed, 20, optlog::testing::testBounds())) {
         const RunConfig config = c.config();
         at::set_num_threads(int(c.threads));
         const Trained run = train(config);
