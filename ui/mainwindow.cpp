@@ -12,6 +12,7 @@
 #include "ui/designerview.h"
 #include "ui/hostfollower.h"
 #include "ui/machinetuning.h"
+#include "ui/memoryview.h"
 #include "ui/moduleprobe.h"
 #include "ui/monitorview.h"
 #include "ui/report/reportwriter.h"
@@ -50,6 +51,7 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     , m_designer(new DesignerView(engineBinary))
     , m_monitor(new MonitorView)
     , m_compare(new CompareView)
+    , m_memory(new MemoryView)
     , m_curation(new CurationController(m_runs, m_watcher, m_designer, this))
     , m_tuning(new MachineTuning(engineBinary, this))
     , m_cluster(new ClusterControl(engineBinary, this))
@@ -62,6 +64,7 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     m_pages->addTab(m_designer, tr("Design"));
     m_pages->addTab(m_monitor, tr("Monitor"));
     m_pages->addTab(m_compare, tr("Compare"));
+    m_pages->addTab(m_memory, tr("Memory"));
     m_pages->setDocumentMode(true);
     setCentralWidget(m_pages);
 
@@ -80,6 +83,7 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
             statusBar()->showMessage(tr("Cannot read the study: %1").arg(QString::fromStdString(snapshot.error)), 5000);
         refreshRows();
         m_compare->setStudy(snapshot);
+        showSelectedTimelines();
         if (m_monitor->isLive()) {
             if (const RunSnapshotPtr run = snapshot.find(m_monitor->runId()))
                 m_monitor->showRun(run, placeOf(snapshot, run->run().id));
@@ -120,6 +124,7 @@ MainWindow::MainWindow(const QString &engineBinary, QWidget *parent)
     connect(m_runs, &RunsView::studyFileDropped, m_curation, &CurationController::importRunsDialog);
     connect(m_curation, &CurationController::runDerived, this, [this] { showPage(0); });
     connect(m_runs, &RunsView::addPresetsRequested, this, [this] { queuePlan(QStringLiteral("optimization-log")); });
+    connect(m_runs, &RunsView::selectionChanged, this, &MainWindow::showSelectedTimelines);
     connect(m_runs, &RunsView::currentRunChanged, this, [this] {
         if (!m_monitor->isLive())
             followCurrentRow();
@@ -245,6 +250,7 @@ void MainWindow::buildMenus()
     view->addAction(tr("&Design"), QKeySequence(Qt::CTRL | Qt::Key_1), this, [this] { showPage(0); });
     view->addAction(tr("&Monitor"), QKeySequence(Qt::CTRL | Qt::Key_2), this, [this] { showPage(1); });
     view->addAction(tr("C&ompare"), QKeySequence(Qt::CTRL | Qt::Key_3), this, [this] { showPage(2); });
+    view->addAction(tr("M&emory"), QKeySequence(Qt::CTRL | Qt::Key_4), this, [this] { showPage(3); });
 }
 
 void MainWindow::showPage(int page)
@@ -440,13 +446,6 @@ void MainWindow::tuneMachine()
         return;
     }
     m_tuning->tune();
-}
-
-void MainWindow::compareSelected()
-{
-    const QList<qint64> ids = m_runs->selectedRunIds();
-    m_compare->setSelectedRuns(ids);
-    showPage(2);
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

@@ -16,6 +16,7 @@ namespace optlog {
 
 class ClusterControl;
 class CompareView;
+class MemoryView;
 class CurationController;
 class DesignerView;
 class HostFollower;
@@ -58,12 +59,13 @@ public:
     DesignerView *designer() const { return m_designer; }
     MonitorView *monitor() const { return m_monitor; }
     CompareView *compareView() const { return m_compare; }
+    MemoryView *memoryView() const { return m_memory; }
     CurationController *curation() const { return m_curation; }
     MachineTuning *tuning() const { return m_tuning; }
     QAction *cancelClusterAction() const { return m_cancelCluster; }
     QAction *gatherAction() const { return m_gather; }
     QAction *resumeOnHostAction() const { return m_resumeOnHost; }
-    void showPage(int page); // 0 Design, 1 Monitor, 2 Compare
+    void showPage(int page); // 0 Design, 1 Monitor, 2 Compare, 3 Memory
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -89,6 +91,7 @@ private:
     QString placeOf(const StudySnapshot &snapshot, int64_t runId);
     void followRunsOnHosts(const StudySnapshot &snapshot);
     void followCurrentRow();
+    void showSelectedTimelines(); // on the Memory page: the runs selected in the Runs list
     void showSkipped(const QString &plan, const PlanRuns &runs);
     void cancelSelectedClusterRuns();
     // The selected run, when it trained on a host and stopped, queued to go on there (`optlog run
@@ -102,6 +105,7 @@ private:
     DesignerView *m_designer;
     MonitorView *m_monitor;
     CompareView *m_compare;
+    MemoryView *m_memory;
     CurationController *m_curation;
     MachineTuning *m_tuning;
     ClusterControl *m_cluster;

@@ -7,6 +7,7 @@
 #include "ui/compareview.h"
 #include "ui/hostfollower.h"
 #include "ui/mainwindow.h"
+#include "ui/memoryview.h"
 #include "ui/report/reportwriter.h"
 #include "ui/runqueue.h"
 #include "ui/runsview.h"
@@ -159,6 +160,22 @@ void MainWindow::exportReport()
         tr("HTML, one file (*.html);;PDF (*.pdf);;Markdown with images (*.md);;CSV (*.csv);;JSON (*.json)"));
     if (!path.isEmpty())
         exportReportTo(path);
+}
+
+void MainWindow::showSelectedTimelines()
+{
+    QList<RunSnapshotPtr> runs;
+    for (const qint64 id : m_runs->selectedRunIds())
+        if (const RunSnapshotPtr run = m_watcher->snapshot().find(id))
+            runs << run;
+    m_memory->setRuns(runs);
+}
+
+void MainWindow::compareSelected()
+{
+    const QList<qint64> ids = m_runs->selectedRunIds();
+    m_compare->setSelectedRuns(ids);
+    showPage(2);
 }
 
 } // namespace optlog

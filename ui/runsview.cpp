@@ -125,6 +125,8 @@ RunsView::RunsView(RunTableModel *model, QWidget *parent)
     connect(model, &QAbstractItemModel::modelReset, this, &RunsView::updateEmptyState);
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this] { Q_EMIT currentRunChanged(currentRunId()); });
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            [this] { Q_EMIT selectionChanged(); });
     updateEmptyState();
 }
 

@@ -68,6 +68,7 @@ public:
 Q_SIGNALS:
     void addPresetsRequested();
     void currentRunChanged(qint64 runId); // 0 for a queued run, or one on a cluster
+    void selectionChanged();              // selectedRunIds() says which now
     void filterChanged();
     // Runs dragged here from another workbench's study, or a study file dropped here.
     void runsDropped(const QString &sourceStudy, const QList<qint64> &runIds);

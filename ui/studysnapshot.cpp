@@ -52,6 +52,7 @@ RunSnapshotPtr readRun(const Store &store, const RunRecord &record)
                                   store.events(record.id), store.numerics(record.id));
     snapshot->summary.weightFiles = store.weightFiles(record.id);
     snapshot->summary.quantizations = store.quantizations(record.id);
+    snapshot->summary.timelines = store.timelines(record.id);
     // 0 for a config written by a newer optlog, or a recorded run whose trainer did not say: the
     // run shows without progress.
     snapshot->totalSteps = snapshot->summary.config ? snapshot->summary.config->train.steps
