@@ -10,6 +10,7 @@
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace optlog {
@@ -128,33 +129,35 @@ QList<TimelineChart::Shown> MemoryView::shownTimelines(QStringList &without) con
 void MemoryView::redraw()
 {
     m_stale = false;
-    QElapsedTimer timer;
-    timer.start();
     QStringList without;
     const QList<TimelineChart::Shown> shown = shownTimelines(without);
     const bool overlaid = m_arrangement->currentIndex() == 1;
     const int charts = shown.isEmpty() ? 0 : overlaid ? 1 : int(shown.size());
-    while (m_charts.size() > charts)
-        delete m_charts.takeLast();
-    while (m_charts.size() < charts) {
+    // Charts are made once and hidden when not needed: making a chart view costs more than drawing it.
+    while (m_made.size() < charts) {
         auto *chart = new TimelineChart(QString());
         chart->setMinimumSize(360, 260);
-        m_grid->addWidget(chart, int(m_charts.size()) / kColumns, int(m_charts.size()) % kColumns);
-        m_charts << chart;
+        m_grid->addWidget(chart, int(m_made.size()) / kColumns, int(m_made.size()) % kColumns);
+        m_made << chart;
     }
-    QStringList lines;
+    m_charts = m_made.mid(0, charts);
+    for (int i = charts; i < m_made.size(); ++i) // the rest show as they are drawn
+        m_made[i]->hide();
+    // One chart at a time, each drawn and painted before the next: a page of four never holds the
+    // window for the time of all four.
+    m_pending.clear();
     if (overlaid && !shown.isEmpty()) {
-        m_charts.front()->chart()->setTitle(tr("%n run(s), aligned by phase", nullptr, int(shown.size())));
-        m_charts.front()->setTimelines(shown);
+        m_pending.push_back({m_charts.front(), tr("%n run(s), aligned by phase", nullptr, int(shown.size())), shown, 0});
     } else {
         double highest = 0; // one scale side by side
         for (const TimelineChart::Shown &s : shown)
             highest = std::max({highest, double(s.timeline.peakBytes()), double(s.predictedPeak), double(s.budget)});
-        for (int i = 0; i < charts; ++i) {
-            m_charts[i]->chart()->setTitle(shown[i].label);
-            m_charts[i]->setTimelines({shown[i]}, highest);
-        }
+        for (int i = 0; i < charts; ++i)
+            m_pending.push_back({m_charts[i], shown[i].label, {shown[i]}, highest});
     }
+    m_lastDrawMs = 0;
+    drawNext();
+    QStringList lines;
     for (const TimelineChart::Shown &s : shown)
         lines << s.label.toHtmlEscaped() + QStringLiteral(": ")
                      + QString::fromStdString(timelineTitle(s.timeline)).toHtmlEscaped()
@@ -167,7 +170,21 @@ void MemoryView::redraw()
     if (m_runs.isEmpty())
         lines << tr("Select runs in the Runs list to see when in a step their memory peaks.");
     m_summary->setText(lines.join(QStringLiteral("<br>")));
-    m_lastDrawMs = double(timer.nsecsElapsed()) / 1e6;
+}
+
+void MemoryView::drawNext()
+{
+    if (m_pending.isEmpty())
+        return;
+    const Pending next = m_pending.takeFirst();
+    QElapsedTimer timer;
+    timer.start();
+    next.chart->chart()->setTitle(next.title);
+    next.chart->setTimelines(next.shown, next.yMax);
+    next.chart->show();
+    m_lastDrawMs = std::max(m_lastDrawMs, double(timer.nsecsElapsed()) / 1e6);
+    if (!m_pending.isEmpty()) // after this one is painted
+        QTimer::singleShot(0, this, &MemoryView::drawNext);
 }
 
 } // namespace optlog

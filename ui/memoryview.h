@@ -33,13 +33,16 @@ public:
 
     QList<TimelineChart *> charts() const { return m_charts; }
     QString summaryText() const;
+    // The longest chart's drawing in the last redraw (its painting not counted).
     double lastDrawMilliseconds() const { return m_lastDrawMs; }
+    bool drawing() const { return !m_pending.isEmpty(); } // charts still to draw
 
 protected:
     void showEvent(QShowEvent *event) override;
 
 private:
     void redraw();
+    void drawNext(); // the next chart of m_pending
     // What each selected run shows for the chosen step; runs without one are named in the summary.
     QList<TimelineChart::Shown> shownTimelines(QStringList &without) const;
 
@@ -49,7 +52,16 @@ private:
     QLabel *m_summary;
     QWidget *m_area;
     QGridLayout *m_grid;
-    QList<TimelineChart *> m_charts;
+    QList<TimelineChart *> m_made;   // every chart made so far
+    QList<TimelineChart *> m_charts; // the ones shown: the first of m_made
+    struct Pending
+    {
+        TimelineChart *chart;
+        QString title;
+        QList<TimelineChart::Shown> shown;
+        double yMax = 0;
+    };
+    QList<Pending> m_pending;
     bool m_stale = false; // the runs changed while the page was hidden
     double m_lastDrawMs = 0;
 };

@@ -84,6 +84,7 @@ void tst_MemoryView::sideBySideEachRunShowsItsPeakOnOneScale()
     view.resize(1400, 700);
     view.show();
     view.setRuns(runs({"fp32", "checkpointed", "budgeted"}));
+    QTRY_VERIFY(!view.drawing()); // a chart at a time
     QCOMPARE(view.charts().size(), 3);
     double scale = -1;
     for (int i = 0; i < 3; ++i) {
@@ -132,6 +133,7 @@ void tst_MemoryView::overlaidTheRunsShareOnePhaseAlignedAxis()
     view.setArrangement(MemoryView::Arrangement::Overlaid);
     const QList<RunSnapshotPtr> shown = runs({"fp32", "checkpointed"});
     view.setRuns(shown);
+    QTRY_VERIFY(!view.drawing()); // a chart at a time
     QCOMPARE(view.charts().size(), 1);
     const TimelineChart *chart = view.charts().front();
     QCOMPARE(chart->timelineCount(), 2);
@@ -154,6 +156,7 @@ void tst_MemoryView::theFirstStepIsShownWhenAskedAndARunWithoutOneIsNamed()
     view.show();
     view.setStep(MemoryView::Step::First);
     view.setRuns(runs({"fp32", "older"}));
+    QTRY_VERIFY(!view.drawing()); // a chart at a time
     QCOMPARE(view.charts().size(), 1);
     QVERIFY2(view.summaryText().contains("step 0, the first, where AdamW"), qPrintable(view.summaryText()));
     QVERIFY2(view.summaryText().contains("No timeline of this step: older"), qPrintable(view.summaryText()));
@@ -163,6 +166,7 @@ void tst_MemoryView::theFirstStepIsShownWhenAskedAndARunWithoutOneIsNamed()
     QVERIFY(view.charts().front()->peakText(0).startsWith(
         "peak " + QString::fromStdString(formatBytes(first.peakBytes())) + " at "));
     view.setRuns({});
+    QTRY_VERIFY(!view.drawing()); // a chart at a time
     QVERIFY(view.charts().isEmpty());
     QVERIFY(view.summaryText().contains("Select runs in the Runs list"));
 }

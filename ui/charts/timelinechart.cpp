@@ -3,6 +3,7 @@
 
 #include "core/contract/format.h"
 #include "ui/charts/charttheme.h"
+#include "ui/charts/linechart.h"
 
 #include <QAreaSeries>
 #include <QCategoryAxis>
@@ -128,7 +129,9 @@ void TimelineChart::setTimelines(const QList<Shown> &shown, double yMax)
     addFloor(first);
     for (int i = 0; i < shown.size(); ++i) {
         const Shown &s = shown[i];
-        const QVector<QPointF> points = phaseAlignedPoints(s.timeline);
+        // No more than two points a pixel column: each column keeps its lowest and highest.
+        const QVector<QPointF> points
+            = LineChart::downsample(phaseAlignedPoints(s.timeline), std::max(200, 2 * int(plotWidth())));
         auto *line = new QLineSeries;
         line->setName(s.label);
         line->setPen(QPen(runColor(s.colorIndex), 1.6));
@@ -163,6 +166,12 @@ void TimelineChart::setTimelines(const QList<Shown> &shown, double yMax)
     setAxisRange(m_y, 0, top, AxisUnit::Bytes);
 }
 
+double TimelineChart::plotWidth() const
+{
+    // The plot's width once laid out; before, the view's share of it.
+    return chart()->plotArea().width() > 0 ? chart()->plotArea().width() : width() * 0.6;
+}
+
 QString TimelineChart::peakText(int i) const
 {
     return m_peakTexts.value(i);
@@ -186,15 +195,20 @@ QStringList TimelineChart::legendNames() const
 void TimelineChart::addBands(const MemoryTimeline &timeline, double top)
 {
     for (const Band band : {Band::Forward, Band::Loss, Band::Backward, Band::Optimizer}) {
+        // One rectangle for each run of the band's phases: a few points, however many phases.
         auto *upper = new QLineSeries;
         bool any = false;
         for (size_t i = 0; i < timeline.phases.size(); ++i) {
-            const double height = bandOf(timeline.phases[i].part) == band ? top : 0;
-            any = any || height > 0;
-            upper->append(double(i), 0);
-            upper->append(double(i), height);
-            upper->append(double(i + 1), height);
-            upper->append(double(i + 1), 0);
+            if (bandOf(timeline.phases[i].part) != band)
+                continue;
+            size_t end = i + 1;
+            while (end < timeline.phases.size() && bandOf(timeline.phases[end].part) == band)
+                ++end;
+            for (const QPointF &corner : {QPointF(double(i), 0), QPointF(double(i), top), QPointF(double(end), top),
+                                          QPointF(double(end), 0)})
+                upper->append(corner);
+            any = true;
+            i = end - 1;
         }
         if (!any) {
             delete upper;

@@ -58,6 +58,7 @@ private:
 
     QCategoryAxis *m_x;
     QCategoryAxis *m_y;
+    double plotWidth() const;
     // Leaves `series` out of the legend.
     void unlist(QAbstractSeries *series);
 
