@@ -14,7 +14,6 @@
 #include "core/config/config.h"
 #include "core/config/configerror.h"
 #include "core/contract/inputerror.h"
-#include "core/memorymodel/memorymodel.h"
 #include "core/store/store.h"
 
 #include <nlohmann/json.hpp>
@@ -77,12 +76,8 @@ int showCommand(const std::string &path, const std::string &runName, bool timeli
         std::cout << formatRunDetail(*store, run);
         return kExitOk;
     }
-    // Where the memory model puts the peak, for optlog's GPT (a config this optlog reads).
-    std::string predicted;
-    const std::optional<RunConfig> config = summarize(*store, run).config;
-    if (config && config->model.source == ModelSource::Builtin)
-        predicted = estimateMemory(*config).peakPhase.name();
-    std::cout << formatTimelines(store->timelines(run.id), predicted);
+    const RunSummary summary = summarize(*store, run);
+    std::cout << formatTimelines(summary.timelines, summary.predictedPeakPhase);
     return kExitOk;
 }
 

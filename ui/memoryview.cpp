@@ -3,7 +3,6 @@
 
 #include "core/analysis/timelinetables.h"
 #include "core/contract/format.h"
-#include "core/memorymodel/memorymodel.h"
 
 #include <QComboBox>
 #include <QElapsedTimer>
@@ -26,14 +25,6 @@ const MemoryTimeline *timelineOf(const RunSummary &summary, MemoryView::Step ste
         if (step == MemoryView::Step::FirstMeasured ? timeline.measuredStep : timeline.firstStep)
             return &timeline;
     return nullptr;
-}
-
-int64_t predictedPeakOf(const RunSummary &summary)
-{
-    for (const MemoryRow &row : summary.memory)
-        if (row.role == MemoryRole::Peak && row.source == MemorySource::Predicted)
-            return row.bytes;
-    return 0;
 }
 
 } // namespace
@@ -112,16 +103,7 @@ QList<TimelineChart::Shown> MemoryView::shownTimelines(QStringList &without) con
             without << name;
             continue;
         }
-        TimelineChart::Shown s;
-        s.label = name;
-        s.timeline = *timeline;
-        s.colorIndex = i;
-        s.predictedPeak = predictedPeakOf(summary);
-        if (summary.config && summary.config->model.source == ModelSource::Builtin)
-            s.predictedPhase = QString::fromStdString(estimateMemory(*summary.config).peakPhase.name());
-        if (summary.config && !summary.config->memory.budget.empty())
-            s.budget = parseBytes(summary.config->memory.budget, "memory.budget");
-        shown << s;
+        shown << TimelineChart::shownOf(summary, *timeline, i);
     }
     return shown;
 }

@@ -4,6 +4,7 @@
 #include "core/analysis/runtext.h"
 #include "core/contract/format.h"
 #include "core/contract/quantiles.h"
+#include "core/memorymodel/memorymodel.h"
 #include "core/memorymodel/modelshape.h"
 
 #include <nlohmann/json.hpp>
@@ -161,6 +162,8 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
                                ? parameterCount(config.model)
                                : environment.value("/torchscript_model/parameters"_json_pointer, int64_t(0));
             s.warmupSteps = config.memory.warmupSteps;
+            if (config.model.source == ModelSource::Builtin)
+                s.predictedPeakPhase = estimateMemory(config).peakPhase.name();
         }
     } catch (const ConfigError &) {
         // A config written by another optlog version: the numbers below still stand.

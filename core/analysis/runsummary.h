@@ -90,6 +90,7 @@ struct RunSummary
     std::vector<RankRecord> ranks;                 // data parallel: every rank, rank 0 first; else none
     std::map<int64_t, std::vector<MemoryRow>> rankMemory; // data parallel: each rank's memory by role
     std::vector<MemoryTimeline> timelines;                // its steps' memory timelines, by step
+    std::string predictedPeakPhase; // where the memory model puts a steady step's peak; empty: not optlog's GPT
     double mfu() const { return peakGflops > 0 ? achievedGflops / peakGflops : 0; }
 };
 RunSummary summarize(const Store &store, const RunRecord &run);

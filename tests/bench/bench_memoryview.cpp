@@ -75,8 +75,8 @@ MemoryTimeline largestTimeline(int64_t step, bool first, int run)
         const int64_t begin = t.phases[i].firstEvent;
         const int64_t end = i + 1 < t.phases.size() ? t.phases[i + 1].firstEvent : t.events;
         t.phases[i].startBytes = begin > 0 ? t.bytesOfPoint[size_t(begin - 1)] : 400 << 20;
-        t.phases[i].peakBytes = std::max(t.phases[i].startBytes,
-                                         *std::max_element(t.bytesOfPoint.begin() + begin, t.bytesOfPoint.begin() + end));
+        t.phases[i].peakBytes = std::max(t.phases[i].startBytes, *std::max_element(t.bytesOfPoint.begin() + begin,
+                                                                                   t.bytesOfPoint.begin() + end));
     }
     t.statesBefore = {{MemoryRole::Parameters, 100 << 20},
                       {MemoryRole::Gradients, 100 << 20},

@@ -79,7 +79,7 @@ private Q_SLOTS:
     {
         const QString path = m_dir.filePath(QStringLiteral("report.md"));
         const QStringList files = writeReport(m_report, ReportFormat::Markdown, path);
-        QCOMPARE(files.size(), 8); // the report and seven charts
+        QCOMPARE(files.size(), 9); // the report and eight charts, the last the memory timelines
         const QString text = readAll(path);
         QVERIFY(text.contains(QStringLiteral("## Verdicts")));
         QVERIFY(text.indexOf(QStringLiteral("## Verdicts")) < text.indexOf(QStringLiteral("## Charts")));
@@ -92,7 +92,9 @@ private Q_SLOTS:
         QVERIFY(text.contains(QStringLiteral("| Adam m, v | float32 |")));
         QVERIFY(text.contains(QStringLiteral("did not complete (oom")));
         QVERIFY(text.contains(QStringLiteral("](report_files/chart-1.png)")));
-        for (int i = 1; i <= 7; ++i) {
+        QVERIFY(text.contains(
+            QStringLiteral("Memory over the first measured step, aligned by phase](report_files/chart-8.png)")));
+        for (int i = 1; i <= 8; ++i) {
             QImage chart(m_dir.filePath(QStringLiteral("report_files/chart-%1.png").arg(i)));
             QVERIFY2(!chart.isNull() && chart.width() >= 900, qPrintable(QString::number(i)));
         }
@@ -103,7 +105,8 @@ private Q_SLOTS:
         const QString path = m_dir.filePath(QStringLiteral("report.html"));
         writeReport(m_report, ReportFormat::Html, path);
         const QString text = readAll(path);
-        QCOMPARE(text.count(QStringLiteral("src=\"data:image/png;base64,")), 7);
+        QCOMPARE(text.count(QStringLiteral("src=\"data:image/png;base64,")), 8);
+        QVERIFY(text.contains(QStringLiteral("Memory over the first measured step, aligned by phase")));
         QVERIFY2(!text.contains(QStringLiteral("http://")) && !text.contains(QStringLiteral("https://")),
                  "no network references");
         QVERIFY(!text.contains(QStringLiteral("<script")));
@@ -170,6 +173,9 @@ private Q_SLOTS:
                  QStringLiteral("float32"));
         QCOMPARE(runs[1].toObject().value(QStringLiteral("metrics")).toArray().size(), 40);
         QCOMPARE(runs[2].toObject().value(QStringLiteral("outcome")).toString(), QStringLiteral("oom"));
+        // Each run's memory timelines, as the study holds them; the oom run's first step ends where it failed.
+        QCOMPARE(runs[0].toObject().value(QStringLiteral("memory_timelines")).toArray().size(), 2);
+        QCOMPARE(runs[2].toObject().value(QStringLiteral("memory_timelines")).toArray().size(), 1);
         QVERIFY(root.value(QStringLiteral("environment")).toObject().contains(QStringLiteral("LibTorch")));
     }
 

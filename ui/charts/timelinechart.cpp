@@ -84,6 +84,21 @@ TimelineChart::TimelineChart(const QString &title, QWidget *parent)
     c->legend()->setAlignment(Qt::AlignRight);
 }
 
+TimelineChart::Shown TimelineChart::shownOf(const RunSummary &summary, const MemoryTimeline &timeline, int colorIndex)
+{
+    Shown s;
+    s.label = QString::fromStdString(summary.run.name);
+    s.timeline = timeline;
+    s.colorIndex = colorIndex;
+    for (const MemoryRow &row : summary.memory)
+        if (row.role == MemoryRole::Peak && row.source == MemorySource::Predicted)
+            s.predictedPeak = row.bytes;
+    s.predictedPhase = QString::fromStdString(summary.predictedPeakPhase);
+    if (summary.config && !summary.config->memory.budget.empty())
+        s.budget = parseBytes(summary.config->memory.budget, "memory.budget");
+    return s;
+}
+
 QVector<QPointF> TimelineChart::phaseAlignedPoints(const MemoryTimeline &timeline)
 {
     QVector<QPointF> points;
@@ -130,8 +145,8 @@ void TimelineChart::setTimelines(const QList<Shown> &shown, double yMax)
     for (int i = 0; i < shown.size(); ++i) {
         const Shown &s = shown[i];
         // No more than two points a pixel column: each column keeps its lowest and highest.
-        const QVector<QPointF> points
-            = LineChart::downsample(phaseAlignedPoints(s.timeline), std::max(200, 2 * int(plotWidth())));
+        const QVector<QPointF> points = LineChart::downsample(phaseAlignedPoints(s.timeline),
+                                                              std::max(200, 2 * int(plotWidth())));
         auto *line = new QLineSeries;
         line->setName(s.label);
         line->setPen(QPen(runColor(s.colorIndex), 1.6));
@@ -204,8 +219,8 @@ void TimelineChart::addBands(const MemoryTimeline &timeline, double top)
             size_t end = i + 1;
             while (end < timeline.phases.size() && bandOf(timeline.phases[end].part) == band)
                 ++end;
-            for (const QPointF &corner : {QPointF(double(i), 0), QPointF(double(i), top), QPointF(double(end), top),
-                                          QPointF(double(end), 0)})
+            for (const QPointF &corner :
+                 {QPointF(double(i), 0), QPointF(double(i), top), QPointF(double(end), top), QPointF(double(end), 0)})
                 upper->append(corner);
             any = true;
             i = end - 1;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/analysis/runsummary.h"
 #include "core/contract/memorytimeline.h"
 
 #include <QChartView>
@@ -33,6 +34,9 @@ public:
         QString predictedPhase;    // and its phase ("backward, block 3"); empty: not named
         int64_t budget = 0;        // the run's memory budget (0: none)
     };
+
+    // A run's step as the workbench and the reports draw it: its prediction and budget beside it.
+    static Shown shownOf(const RunSummary &summary, const MemoryTimeline &timeline, int colorIndex);
 
     explicit TimelineChart(const QString &title, QWidget *parent = nullptr);
     // Draws `shown` on one axis; the bands and the floor are the first's. The y axis reaches

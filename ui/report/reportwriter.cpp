@@ -4,6 +4,7 @@
 #include "core/contract/rowlookup.h"
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/stackedbarchart.h"
+#include "ui/charts/timelinechart.h"
 
 #include <QBuffer>
 #include <QDir>
@@ -48,6 +49,19 @@ QList<RenderedChart> renderCharts(const Report &report)
         chart->resize(wide ? 1400 : 900, std::max(chart->minimumHeight(), 520));
         // Never shown: grab() delivers the pending resize, and the chart lays itself out for it.
         rendered << RenderedChart{charts.title(chart), chart->grab().toImage(), wide};
+    }
+    // When in a step each run's memory peaks: the Memory page's chart, every run overlaid.
+    QList<TimelineChart::Shown> shown;
+    for (const auto &run : report.runs)
+        for (const MemoryTimeline &timeline : run.summary.timelines)
+            if (timeline.measuredStep)
+                shown << TimelineChart::shownOf(run.summary, timeline, int(shown.size()));
+    if (!shown.isEmpty()) {
+        const QString title = QObject::tr("Memory over the first measured step, aligned by phase");
+        TimelineChart timeline(title);
+        timeline.resize(1400, 620);
+        timeline.setTimelines(shown);
+        rendered << RenderedChart{title, timeline.grab().toImage(), true};
     }
     return rendered;
 }
