@@ -53,10 +53,10 @@ struct MemoryTimeline
 {
     static constexpr size_t kMaxPoints = 2000;
 
-    // How the points were taken. "allocations": every allocation and free of the counting
-    // allocator (the CPU). "phase marks": the caching allocator's bytes in use and high-water mark
-    // read at each phase's start (CUDA), two points a phase: where it began and its peak.
-    // "saved tensors": a trainer outside the engine, from what autograd saved and freed.
+    // How the points were taken. "allocations": every allocation and free (the CPU: the engine's
+    // counting allocator, or torch.profiler's events in a trainer outside the engine). "phase
+    // marks": the caching allocator's bytes in use and high-water mark read at each phase's start
+    // (CUDA), two points a phase: where it began and its peak.
     std::string source;
     int64_t step = 0;
     bool firstStep = false;            // the first step its process took: on a new run, AdamW's moments are made in it

@@ -273,6 +273,49 @@ class MemoryTest(unittest.TestCase):
                                 at_start["parameters"]["bytes"] + at_start["saved_activations"]["bytes"])
         self.assertLess(at_start["peak"]["bytes"], 3 * state)
 
+    def test_the_steps_timeline_peaks_at_the_measured_peak_with_a_phase_each_part(self):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 64))
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        x = torch.randn(128, 64)
+
+        def step():
+            optimizer.zero_grad(set_to_none=True)
+            for half in x.chunk(2):  # two microbatches
+                model(half).square().mean().backward()
+            optimizer.step()
+
+        probe = self.memory.MemoryProbe(model, optimizer)
+        probe.begin()
+        step()  # the first: AdamW's moments are made in it
+        probe.end()
+        peak = self.rows(probe.payload())["peak"]["bytes"]
+        timeline = probe.timeline_payload(0)["timeline"]
+        self.assertEqual(max(timeline["points"]["bytes"]), peak)
+        self.assertTrue(timeline["first_step"])
+        phases = [(p["part"], p.get("microbatch", 0)) for p in timeline["phases"]]
+        self.assertEqual(phases, [("forward", 0), ("loss", 0), ("backward", 0), ("forward", 1), ("loss", 1),
+                                  ("backward", 1), ("optimizer step", 0)])
+        # The moments appear in the optimizer step: the step ends higher than it began by them.
+        moments = timeline["states_after"]["optimizer_state"]
+        self.assertNotIn("optimizer_state", timeline["states_before"])
+        self.assertGreaterEqual(timeline["points"]["bytes"][-1] - timeline["phases"][-1]["start_bytes"], moments)
+        # The optimizer's own step method is its own again.
+        self.assertNotIn("step", optimizer.__dict__)
+
+    def test_thinning_keeps_each_phases_highest_and_lowest_point(self):
+        from optlog import timeline
+
+        levels = [(i * 7919) % 10007 for i in range(50_000)]
+        phases = [{"first_event": k * 5_000} for k in range(10)]
+        events, kept = timeline.thin(phases, list(range(len(levels))), levels)
+        self.assertLessEqual(len(events), timeline.MAX_POINTS)
+        self.assertEqual(events, sorted(events))
+        for k in range(10):
+            whole = levels[k * 5_000:(k + 1) * 5_000]
+            inside = [b for e, b in zip(events, kept) if k * 5_000 <= e < (k + 1) * 5_000]
+            self.assertEqual((max(inside), min(inside)), (max(whole), min(whole)))
+
     def test_compute_dtype_is_the_narrowest_module_output(self):
         model = torch.nn.Sequential(torch.nn.LayerNorm(8), torch.nn.Linear(8, 8))
         for autocast, expected in ((False, "float32"), (True, "bfloat16")):

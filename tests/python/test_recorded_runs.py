@@ -92,6 +92,21 @@ class RecordedRuns(unittest.TestCase):
                 self.assertIsNotNone(measured(run, role), f"{name}: no measured {role}")
         self.assertEqual(runs["bf16 s1"]["dtypes"]["compute"], "bfloat16")
         self.assertEqual(runs["fp32 s1"]["dtypes"]["compute"], "float32")
+        # The measured step's memory timeline: its highest point is the run's peak to the byte, in
+        # the phases the trainer's hooks see, each microbatch's own under accumulation.
+        for name, run in runs.items():
+            timelines = run["memory_timelines"]
+            self.assertEqual(len(timelines), 1, name)
+            timeline = timelines[0]
+            self.assertEqual(timeline["source"], "allocations", name)
+            self.assertEqual(max(timeline["points"]["bytes"]), measured(run, "peak")[0], name)
+            parts = [phase["part"] for phase in timeline["phases"]]
+            self.assertEqual(parts[:3], ["forward", "loss", "backward"], name)
+            self.assertEqual(parts[-1], "optimizer step", name)
+            self.assertEqual(timeline["states_before"]["parameters"], measured(run, "parameters")[0], name)
+        microbatches = [phase.get("microbatch", 0) for phase in runs["accumulate"]["memory_timelines"][0]["phases"]]
+        self.assertEqual(microbatches, [0, 0, 0, 1, 1, 1, 0])
+        self.assertIn("<- here", optlog("show", self.study, "accumulate", "--timeline").stdout)
         # Checkpointing keeps fewer activations for backward than the same run without it.
         self.assertLess(measured(runs["accumulate"], "saved_activations")[0],
                         measured(runs["fp32 s1"], "saved_activations")[0])

@@ -11,6 +11,8 @@ import resource
 import sys
 import weakref
 
+from .timeline import CudaMarks, PhaseMarks, cpu_timeline, cuda_timeline, timeline_event
+
 
 def dtype_name(dtype):
     return str(dtype).replace("torch.", "")  # "float32", "bfloat16", ...
@@ -89,6 +91,10 @@ class State:
 
     def bytes(self):
         return sum(tensors.bytes for _, tensors in self.roles())
+
+    def role_bytes(self):
+        """{role: bytes} of the roles it holds: a memory timeline's floor."""
+        return {role: tensors.bytes for role, tensors in self.roles() if tensors.dtypes}
 
 
 def peak_rss_bytes():
@@ -269,6 +275,19 @@ class PeakMeter:
         self.device = device
         self.peak = self.peak_reserved = None
         self.measure = None
+        self.start_bytes, self.deltas = 0, []  # the CPU's: the state at the start, the allocations after
+        self._carried = self._carried_reserved = 0  # CUDA: the peaks take_phase_peak read before it reset them
+
+    def take_phase_peak(self):
+        """CUDA: the high-water mark since the last call (or start), which then starts anew; the
+        step's peak still counts it (the allocator has one high-water mark)."""
+        import torch
+
+        peak = torch.cuda.max_memory_allocated(self.device)
+        self._carried = max(self._carried, peak)
+        self._carried_reserved = max(self._carried_reserved, torch.cuda.max_memory_reserved(self.device))
+        torch.cuda.reset_peak_memory_stats(self.device)
+        return peak
 
     def start(self, state_bytes, state_refs):
         """state_refs: [(bytes, [weak references to its tensors])] per storage of the state."""
@@ -299,17 +318,18 @@ class PeakMeter:
 
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
-            self.peak = torch.cuda.max_memory_allocated(self.device)
-            self.peak_reserved = torch.cuda.max_memory_reserved(self.device)
+            self.peak = max(self._carried, torch.cuda.max_memory_allocated(self.device))
+            self.peak_reserved = max(self._carried_reserved, torch.cuda.max_memory_reserved(self.device))
             self.measure = "CUDA: torch.cuda.max_memory_allocated over one step"
         elif self.device.type == "cpu":
             self._profile.stop()
             # The state the step started with, less what it freed unseen: a gradient that
             # zero_grad(set_to_none=True) dropped is taken as freed at the step's start, where
             # zero_grad stands; its new gradient is then among the profiler's allocations.
-            start = self._state_bytes - sum(nbytes for nbytes, refs in self._state
-                                            if all(r() is None for r in refs))
-            self.peak = start + high_water(allocation_deltas(self._profile))
+            self.start_bytes = self._state_bytes - sum(nbytes for nbytes, refs in self._state
+                                                       if all(r() is None for r in refs))
+            self.deltas = allocation_deltas(self._profile)
+            self.peak = self.start_bytes + high_water(self.deltas)
             self._profile = None
             self.measure = ("CPU: the parameters, gradients, optimizer state and master weights live at the "
                             "step's start, plus the high-water mark of torch.profiler's allocation events over "
@@ -341,6 +361,8 @@ class MemoryProbe:
         self.model, self.optimizer = model, optimizer
         self.masters = list(masters) if masters is not None else None
         self.saved = self.compute = self.meter = self._hooks = None
+        self.marks = self._cuda_marks = None
+        self.states_before, self.first_step = {}, False
 
     def begin(self):
         import torch
@@ -364,9 +386,22 @@ class MemoryProbe:
         self._hooks.__enter__()
         del params  # no strong reference may outlive this: it would keep alive what the step frees
         self.meter.start(start.bytes(), _weak_state(self.model, self.optimizer, self.masters))
+        # The step's timeline (timeline.py): its phases from the hooks; on CUDA read at each.
+        self.states_before = start.role_bytes()
+        self.first_step = self.optimizer is not None and not optimizer_state_of(self.optimizer)
+        if device.type == "cuda":
+            self._cuda_marks = CudaMarks(device, self.meter)
+        if device.type in ("cpu", "cuda"):
+            self.marks = PhaseMarks(self.model, self.optimizer,
+                                    self._cuda_marks.read if self._cuda_marks is not None else None)
+            self.marks.begin()
 
     def end(self):
         try:
+            if self.marks is not None:
+                self.marks.end()
+            if self._cuda_marks is not None:
+                self._cuda_marks.close()
             if self.meter is not None:
                 self.meter.stop()
         finally:
@@ -378,6 +413,19 @@ class MemoryProbe:
 
     def payload(self):
         return memory_event(State(self.model, self.optimizer, self.masters), self)
+
+    def timeline_payload(self, step):
+        """The `memory_timeline` event's fields for the measured step, numbered `step`; None where
+        the device has none (MPS)."""
+        if self.marks is None or not self.marks.marks:
+            return None
+        if self._cuda_marks is not None:
+            parts = cuda_timeline(self.marks.marks, self._cuda_marks.readings)
+        else:
+            parts = cpu_timeline(self.marks.marks, self.meter.start_bytes, self.meter.deltas)
+        after = State(self.model, self.optimizer, self.masters).role_bytes()
+        return timeline_event(*parts, step=step, first_step=self.first_step, states_before=self.states_before,
+                              states_after=after)
 
 
 def memory_event(state, probe=None):

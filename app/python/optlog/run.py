@@ -156,11 +156,13 @@ class Run:
             if probe is not None:
                 probe = self._end_measure(probe)
         if self.recording:
-            try:
-                payload = probe.payload() if probe is not None else memory_event(State(model, optimizer, masters))
-                self._send("memory", **payload)
-            except Exception as e:  # noqa: BLE001
-                self._logging_failed(f"memory could not be counted ({type(e).__name__}: {e})")
+            if probe is not None:  # numbered as the step run.step reports next
+                self._send_measured(probe, self._last_step + 1 if self._last_step is not None else 0)
+            else:
+                try:
+                    self._send("memory", **memory_event(State(model, optimizer, masters)))
+                except Exception as e:  # noqa: BLE001
+                    self._logging_failed(f"memory could not be counted ({type(e).__name__}: {e})")
         return result
 
     # What memory() and the trainers' callbacks (lightning.py, transformers.py) measure a step with:
@@ -185,6 +187,16 @@ class Run:
             return probe
         except Exception as e:  # noqa: BLE001
             return self._end_probe(None, e)
+
+    def _send_measured(self, probe, step):
+        """Sends what an ended probe measured: the memory by role, then the step's timeline."""
+        try:
+            self._send("memory", **probe.payload())
+            timeline = probe.timeline_payload(step)
+            if timeline is not None:
+                self._send("memory_timeline", **timeline)
+        except Exception as e:  # noqa: BLE001 - a failure to measure must not stop training
+            self._logging_failed(f"memory could not be counted ({type(e).__name__}: {e})")
 
     def _end_probe(self, probe, error):
         if probe is not None:

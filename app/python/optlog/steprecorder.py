@@ -85,10 +85,7 @@ class StepRecorder:
         if self._probe is not None:
             probe, self._probe = self.run._end_measure(self._probe), None
             if probe is not None:
-                try:
-                    self.run._send("memory", **probe.payload())
-                except Exception as e:  # noqa: BLE001 - a failure to measure must not stop training
-                    self.run._logging_failed(f"memory could not be counted ({type(e).__name__}: {e})")
+                self.run._send_measured(probe, self.measure_step)
         if self._counting is not None:
             counting, self._counting = self._counting, None
             self.run._end_count(counting, self._step_tokens)
