@@ -52,9 +52,9 @@ private:
 
 // What the model tells the recorder, when one records (otherwise nothing): a phase begins.
 void enterPhase(StepPart part, int64_t block = TimelinePhase::kNoBlock);
-// `output` itself, unless a timeline records: then also a node whose backward (which the gradient
-// reaches before the rest of the block's) begins the backward phase of `block`, the block whose
-// output it is (TimelinePhase::kNoBlock: the embedding's output, or a TorchScript model's logits).
+// `output` itself; while a timeline records, with a hook that begins the backward phase of
+// `block`, the block whose output it is, when its gradient is whole (before the rest of the block's
+// backward). TimelinePhase::kNoBlock: the embedding's output, or a TorchScript model's logits.
 at::Tensor markBlockBackward(const at::Tensor &output, int64_t block);
 
 } // namespace optlog
