@@ -189,6 +189,14 @@ void tst_Curation::deleteLeavesNoOrphanRows()
         q.tensors = "blocks.*";
         q.sensitivity = {{"blocks.0.mlp.fc.weight", 0.01}};
         store.storeQuantization(id, q);
+        MemoryTimeline timeline; // one step's, of one phase and one point
+        timeline.source = "allocations";
+        timeline.step = 2;
+        timeline.events = 1;
+        timeline.phases = {TimelinePhase{}};
+        timeline.eventOfPoint = {0};
+        timeline.bytesOfPoint = {64};
+        store.storeTimelines(id, {timeline});
     }
     {
         // Both as if they trained on another machine: their places go with them too.
@@ -199,8 +207,8 @@ void tst_Curation::deleteLeavesNoOrphanRows()
     }
     const std::vector<std::string> tables = runTables(path);
     // metrics, validation, events, memory, numerics, tags, former_names, weight_files, quantizations,
-    // ranks, remote_runs: a new table of run rows joins the check.
-    QCOMPARE(tables.size(), size_t(11));
+    // ranks, remote_runs, memory_timelines: a new table of run rows joins the check.
+    QCOMPARE(tables.size(), size_t(12));
     const QString goneFolder = QString::fromStdString(store.absolutePath(store.weightsFolder(gone)));
     store.deleteRun(gone);
     QVERIFY(!QFileInfo::exists(goneFolder)); // its weights files went with it
