@@ -147,7 +147,8 @@ void MemoryView::redraw()
                             ? QString()
                             : tr("; the memory model predicts its peak at %1").arg(s.predictedPhase));
     if (!without.isEmpty())
-        lines << tr("No timeline of this step: %1 (recorded before optlog recorded timelines, or it ended first).")
+        lines << tr("No timeline of this step: %1 (an engine run records its first and first measured step, a "
+                    "recorded run the step run.memory measured).")
                      .arg(without.join(QStringLiteral(", ")).toHtmlEscaped());
     if (m_runs.isEmpty())
         lines << tr("Select runs in the Runs list to see when in a step their memory peaks.");

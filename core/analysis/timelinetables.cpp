@@ -72,8 +72,9 @@ std::vector<std::vector<std::string>> timelinePhaseRows(const MemoryTimeline &ti
 std::string formatTimelines(const std::vector<MemoryTimeline> &timelines, const std::string &predictedPhase)
 {
     if (timelines.empty())
-        return "no memory timeline: the run has none (recorded before optlog recorded them, or it ended before its "
-               "first step did)\n";
+        return "no memory timeline: an engine run records its first and first measured step (unless it ended "
+               "before, or an optlog before timelines trained it); a recorded run, the step run.memory or a "
+               "callback measured\n";
     std::ostringstream out;
     if (!predictedPhase.empty())
         out << "the memory model predicts a steady step's peak at " << predictedPhase << "\n\n";

@@ -22,6 +22,7 @@
 #include <torch/utils.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -64,7 +65,17 @@ class Recording : public TrainingObserver
 public:
     std::atomic<bool> stop{false};
     std::vector<StepMetrics> steps;
+    std::vector<MemoryTimeline> timelines;
     void step(const StepMetrics &m) override { steps.push_back(m); }
+    void memoryTimeline(const MemoryTimeline &timeline) override { timelines.push_back(timeline); }
+
+    const MemoryTimeline *measuredTimeline() const
+    {
+        for (const MemoryTimeline &timeline : timelines)
+            if (timeline.measuredStep)
+                return &timeline;
+        return nullptr;
+    }
 };
 
 // The dtypes each mode must show on the tensors, written out independently of the precision table
@@ -79,7 +90,8 @@ const std::map<std::string, std::vector<std::string>> kDtypeTable = {
 };
 
 // Each mode the device runs trains the smoke model, with the dtypes of the table read from the
-// tensors, a measured peak, and (FP16) a loss scale in every step's metrics.
+// tensors, a measured peak, (FP16) a loss scale in every step's metrics, and a memory timeline of
+// its measured step whose highest point is that peak.
 void eachModeTrains(Checks &checks, const std::string &deviceName)
 {
     for (const auto &[mode, expected] : kDtypeTable) {
@@ -122,8 +134,18 @@ void eachModeTrains(Checks &checks, const std::string &deviceName)
             detail += format(", reserved %.2f MiB", double(bytes["peak_reserved"]) / 1048576.0);
         if (precisionPlan(mode).lossScaling && !observer.steps.empty())
             detail += format(", last loss scale %g", observer.steps.back().lossScale);
+        // The measured step's memory timeline (on CUDA read at the phase marks): its highest point
+        // is the run's peak, to the byte.
+        const MemoryTimeline *timeline = observer.measuredTimeline();
+        const bool timelineOk = timeline && timeline->peakBytes() == bytes["peak"] && timeline->peakPhase() >= 0
+                                && timeline->source == (deviceName == "cuda" ? "phase marks" : "allocations");
+        if (timeline)
+            detail += format(", timeline peak %.2f MiB over %.0f phases", double(timeline->peakBytes()) / 1048576.0,
+                             double(timeline->phases.size()))
+                      + " at " + timeline->phases[size_t(std::max<int64_t>(0, timeline->peakPhase()))].name() + " ("
+                      + timeline->source + ")";
         checks.expect(outcome.outcome == Outcome::Completed && after < before - 1.0 && actual == expected
-                          && bytes["peak"] > 0 && scaled && reservedOk,
+                          && bytes["peak"] > 0 && scaled && reservedOk && timelineOk,
                       name, detail);
     }
 }

@@ -11,7 +11,8 @@ import resource
 import sys
 import weakref
 
-from .timeline import CudaMarks, PhaseMarks, cpu_timeline, cuda_timeline, timeline_event
+from .recorder import say
+from .timeline import CudaMarks, PhaseMarks, cpu_timeline, cuda_timeline, first_tensor, timeline_event
 
 
 def dtype_name(dtype):
@@ -154,14 +155,8 @@ class SavedActivations:
 
 
 def _first_floating(output):
-    if hasattr(output, "is_floating_point"):
-        return output.dtype if output.is_floating_point() else None
-    items = output.values() if isinstance(output, dict) else output if isinstance(output, (list, tuple)) else ()
-    for item in items:
-        found = _first_floating(item)
-        if found is not None:
-            return found
-    return None
+    tensor = first_tensor(output, lambda t: t.is_floating_point())
+    return tensor.dtype if tensor is not None else None
 
 
 class ComputeDtype:
@@ -392,9 +387,15 @@ class MemoryProbe:
         if device.type == "cuda":
             self._cuda_marks = CudaMarks(device, self.meter)
         if device.type in ("cpu", "cuda"):
-            self.marks = PhaseMarks(self.model, self.optimizer,
-                                    self._cuda_marks.read if self._cuda_marks is not None else None)
-            self.marks.begin()
+            try:
+                self.marks = PhaseMarks(self.model, self.optimizer,
+                                        self._cuda_marks.read if self._cuda_marks is not None else None)
+                self.marks.begin()
+            except Exception as e:  # noqa: BLE001 - the memory by role is measured without it
+                if self.marks is not None:
+                    self.marks.end()
+                self.marks = self._cuda_marks = None
+                say(f"optlog: the step's memory timeline is not recorded ({type(e).__name__}: {e})")
 
     def end(self):
         try:

@@ -22,13 +22,14 @@ import time
 MAX_POINTS = 2000
 
 
-def _first_grad_tensor(output):
-    """The first tensor of a module's output that takes a gradient: where its backward begins."""
-    if hasattr(output, "requires_grad"):
-        return output if output.requires_grad else None
+def first_tensor(output, wanted):
+    """The first tensor of a module's output (a tensor, or dicts, lists and tuples of them) for
+    which wanted(tensor) holds; None when there is none."""
+    if hasattr(output, "is_floating_point"):
+        return output if wanted(output) else None
     items = output.values() if isinstance(output, dict) else output if isinstance(output, (list, tuple)) else ()
     for item in items:
-        found = _first_grad_tensor(item)
+        found = first_tensor(item, wanted)
         if found is not None:
             return found
     return None
@@ -48,10 +49,15 @@ class PhaseMarks:
         if hasattr(self.model, "register_forward_pre_hook"):
             self._handles.append(self.model.register_forward_pre_hook(self._forward_begins))
             self._handles.append(self.model.register_forward_hook(self._forward_ends))
-        if self.optimizer is not None and hasattr(self.optimizer, "register_step_pre_hook"):
+        if self.optimizer is None:
+            return
+        try:
             self._handles.append(self.optimizer.register_step_pre_hook(self._optimizer_begins))
-        elif self.optimizer is not None and hasattr(self.optimizer, "step"):
-            self._wrap_step()
+        except (AttributeError, TypeError, RuntimeError):
+            # PyTorch 1.x, or a wrapper that forwards the method but not its hooks' state
+            # (Accelerate's AcceleratedOptimizer): the step method, wrapped on the instance.
+            if hasattr(self.optimizer, "step"):
+                self._wrap_step()
 
     def end(self):
         for handle in self._handles:
@@ -88,7 +94,7 @@ class PhaseMarks:
 
     def _forward_ends(self, module, inputs, output):
         self._mark("loss", self.marks[-1][2])
-        tensor = _first_grad_tensor(output)
+        tensor = first_tensor(output, lambda t: t.requires_grad)  # where the model's backward begins
         if tensor is not None:
             tensor.register_hook(self._backward_begins)
 
