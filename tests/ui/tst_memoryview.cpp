@@ -165,6 +165,14 @@ void tst_MemoryView::theFirstStepIsShownWhenAskedAndARunWithoutOneIsNamed()
     QVERIFY(first.firstStep);
     QVERIFY(view.charts().front()->peakText(0).startsWith(
         "peak " + QString::fromStdString(formatBytes(first.peakBytes())) + " at "));
+    // A timeline from a stream may hold no phase at all: drawn beside another, it draws nothing.
+    TimelineChart chart(QStringLiteral("empty beside whole"));
+    TimelineChart::Shown empty;
+    empty.label = QStringLiteral("empty");
+    chart.setTimelines({TimelineChart::shownOf(runs({"fp32"})[0]->summary, first, 0), empty});
+    QCOMPARE(chart.timelineCount(), 2);
+    QVERIFY2(chart.peakText(1) == "empty: peak " + QString::fromStdString(formatBytes(0)) + " at no phase",
+             qPrintable(chart.peakText(1)));
     view.setRuns({});
     QTRY_VERIFY(!view.drawing()); // a chart at a time
     QVERIFY(view.charts().isEmpty());

@@ -155,6 +155,8 @@ void TimelineChart::setTimelines(const QList<Shown> &shown, double yMax)
         if (shown.size() == 1) // the chart's title names its run
             unlist(line);
         const QString of = shown.size() > 1 ? s.label + QStringLiteral(": ") : QString();
+        if (points.isEmpty()) // a timeline from elsewhere may hold no phase: nothing to mark
+            continue;
         // The peak: its point, named with its bytes and phase.
         auto *peak = new QScatterSeries;
         peak->setName(of + tr("peak %1").arg(QString::fromStdString(formatBytes(s.timeline.peakBytes()))));
