@@ -2,7 +2,6 @@
 #include "ui/memoryview.h"
 
 #include "core/analysis/timelinetables.h"
-#include "core/contract/format.h"
 
 #include <QComboBox>
 #include <QElapsedTimer>
