@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "ui/decisionsummary.h"
 
+#include "core/analysis/decisionwords.h"
 #include "core/contract/format.h"
 #include "ui/charts/charttheme.h"
 
 #include <QHeaderView>
 #include <QScrollBar>
-#include <cmath>
 
 namespace optlog {
 
@@ -27,11 +27,6 @@ RiskLevel actionLevel(Action action)
     return RiskLevel::Unknown;
 }
 
-QString signedNats(double value)
-{
-    return QStringLiteral("%1%2").arg(value >= 0 ? QStringLiteral("+") : QString()).arg(value, 0, 'f', 4);
-}
-
 } // namespace
 
 DecisionSummary::DecisionSummary(QWidget *parent)
@@ -43,8 +38,10 @@ DecisionSummary::DecisionSummary(QWidget *parent)
         tr("Difference of the mean validation losses at matched tokens, with Welch's 95% interval where both sides "
            "have two seeds or more"));
     horizontalHeaderItem(Speed)->setToolTip(
-        tr("Steady tokens/s over the baseline's, with the range over seeds (one seed: p10–p90 of its steps)"));
-    horizontalHeaderItem(Memory)->setToolTip(tr("Peak memory saved against the baseline's"));
+        tr("Steady tokens/s over the baseline's, with its 95% interval over blocks of steps and seeds"));
+    horizontalHeaderItem(Memory)->setToolTip(tr("Peak memory, and what it saves against the baseline's (within ±%1: "
+                                                "the same)")
+                                                 .arg(QString::fromStdString(percent(kSameMemory))));
     verticalHeader()->hide();
     setEditTriggers(QAbstractItemView::NoEditTriggers);
     setSelectionMode(QAbstractItemView::NoSelection);
@@ -59,73 +56,27 @@ DecisionSummary::DecisionSummary(QWidget *parent)
     horizontalHeader()->setStretchLastSection(false);
 }
 
-QString DecisionSummary::qualityText(const ComparisonRow &row)
-{
-    const QualityVerdict &q = row.quality;
-    if (row.action == Action::Baseline)
-        return row.seeds == 1 ? tr("baseline, 1 seed") : tr("baseline, %1 seeds").arg(row.seeds);
-    if (row.action == Action::NoVerdict || q.kind == QualityVerdict::Kind::NotComparable)
-        return row.validationDifference.empty()
-                   ? tr("no verdict")
-                   : tr("validated differently: %1").arg(QString::fromStdString(row.validationDifference));
-    const char *word = q.kind == QualityVerdict::Kind::Same     ? "same"
-                       : q.kind == QualityVerdict::Kind::Worse  ? "worse"
-                       : q.kind == QualityVerdict::Kind::Better ? "better"
-                                                                : "can't tell";
-    if (!q.seedNoiseKnown())
-        return tr("%1: %2 (±%3 tolerance), %4 vs %5 seeds")
-            .arg(tr(word), signedNats(q.difference))
-            .arg(q.tolerance)
-            .arg(q.seeds)
-            .arg(q.baselineSeeds);
-    return tr("%1: %2 ± %3, %4 vs %5 seeds")
-        .arg(tr(word), signedNats(q.difference))
-        .arg(q.halfWidth, 0, 'f', 4)
-        .arg(q.seeds)
-        .arg(q.baselineSeeds);
-}
-
-QString DecisionSummary::speedText(const ComparisonRow &row)
-{
-    QString text = QString::fromStdString(speedCell(row));
-    if (row.speedCall == SpeedCall::TooNoisy)
-        text += tr(", too noisy");
-    return text;
-}
-
-QString DecisionSummary::memoryText(const ComparisonRow &row)
-{
-    if (row.peakBytes <= 0)
-        return QStringLiteral("–");
-    if (row.action == Action::Baseline)
-        return QString::fromStdString(formatBytes(row.peakBytes));
-    if (std::fabs(row.memorySaved) < 0.005)
-        return tr("same");
-    return row.memorySaved > 0 ? tr("saves %1%").arg(row.memorySaved * 100, 0, 'f', 0)
-                               : tr("%1% more").arg(-row.memorySaved * 100, 0, 'f', 0);
-}
-
 void DecisionSummary::setRows(const std::vector<ComparisonRow> &rows)
 {
     setRowCount(0);
     for (const ComparisonRow &r : rows) {
         const int row = rowCount();
         insertRow(row);
-        const QString verdict = r.action == Action::Baseline ? tr("the baseline every other line is judged against")
-                                                             : QString::fromStdString(r.verdict);
+        const DecisionCells cells = decisionCells(r);
+        const QString verdict = QString::fromStdString(verdictText(r));
         const QString name = QString::fromStdString(r.name);
-        const auto put = [&](int column, const QString &text, Qt::Alignment alignment) {
-            auto *item = new QTableWidgetItem(text);
+        const auto put = [&](int column, const std::string &text, Qt::Alignment alignment) {
+            auto *item = new QTableWidgetItem(QString::fromStdString(text));
             item->setTextAlignment(alignment | Qt::AlignVCenter);
             item->setToolTip(QStringLiteral("<b>%1</b>: %2").arg(name.toHtmlEscaped(), verdict.toHtmlEscaped()));
             setItem(row, column, item);
             return item;
         };
-        put(Technique, name, Qt::AlignLeft);
-        put(Quality, qualityText(r), Qt::AlignLeft);
-        put(Speed, speedText(r), Qt::AlignRight);
-        put(Memory, memoryText(r), Qt::AlignRight);
-        QTableWidgetItem *action = put(Action, QString::fromLatin1(actionText(r.action)), Qt::AlignLeft);
+        put(Technique, r.name, Qt::AlignLeft);
+        put(Quality, cells.quality, Qt::AlignLeft);
+        put(Speed, cells.speed, Qt::AlignRight);
+        put(Memory, cells.memory, Qt::AlignRight);
+        QTableWidgetItem *action = put(Action, cells.action, Qt::AlignLeft);
         if (const QColor tint = riskColor(actionLevel(r.action)); tint.isValid()) {
             action->setBackground(tint);
             action->setForeground(QColor(Qt::black));

@@ -18,12 +18,8 @@ public:
     enum Column { Technique, Quality, Speed, Memory, Action, ColumnCount };
 
     explicit DecisionSummary(QWidget *parent = nullptr);
-    void setRows(const std::vector<ComparisonRow> &rows); // the baseline's first
-
-    // "same quality: +0.0100 ± 0.0080, 3 vs 3 seeds"; "1.30× (1.25–1.34)"; "saves 30%".
-    static QString qualityText(const ComparisonRow &row);
-    static QString speedText(const ComparisonRow &row);
-    static QString memoryText(const ComparisonRow &row);
+    // The baseline's first; the cells are decisionCells' (the terminal's words), the tooltip the verdict.
+    void setRows(const std::vector<ComparisonRow> &rows);
 
 protected:
     void resizeEvent(QResizeEvent *event) override;

@@ -23,9 +23,6 @@ namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Speed and memory differences this small are not worth a decision.
-constexpr double kSameMemory = 0.03;
-
 bool hasSpeedIndex(const RunSummary *run)
 {
     return run->machine.medianGflops > 0;
@@ -95,33 +92,13 @@ Spread speedupInterval(double speedup, const std::vector<const RunSummary *> &ru
     return interval;
 }
 
-std::string speedText(const ComparisonRow &row)
-{
-    const Spread &i = row.speedupInterval;
-    switch (row.speedCall) {
-    case SpeedCall::TooNoisy:
-        return formatted("speed too noisy to call (%.2fx, its 95%% interval %.2f-%.2f crosses 1 ± %s: add %s)",
-                         row.speedup, i.min, i.max, percent(kSameSpeed).c_str(),
-                         row.speedOverSeeds ? "seeds" : "seeds or steps");
-    case SpeedCall::Same: return "same speed";
-    case SpeedCall::Faster: return formatted("%.2fx faster", row.speedup);
-    case SpeedCall::Slower: return percent(1 - row.speedup) + " slower";
-    case SpeedCall::Unknown: break;
-    }
-    if (row.speedup > 0)
-        return formatted("speed not called (%.2fx): too few steady steps for an interval (4 a run, or two seeds a "
-                         "side)",
-                         row.speedup);
-    return "speed not measured";
-}
-
 // Quality first: a technique that costs quality is not taken, whatever it saves; one whose
 // quality is undecided needs seeds before anything else matters.
 Action decide(const ComparisonRow &row)
 {
     if (!row.validationDifference.empty())
         return Action::NotComparable;
-    const bool smaller = row.peakBytes > 0 && row.memorySaved > kSameMemory;
+    const bool smaller = row.memoryCall == MemoryCall::Smaller;
     switch (row.quality.kind) {
     case QualityVerdict::Kind::NotComparable: return Action::NotComparable;
     case QualityVerdict::Kind::Worse: return Action::WorseQuality;
@@ -134,16 +111,6 @@ Action decide(const ComparisonRow &row)
     if (smaller)
         return row.speedCall == SpeedCall::Same ? Action::TakeIt : Action::TakeItWhereMemoryBinds;
     return row.quality.kind == QualityVerdict::Kind::Better ? Action::TakeIt : Action::SameNotFaster;
-}
-
-std::string memoryText(const ComparisonRow &row, int64_t baselinePeak)
-{
-    if (row.peakBytes == 0 || baselinePeak == 0)
-        return "memory not measured";
-    if (std::fabs(row.memorySaved) <= kSameMemory)
-        return "same memory";
-    return row.memorySaved > 0 ? "saves " + percent(row.memorySaved) + " memory"
-                               : "uses " + percent(row.memorySaved) + " more memory";
 }
 
 // The fields that decide what a validation loss is measured on: the text, the split, how many
@@ -192,6 +159,128 @@ const RunSummary &medianReplicate(std::vector<const RunSummary *> runs)
     return *runs[(runs.size() - 1) / 2];
 }
 
+// The group's replicates as a row: how many seeds, how many completed, the outcome, instabilities.
+ComparisonRow outcomesOf(const GroupSummary &group)
+{
+    ComparisonRow row;
+    row.name = group.name;
+    row.seeds = group.seeds();
+    row.completed = int64_t(completedOf(group).size());
+    row.outcome = Outcome::Completed;
+    for (const auto &r : group.replicates)
+        if (r.run.outcome != Outcome::Completed) {
+            row.outcome = r.run.outcome;
+            break;
+        }
+    if (group.replicates.size() == 1) {
+        row.soleOutcome = outcomeText(group.representative().run);
+        row.soleOutcomeMessage = group.representative().run.message;
+    }
+    for (const auto &r : group.replicates)
+        for (const auto &[kind, count] : r.instabilities)
+            row.instabilities[kind] += count;
+    return row;
+}
+
+// Quality at the most tokens every compared run reached.
+void judgeQualityOf(ComparisonRow &row, const std::vector<const RunSummary *> &runs,
+                    const std::vector<const RunSummary *> &baselineRuns, double tolerance)
+{
+    row.matchedTokens = std::numeric_limits<int64_t>::max();
+    for (const auto *r : runs)
+        row.matchedTokens = std::min(row.matchedTokens, lastValidationTokens(*r));
+    for (const auto *r : baselineRuns)
+        row.matchedTokens = std::min(row.matchedTokens, lastValidationTokens(*r));
+    const auto lossesAt = [&](const std::vector<const RunSummary *> &side) {
+        std::vector<double> losses;
+        for (const auto *r : side)
+            losses.push_back(validationAt(r->validation, row.matchedTokens));
+        return losses;
+    };
+    const std::vector<double> losses = lossesAt(runs);
+    row.quality = judgeQuality(losses, lossesAt(baselineRuns), tolerance);
+    row.deltaLoss = row.quality.difference;
+    const SampleStats stats = sampleStats(losses);
+    row.validationLoss = stats.mean;
+    row.validationSd = stats.sd;
+    std::vector<double> errors;
+    for (const auto *r : runs)
+        if (!r->validation.empty())
+            errors.push_back(r->validation.back().samplingError());
+    row.samplingError = errors.empty() ? kNaN : sampleStats(errors).mean;
+}
+
+// Speed and memory: medians over the replicates. Runs on different kinds of machine compare
+// tokens/s per unit of each one's machine-speed index, or not at all. Whether it is faster: the
+// speed-up's interval over blocks of steps within runs and over the runs (seeds) themselves; the
+// baseline (`ownRow`) is not judged against itself.
+void measureSpeedAndMemory(ComparisonRow &row, const std::vector<const RunSummary *> &runs,
+                           const std::vector<const RunSummary *> &baselineRuns, bool ownRow)
+{
+    row.acrossMachines = machineKinds(runs, baselineRuns);
+    const bool indexed = std::all_of(runs.begin(), runs.end(), hasSpeedIndex)
+                         && std::all_of(baselineRuns.begin(), baselineRuns.end(), hasSpeedIndex);
+    // tokens/s are compared per unit of this: 1, or across machines the run's index
+    const std::function<double(const RunSummary *)> unitOf = [&](const RunSummary *r) {
+        return row.acrossMachines.empty() ? 1.0 : r->machine.medianGflops;
+    };
+    const bool speedComparable = row.acrossMachines.empty() || indexed;
+    std::vector<double> rates, speeds, baselineSpeeds, peaks, baselinePeaks;
+    for (const auto *r : runs) {
+        rates.push_back(r->throughput.median);
+        if (speedComparable)
+            speeds.push_back(r->throughput.median / unitOf(r));
+        peaks.push_back(double(r->peakBytes));
+    }
+    for (const auto *r : baselineRuns) {
+        if (speedComparable)
+            baselineSpeeds.push_back(r->throughput.median / unitOf(r));
+        baselinePeaks.push_back(double(r->peakBytes));
+    }
+    const Spread baselineRate = spreadOf(baselineSpeeds), speed = spreadOf(speeds);
+    row.tokensPerSecond = spreadOf(rates);
+    row.speedup = baselineRate.median > 0 ? speed.median / baselineRate.median : 0;
+    row.peak = spreadOf(peaks);
+    row.peakBytes = int64_t(row.peak.median);
+    const double baselinePeak = spreadOf(baselinePeaks).median;
+    row.memorySaved = baselinePeak > 0 ? 1 - row.peak.median / baselinePeak : 0;
+    row.memoryCall = callMemory(row.peakBytes, baselinePeak, row.memorySaved);
+    if (!ownRow && speedComparable) {
+        row.speedupInterval = speedupInterval(row.speedup, runs, baselineRuns, unitOf, row.speedOverSeeds);
+        row.speedCall = callSpeed(row.speedupInterval);
+    }
+}
+
+// What the median replicate says for the group: its throughput and MFU, how its speed was
+// measured, who recorded it; the machine notes and the numerics of whichever replicate has them.
+void describeTypical(ComparisonRow &row, const std::vector<const RunSummary *> &runs)
+{
+    const RunSummary &typical = medianReplicate(runs);
+    row.throughput = typical.throughput;
+    row.mfu = typical.mfu();
+    row.mfuAgainst = "the " + typical.peakDtype + " matmul peak"
+                     + (typical.peakPath.empty() ? "" : " of the " + typical.peakPath + " path");
+    if (!typical.flopsHow.empty())
+        row.mfuAgainst += typical.flopsHow == "counted" ? ", FLOPs per token counted (torch.utils.flop_counter)"
+                                                        : ", FLOPs per token as its trainer gave them";
+    row.speedNote = typical.config && typical.config->precision.tf32 ? "TF32" : "";
+    row.recorder = typical.recorder;
+    for (const auto *r : runs)
+        if (row.machineNote.empty())
+            row.machineNote = r->machine.describe();
+    if (const auto &config = runs.front()->config; config && config->distributed.ranks > 1)
+        row.dataParallelBatch = effectiveBatch(*config);
+    // The replicate whose gradients FP16 would lose most speaks for the group's numerics.
+    double worst = -1;
+    for (const auto *r : runs)
+        for (const auto &n : r->numerics)
+            if (n.tensor == kAllParameters && n.step == r->numerics.back().step && n.fp16Underflow > worst) {
+                worst = n.fp16Underflow;
+                row.numerics = numericsText(r->numerics);
+                row.risks = numericsRisks(r->numerics);
+            }
+}
+
 } // namespace
 
 SpeedCall callSpeed(const Spread &interval)
@@ -207,24 +296,13 @@ SpeedCall callSpeed(const Spread &interval)
     return SpeedCall::TooNoisy;
 }
 
-const char *speedCallName(SpeedCall call)
+MemoryCall callMemory(int64_t peak, double baselinePeak, double saved)
 {
-    static constexpr Named<SpeedCall> names[] = {{SpeedCall::Unknown, "not called"},
-                                                 {SpeedCall::Same, "same"},
-                                                 {SpeedCall::Faster, "faster"},
-                                                 {SpeedCall::Slower, "slower"},
-                                                 {SpeedCall::TooNoisy, "too noisy"}};
-    return nameIn(names, call);
-}
-
-std::string speedCell(const ComparisonRow &row)
-{
-    if (row.speedup <= 0)
-        return "–";
-    const Spread &i = row.speedupInterval;
-    if (row.action == Action::Baseline || i.max <= i.min)
-        return formatted("%.2fx", row.speedup);
-    return formatted("%.2fx [%.2f-%.2f]", row.speedup, i.min, i.max);
+    if (peak <= 0 || baselinePeak <= 0)
+        return MemoryCall::Unknown;
+    if (std::fabs(saved) <= kSameMemory)
+        return MemoryCall::Same;
+    return saved > 0 ? MemoryCall::Smaller : MemoryCall::Larger;
 }
 
 Spread spreadOf(std::vector<double> values)
@@ -255,169 +333,26 @@ std::vector<GroupSummary> groupRuns(const std::vector<RunSummary> &runs)
     return groups;
 }
 
-std::string instabilityText(const std::map<EventKind, int64_t> &counts)
-{
-    std::string out;
-    for (const auto &[kind, count] : counts)
-        if (isInstability(kind) && count > 0)
-            out += (out.empty() ? "unstable: " : ", ") + instabilityCount(kind, count);
-    return out;
-}
-
-const char *actionText(Action action)
-{
-    static constexpr Named<Action> words[] = {{Action::Baseline, "baseline"},
-                                              {Action::TakeIt, "take it"},
-                                              {Action::TakeItWhereMemoryBinds, "take it where memory binds"},
-                                              {Action::SameNotFaster, "same quality, not faster here"},
-                                              {Action::AddSeeds, "can't tell yet: add seeds"},
-                                              {Action::WorseQuality, "worse quality"},
-                                              {Action::NotComparable, "not comparable"},
-                                              {Action::NoVerdict, "no verdict yet"}};
-    return nameIn(words, action);
-}
-
 std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vector<GroupSummary> &groups,
                                    double tolerance)
 {
     const std::vector<const RunSummary *> baselineRuns = completedOf(baseline);
     std::vector<ComparisonRow> rows;
     for (const auto &group : groups) {
-        ComparisonRow row;
-        row.name = group.name;
+        ComparisonRow row = outcomesOf(group);
         row.baseline = baseline.name;
-        row.seeds = group.seeds();
         const std::vector<const RunSummary *> runs = completedOf(group);
-        row.completed = int64_t(runs.size());
-        row.outcome = Outcome::Completed;
-        for (const auto &r : group.replicates)
-            if (r.run.outcome != Outcome::Completed) {
-                row.outcome = r.run.outcome;
-                break;
-            }
-        if (group.replicates.size() == 1) {
-            row.soleOutcome = outcomeText(group.representative().run);
-            row.soleOutcomeMessage = group.representative().run.message;
-        }
-        for (const auto &r : group.replicates)
-            for (const auto &[kind, count] : r.instabilities)
-                row.instabilities[kind] += count;
+        const bool ownRow = group.name == baseline.name;
         if (runs.empty() || baselineRuns.empty()) {
-            row.action = group.name == baseline.name ? Action::Baseline : Action::NoVerdict;
-            row.verdict = std::string(outcomeName(row.outcome)) + " - no verdict";
-            if (const std::string unstable = instabilityText(row.instabilities); !unstable.empty())
-                row.verdict += "; " + unstable;
+            row.action = ownRow ? Action::Baseline : Action::NoVerdict;
             rows.push_back(row);
             continue;
         }
-
-        // Quality at the most tokens every compared run reached.
-        row.matchedTokens = std::numeric_limits<int64_t>::max();
-        for (const auto *r : runs)
-            row.matchedTokens = std::min(row.matchedTokens, lastValidationTokens(*r));
-        for (const auto *r : baselineRuns)
-            row.matchedTokens = std::min(row.matchedTokens, lastValidationTokens(*r));
-        const auto lossesAt = [&](const std::vector<const RunSummary *> &side) {
-            std::vector<double> losses;
-            for (const auto *r : side)
-                losses.push_back(validationAt(r->validation, row.matchedTokens));
-            return losses;
-        };
-        const std::vector<double> losses = lossesAt(runs);
-        row.quality = judgeQuality(losses, lossesAt(baselineRuns), tolerance);
-        row.deltaLoss = row.quality.difference;
-        const SampleStats stats = sampleStats(losses);
-        row.validationLoss = stats.mean;
-        row.validationSd = stats.sd;
-        std::vector<double> errors;
-        for (const auto *r : runs)
-            if (!r->validation.empty())
-                errors.push_back(r->validation.back().samplingError());
-        row.samplingError = errors.empty() ? kNaN : sampleStats(errors).mean;
-
-        // Speed, memory and MFU: medians over the replicates. Runs on different kinds of machine
-        // compare tokens/s per unit of each one's machine-speed index, or not at all.
-        row.acrossMachines = machineKinds(runs, baselineRuns);
-        const bool indexed = std::all_of(runs.begin(), runs.end(), hasSpeedIndex)
-                             && std::all_of(baselineRuns.begin(), baselineRuns.end(), hasSpeedIndex);
-        // tokens/s are compared per unit of this: 1, or across machines the run's index
-        const std::function<double(const RunSummary *)> unitOf = [&](const RunSummary *r) {
-            return row.acrossMachines.empty() ? 1.0 : r->machine.medianGflops;
-        };
-        const auto speedOf = [&](const RunSummary *r) { return r->throughput.median / unitOf(r); };
-        const bool speedComparable = row.acrossMachines.empty() || indexed;
-        std::vector<double> rates, speeds, baselineSpeeds, peaks, baselinePeaks;
-        for (const auto *r : runs) {
-            rates.push_back(r->throughput.median);
-            if (speedComparable)
-                speeds.push_back(speedOf(r));
-            peaks.push_back(double(r->peakBytes));
-        }
-        for (const auto *r : baselineRuns) {
-            if (speedComparable)
-                baselineSpeeds.push_back(speedOf(r));
-            baselinePeaks.push_back(double(r->peakBytes));
-        }
-        const Spread baselineRate = spreadOf(baselineSpeeds), speed = spreadOf(speeds);
-        const RunSummary &typical = medianReplicate(runs);
-        row.throughput = typical.throughput;
-        row.tokensPerSecond = spreadOf(rates);
-        row.speedup = baselineRate.median > 0 ? speed.median / baselineRate.median : 0;
-        row.peak = spreadOf(peaks);
-        row.peakBytes = int64_t(row.peak.median);
-        const double baselinePeak = spreadOf(baselinePeaks).median;
-        row.memorySaved = baselinePeak > 0 ? 1 - row.peak.median / baselinePeak : 0;
-        row.mfu = typical.mfu();
-        row.mfuAgainst = "the " + typical.peakDtype + " matmul peak"
-                         + (typical.peakPath.empty() ? "" : " of the " + typical.peakPath + " path");
-        if (!typical.flopsHow.empty())
-            row.mfuAgainst += typical.flopsHow == "counted" ? ", FLOPs per token counted (torch.utils.flop_counter)"
-                                                            : ", FLOPs per token as its trainer gave them";
-        row.speedNote = typical.config && typical.config->precision.tf32 ? "TF32" : "";
-        row.recorder = typical.recorder;
-        for (const auto *r : runs)
-            if (row.machineNote.empty())
-                row.machineNote = r->machine.describe();
+        judgeQualityOf(row, runs, baselineRuns, tolerance);
+        measureSpeedAndMemory(row, runs, baselineRuns, ownRow);
+        describeTypical(row, runs);
         row.validationDifference = validationDifference(*runs.front(), *baselineRuns.front());
-
-        // The replicate whose gradients FP16 would lose most speaks for the group's numerics.
-        double worst = -1;
-        for (const auto *r : runs)
-            for (const auto &n : r->numerics)
-                if (n.tensor == kAllParameters && n.step == r->numerics.back().step && n.fp16Underflow > worst) {
-                    worst = n.fp16Underflow;
-                    row.numerics = numericsText(r->numerics);
-                    row.risks = numericsRisks(r->numerics);
-                }
-
-        std::string quality = row.quality.text();
-        if (!row.validationDifference.empty() && row.quality.kind != QualityVerdict::Kind::NotComparable)
-            quality += " (validated differently: " + row.validationDifference + ")";
-        // Whether it is faster: the speed-up's interval over blocks of steps within runs and over
-        // the runs (seeds) themselves; the baseline is not judged against itself.
-        if (group.name != baseline.name && speedComparable) {
-            row.speedupInterval = speedupInterval(row.speedup, runs, baselineRuns, unitOf, row.speedOverSeeds);
-            row.speedCall = callSpeed(row.speedupInterval);
-        }
-        row.action = group.name == baseline.name ? Action::Baseline : decide(row);
-        std::string speedWords = speedText(row);
-        if (!row.acrossMachines.empty())
-            speedWords = speedComparable ? speedWords + " per unit of machine speed (different machines: "
-                                               + row.acrossMachines + ")"
-                                         : "speed not called: different machines (" + row.acrossMachines
-                                               + ") and a run without the machine-speed index";
-        row.verdict = quality + ", " + speedWords + ", " + memoryText(row, int64_t(baselinePeak));
-        if (row.completed < row.seeds)
-            row.verdict += formatted("; %lld of %lld seeds did not complete",
-                                     static_cast<long long>(row.seeds - row.completed),
-                                     static_cast<long long>(row.seeds));
-        if (const std::string unstable = instabilityText(row.instabilities); !unstable.empty())
-            row.verdict += "; " + unstable;
-        if (!row.machineNote.empty())
-            row.verdict += "; " + row.machineNote;
-        // Over ranks, what a step trains on and whose memory the verdict weighs.
-        if (const auto &config = runs.front()->config; config && config->distributed.ranks > 1)
-            row.verdict += "; data parallel, batch " + effectiveBatch(*config) + ", peak memory per rank";
+        row.action = ownRow ? Action::Baseline : decide(row);
         rows.push_back(row);
     }
     return rows;

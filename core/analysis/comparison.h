@@ -36,9 +36,6 @@ struct GroupSummary
 // same name replaces the earlier one (a rerun).
 std::vector<GroupSummary> groupRuns(const std::vector<RunSummary> &runs);
 
-// "unstable: 3 loss spikes, 2 skipped steps"; "" when no run of the group had one.
-std::string instabilityText(const std::map<EventKind, int64_t> &counts);
-
 // A technique's speed against the baseline's, judged by the speed-up's interval.
 enum class SpeedCall { Unknown, Same, Faster, Slower, TooNoisy };
 // Speed-ups within this of 1 are the same speed.
@@ -47,7 +44,14 @@ inline constexpr double kSameSpeed = 0.03;
 // same: the whole interval within 1 ± kSameSpeed; too noisy: an interval across either bound;
 // unknown: no interval (median 0 or max 0).
 SpeedCall callSpeed(const Spread &interval);
-const char *speedCallName(SpeedCall call); // "faster", "slower", "same", "too noisy", "not called"
+
+// A technique's peak memory against the baseline's.
+enum class MemoryCall { Unknown, Same, Smaller, Larger };
+// Peaks within this share of the baseline's are the same memory: a smaller difference is not worth a decision.
+inline constexpr double kSameMemory = 0.03;
+// Unknown where a side has no peak; the same where `saved` (1 - peak / the baseline's) is within
+// ±kSameMemory; else smaller or larger.
+MemoryCall callMemory(int64_t peak, double baselinePeak, double saved);
 
 // What to do about a technique, in plain words: the decision a comparison exists for.
 enum class Action {
@@ -60,12 +64,12 @@ enum class Action {
     NotComparable, // validated on other tokens, or no common validation tokens
     NoVerdict,     // a side has no completed run
 };
-const char *actionText(Action action); // "take it", "same quality, not faster here", ...
 
 struct ComparisonRow
 {
     std::string name;               // the group
     std::string baseline;           // the group it is judged against
+    bool ownBaseline = false;       // that is the group's own (a study plan's), not the study's
     int64_t seeds = 1;              // replicates compared
     std::optional<Outcome> outcome; // Completed when every replicate completed; else the first other; empty: running
     // A group of one run: its outcome with the step it ended at ("crashed at step 12") and its
@@ -85,9 +89,10 @@ struct ComparisonRow
     int64_t peakBytes = 0;        // median over replicates
     Spread peak;                  // bytes
     double memorySaved = 0;       // 1 - peak / baseline peak
-    double mfu = 0;               // of the median replicate; 0 = unknown
-    std::string mfuAgainst;       // "the bfloat16 matmul peak of the primitive path": what the MFU divides by
-    std::string speedNote; // what the speed depends on besides the technique: "TF32" (precision.tf32); else empty
+    MemoryCall memoryCall = MemoryCall::Unknown;
+    double mfu = 0;         // of the median replicate; 0 = unknown
+    std::string mfuAgainst; // "the bfloat16 matmul peak of the primitive path": what the MFU divides by
+    std::string speedNote;  // what the speed depends on besides the technique: "TF32" (precision.tf32); else empty
     std::map<EventKind, int64_t> instabilities; // summed over replicates
     std::string numerics;                       // numericsText of the replicate with the most FP16 underflow
     NumericsRisks risks;                        // of that replicate
@@ -108,7 +113,7 @@ struct ComparisonRow
     // The config fields that make the group's validation loss a different measurement from the
     // baseline's ("model.context_length 512 vs 128"); empty when both validate alike.
     std::string validationDifference;
-    std::string verdict; // quality, speed, memory and stability in words a person can act on
+    std::string dataParallelBatch; // the effective batch where the runs train over ranks; empty on one
 };
 
 // The row every other is judged against: compare() marks it, whatever its place in the table.
@@ -117,11 +122,8 @@ inline bool isBaseline(const ComparisonRow &row)
     return row.action == Action::Baseline;
 }
 
-// The speed-up as every table shows it: "8.20x [7.86-8.53]" with its interval, "1.00x" on the
-// baseline's row, "–" where the speed is not compared (the verdict says why).
-std::string speedCell(const ComparisonRow &row);
-
-// Each group against `baseline` at matched tokens; `tolerance` in nats per token.
+// Each group against `baseline` at matched tokens; `tolerance` in nats per token. Judges only:
+// decisionwords.h words every judgement.
 std::vector<ComparisonRow> compare(const GroupSummary &baseline, const std::vector<GroupSummary> &groups,
                                    double tolerance);
 // The same for runs alone (each a group of one).

@@ -3,6 +3,7 @@
 // within kTerminalColumns), and with --wide the verdict table whole.
 #include "core/analysis/decisions.h"
 
+#include "core/analysis/decisionwords.h"
 #include "core/analysis/runtext.h"
 #include "core/analysis/texttable.h"
 #include "core/analysis/verdictcells.h"
@@ -14,24 +15,6 @@
 namespace optlog {
 
 namespace {
-
-std::string deltaCell(const ComparisonRow &row)
-{
-    if (isBaseline(row) || row.completed == 0 || std::isnan(row.deltaLoss))
-        return "–";
-    if (!row.quality.seedNoiseKnown())
-        return formatted("%+.4f", row.deltaLoss); // one seed on a side: no interval to give
-    return formatted("%+.4f ± %.4f", row.deltaLoss, row.quality.halfWidth);
-}
-
-std::string memoryCell(const ComparisonRow &row)
-{
-    if (row.peakBytes <= 0)
-        return "–";
-    if (isBaseline(row) || std::fabs(row.memorySaved) < 0.005)
-        return formatBytes(row.peakBytes);
-    return formatBytes(row.peakBytes) + formatted(" %+.0f%%", -100 * row.memorySaved);
-}
 
 std::string riskCell(NumericsRisk risk, double value)
 {
@@ -117,12 +100,13 @@ std::vector<std::string> comparisonNotes(const std::vector<ComparisonRow> &rows,
     notes.push_back(
         "Speed-up: median tokens/s over the baseline's, with its interval at two levels: Welch's 95% interval over "
         "five blocks of each run's steady steps (pooled over seeds), widened to hold every seed-by-seed speed-up; "
-        "faster or slower where the whole interval lies beyond 1 ± 3%, the same where it lies within, too noisy where "
-        "it crosses.");
+        "faster or slower where the whole interval lies beyond 1 ± "
+        + percent(kSameSpeed) + ", the same where it lies within, too noisy where it crosses.");
     notes.push_back(
         "Tokens/s and peak memory: medians over seeds. Peak memory: bytes in tensors (the CPU's counting "
         "allocator, CUDA's caching allocator) over complete steps after warm-up, optimizer step included; for a run "
-        "over data-parallel ranks, rank 0's (its tokens/s count every rank's).");
+        "over data-parallel ranks, rank 0's (its tokens/s count every rank's); within ± "
+        + percent(kSameMemory) + " of the baseline's, the same memory.");
     notes.push_back(
         "MFU: model FLOPs (6N + 12LTC per token; a recorded run's as its trainer gave or counted them) x steady "
         "tokens/s over the matmul peak measured on this machine for the run's compute dtype (FP32, BF16, or FP16 on "
@@ -147,20 +131,17 @@ std::string formatDecisions(const std::vector<ComparisonRow> &rows, const std::s
                      {"peak memory", TextTable::Align::Right},
                      {"action"}});
     for (const auto &r : rows) {
-        // A plan may judge a run against another baseline than the study's (chunked against naive
-        // attention at the same context): its row says which.
-        std::string action = actionText(r.action);
-        if (!isBaseline(r) && !r.baseline.empty() && r.baseline != baselineName)
-            action += " vs " + printable(r.baseline);
-        table.addRow({printable(r.name), std::to_string(r.seeds), deltaCell(r), speedCell(r), memoryCell(r), action});
+        const DecisionCells cells = decisionCells(r);
+        table.addRow({printable(r.name), std::to_string(r.seeds), cells.delta, cells.speed, cells.memory,
+                      printable(cells.action)});
     }
     std::string out = table.render() + "\n";
     for (const auto &r : rows) {
         // The baseline's own line only when something is wrong with it.
-        const std::string verdict = verdictCells(r, tolerance)[VerdictColumn::Verdict];
-        if (isBaseline(r) && verdict == kBaselineVerdict)
+        const std::string verdict = verdictText(r);
+        if (isBaseline(r) && verdict == kBaselineWord)
             continue;
-        out += wrapped(printable(r.name) + ": " + verdict, kTerminalColumns, "    ");
+        out += wrapped(printable(r.name) + ": " + printable(verdict), kTerminalColumns, "    ");
     }
     out += "\n";
     for (const std::string &note : comparisonNotes(rows, baselineName, tolerance))

@@ -17,28 +17,36 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 } // namespace
 
+const char *qualityWord(QualityVerdict::Kind kind)
+{
+    static constexpr Named<QualityVerdict::Kind> words[] = {{QualityVerdict::Kind::Same, "same"},
+                                                            {QualityVerdict::Kind::Worse, "worse"},
+                                                            {QualityVerdict::Kind::Better, "better"},
+                                                            {QualityVerdict::Kind::CantTell, "can't tell"},
+                                                            {QualityVerdict::Kind::NotComparable, "not comparable"}};
+    return nameIn(words, kind);
+}
+
 std::string QualityVerdict::text() const
 {
     if (kind == Kind::NotComparable)
-        return "quality not comparable (no common validation tokens)";
-    static constexpr Named<Kind> judgedWords[] = {{Kind::Same, "same"},
-                                                  {Kind::Worse, "worse"},
-                                                  {Kind::Better, "better"}};
-    const Named<Kind> *judged = findRow(judgedWords, &Named<Kind>::value, kind);
+        return std::string("quality ") + qualityWord(kind) + " (no common validation tokens)";
     const std::string delta = formatted("Δ %+.3f", difference);
     const std::string seedCount = formatted("%lld vs %lld seeds", static_cast<long long>(seeds),
                                             static_cast<long long>(baselineSeeds));
+    // With one seed on a side there is no interval, so never "can't tell": judged by the tolerance.
     if (!seedNoiseKnown())
-        return formatted("%s quality by the %.3f tolerance (%s nats; %s: seed noise unknown)",
-                         judged ? judged->name : "", tolerance, delta.c_str(), seedCount.c_str());
+        return formatted("%s quality by the %.3f tolerance (%s nats; %s: seed noise unknown)", qualityWord(kind),
+                         tolerance, delta.c_str(), seedCount.c_str());
     const std::string interval = formatted("%s ± %.3f nats, %s", delta.c_str(), halfWidth, seedCount.c_str());
-    if (judged)
-        return judged->name + std::string(" quality (") + interval + ")";
+    if (kind != Kind::CantTell)
+        return qualityWord(kind) + std::string(" quality (") + interval + ")";
     if (seedsPerSide >= kSeedLimit)
-        return formatted("can't tell yet: %s; it sits at the %.3f tolerance, where no feasible number of seeds decides",
-                         interval.c_str(), tolerance);
-    return formatted("can't tell yet: %s; add seeds (about %lld more each to resolve ±%.3f)", interval.c_str(),
-                     static_cast<long long>(seedsPerSide - std::max(seeds, baselineSeeds)), decidingHalfWidth);
+        return formatted("%s yet: %s; it sits at the %.3f tolerance, where no feasible number of seeds decides",
+                         qualityWord(kind), interval.c_str(), tolerance);
+    return formatted("%s yet: %s; add seeds (about %lld more each to resolve ±%.3f)", qualityWord(kind),
+                     interval.c_str(), static_cast<long long>(seedsPerSide - std::max(seeds, baselineSeeds)),
+                     decidingHalfWidth);
 }
 
 QualityVerdict judgeQuality(const std::vector<double> &losses, const std::vector<double> &baselineLosses,

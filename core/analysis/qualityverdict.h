@@ -30,6 +30,9 @@ struct QualityVerdict
     std::string text() const;
 };
 
+// The judgement's word, wherever it is shown: "same", "worse", "better", "can't tell", "not comparable".
+const char *qualityWord(QualityVerdict::Kind kind);
+
 // Same: the whole interval within ±tolerance. Worse (better): the interval above (below) zero
 // and the difference beyond the tolerance. Otherwise can't tell yet. With one seed on a side:
 // same, worse or better by the tolerance alone. Empty sides: not comparable.

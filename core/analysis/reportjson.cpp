@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // reportJson(): the report for programs, every step's metrics included.
+#include "core/analysis/decisionwords.h"
 #include "core/analysis/recordjson_p.h"
 #include "core/analysis/report.h"
 #include "core/analysis/verdictcells.h"
@@ -41,12 +42,13 @@ std::string reportJson(const Report &report)
                {"over", c.speedupInterval.max <= 0 ? "none"
                         : c.speedOverSeeds         ? "seeds"
                                                    : "blocks of steps"}}},
-             {"speed", isBaseline(c) ? "baseline" : speedCallName(c.speedCall)},
+             {"speed", isBaseline(c) ? kBaselineWord : speedCallName(c.speedCall)},
              {"tokens_per_second",
               {{"median", c.tokensPerSecond.median}, {"min", c.tokensPerSecond.min}, {"max", c.tokensPerSecond.max}}},
              {"mfu", c.mfu},
              {"peak_bytes", {{"median", c.peakBytes}, {"min", int64_t(c.peak.min)}, {"max", int64_t(c.peak.max)}}},
              {"memory_saved", c.memorySaved},
+             {"memory", isBaseline(c) ? kBaselineWord : memoryCallName(c.memoryCall)},
              {"instabilities", instabilities},
              {"numerics", c.numerics},
              {"verdict", verdictCells(c, report.tolerance)[VerdictColumn::Verdict]}});

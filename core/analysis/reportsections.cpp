@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "core/analysis/decisionwords.h"
 #include "core/analysis/reportsections_p.h"
 #include "core/analysis/runtext.h"
 #include "core/contract/format.h"

@@ -75,8 +75,7 @@ StudyComparison compareStudy(const Store &store, const ComparisonRequest &reques
         if (own != request.baselineOf.end())
             against = indexOf(own->second).value_or(comparison.baseline);
         ComparisonRow row = compare(comparison.groups[against], {group}, request.tolerance).front();
-        if (against != comparison.baseline)
-            row.verdict = "vs " + comparison.groups[against].name + ": " + row.verdict;
+        row.ownBaseline = against != comparison.baseline;
         comparison.rows.push_back(row);
     }
     return comparison;

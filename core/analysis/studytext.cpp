@@ -2,6 +2,7 @@
 #include "core/analysis/studytext.h"
 
 #include "core/analysis/comparison.h"
+#include "core/analysis/decisionwords.h"
 #include "core/analysis/recordjson_p.h"
 #include "core/analysis/runsummary.h"
 #include "core/analysis/runtables.h"

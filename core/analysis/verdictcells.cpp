@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/verdictcells.h"
 
+#include "core/analysis/decisionwords.h"
 #include "core/analysis/runtext.h"
 #include "core/contract/format.h"
 
@@ -25,16 +26,10 @@ VerdictCells verdictCells(const ComparisonRow &c, double tolerance)
     std::vector<std::string> &t = cells.text;
     t.resize(verdictColumnTitles().size());
     const auto at = [&t](VerdictColumn column) -> std::string & { return t[size_t(column)]; };
-    at(VerdictColumn::Run) = c.name + (baseline ? " (baseline)" : "");
+    at(VerdictColumn::Run) = c.name + (baseline ? std::string(" (") + kBaselineWord + ")" : "");
     at(VerdictColumn::Seeds) = std::to_string(c.seeds);
-    at(VerdictColumn::Outcome) = c.completed == c.seeds
-                                     ? "completed"
-                                     : formatted("%lld of %lld completed", static_cast<long long>(c.completed),
-                                                 static_cast<long long>(c.seeds));
-    if (!c.soleOutcome.empty()) {
-        at(VerdictColumn::Outcome) = c.soleOutcome;
-        cells.outcomeNote = c.soleOutcomeMessage;
-    }
+    at(VerdictColumn::Outcome) = outcomeCell(c);
+    cells.outcomeNote = c.soleOutcomeMessage;
     const bool hasLoss = c.completed > 0 && std::isfinite(c.validationLoss);
     at(VerdictColumn::ValidationLoss) = hasLoss ? formatted("%.4f", c.validationLoss)
                                                       + (c.seeds > 1 ? formatted(" (sd %.4f)", c.validationSd) : "")
@@ -63,19 +58,10 @@ VerdictCells verdictCells(const ComparisonRow &c, double tolerance)
     peak = c.peakBytes > 0 ? formatBytes(c.peakBytes) : "-";
     if (c.seeds > 1 && c.peakBytes > 0 && c.peak.max > c.peak.min)
         peak += " (" + formatBytes(int64_t(c.peak.min)) + "-" + formatBytes(int64_t(c.peak.max)) + ")";
-    if (!baseline && c.peakBytes > 0)
+    // A difference within the same-memory bound is the same memory here as in every verdict.
+    if (!baseline && (c.memoryCall == MemoryCall::Smaller || c.memoryCall == MemoryCall::Larger))
         peak += " " + formatted("%+.0f%%", -100.0 * c.memorySaved);
-    std::string &verdict = at(VerdictColumn::Verdict);
-    verdict = c.verdict;
-    if (!baseline && c.completed == 0)
-        verdict = "did not complete (" + at(VerdictColumn::Outcome) + "); " + c.verdict;
-    if (baseline) {
-        verdict = kBaselineVerdict;
-        if (const std::string unstable = instabilityText(c.instabilities); !unstable.empty())
-            verdict += "; " + unstable;
-        if (!c.machineNote.empty())
-            verdict += "; " + c.machineNote;
-    }
+    at(VerdictColumn::Verdict) = verdictText(c);
     return cells;
 }
 

@@ -34,11 +34,8 @@ struct VerdictCells
     const std::string &operator[](VerdictColumn column) const { return text.at(size_t(column)); }
 };
 
-// The verdict cell of the baseline's row when nothing is wrong with it.
-inline constexpr const char *kBaselineVerdict = "baseline";
-
-// The one writer of these cells: `optlog compare --wide`, the reports and the workbench's Compare
-// all call it. `tolerance` in nats per token, for a delta with one seed a side.
+// These cells, in the words of decisionwords.h: `optlog compare --wide`, the reports and the
+// workbench's Compare all call it. `tolerance` in nats per token, for a delta with one seed a side.
 VerdictCells verdictCells(const ComparisonRow &row, double tolerance);
 
 } // namespace optlog

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/analysis/decisions.h"
+#include "core/analysis/decisionwords.h"
 #include "core/analysis/report.h"
 #include "core/analysis/runsummary.h"
 #include "core/analysis/runtables.h"
@@ -151,7 +152,7 @@ void tst_Analysis::verdictsInWords()
     const RunSummary base = summary("base", 1000, 1000, {{9, 1000, 3.0}});
     const RunSummary run = summary("run", tokensPerSecond, peak, {{9, 1000, finalLoss}});
     const std::vector<ComparisonRow> rows = compare(base, {base, run}, 0.02);
-    QCOMPARE(QString::fromStdString(rows[1].verdict), verdict);
+    QCOMPARE(QString::fromStdString(verdictText(rows[1])), verdict);
     QCOMPARE(QString::fromLatin1(actionText(rows[1].action)), action);
     QCOMPARE(rows[0].action, Action::Baseline);
 }
@@ -196,7 +197,7 @@ void tst_Analysis::decisionsFitATerminal()
         QVERIFY2(line.size() <= 120, qPrintable(QStringLiteral("%1 columns: %2").arg(line.size()).arg(line)));
     QVERIFY2(lines[0].startsWith(QStringLiteral("run")) && lines[0].contains(QStringLiteral("action")),
              qPrintable(lines[0]));
-    QVERIFY2(lines[2].contains(QStringLiteral("take it")) && lines[2].contains(QStringLiteral("-40%")),
+    QVERIFY2(lines[2].contains(QStringLiteral("take it")) && lines[2].contains(QStringLiteral("saves 40%")),
              qPrintable(lines[2]));
     QVERIFY2(lines[2].contains(QStringLiteral("1.5")) && lines[2].contains(QStringLiteral("±")), qPrintable(lines[2]));
     // The long name is cut in the table and whole in its verdict below, wrapped.
@@ -234,7 +235,7 @@ void tst_Analysis::noisyThroughputIsNotCalled()
     run.throughput.p90 = 1000; // spread of 133% of the median: a busy machine
     run.throughput.blocks = {200, 1000, 600, 400, 800};
     const ComparisonRow row = compare(base, {run}, 0.02).front();
-    QCOMPARE(QString::fromStdString(row.verdict),
+    QCOMPARE(QString::fromStdString(verdictText(row)),
              QString("same quality by the 0.020 tolerance (Δ +0.000 nats; 1 vs 1 seeds: seed noise unknown), "
                      "speed too noisy to call (0.60x, its 95% interval %1-%2 crosses 1 ± 3%: add seeds or steps), "
                      "same memory")
@@ -253,14 +254,16 @@ void tst_Analysis::aDifferentValidationIsNamedInTheVerdict()
     bf16.config = loadRunConfig("default", "", {"precision.mode=autocast-bf16", "train.microbatch=4"});
     const auto rows = compare(base, {longer, bf16}, 0.02);
     const QString worse = "worse quality by the 0.020 tolerance (Δ +0.200 nats; 1 vs 1 seeds: seed noise unknown)";
-    QCOMPARE(QString::fromStdString(rows[0].verdict), worse
-                                                          + " (validated differently: model.context_length 512 vs 128, "
-                                                            "data.eval_sequences 8 vs 32), same speed, same memory");
+    QCOMPARE(QString::fromStdString(verdictText(rows[0])),
+             worse
+                 + " (validated differently: model.context_length 512 vs 128, "
+                   "data.eval_sequences 8 vs 32), same speed, same memory");
     // A technique's own fields do not change what validation measures.
-    QCOMPARE(QString::fromStdString(rows[1].verdict), worse + ", same speed, same memory");
+    QCOMPARE(QString::fromStdString(verdictText(rows[1])), worse + ", same speed, same memory");
     // Without a readable config there is nothing to name.
     longer.config.reset();
-    QCOMPARE(QString::fromStdString(compare(base, {longer}, 0.02).front().verdict), worse + ", same speed, same memory");
+    QCOMPARE(QString::fromStdString(verdictText(compare(base, {longer}, 0.02).front())),
+             worse + ", same speed, same memory");
 }
 
 void tst_Analysis::memoryByRoleNamesEachStatesDtype()
@@ -512,13 +515,17 @@ void tst_Analysis::comparesTheNewestOfEachNameEachAgainstItsBaseline()
     request.baselineOf = {{"naive", "chunked"}};
     const StudyComparison own = compareStudy(store, request);
     QCOMPARE(own.baseline, size_t(0));
-    QVERIFY2(own.rows[1].verdict.rfind("vs chunked: ", 0) != 0, own.rows[1].verdict.c_str()); // its own is the study's
+    // Its own is the study's: no "vs".
+    QVERIFY2(verdictText(own.rows[1]).rfind("vs chunked: ", 0) != 0, verdictText(own.rows[1]).c_str());
     request.baseline = "naive";
     request.baselineOf = {{"chunked", "chunked"}};
     const StudyComparison chunkedAlone = compareStudy(store, request);
     QCOMPARE(chunkedAlone.baseline, size_t(1));
     QCOMPARE(chunkedAlone.rows[0].speedup, 1.0);
-    QVERIFY2(chunkedAlone.rows[0].verdict.rfind("vs chunked: ", 0) == 0, chunkedAlone.rows[0].verdict.c_str());
+    // A plan's own baseline is a baseline: its row says so, with no "vs" before it.
+    QVERIFY(chunkedAlone.rows[0].ownBaseline);
+    QCOMPARE(verdictText(chunkedAlone.rows[0]), std::string(kBaselineWord));
+    QCOMPARE(decisionCells(chunkedAlone.rows[0]).action, std::string(kBaselineWord));
     QVERIFY(formatStudyComparison("s.sqlite", all).rfind("Study s.sqlite, baseline naive\n", 0) == 0);
     // The terminal's table says which baseline a run was judged against when it is not the study's.
     request.baselineOf = {{"naive", "chunked"}};
@@ -526,6 +533,7 @@ void tst_Analysis::comparesTheNewestOfEachNameEachAgainstItsBaseline()
     const QStringList lines = QString::fromStdString(text).split(QLatin1Char('\n'));
     QVERIFY2(lines[3].startsWith(QStringLiteral("naive")) && lines[3].endsWith(QStringLiteral(" vs chunked")),
              text.c_str());
+    QVERIFY2(QString::fromStdString(text).contains(QStringLiteral("\nnaive: vs chunked: ")), text.c_str());
 }
 
 void tst_Analysis::reportsShowHostileNamesAsText()

@@ -2,6 +2,7 @@
 // Replicates over seeds: the interval, the verdicts in every class, groups, instability and numerics texts.
 #include "core/analysis/comparison.h"
 #include "core/analysis/decisions.h"
+#include "core/analysis/decisionwords.h"
 #include "core/analysis/statistics.h"
 #include "core/contract/format.h"
 
@@ -209,7 +210,7 @@ void tst_Comparison::groupsCompareTheirMeansAndMedians()
     QCOMPARE(r.tokensPerSecond.max, 2500.0);
     QCOMPARE(r.speedup, 2.1);
     QCOMPARE(r.peakBytes, int64_t(501));
-    QCOMPARE(QString::fromStdString(r.verdict),
+    QCOMPARE(QString::fromStdString(verdictText(r)),
              QString("same quality (Δ +0.003 ± 0.009 nats, 3 vs 3 seeds), 2.10x faster, saves 50% memory; "
                      "unstable: 3 loss spikes, 2 skipped steps"));
     // A seed that did not complete is left out of the numbers and named.
@@ -217,8 +218,9 @@ void tst_Comparison::groupsCompareTheirMeansAndMedians()
     const ComparisonRow diverged = compare(base, {bf16}, 0.02).front();
     QCOMPARE(diverged.completed, int64_t(2));
     QCOMPARE(diverged.outcome, std::optional(Outcome::Diverged));
-    QVERIFY2(diverged.verdict.find("2 vs 3 seeds") != std::string::npos, diverged.verdict.c_str());
-    QVERIFY2(diverged.verdict.find("1 of 3 seeds did not complete") != std::string::npos, diverged.verdict.c_str());
+    QVERIFY2(verdictText(diverged).find("2 vs 3 seeds") != std::string::npos, verdictText(diverged).c_str());
+    QVERIFY2(verdictText(diverged).find("1 of 3 seeds did not complete") != std::string::npos,
+             verdictText(diverged).c_str());
 }
 
 void tst_Comparison::runsGroupInOrderWithRerunsReplaced()
@@ -253,9 +255,9 @@ void tst_Comparison::speedsOnDifferentMachinesCompareThroughTheIndexOrNotAtAll()
                          "LibTorch 2.11.0"));
     QCOMPARE(rows[0].speedup, 1.0);
     QCOMPARE(int(rows[0].speedCall), int(SpeedCall::Same));
-    QVERIFY2(QString::fromStdString(rows[0].verdict)
+    QVERIFY2(QString::fromStdString(verdictText(rows[0]))
                  .contains("same speed per unit of machine speed (different machines: "),
-             rows[0].verdict.c_str());
+             verdictText(rows[0]).c_str());
     QCOMPARE(rows[0].memorySaved, 0.5);
 
     // A run without the index: the speed is not called.
@@ -263,8 +265,8 @@ void tst_Comparison::speedsOnDifferentMachinesCompareThroughTheIndexOrNotAtAll()
     rows = compare(baseline, {technique}, 0.02);
     QCOMPARE(rows[0].speedup, 0.0);
     QCOMPARE(int(rows[0].speedCall), int(SpeedCall::Unknown));
-    QVERIFY2(QString::fromStdString(rows[0].verdict).contains("speed not called: different machines ("),
-             rows[0].verdict.c_str());
+    QVERIFY2(QString::fromStdString(verdictText(rows[0])).contains("speed not called: different machines ("),
+             verdictText(rows[0]).c_str());
     QCOMPARE(int(rows[0].quality.kind), int(QualityVerdict::Kind::Same));
 
     // One kind of machine: tokens/s compare directly, as before.
@@ -348,7 +350,7 @@ void tst_Comparison::speedCallsFollowTheInterval()
                                                     {timedGroup("bf16", rates, spread)}, 0.02);
     const ComparisonRow &row = rows.front();
     QCOMPARE(int(row.speedCall), call);
-    QVERIFY2(QString::fromStdString(row.verdict).contains(words), row.verdict.c_str());
+    QVERIFY2(QString::fromStdString(verdictText(row)).contains(words), verdictText(row).c_str());
     // The cell shows the interval the call was made from, about the speed-up.
     const Spread &i = row.speedupInterval;
     QVERIFY(i.min < row.speedup && row.speedup < i.max);
@@ -386,8 +388,8 @@ void tst_Comparison::theBaselineRowIsNotJudged()
     QCOMPARE(int(rows[0].speedCall), int(SpeedCall::Unknown));
     QCOMPARE(speedCell(rows[0]), std::string("1.00x"));
     QCOMPARE(int(rows[1].speedCall), int(SpeedCall::Unknown));
-    QVERIFY2(QString::fromStdString(rows[1].verdict).contains("speed not called (2.99x): too few steady steps"),
-             rows[1].verdict.c_str());
+    QVERIFY2(QString::fromStdString(verdictText(rows[1])).contains("speed not called (2.99x): too few steady steps"),
+             verdictText(rows[1]).c_str());
     QCOMPARE(speedCell(rows[1]), std::string("2.99x"));
 }
 
