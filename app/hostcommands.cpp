@@ -11,6 +11,7 @@
 #include "core/contract/engineevents.h"
 #include "core/contract/format.h"
 #include "core/contract/inputerror.h"
+#include "core/contract/thismachine.h"
 #include "core/remote/hostplaces.h"
 #include "core/remote/runstream.h"
 
@@ -42,12 +43,6 @@
 extern char **environ;
 
 namespace optlog {
-
-std::string thisMachine()
-{
-    char name[256] = {};
-    return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
-}
 
 std::string newStartKey()
 {

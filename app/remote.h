@@ -29,9 +29,6 @@ std::string newStartKey();
 // Throws InputError for a key that is not one.
 void requireStartKey(const std::string &key);
 
-// This machine's name, as the hosts' runs record it (gethostname); empty where it has none.
-std::string thisMachine();
-
 // What `optlog host describe` said about its machine.
 struct HostDescription
 {

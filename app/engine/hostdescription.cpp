@@ -4,6 +4,7 @@
 #include "app/remote.h"
 #include "core/config/tuning.h"
 #include "core/contract/engineevents.h"
+#include "core/contract/thismachine.h"
 #include "core/engine/machine/cudasupport.h"
 #include "core/engine/machine/environment.h"
 #include "core/remote/hostplaces.h"

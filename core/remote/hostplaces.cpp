@@ -3,6 +3,7 @@
 
 #include "core/config/cachefile.h"
 #include "core/config/configerror.h"
+#include "core/contract/thismachine.h"
 
 #include <chrono>
 #include <cstdio>
@@ -23,14 +24,6 @@ std::string hashOf(const std::string &text)
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
     return std::string(hex, 8);
-}
-
-std::string machineName()
-{
-    char name[256] = {};
-    if (::gethostname(name, sizeof name - 1) != 0 || !*name)
-        return "laptop";
-    return name;
 }
 
 // Bytes and newest modification time of a file, or of every file in a folder.
@@ -79,7 +72,7 @@ std::string hostedStudyName(const std::string &study)
 {
     std::error_code error;
     const std::filesystem::path absolute = std::filesystem::absolute(study, error);
-    return machineName() + "-" + absolute.stem().string() + "-" + hashOf(absolute.string()) + ".sqlite";
+    return thisMachine() + "-" + absolute.stem().string() + "-" + hashOf(absolute.string()) + ".sqlite";
 }
 
 std::vector<SentFile> filesToSend(RunConfig &config, const std::string &hostFolder)

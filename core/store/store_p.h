@@ -19,8 +19,6 @@ namespace optlog::StorePrivate {
 // How long a statement waits for another connection's lock before it fails, in milliseconds.
 constexpr int kBusyTimeoutMs = 10000;
 
-// The host this process runs on: stored with a running run, beside its engine's pid.
-std::string hostName();
 // The kernel's start time of a process (clock ticks since boot), so a recycled pid is not
 // mistaken for the engine that wrote the run. Empty when the process does not exist.
 std::string processStartTime(int64_t pid);

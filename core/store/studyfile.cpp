@@ -4,6 +4,7 @@
 // process is gone.
 #include "core/contract/format.h"
 #include "core/contract/program.h"
+#include "core/contract/thismachine.h"
 #include "core/store/store_p.h"
 
 #include <sqlite3.h>
@@ -25,13 +26,6 @@
 namespace optlog {
 
 namespace StorePrivate {
-
-std::string hostName()
-{
-    char name[256] = {};
-    gethostname(name, sizeof(name) - 1);
-    return name;
-}
 
 std::string processStartTime(int64_t pid)
 {
@@ -312,7 +306,7 @@ std::vector<Store::DeadRun> Store::deadRuns() const
                                          "FROM runs WHERE status = 'running' "
                                          "AND id NOT IN (SELECT run_id FROM remote_runs)");
         std::vector<DeadRun> dead;
-        const std::string here = hostName();
+        const std::string here = thisMachine();
         while (running.executeStep()) {
             const int64_t pid = running.getColumn(1).getInt64();
             // A run started on another machine (a shared study on a network drive, or one followed

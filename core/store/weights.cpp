@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Weights on disk and what was made of them: a run's weights files (final weights, checkpoints),
 // pruning checkpoints, reopening a run to continue from one, and its quantizations.
+#include "core/contract/thismachine.h"
 #include "core/store/store_p.h"
 
 #include <cmath>
@@ -47,7 +48,8 @@ std::vector<WeightFile> Store::weightFiles(int64_t runId) const
         std::vector<WeightFile> files;
         while (query.executeStep()) {
             WeightFile file;
-            file.kind = query.getColumn(0).getString() == "final" ? WeightFileKind::Final : WeightFileKind::Checkpoint;
+            // The table's CHECK admits only the two names.
+            file.kind = weightFileKindNamed(query.getColumn(0).getString()).value_or(WeightFileKind::Checkpoint);
             file.step = query.getColumn(1).getInt64();
             file.path = query.getColumn(2).getString();
             file.bytes = query.getColumn(3).getInt64();
@@ -86,7 +88,7 @@ int64_t Store::pruneCheckpoints(int64_t runId)
 void Store::reopenRun(int64_t runId, int64_t step)
 {
     const int64_t pid = getpid();
-    reopenRunUnder(runId, step, pid, processStartTime(pid), hostName(), "");
+    reopenRunUnder(runId, step, pid, processStartTime(pid), thisMachine(), "");
 }
 
 void Store::reopenRemoteRun(int64_t runId, int64_t step, int64_t pid, const std::string &machine, const std::string &log)

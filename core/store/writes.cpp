@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What the engine writes while a run trains: the run itself, its measurements in batches (one
 // transaction each), its events and its outcome.
+#include "core/contract/thismachine.h"
 #include "core/store/store_p.h"
 
 #include <ctime>
@@ -35,7 +36,7 @@ int64_t Store::createRun(const std::string &name, const std::string &configToml,
         insert.bind(3, utcNow());
         insert.bind(4, pid);
         insert.bind(5, processStartTime(pid));
-        insert.bind(6, hostName());
+        insert.bind(6, thisMachine());
         if (group.empty())
             insert.bind(7); // NULL: a group of its own, under its name
         else

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/run/enginerun.h"
 
-#include "core/config/machineload.h"
 #include "core/contract/format.h"
+#include "core/contract/machineload.h"
+#include "core/contract/thismachine.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/memory/countingallocator.h"
 #include "core/engine/model/gpt.h"
@@ -302,7 +303,7 @@ TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, int64_t runId, 
 void EngineRun::storeRanks(int64_t runId, const TrainingOutcome &outcome, const nlohmann::json &environment)
 {
     RankRecord own;
-    own.host = thisHost();
+    own.host = thisMachine();
     own.pid = int64_t(getpid());
     own.environmentJson = environment.dump();
     own.measuredSteps = outcome.measuredSteps;

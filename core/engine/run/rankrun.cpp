@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/engine/run/rankrun.h"
 
+#include "core/contract/thismachine.h"
 #include "core/engine/data/textdata.h"
 #include "core/engine/machine/device.h"
 #include "core/engine/machine/environment.h"
@@ -26,13 +27,6 @@ std::string reportKey(int64_t rank)
 }
 
 } // namespace
-
-std::string thisHost()
-{
-    char name[256] = {};
-    gethostname(name, sizeof(name) - 1);
-    return name;
-}
 
 void publishRunForRanks(RankGroup &ranks, const RunConfig &config, uint64_t studySeed)
 {
@@ -104,7 +98,7 @@ Outcome runRank(RankGroup &ranks, const std::atomic<bool> &stopRequested)
         outcome = outcomeOfException(e, {-1, config.runtime.device, {}, {}}); // rank 0 knows the step
     }
     CountingAllocator::instance().setBudget(0);
-    nlohmann::json report = {{"host", thisHost()},
+    nlohmann::json report = {{"host", thisMachine()},
                              {"pid", int64_t(getpid())},
                              {"environment", captureEnvironment(threads, heap)},
                              {"measured_steps", outcome.measuredSteps},

@@ -34,6 +34,4 @@ RankReport readRankReport(RankGroup &ranks, int64_t rank, bool completed);
 // of it with the others and publishes its report. Returns how its training ended.
 Outcome runRank(RankGroup &ranks, const std::atomic<bool> &stopRequested);
 
-std::string thisHost();
-
 } // namespace optlog
