@@ -67,7 +67,7 @@ std::optional<TunedSettings> tuningFor(const char *self, const std::string &prec
                          seconds, tuned->threads, tuned->threads == 1 ? "" : "s", tuned->waitPolicy.c_str(),
                          tuned->coreType.empty() ? "" : ", OPENBLAS_CORETYPE=", tuned->coreType.c_str(),
                          tuned->productPath.empty() ? "" : ", products on ", tuned->productPath.c_str(), cache.c_str());
-        else if (status == 0) // it ran, and kept nothing: the machine was busy (tunecommand.cpp)
+        else if (status == 0) // it ran, and kept nothing: the machine was busy (app/engine/tune.cpp)
             std::fprintf(stderr,
                          "optlog: the machine was busy while the probe ran, so nothing was kept; this run uses the "
                          "untuned defaults, and the next probes again\n");

@@ -10,9 +10,9 @@
 #include "app/enginework.h"
 #include "app/launcher.h"
 #include "core/analysis/runsummary.h"
-#include "core/config/machineload.h"
 #include "core/config/tuning.h"
 #include "core/contract/format.h"
+#include "core/contract/machineload.h"
 #include "core/contract/privatefolder.h"
 #include "core/engine/kernels/gemm.h"
 #include "core/engine/machine/calibration.h"
@@ -26,7 +26,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
-#include <thread>
 
 namespace optlog {
 
@@ -146,8 +145,10 @@ private:
     // One run of `candidate`, again after a pause where the machine was busy; nothing where it failed.
     std::optional<RunSummary> timed(const std::string &mode, const TuneCandidate &candidate)
     {
-        for (int attempt = 1;; ++attempt) {
-            const std::string name = "tune-" + std::to_string(++runNumber);
+        std::string name;
+        bool failed = false;
+        const MachineLoad load = measureWhileQuiet(kCandidateAttempts, [&](int) {
+            name = "tune-" + std::to_string(++runNumber);
             std::vector<std::pair<std::string, std::string>> variables
                 = {{"OMP_WAIT_POLICY", candidate.waitPolicy},
                    {"OPTLOG_SET_VARIABLES", "OMP_WAIT_POLICY"}, // the launcher leaves these alone
@@ -164,24 +165,20 @@ private:
                              "precision.mode=\"" + mode + "\"",
                              "runtime.threads=" + std::to_string(candidate.threads),
                              "runtime.gemm=\"" + path + "\""};
-            const MachineLoadMeter meter;
             const int status = runChild(self, runArguments(run, study), variables, true);
-            const MachineLoad load = meter.load();
-            if (status != 0) {
+            if (status != 0)
                 std::cerr << "optlog tune: the run with " << candidate.label() << " failed (exit " << status << ")\n";
-                return std::nullopt;
-            }
-            if (load.busy() && attempt < kCandidateAttempts) {
-                std::this_thread::sleep_for(std::chrono::seconds(1));
-                continue;
-            }
-            if (load.busy()) {
-                busy = load.describe();
-                return std::nullopt;
-            }
-            const Store store(study, Store::Access::ReadOnly);
-            return summarize(store, *store.findRun(name));
+            failed = status != 0;
+            return !failed;
+        });
+        if (failed)
+            return std::nullopt;
+        if (load.busy()) {
+            busy = load.describe();
+            return std::nullopt;
         }
+        const Store store(study, Store::Access::ReadOnly);
+        return summarize(store, *store.findRun(name));
     }
 };
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/config/machineload.h"
+#include "core/contract/machineload.h"
 
 #include "core/contract/inputerror.h"
 
@@ -98,6 +98,18 @@ MachineLoad MachineLoadMeter::load() const
     }
     std::ifstream("/proc/loadavg") >> load.loadAverage;
     return load;
+}
+
+MachineLoad measureWhileQuiet(int attempts, const std::function<bool(int attempt)> &measure)
+{
+    for (int attempt = 1;; ++attempt) {
+        const MachineLoadMeter meter;
+        const bool measured = measure(attempt);
+        const MachineLoad load = meter.load();
+        if (!measured || !load.busy() || attempt >= attempts)
+            return load;
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
 }
 
 } // namespace optlog

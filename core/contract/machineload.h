@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace optlog {
@@ -27,6 +28,11 @@ struct MachineLoad
 // OPTLOG_BUSY_SHARE (0 to 1; 1 counts none as disturbed: a machine always this busy, the test
 // suite under ctest -j2). Throws InputError for a value that is not a number from 0 to 1.
 double busyShareAllowed();
+
+// Runs `measure` (attempt 1, 2, ...) until one ran while the machine was quiet, `attempts` have
+// run, or `measure` returns false (it failed: measuring again would not help), a second's pause
+// between attempts. Returns the load over the last attempt: busy() where every one was disturbed.
+MachineLoad measureWhileQuiet(int attempts, const std::function<bool(int attempt)> &measure);
 
 // Started at construction; load() reads what the machine did since. Counts this process's own
 // CPU time and that of its children it has waited for (a candidate run of `optlog tune`) as its

@@ -3,8 +3,8 @@
 
 #include "core/config/cachefile.h"
 #include "core/config/config.h"
-#include "core/config/machineload.h"
 #include "core/contract/inputerror.h"
+#include "core/contract/machineload.h"
 #include "core/engine/kernels/gemm.h"
 #include "core/engine/machine/cudasupport.h"
 #include "core/engine/machine/device.h"
@@ -19,7 +19,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 #include <vector>
 
 namespace optlog {
@@ -290,8 +289,7 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
     // memory budget.
     const CountingAllocator::Uncounted uncounted;
     const auto start = Clock::now();
-    for (int attempt = 1;; ++attempt) {
-        const MachineLoadMeter meter;
+    const MachineLoad load = measureWhileQuiet(kPeakAttempts, [&](int attempt) {
         MatmulPeak measured = cached;
         {
             const Tf32Guard ieee(false); // FP32's peak is FP32's, whatever the run's precision.tf32
@@ -307,14 +305,11 @@ MatmulPeak matmulPeak(const RunConfig &config, int threads, const std::string &c
             measured.tfloat32Gflops = bestOf(squareGflopsByPath(at::kFloat, device, secondsPerShape));
             cuda::releaseCachedMemory(); // else the run's reserved peak would start with these matrices
         }
-        const MachineLoad load = meter.load();
         // The peak is the best rate measured: a measurement at a busy hour does not lower it.
         peak = attempt == 1 ? measured : betterOf(peak, measured);
-        peak.busy = load.busy() ? load.describe() : "";
-        if (peak.busy.empty() || attempt == kPeakAttempts)
-            break;
-        std::this_thread::sleep_for(std::chrono::seconds(1));
-    }
+        return true;
+    });
+    peak.busy = load.busy() ? load.describe() : "";
     peak.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     peak = betterOf(peak, cached);
     if (!peak.busy.empty())
