@@ -109,7 +109,7 @@ struct ReportRequest
     std::vector<std::string> runs; // names or ids; empty = every run
     std::string baseline;          // name or id; empty = the first run
     double tolerance = 0.02;       // nats per token
-    std::string format = "html";   // html | pdf | md | csv | json
+    std::string format = "html";   // one of reportFormatNames()
     std::string output;            // empty = <study>-report.<format>
 };
 int reportCommand(const ReportRequest &request, int argc, char **argv);

@@ -38,6 +38,16 @@ std::string withSuffix(const std::string &path, const std::string &suffix)
     return (hasExtension ? path.substr(0, dot) : path) + suffix;
 }
 
+// "csv and json": the formats that draw no chart, which a build without Qt writes.
+[[maybe_unused]] std::string textFormats()
+{
+    std::string text;
+    for (const std::string &name : reportFormatNames())
+        if (!drawsCharts(*reportFormatNamed(name)))
+            text += (text.empty() ? "" : " and ") + name;
+    return text;
+}
+
 } // namespace
 
 int reportCommand(const ReportRequest &request, int argc, char **argv)
@@ -50,6 +60,8 @@ int reportCommand(const ReportRequest &request, int argc, char **argv)
         std::cerr << "optlog report: " << e.what() << "\n";
         return kExitBadInput;
     }
+    // The option's check let only reportFormatNames() through.
+    const ReportFormat format = reportFormatNamed(request.format).value_or(ReportFormat::Html);
     const std::string output = request.output.empty() ? withSuffix(request.study, "-report." + request.format)
                                                       : request.output;
 #ifdef OPTLOG_WITH_QT_REPORTS
@@ -57,9 +69,8 @@ int reportCommand(const ReportRequest &request, int argc, char **argv)
     if (std::getenv("QT_QPA_PLATFORM") == nullptr)
         setenv("QT_QPA_PLATFORM", "offscreen", 0);
     QApplication app(argc, argv);
-    const auto format = reportFormatNamed(QString::fromStdString(request.format));
     try {
-        for (const QString &file : writeReport(report, *format, QString::fromStdString(output)))
+        for (const QString &file : writeReport(report, format, QString::fromStdString(output)))
             std::cout << file.toStdString() << "\n";
     } catch (const std::exception &e) {
         std::cerr << "optlog report: " << e.what() << "\n";
@@ -69,7 +80,7 @@ int reportCommand(const ReportRequest &request, int argc, char **argv)
 #else
     (void) argc;
     (void) argv;
-    if (request.format == "csv") {
+    if (format == ReportFormat::Csv) {
         const std::string metrics = withSuffix(output, "-metrics.csv");
         if (!writeText(output, reportSummaryCsv(report)) || !writeText(metrics, reportMetricsCsv(report))) {
             std::cerr << "optlog report: cannot write " << output << "\n";
@@ -78,7 +89,7 @@ int reportCommand(const ReportRequest &request, int argc, char **argv)
         std::cout << output << "\n" << metrics << "\n";
         return kExitOk;
     }
-    if (request.format == "json") {
+    if (format == ReportFormat::Json) {
         if (!writeText(output, reportJson(report))) {
             std::cerr << "optlog report: cannot write " << output << "\n";
             return kExitFailed;
@@ -86,9 +97,9 @@ int reportCommand(const ReportRequest &request, int argc, char **argv)
         std::cout << output << "\n";
         return kExitOk;
     }
-    std::cerr
-        << "optlog report: --format " << request.format
-        << " draws charts and needs optlog built with Qt (-DOPTLOG_BUILD_GUI=ON); csv and json work in this build\n";
+    std::cerr << "optlog report: --format " << request.format
+              << " draws charts and needs optlog built with Qt (-DOPTLOG_BUILD_GUI=ON); " << textFormats()
+              << " work in this build\n";
     return kExitBadInput;
 #endif
 }
@@ -98,7 +109,7 @@ std::string reportAbility()
 #ifdef OPTLOG_WITH_QT_REPORTS
     return "reports with charts";
 #else
-    return "reports without charts (csv and json only)";
+    return "reports without charts (" + textFormats() + " only)";
 #endif
 }
 
@@ -116,8 +127,11 @@ Command addReportCommand(CLI::App &app, const Invocation &invocation)
                      "nats per token")
         ->capture_default_str()
         ->check(toleranceCheck());
-    command->add_option("--format", request->format, "html, pdf, md, csv or json")
-        ->check(CLI::IsMember({"html", "pdf", "md", "csv", "json"}))
+    std::string formats;
+    for (const std::string &name : reportFormatNames())
+        formats += (formats.empty() ? "" : ", ") + name;
+    command->add_option("--format", request->format, formats)
+        ->check(CLI::IsMember(reportFormatNames()))
         ->capture_default_str();
     command->add_option("-o,--output", request->output, "output file; default <study>-report.<format>");
     return {command, [request, invocation] { return reportCommand(*request, invocation.argc, invocation.argv); }};

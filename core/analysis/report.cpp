@@ -6,10 +6,13 @@
 #include "core/analysis/runtext.h"
 #include "core/config/recordedconfig.h"
 #include "core/contract/program.h"
+#include "core/contract/rowlookup.h"
 #include "optlog_version.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -78,6 +81,40 @@ std::vector<std::pair<std::string, std::string>> environmentRows(const std::vect
 }
 
 } // namespace
+
+namespace {
+
+// Each format's own name first, then its other names.
+constexpr Named<ReportFormat> kReportFormatNames[] = {{ReportFormat::Html, "html"},        {ReportFormat::Pdf, "pdf"},
+                                                      {ReportFormat::Markdown, "md"},      {ReportFormat::Csv, "csv"},
+                                                      {ReportFormat::Json, "json"},        {ReportFormat::Html, "htm"},
+                                                      {ReportFormat::Markdown, "markdown"}};
+
+} // namespace
+
+std::optional<ReportFormat> reportFormatNamed(const std::string &name)
+{
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return valueNamed(kReportFormatNames, lower);
+}
+
+const std::vector<std::string> &reportFormatNames()
+{
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> own;
+        for (const auto &row : kReportFormatNames)
+            if (row.name == std::string(nameIn(kReportFormatNames, row.value)))
+                own.push_back(row.name);
+        return own;
+    }();
+    return names;
+}
+
+bool drawsCharts(ReportFormat format)
+{
+    return format == ReportFormat::Html || format == ReportFormat::Pdf || format == ReportFormat::Markdown;
+}
 
 Report buildReport(const Store &store, const std::vector<std::string> &runs, const std::string &baseline,
                    double tolerance)

@@ -8,6 +8,7 @@
 #include "core/store/store.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,15 @@ struct ReportRun
     std::vector<StepMetrics> metrics;
     std::string origin; // "derived from run 3 (fp32) of this study", or ""
 };
+
+// What a report is written as. Html, Pdf and Markdown draw charts (ui/report/reportwriter.h, with
+// Qt); Csv and Json are text, and any build writes them.
+enum class ReportFormat { Html, Pdf, Markdown, Csv, Json };
+// Each format by its name ("html", "pdf", "md", "csv", "json"), then by the other names a user
+// gives it ("htm", "markdown"): a file's suffix among them. Case does not matter.
+std::optional<ReportFormat> reportFormatNamed(const std::string &name);
+const std::vector<std::string> &reportFormatNames(); // "html", "pdf", "md", "csv", "json": one each
+bool drawsCharts(ReportFormat format);
 
 // A comparison someone else can check: the question and verdicts first, then charts, per-run
 // detail and the environment needed to reproduce it. Built from the study file alone.

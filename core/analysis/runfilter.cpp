@@ -4,6 +4,7 @@
 #include "core/analysis/runsummary.h"
 #include "core/config/configerror.h"
 #include "core/config/configfields.h"
+#include "core/contract/rowlookup.h"
 
 #include <algorithm>
 #include <cctype>
@@ -91,8 +92,22 @@ std::vector<std::string> recordedKeysNamed(const std::string &key, const std::ve
     return out;
 }
 
-const char *const kKeys = "tag, name, note, group, outcome, is:archived, or a config field such as precision.mode "
-                          "(or mode) and train.steps (or steps), or a key of a recorded run's config";
+// The keys that name a run's own facts; any other key names a config field or a recorded key.
+constexpr Named<RunFilter::Term::Kind> kRunKeys[] = {{RunFilter::Term::Kind::Tag, "tag"},
+                                                     {RunFilter::Term::Kind::Name, "name"},
+                                                     {RunFilter::Term::Kind::Note, "note"},
+                                                     {RunFilter::Term::Kind::Group, "group"},
+                                                     {RunFilter::Term::Kind::Outcome, "outcome"}};
+
+std::string keysText()
+{
+    std::string keys;
+    for (const auto &key : kRunKeys)
+        keys += std::string(key.name) + ", ";
+    return keys
+           + "is:archived, or a config field such as precision.mode (or mode) and train.steps (or steps), or a "
+             "key of a recorded run's config";
+}
 
 } // namespace
 
@@ -121,30 +136,18 @@ RunFilter RunFilter::parse(const std::string &text, const std::vector<std::strin
             filter.m_terms.push_back(term);
             continue;
         }
-        using Kind = Term::Kind;
-        if (key == "tag")
-            term.kind = Kind::Tag;
-        else if (key == "name")
-            term.kind = Kind::Name;
-        else if (key == "note")
-            term.kind = Kind::Note;
-        else if (key == "group")
-            term.kind = Kind::Group;
-        else if (key == "outcome") {
-            term.kind = Kind::Outcome;
-            if (term.value != "running" && !outcomeNamed(term.value))
-                throw ConfigError("filter", "filter: '" + word
-                                                + "': no such outcome; the outcomes are running, "
-                                                  "completed, diverged, failed, cancelled, oom and crashed");
+        if (const auto kind = valueNamed(kRunKeys, key)) {
+            term.kind = *kind;
+            if (term.kind == Term::Kind::Outcome && term.value != outcomeName(std::nullopt) && !outcomeNamed(term.value))
+                throw ConfigError("filter",
+                                  "filter: '" + word + "': no such outcome; the outcomes are " + outcomeNamesText());
         } else {
-            term.kind = Kind::Field;
+            term.kind = Term::Kind::Field;
             term.fields = fieldsNamed(key);
             term.recordedKeys = recordedKeysNamed(key, recordedKeys);
             if (term.fields.empty() && term.recordedKeys.empty())
                 throw ConfigError("filter", "filter: '" + word + "': '" + key
-                                                + "' is not a key a filter knows; the keys "
-                                                  "are "
-                                                + kKeys);
+                                                + "' is not a key a filter knows; the keys are " + keysText());
         }
         filter.m_terms.push_back(term);
     }

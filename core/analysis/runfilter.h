@@ -40,7 +40,7 @@ public:
     void setShowArchived(bool show) { m_showArchived = show; }
     bool empty() const { return m_terms.empty(); }
 
-private:
+    // One word of a filter, parsed.
     struct Term
     {
         enum class Kind { Anywhere, Tag, Name, Note, Group, Outcome, Archived, Field } kind = Kind::Anywhere;
@@ -49,6 +49,8 @@ private:
         std::string value;                     // lower case
         bool negated = false;
     };
+
+private:
     // `recorded`: a recorded run's config as dotted keys, when its config is not the engine's.
     static bool matchesTerm(const Term &term, const RunRecord &run, const RunConfig *config,
                             const std::vector<ConfigEntry> *recorded);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/contract/memoryroles.h"
+#include "core/contract/rowlookup.h"
 
 #include <cmath>
 #include <cstdint>
@@ -94,9 +95,16 @@ struct WeightFile
     std::string writtenAt; // ISO 8601, UTC
 };
 
+// As the study stores the kind (weight_files.kind).
+inline constexpr Named<WeightFileKind> kWeightFileKinds[] = {{WeightFileKind::Final, "final"},
+                                                             {WeightFileKind::Checkpoint, "checkpoint"}};
 inline const char *weightFileKindName(WeightFileKind kind)
 {
-    return kind == WeightFileKind::Final ? "final" : "checkpoint";
+    return nameIn(kWeightFileKinds, kind);
+}
+inline std::optional<WeightFileKind> weightFileKindNamed(const std::string &name)
+{
+    return valueNamed(kWeightFileKinds, name);
 }
 
 // One tensor's cost in a quantization's sensitivity: the validation loss when it alone is quantized,

@@ -54,6 +54,14 @@ std::optional<Outcome> outcomeNamed(const std::string &name)
     return facts ? std::optional(facts->outcome) : std::nullopt;
 }
 
+std::string outcomeNamesText()
+{
+    std::string text = outcomeName(std::nullopt);
+    for (size_t i = 0; i < std::size(kOutcomes); ++i)
+        text += (i + 1 == std::size(kOutcomes) ? " and " : ", ") + std::string(kOutcomes[i].name);
+    return text;
+}
+
 ExitCode exitCodeFor(Outcome outcome)
 {
     return factsOf(outcome).exitCode;

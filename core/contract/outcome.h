@@ -21,6 +21,8 @@ const char *outcomeName(Outcome outcome); // "completed", "oom", ...
 // "running" for a run that has no outcome yet.
 const char *outcomeName(const std::optional<Outcome> &outcome);
 std::optional<Outcome> outcomeNamed(const std::string &name);
+// "running, completed, diverged, failed, cancelled, oom and crashed": every name a run's outcome has.
+std::string outcomeNamesText();
 
 // Exit codes of `optlog` and its commands. `optlog run` exits with its run's outcome's code.
 enum ExitCode : int {

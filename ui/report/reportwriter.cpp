@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "ui/report/reportwriter.h"
 
-#include "core/contract/rowlookup.h"
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/stackedbarchart.h"
 #include "ui/charts/timelinechart.h"
@@ -151,22 +150,9 @@ QStringList writePdf(const Report &report, const QString &path)
 
 } // namespace
 
-std::optional<ReportFormat> reportFormatNamed(const QString &name)
-{
-    // Each format by the names a user gives it, its file's suffix among them.
-    static constexpr Named<ReportFormat> names[] = {{ReportFormat::Html, "html"},
-                                                    {ReportFormat::Html, "htm"},
-                                                    {ReportFormat::Pdf, "pdf"},
-                                                    {ReportFormat::Markdown, "md"},
-                                                    {ReportFormat::Markdown, "markdown"},
-                                                    {ReportFormat::Csv, "csv"},
-                                                    {ReportFormat::Json, "json"}};
-    return valueNamed(names, name.toLower().toStdString());
-}
-
 std::optional<ReportFormat> reportFormatOfPath(const QString &path)
 {
-    return reportFormatNamed(QFileInfo(path).suffix());
+    return reportFormatNamed(QFileInfo(path).suffix().toStdString());
 }
 
 QStringList writeReport(const Report &report, ReportFormat format, const QString &path)

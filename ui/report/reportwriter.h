@@ -10,11 +10,7 @@
 
 namespace optlog {
 
-enum class ReportFormat { Html, Pdf, Markdown, Csv, Json };
-
-// "html", "pdf", "md" (or "markdown"), "csv", "json"; nullopt for anything else.
-std::optional<ReportFormat> reportFormatNamed(const QString &name);
-// From a file name's suffix, as the GUI's save dialog gives it.
+// From a file name's suffix (reportFormatNamed), as the GUI's save dialog gives it.
 std::optional<ReportFormat> reportFormatOfPath(const QString &path);
 
 class ReportWriteError : public std::runtime_error
