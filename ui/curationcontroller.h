@@ -34,8 +34,6 @@ public:
     void addActionsTo(QMenu *menu) const;
     QAction *renameAction() const { return m_rename; }
     QAction *noteAction() const { return m_editNote; }
-    QAction *tagsAction() const { return m_editTags; }
-    QAction *archiveAction() const { return m_archive; }
     QAction *deleteAction() const { return m_delete; }
     QAction *deriveAction() const { return m_derive; }
 

@@ -59,7 +59,6 @@ public:
     RunPlace place() const { return m_place; }
     // Where the running engine (or submission) works; meaningful while isRunning().
     RunPlace runningPlace() const { return m_running; }
-    void setGracePeriod(int milliseconds) { m_grace.setInterval(milliseconds); }
 
     int enqueue(const PlannedRun &run);
     void remove(int entryId); // a queued or failed entry; the running one is cancelled instead

@@ -31,7 +31,7 @@ enum class EventKind {
     Note,       // log messages: stored with the run, shown by `optlog show`
     Warning,
     Oom, // what the memory budget refused (its message is a JSON object)
-    // Instability, recorded as facts with their step (core/analysis/instability.h detects them):
+    // Instability, recorded as facts with their step (core/recording/instabilitydetector.h detects them):
     LossSpike,     // train loss far above its running median
     GradNormSpike, // gradient norm far above its running median
     SkippedStep,   // the loss scaler found an inf or NaN gradient and skipped the step

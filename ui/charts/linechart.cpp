@@ -62,7 +62,7 @@ void LineChart::setSeries(const QList<LineSeriesData> &series)
         }
     }
     // Two points per pixel column keep every spike a column can show; more only cost drawing time.
-    const int displayPoints = std::min(m_maxDisplayPoints, std::max(400, 2 * width()));
+    const int displayPoints = std::min(kMaxDisplayPoints, std::max(400, 2 * width()));
     DataBounds bounds;
     for (int i = 0; i < series.size(); ++i) {
         const LineSeriesData &data = series[i];

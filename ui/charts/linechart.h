@@ -31,7 +31,6 @@ public:
     // Points marked on top of the lines (instabilities), as one legend entry `name`; none hides it.
     void setMarkers(const QString &name, const QVector<QPointF> &points);
     qsizetype markerCount() const;
-    void setMaxDisplayPoints(int points) { m_maxDisplayPoints = points; }
     int seriesCount() const;
     qsizetype displayedPoints(const QString &name) const;
 
@@ -40,8 +39,9 @@ public:
     static QVector<QPointF> downsample(const QVector<QPointF> &points, int maxPoints);
 
 private:
+    // A line never draws more points than this, however wide the chart.
+    static constexpr int kMaxDisplayPoints = 2000;
     QScatterSeries *m_markers = nullptr;
-    int m_maxDisplayPoints = 2000;
 };
 
 } // namespace optlog

@@ -44,11 +44,6 @@ void ScatterChart::setBestCorner(Qt::Corner corner, const QString &text)
     placeLabels();
 }
 
-QString ScatterChart::bestCornerText() const
-{
-    return m_bestItem ? m_bestItem->text() : QString();
-}
-
 double ScatterChart::markerSize(int point) const
 {
     return point >= 0 && point < m_series.size() ? m_series[point]->markerSize() : 0;

@@ -35,7 +35,6 @@ public:
     void setPoints(const QList<ScatterPoint> &points);
     // Names the corner where the best trade-off lies ("faster, lower loss"), written in it with an arrow.
     void setBestCorner(Qt::Corner corner, const QString &text);
-    QString bestCornerText() const;
     double markerSize(int point) const; // in pixels, of the drawn points in order
     int pointCount() const { return int(chart()->series().size()); }
 

@@ -37,7 +37,7 @@ public:
 
 // The ranks of one data-parallel run: the rendezvous store, which also carries the run's config
 // to the other ranks and their results back to rank 0, and LibTorch's c10d process group over
-// Gloo. Every collective blocks until done and adds its wall time to collectiveSeconds(); a
+// Gloo. Every collective blocks until done and adds its wall time to takeCollectiveSeconds(); a
 // failure throws RankLost with what the process group said.
 class RankGroup
 {

@@ -41,11 +41,6 @@ std::optional<QuantScheme> quantSchemeNamed(const std::string &name)
     return valueNamed(kQuantSchemes, name);
 }
 
-const char *quantSchemeName(QuantScheme scheme)
-{
-    return nameIn(kQuantSchemes, scheme);
-}
-
 bool isFourBit(QuantScheme scheme)
 {
     return scheme != QuantScheme::Int8;

@@ -23,7 +23,6 @@ enum class QuantScheme {
 };
 
 std::optional<QuantScheme> quantSchemeNamed(const std::string &name); // "int8", "int4", "int4-asym", "nf4"
-const char *quantSchemeName(QuantScheme scheme);
 bool isFourBit(QuantScheme scheme);
 
 // NF4's 16 values in [-1, 1], ascending: quantiles of the standard normal (QLoRA, Dettmers et al.

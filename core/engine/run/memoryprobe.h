@@ -17,8 +17,8 @@ namespace optlog {
 // terms (temporaries as MemoryProbe says). Microbatch 2 at T is trained again on three other
 // batches, which differ where the data changes the memory, and microbatch 4 at T is held out of
 // the fit to choose its terms. The probes are cached ($XDG_CACHE_HOME/optlog/torchscript-probes.json)
-// by the module file's SHA-256 with the mode, checkpointing and device, and probed again for a
-// longer context or a changed file. Refuses a module that breaks the contract (InputError) before
+// under the module file's SHA-256, then under probeSetting's precision mode, checkpoint_every and
+// device (probedmemory.cpp), and probed again for a longer context or a changed file. Refuses a module that breaks the contract (InputError) before
 // probing it.
 ProbedMemory probeMemory(const RunConfig &config);
 
