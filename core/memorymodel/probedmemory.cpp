@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 namespace optlog {
 
@@ -16,15 +17,32 @@ namespace {
 
 constexpr const char *kCacheFile = "torchscript-probes.json";
 
+// A probe's fields by name: each written and read in this one table.
+constexpr std::pair<const char *, int64_t MemoryProbe::*> kProbeFields[]
+    = {{"microbatch", &MemoryProbe::microbatch},
+       {"context", &MemoryProbe::context},
+       {"saved_activations", &MemoryProbe::savedActivations},
+       {"temporaries", &MemoryProbe::temporaries},
+       {"peak", &MemoryProbe::peak},
+       {"pass_temporaries", &MemoryProbe::passTemporaries},
+       {"step_temporaries", &MemoryProbe::stepTemporaries}};
+
 nlohmann::json toJson(const MemoryProbe &p)
 {
-    return {p.microbatch, p.context, p.savedActivations, p.temporaries, p.peak, p.passTemporaries, p.stepTemporaries};
+    nlohmann::json json = nlohmann::json::object();
+    for (const auto &[key, field] : kProbeFields)
+        json[key] = p.*field;
+    return json;
 }
 
+// Throws nlohmann::json::exception for a missing field (a cache written before the fields had
+// names reads as not probed, and is probed again).
 MemoryProbe probeFrom(const nlohmann::json &p)
 {
-    return {p.at(0).get<int64_t>(), p.at(1).get<int64_t>(), p.at(2).get<int64_t>(), p.at(3).get<int64_t>(),
-            p.at(4).get<int64_t>(), p.at(5).get<int64_t>(), p.at(6).get<int64_t>()};
+    MemoryProbe probe;
+    for (const auto &[key, field] : kProbeFields)
+        probe.*field = p.at(key).get<int64_t>();
+    return probe;
 }
 
 nlohmann::json toJson(const ProbedMemory &probed)
@@ -198,9 +216,8 @@ MemoryEstimate probedEstimate(const RunConfig &config, const ProbedMemory &probe
 {
     MemoryEstimate e = modelStateEstimate(config, probed.parameterSizes, rank);
     const int64_t B = config.train.microbatch, T = config.model.contextLength;
-    // The step's token tensors (int64 inputs and targets): the probes held one microbatch's, a step
-    // of accumulation holds them all.
-    const int64_t tokens = (config.train.accumulation - 1) * 2 * B * T * 8;
+    // The probes held one microbatch's token tensors; a step of accumulation holds them all.
+    const int64_t tokens = (config.train.accumulation - 1) * microbatchTokenBytes(B, T);
     const std::string fit = "fitted to " + std::to_string(probed.probes.size()) + " probes of the module";
     e.roles.push_back({MemoryRole::SavedActivations, "mixed", 0, probed.savedAt(B, T), fit});
     e.roles.push_back({MemoryRole::Temporaries, "mixed", 0, probed.temporariesAt(B, T) + tokens, fit});
