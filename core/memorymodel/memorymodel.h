@@ -76,6 +76,13 @@ ShardLayout shardLayoutOf(const RunConfig &config);
 // The same for a model of these parameter sizes (a TorchScript module's).
 ShardLayout shardLayoutOf(const RunConfig &config, const std::vector<int64_t> &parameterSizes);
 
+// One microbatch's token tensors, its int64 inputs and targets: a step of accumulation holds every
+// microbatch's.
+inline int64_t microbatchTokenBytes(int64_t microbatch, int64_t context)
+{
+    return 2 * microbatch * context * int64_t(sizeof(int64_t));
+}
+
 // Korthikanti et al. (2022): 34·s·b·h + 5·a·s²·b bytes of activations per layer, which assumes
 // 16-bit activations and dropout masks; a cross-check, not the model.
 int64_t korthikantiActivationBytes(const ModelConfig &model, int64_t microbatch);
