@@ -13,6 +13,7 @@
 #include "core/contract/inputerror.h"
 #include "core/contract/thismachine.h"
 #include "core/remote/hostplaces.h"
+#include "core/remote/hostprotocol.h"
 #include "core/remote/runstream.h"
 
 #include <nlohmann/json.hpp>
@@ -115,15 +116,9 @@ std::string fileText(const std::string &path)
 // What `host start` answers for the run the engine `pid` made in `study`, its output in `log`.
 nlohmann::json startAnswer(const RunRecord &run, pid_t pid, const std::string &log)
 {
-    return {{"run", run.id},
-            {"pid", pid},
-            {"log", log},
-            {"name", run.name},
-            {"group", run.group},
-            {"config_toml", run.configToml},
-            {"machine", run.host},
-            {"created_at", run.createdAt},
-            {"environment", run.environmentJson}};
+    const StartReply reply{run.id,         pid,      log,           run.name,           run.group,
+                           run.configToml, run.host, run.createdAt, run.environmentJson};
+    return nlohmann::json::parse(toJsonText(reply));
 }
 
 // A start's record by its key, <study>.starts/<key>.json: the engine's pid and log once it is
@@ -202,9 +197,8 @@ int answerWhenReady(const std::function<std::optional<nlohmann::json>()> &answer
         if (std::chrono::steady_clock::now() > deadline) {
             ::kill(engine, SIGTERM);
             record.forget();
-            std::cerr << "optlog host: the engine did not start the run within "
-                      << std::chrono::duration_cast<std::chrono::minutes>(kStartTimeout).count()
-                      << " min; stopped (its output: " << log << ")\n";
+            std::cerr << "optlog host: the engine did not start the run within " << minutesText(kStartTimeout)
+                      << "; stopped (its output: " << log << ")\n";
             return kExitFailed;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -304,11 +298,8 @@ int hostResumeCommand(const std::string &studyPath, int64_t runId, const std::st
         const RunRecord now = study->requireRun(runId);
         if (now.pid != engine)
             return std::nullopt;
-        return nlohmann::json{{"key", key},
-                              {"pid", engine},
-                              {"log", log},
-                              {"step", checkpoint ? checkpoint->step : -1},
-                              {"machine", now.host}};
+        const ResumeReply reply{key, engine, log, checkpoint ? checkpoint->step : -1, now.host};
+        return nlohmann::json::parse(toJsonText(reply));
     };
     return answerWhenReady(answered, engine, true, log, record);
 }
@@ -368,8 +359,7 @@ int hostFetchCommand(const std::string &studyPath, int64_t runId)
     const int refused = refuseBadInput("host fetch", [&] { Store::copyRunsInto(*study, {runId}, copy); });
     if (refused == 0)
         std::cout << fileText(copy) << std::flush;
-    for (const char *side : {"", "-wal", "-shm"})
-        std::filesystem::remove(copy + side);
+    Store::removeStudyFile(copy);
     return refused;
 }
 
@@ -387,8 +377,8 @@ Command addHostCommand(CLI::App &app, const Invocation &invocation)
         HostSetupRequest setup;
     };
     auto o = std::make_shared<Options>();
-    CLI::App *command = app.add_subcommand("host", "another machine that trains runs started from here over SSH "
-                                                   "(docs/remote.md)");
+    CLI::App *command = app.add_subcommand(kHostCommand, "another machine that trains runs started from here over SSH "
+                                                         "(docs/remote.md)");
     command->require_subcommand(1);
     CLI::App *check = command->add_subcommand("check", "whether a host can train runs for this machine: reachable, "
                                                        "its optlog, devices, tuning and free disk; remembered");
@@ -407,24 +397,22 @@ Command addHostCommand(CLI::App &app, const Invocation &invocation)
                       "built for the host's torch");
     setup->add_option("--sdist", o->setup.sdist, "build this sdist there (default: the one the optlog package carries)");
     // What the other side asks a host's optlog for: not for people, and so left out of --help.
-    CLI::App *describe = command->add_subcommand("describe", "")->group("");
-    CLI::App *start = command->add_subcommand("start", "")->group("");
-    CLI::App *stream = command->add_subcommand("stream", "")->group("");
-    CLI::App *cancel = command->add_subcommand("cancel", "")->group("");
-    CLI::App *fetch = command->add_subcommand("fetch", "")->group("");
-    CLI::App *resume = command->add_subcommand("resume", "")->group("");
+    // Its words are the protocol's (core/remote/hostprotocol.h), which the asking side builds with.
+    const auto verb = [&](HostVerb v) { return command->add_subcommand(hostVerbName(v), "")->group(""); };
+    CLI::App *describe = verb(HostVerb::Describe), *start = verb(HostVerb::Start), *stream = verb(HostVerb::Stream);
+    CLI::App *cancel = verb(HostVerb::Cancel), *fetch = verb(HostVerb::Fetch), *resume = verb(HostVerb::Resume);
     for (CLI::App *sub : {start, stream, cancel, fetch, resume})
-        sub->add_option("--db", o->study)->required();
+        sub->add_option(HostOption::kStudy, o->study)->required();
     for (CLI::App *sub : {stream, cancel, fetch, resume})
-        sub->add_option("--run", o->run)->required();
-    start->add_option("--study-seed", o->studySeed);
-    start->add_flag("--force", o->force);
+        sub->add_option(HostOption::kRun, o->run)->required();
+    start->add_option(HostOption::kStudySeed, o->studySeed);
+    start->add_flag(HostOption::kForce, o->force);
     for (CLI::App *sub : {start, resume})
-        sub->add_option("--key", o->key)->required();
-    start->add_option("--config-bytes", o->configBytes)->required();
-    stream->add_option("--metrics-from", o->from.metrics);
-    stream->add_option("--validation-from", o->from.validation);
-    stream->add_option("--events-from", o->from.events);
+        sub->add_option(HostOption::kKey, o->key)->required();
+    start->add_option(HostOption::kConfigBytes, o->configBytes)->required();
+    stream->add_option(HostOption::kMetricsFrom, o->from.metrics);
+    stream->add_option(HostOption::kValidationFrom, o->from.validation);
+    stream->add_option(HostOption::kEventsFrom, o->from.events);
     return {command, [=] {
                 if (check->parsed())
                     return hostCheckCommand(o->name, o->optlog);

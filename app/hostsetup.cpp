@@ -79,23 +79,18 @@ std::string lastLine(const std::string &text)
     return printable(line);
 }
 
-bool unreachable(const ProgramOutput &result)
+// ssh failed, not the host's command: said as every remote command says it (sshclient.h).
+void refuseIfUnreachable(const SshClient &client, const ProgramOutput &result)
 {
-    return result.exitCode == -1 || result.exitCode == 255;
-}
-
-[[noreturn]] void refuseUnreachable(const std::string &name, const ProgramOutput &result)
-{
-    throw InputError("cannot reach " + name + " over SSH (" + lastLine(result.err) + "); `ssh " + name
-                     + " true` must work without a prompt: a key in your agent, the host in ~/.ssh/known_hosts");
+    if (connectionFailed(result))
+        throw InputError(unreachableMessage(client.destination(), result));
 }
 
 HostPython askPython(const SshClient &client, const std::string &python)
 {
     const ProgramOutput result = client.run(pythonCommand(python, {"-c", kDescribePython}), kAskTimeout);
     const std::string &name = client.destination();
-    if (unreachable(result))
-        refuseUnreachable(name, result);
+    refuseIfUnreachable(client, result);
     if (result.exitCode == 127 || result.exitCode == 126)
         throw InputError(name + " has no Python at `" + python + "` (" + lastLine(result.err)
                          + "): name the interpreter of the environment you train in, e.g. --python "
@@ -138,8 +133,7 @@ public:
         : m_client(client)
     {
         const ProgramOutput made = client.run("mktemp -d", kAskTimeout);
-        if (unreachable(made))
-            refuseUnreachable(client.destination(), made);
+        refuseIfUnreachable(client, made);
         m_folder = made.out.substr(0, made.out.find('\n'));
         if (made.exitCode != 0 || m_folder.empty() || m_folder.front() != '/')
             throw InputError(client.destination() + " made no private folder (mktemp -d: " + lastLine(made.err) + ")");
@@ -173,8 +167,7 @@ void hostPip(const SshClient &client, const std::string &python, const std::vect
     std::vector<std::string> words = {"-m", "pip", "--disable-pip-version-check"};
     words.insert(words.end(), arguments.begin(), arguments.end());
     const ProgramOutput result = client.run(pythonCommand(python, words), timeout);
-    if (unreachable(result))
-        refuseUnreachable(client.destination(), result);
+    refuseIfUnreachable(client, result);
     if (result.exitCode != 0)
         throw InputError(client.destination() + "'s pip could not " + doing + ": " + lastLine(result.err));
 }

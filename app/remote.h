@@ -3,6 +3,7 @@
 
 #include "core/config/runrequest.h"
 #include "core/remote/hostlist.h"
+#include "core/remote/hostprotocol.h"
 #include "core/store/store.h"
 
 #include <nlohmann/json.hpp>
@@ -16,12 +17,6 @@ namespace optlog {
 // Runs on another machine over SSH (docs/remote.md): what this side does (app/remotecommands.cpp)
 // with what the host's optlog answers (app/hostcommands.cpp).
 
-// The exit code of `optlog host fetch` for a run still training there: nothing to gather yet.
-inline constexpr int kExitStillRunning = 10;
-// How long a run may take to start on its host (its data loaded, a first tuning probe) before it
-// has a row: the host stops an engine that made none by then, and this side waits as long.
-inline constexpr std::chrono::minutes kStartTimeout{30};
-
 // A start's key (`optlog host start --key`): 32 hexadecimal digits from the system's random
 // source, made by the side that asks, so that no two starts share one and the host can use it as
 // a file name.
@@ -29,16 +24,9 @@ std::string newStartKey();
 // Throws InputError for a key that is not one.
 void requireStartKey(const std::string &key);
 
-// What `optlog host describe` said about its machine.
-struct HostDescription
-{
-    nlohmann::json json;
-    int64_t eventFormat = 0;
-    std::string hostedFolder; // where it keeps the studies runs from elsewhere train into
-};
-// Throws InputError for a host that cannot be reached, has no optlog (at host.optlog), or speaks
-// another event format, naming what would be right.
-HostDescription describeHost(const HostEntry &host);
+// What `optlog host describe` said about its machine. Throws InputError for a host that cannot be
+// reached, has no optlog (at host.optlog), or speaks another event format, naming what would be right.
+HostFacts describeHost(const HostEntry &host);
 
 // `optlog host check NAME [--optlog CMD]`: remembered when it answers.
 int hostCheckCommand(const std::string &name, const std::string &optlog);

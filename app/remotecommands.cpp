@@ -56,10 +56,8 @@ void stopFollowingOnSignals()
 // what the optlog there refused.
 [[noreturn]] void refuseHostAnswer(const HostEntry &host, const ProgramOutput &result, const std::string &doing)
 {
-    if (result.exitCode == -1 || result.exitCode == 255)
-        throw InputError("cannot reach " + host.name + " over SSH (" + sshSaid(result) + "); `ssh " + host.name
-                         + " true` must work without a prompt: a key in your agent, "
-                         + "the host in ~/.ssh/known_hosts");
+    if (connectionFailed(result))
+        throw InputError(unreachableMessage(host.name, result));
     if (result.exitCode == 127 && onPath("ssh").empty())
         throw InputError("cannot reach " + host.name
                          + ": ssh is not installed on this machine (install OpenSSH's "
@@ -125,12 +123,38 @@ int endUnstarted(Store &study, const RemoteRun &copy, const StartAnswer &answer,
     return kExitFailed;
 }
 
+// Says on stderr how following a run on `host` into `studyPath` ended (each line begins with
+// `label`): the exit code for it.
+int reportFollowEnd(const FollowResult &result, const std::string &label, const std::string &host,
+                    const std::string &studyPath)
+{
+    switch (result.end) {
+    case FollowResult::End::Finished:
+        std::cerr << label << outcomeName(result.outcome) << (result.message.empty() ? "" : ": " + result.message)
+                  << " (on " << host << ", up to step " << result.lastStep << ") -> " << studyPath << "\n";
+        return exitCodeFor(result.outcome);
+    case FollowResult::End::Stopped:
+        std::cerr << label << "stopped following at step " << result.lastStep << "; it goes on on " << host << " (`"
+                  << pasteableCommand({"optlog", "follow", studyPath}) << "` follows it again)\n";
+        return kExitOk;
+    case FollowResult::End::Refused: std::cerr << label << result.message << "\n"; return kExitBadInput;
+    case FollowResult::End::Elsewhere:
+        std::cerr << label << "another optlog follows it already (the workbench, or `optlog follow`)\n";
+        return kExitOk;
+    case FollowResult::End::GaveUp:
+        std::cerr << label << result.message << "; `" << pasteableCommand({"optlog", "follow", studyPath})
+                  << "` tries again\n";
+        return kExitFailed;
+    }
+    return kExitOk; // not reached: every end is above
+}
+
 } // namespace
 
-HostDescription describeHost(const HostEntry &host)
+HostFacts describeHost(const HostEntry &host)
 {
     const SshClient client(host.name);
-    const ProgramOutput result = client.run(hostCommand(host.optlog, {"host", "describe"}), std::chrono::seconds(60));
+    const ProgramOutput result = client.run(hostCommand(host.optlog, describeRequest()), std::chrono::seconds(60));
     if (result.exitCode != 0) {
         // An optlog too old to have `host describe` says it does not know the word.
         if (result.exitCode == kExitBadInput && result.err.find("unknown command") != std::string::npos)
@@ -138,22 +162,21 @@ HostDescription describeHost(const HostEntry &host)
                              + "machines (no `optlog host`): update it there");
         refuseHostAnswer(host, result, "describe itself");
     }
-    const nlohmann::json json = nlohmann::json::parse(result.out, nullptr, false);
-    if (!json.is_object() || !json.contains("event_format") || !json["event_format"].is_number_integer())
+    HostFacts out;
+    try {
+        out = hostFactsFrom(result.out);
+    } catch (const nlohmann::json::exception &) {
         throw InputError(host.name + "'s `" + host.optlog + " host describe` did not answer with a description ("
                          + printable(result.out.substr(0, 80)) + "): is it optlog?");
-    HostDescription out;
-    out.json = json;
-    out.eventFormat = json["event_format"].get<int64_t>();
-    out.hostedFolder = json.value("hosted", std::string());
+    }
     if (out.eventFormat != kEventFormat)
         throw InputError(host.name + "'s optlog writes event format " + std::to_string(out.eventFormat)
                          + ", and this optlog reads format " + std::to_string(kEventFormat)
                          + " (docs/events.md): install the same optlog on both machines");
-    if (!json.value("start_keys", false))
+    if (!out.startKeys)
         throw InputError(host.name + "'s optlog (`" + host.optlog + "`) predates starts that survive a lost answer "
                          + "(`optlog host start --key`): install the same optlog on both machines");
-    if (out.hostedFolder.empty() || out.hostedFolder.front() != '/')
+    if (out.hosted.empty() || out.hosted.front() != '/')
         throw InputError(host.name + "'s optlog named no folder for its studies: is it optlog?");
     return out;
 }
@@ -161,40 +184,32 @@ HostDescription describeHost(const HostEntry &host)
 int hostCheckCommand(const std::string &name, const std::string &optlog)
 {
     HostEntry host;
-    HostDescription description;
+    HostFacts d;
     const auto start = std::chrono::steady_clock::now();
     if (const int refused = refuseBadInput("host check", [&] {
             host = hostEntry(name);
             if (!optlog.empty())
                 host.optlog = optlog;
-            description = describeHost(host);
+            d = describeHost(host);
         }))
         return refused;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     rememberHost(host);
-    const nlohmann::json &d = description.json;
     char took[32];
     std::snprintf(took, sizeof took, "%.1f s", seconds);
-    std::cout << host.name << ": reachable (`ssh " << host.name << "`, " << took << "), its machine "
-              << d.value("machine", "?") << "\n";
-    std::cout << "  " << d.value("optlog", "?") << "; event format " << description.eventFormat << ", study schema "
-              << d.value("schema", 0) << "\n";
-    std::cout << "  CPU: " << d.value("cpu", "?") << ", " << d.value("logical_cpus", 0) << " logical CPUs\n";
-    const nlohmann::json gpus = d.value("gpus", nlohmann::json::array());
-    if (gpus.empty())
-        std::cout << "  GPU: none " << (d.value("cuda_built", false) ? "visible (CUDA build)" : "(a CPU build)")
-                  << "\n";
-    const std::string cuda = d.value("cuda", std::string());
-    for (size_t i = 0; i < gpus.size(); ++i)
-        std::cout << "  GPU " << i << ": " << gpus[i].get<std::string>() << (cuda.empty() ? "" : ", CUDA " + cuda)
-                  << "\n";
+    std::cout << host.name << ": reachable (`ssh " << host.name << "`, " << took << "), its machine " << d.machine
+              << "\n";
+    std::cout << "  " << d.optlog << "; event format " << d.eventFormat << ", study schema " << d.schema << "\n";
+    std::cout << "  CPU: " << d.cpu << ", " << d.logicalCpus << " logical CPUs\n";
+    if (d.gpus.empty())
+        std::cout << "  GPU: none " << (d.cudaBuilt ? "visible (CUDA build)" : "(a CPU build)") << "\n";
+    for (size_t i = 0; i < d.gpus.size(); ++i)
+        std::cout << "  GPU " << i << ": " << d.gpus[i] << (d.cuda.empty() ? "" : ", CUDA " + d.cuda) << "\n";
     std::string tuned;
-    const nlohmann::json families = d.value("tuned", nlohmann::json::object());
-    for (const auto &[family, yes] : families.items())
-        tuned += (tuned.empty() ? "" : ", ") + family + (yes == true ? " yes" : " no");
+    for (const auto &[family, yes] : d.tuned)
+        tuned += (tuned.empty() ? "" : ", ") + family + (yes ? " yes" : " no");
     std::cout << "  tuned: " << tuned << " (`optlog tune` there measures the rest)\n";
-    std::cout << "  studies in " << description.hostedFolder << ": " << formatBytes(d.value("free_bytes", int64_t(0)))
-              << " free\n";
+    std::cout << "  studies in " << d.hosted << ": " << formatBytes(d.freeBytes) << " free\n";
     return kExitOk;
 }
 
@@ -204,7 +219,7 @@ int runOnHost(const RunRequest &request, const std::string &name)
 {
     stopFollowingOnSignals();
     HostEntry host;
-    HostDescription description;
+    HostFacts description;
     RunConfig config;
     std::vector<SentFile> files;
     std::unique_ptr<Store> study;
@@ -219,18 +234,18 @@ int runOnHost(const RunRequest &request, const std::string &name)
                 throw StoreError("the study already has a run named \"" + config.name + "\" (run "
                                  + std::to_string(existing->id) + "): name this one with --set name=...");
             description = describeHost(host);
-            files = filesToSend(config, description.hostedFolder);
+            files = filesToSend(config, description.hosted);
         }))
         return refused;
     const SshClient client(host.name);
     for (const SentFile &file : files)
-        if (const std::string failed = sendFile(client, file, description.hostedFolder); !failed.empty()) {
+        if (const std::string failed = sendFile(client, file, description.hosted); !failed.empty()) {
             std::cerr << "optlog run: " << failed << "; nothing was started\n";
             return kExitBadInput;
         }
     // The copy first, with the start's key: whatever happens to the answer, this study knows the run.
     RemoteRun remote;
-    remote.place = {host.name, host.optlog, description.hostedFolder + "/" + hostedStudyName(request.study), 0, ""};
+    remote.place = {host.name, host.optlog, description.hosted + "/" + hostedStudyName(request.study), 0, ""};
     remote.startKey = newStartKey();
     RunRecord copy;
     copy.name = config.name;
@@ -343,7 +358,7 @@ int followRuns(const std::string &studyPath, const std::vector<RemoteRun> &runs,
     for (size_t i = 0; i < runs.size(); ++i)
         followers.emplace_back([&, i] {
             RemoteRun run = runs[i];
-            const std::string label = "optlog follow: run " + std::to_string(run.runId) + ": ";
+            const std::string label = followerLine("run " + std::to_string(run.runId) + ": ");
             FollowOptions options;
             options.stop = &g_stopFollowing;
             options.status = [&](const std::string &text) {
@@ -388,33 +403,7 @@ int followRuns(const std::string &studyPath, const std::vector<RemoteRun> &runs,
                 return;
             }
             std::lock_guard lock(output);
-            switch (result.end) {
-            case FollowResult::End::Finished:
-                std::cerr << label << outcomeName(result.outcome)
-                          << (result.message.empty() ? "" : ": " + result.message) << " (on " << run.place.host
-                          << ", up to step " << result.lastStep << ") -> " << studyPath << "\n";
-                codes[i] = exitCodeFor(result.outcome);
-                break;
-            case FollowResult::End::Stopped:
-                std::cerr << label << "stopped following at step " << result.lastStep << "; it goes on on "
-                          << run.place.host << " (`" << pasteableCommand({"optlog", "follow", studyPath})
-                          << "` follows it again)\n";
-                codes[i] = kExitOk;
-                break;
-            case FollowResult::End::Refused:
-                std::cerr << label << result.message << "\n";
-                codes[i] = kExitBadInput;
-                break;
-            case FollowResult::End::Elsewhere:
-                std::cerr << label << "another optlog follows it already (the workbench, or `optlog follow`)\n";
-                codes[i] = kExitOk;
-                break;
-            case FollowResult::End::GaveUp:
-                std::cerr << label << result.message << "; `" << pasteableCommand({"optlog", "follow", studyPath})
-                          << "` tries again\n";
-                codes[i] = kExitFailed;
-                break;
-            }
+            codes[i] = reportFollowEnd(result, label, run.place.host, studyPath);
         });
     for (std::thread &follower : followers)
         follower.join();
@@ -471,8 +460,8 @@ RemoteGathering gatherRemoteRuns(Store &store)
         }
         const HostEntry host{remote.place.host, remote.place.optlog};
         const SshClient client(host.name);
-        const ProgramOutput fetched = client.run(hostCommand(host.optlog, {"host", "fetch", "--db", remote.place.study,
-                                                                           "--run", std::to_string(remote.place.runId)}),
+        const ProgramOutput fetched = client.run(hostCommand(host.optlog,
+                                                             fetchRequest(remote.place.study, remote.place.runId)),
                                                  std::chrono::seconds(600));
         if (fetched.exitCode == kExitStillRunning) {
             ++out.running;
@@ -512,8 +501,7 @@ int cancelRemoteRuns(const Store &store, const std::vector<std::string> &names, 
         }
         const SshClient client(remote.place.host);
         const ProgramOutput result = client.run(hostCommand(remote.place.optlog,
-                                                            {"host", "cancel", "--db", remote.place.study, "--run",
-                                                             std::to_string(remote.place.runId)}),
+                                                            cancelRequest(remote.place.study, remote.place.runId)),
                                                 std::chrono::seconds(60));
         if (result.exitCode == 0) {
             ++cancelled;
@@ -549,7 +537,7 @@ Command addFollowCommand(CLI::App &app, const Invocation &)
                     }))
                     return refused;
                 if (unfinished.empty()) {
-                    std::cerr << "optlog follow: no run of " << *study << " is still training on another machine\n";
+                    std::cerr << followerLine("no run of " + *study + " is still training on another machine") << "\n";
                     return int(kExitOk);
                 }
                 return followRuns(*study, unfinished, *jsonLines);

@@ -32,18 +32,18 @@ std::string askedStartsFile()
 // standard input, and reads its answer into a StartAnswer with `read` (which throws
 // nlohmann::json::exception for an answer that is not one).
 StartAnswer askHost(const RemotePlace &place, const std::vector<std::string> &command, const std::string &input,
-                    const std::function<void(const nlohmann::json &, StartAnswer &)> &read)
+                    const std::function<void(const std::string &, StartAnswer &)> &read)
 {
     StartAnswer out;
     out.place = place;
     out.said = SshClient(place.host).run(hostCommand(place.optlog, command), kStartTimeout, input);
-    if (out.said.exitCode == 255 || out.said.exitCode == -1)
+    if (connectionFailed(out.said))
         return out;
     out.kind = StartAnswer::Kind::Refused;
     if (out.said.exitCode != 0)
         return out;
     try {
-        read(nlohmann::json::parse(out.said.out), out);
+        read(out.said.out, out);
         out.kind = StartAnswer::Kind::Started;
     } catch (const nlohmann::json::exception &) {
         out.said.exitCode = kExitFailed;
@@ -60,23 +60,19 @@ StartAnswer askStart(const RemoteRun &copy, const std::string &configToml, int64
     const std::string configFile = folder.file("run.toml");
     std::ofstream(configFile) << configToml;
     // Its size goes in the command, so that a config cut short with the connection is refused there.
-    std::vector<std::string> command = {"host",           "start",
-                                        "--db",           copy.place.study,
-                                        "--study-seed",   std::to_string(studySeed),
-                                        "--key",          copy.startKey,
-                                        "--config-bytes", std::to_string(configToml.size())};
-    if (force)
-        command.push_back("--force");
-    return askHost(copy.place, command, configFile, [](const nlohmann::json &answer, StartAnswer &out) {
-        out.place.runId = answer.at("run").get<int64_t>();
-        out.place.log = answer.at("log").get<std::string>();
-        out.run.name = answer.at("name").get<std::string>();
-        out.run.group = answer.at("group").get<std::string>();
-        out.run.configToml = answer.at("config_toml").get<std::string>();
-        out.run.host = answer.at("machine").get<std::string>();
-        out.run.pid = answer.at("pid").get<int64_t>();
-        out.run.createdAt = answer.at("created_at").get<std::string>();
-        out.run.environmentJson = answer.value("environment", std::string());
+    const std::vector<std::string> command = startRequest(copy.place.study, studySeed, copy.startKey, configToml.size(),
+                                                          force);
+    return askHost(copy.place, command, configFile, [](const std::string &answer, StartAnswer &out) {
+        const StartReply reply = startReplyFrom(answer);
+        out.place.runId = reply.run;
+        out.place.log = reply.log;
+        out.run.name = reply.name;
+        out.run.group = reply.group;
+        out.run.configToml = reply.configToml;
+        out.run.host = reply.machine;
+        out.run.pid = reply.pid;
+        out.run.createdAt = reply.createdAt;
+        out.run.environmentJson = reply.environmentJson;
     });
 }
 
@@ -84,13 +80,13 @@ StartAnswer askStart(const RemoteRun &copy, const std::string &configToml, int64
 // resume's, the same each time it is asked again.
 StartAnswer askResume(const RemoteRun &copy, const std::string &key)
 {
-    return askHost(copy.place,
-                   {"host", "resume", "--db", copy.place.study, "--run", std::to_string(copy.place.runId), "--key", key},
-                   "", [](const nlohmann::json &answer, StartAnswer &out) {
-                       out.place.log = answer.at("log").get<std::string>();
-                       out.run.pid = answer.at("pid").get<int64_t>();
-                       out.run.host = answer.at("machine").get<std::string>();
-                       out.step = answer.at("step").get<int64_t>();
+    return askHost(copy.place, resumeRequest(copy.place.study, copy.place.runId, key), "",
+                   [](const std::string &answer, StartAnswer &out) {
+                       const ResumeReply reply = resumeReplyFrom(answer);
+                       out.place.log = reply.log;
+                       out.run.pid = reply.pid;
+                       out.run.host = reply.machine;
+                       out.step = reply.step;
                    });
 }
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "ui/hostfollower.h"
 
+#include "core/remote/hostprotocol.h"
+
 namespace optlog {
 
-HostFollower::HostFollower(QString engineBinary, QObject *parent)
+HostFollower::HostFollower(QString optlogBinary, QObject *parent)
     : QObject(parent)
-    , m_engine(std::move(engineBinary))
+    , m_optlog(std::move(optlogBinary))
 {
     connect(&m_process, &QProcess::readyReadStandardError, this, [this] {
         m_stderr += m_process.readAllStandardError();
@@ -14,7 +16,7 @@ HostFollower::HostFollower(QString engineBinary, QObject *parent)
             const QString line = QString::fromUtf8(m_stderr.left(newline)).trimmed();
             m_stderr.remove(0, newline + 1);
             if (!line.isEmpty())
-                Q_EMIT said(line);
+                Q_EMIT said(QString::fromStdString(followerText(line.toStdString()).value_or(line.toStdString())));
         }
     });
     connect(&m_process, &QProcess::finished, this, &HostFollower::finished);
@@ -30,7 +32,7 @@ void HostFollower::follow(const QString &study)
 {
     stop();
     m_stderr.clear();
-    m_process.start(m_engine, {QStringLiteral("follow"), study});
+    m_process.start(m_optlog, {QStringLiteral("follow"), study});
 }
 
 void HostFollower::stop()

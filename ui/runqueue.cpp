@@ -2,6 +2,7 @@
 #include "ui/runqueue.h"
 
 #include "core/contract/rowlookup.h"
+#include "core/remote/hostprotocol.h"
 #include "core/store/store.h"
 
 #include <QCoreApplication>
@@ -40,9 +41,9 @@ QString QueueEntry::stateName(State state)
     return QString::fromLatin1(nameIn(names, state));
 }
 
-RunQueue::RunQueue(QString engineBinary, QObject *parent)
+RunQueue::RunQueue(QString optlogBinary, QObject *parent)
     : QObject(parent)
-    , m_engine(std::move(engineBinary))
+    , m_optlog(std::move(optlogBinary))
 {
     m_grace.setSingleShot(true);
     m_grace.setInterval(10000);
@@ -56,8 +57,8 @@ RunQueue::RunQueue(QString engineBinary, QObject *parent)
         for (const QByteArray &line : said.split('\n')) {
             if (!m_runCreated && line.startsWith("optlog: "))
                 Q_EMIT launcherSaid(QString::fromUtf8(line.trimmed()));
-            if (line.startsWith("optlog follow: "))
-                Q_EMIT followerSaid(QString::fromUtf8(line.trimmed()));
+            if (const auto text = followerText(line.trimmed().toStdString()))
+                Q_EMIT followerSaid(QString::fromStdString(*text));
         }
         m_stderrTail += said;
         m_stderrTail = m_stderrTail.right(4096);
@@ -82,11 +83,12 @@ RunQueue::~RunQueue()
     }
 }
 
-QString RunQueue::defaultEngineBinary()
+QString RunQueue::defaultOptlogBinary()
 {
-    const QString fromEnvironment = qEnvironmentVariable("OPTLOG_ENGINE");
-    if (!fromEnvironment.isEmpty())
-        return fromEnvironment;
+    // OPTLOG, as for the Python module; OPTLOG_ENGINE, its old name, for one release more (docs/environment.md).
+    for (const char *name : {"OPTLOG", "OPTLOG_ENGINE"})
+        if (const QString fromEnvironment = qEnvironmentVariable(name); !fromEnvironment.isEmpty())
+            return fromEnvironment;
     return QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("optlog"));
 }
 
@@ -158,7 +160,7 @@ void RunQueue::cancelRunning()
         if (m_runId == 0)
             return m_process.terminate();
         if (m_hostCancel.state() == QProcess::NotRunning)
-            m_hostCancel.start(m_engine, {QStringLiteral("cancel"), m_study, QString::number(m_runId)});
+            m_hostCancel.start(m_optlog, {QStringLiteral("cancel"), m_study, QString::number(m_runId)});
         return;
     }
     m_process.terminate();
@@ -213,7 +215,7 @@ void RunQueue::startNext()
     arguments << QStringLiteral("--jsonl");                                 // the events the monitor reads
     if (m_running.kind == RunPlace::Kind::Host && next->run.resume.empty()) // a resumed one knows its host
         arguments << QStringLiteral("--host") << m_running.host;
-    m_process.start(m_engine, arguments);
+    m_process.start(m_optlog, arguments);
     Q_EMIT entriesChanged(); // after start(): listeners see isRunning()
 }
 
@@ -237,7 +239,7 @@ void RunQueue::submitToSlurm()
         return onSubmitted(-1, QProcess::NormalExit);
     }
     m_plan.close();
-    m_process.start(m_engine, {QStringLiteral("study"), m_plan.fileName(), QStringLiteral("--db"), m_study,
+    m_process.start(m_optlog, {QStringLiteral("study"), m_plan.fileName(), QStringLiteral("--db"), m_study,
                                QStringLiteral("--scheduler"), QStringLiteral("slurm")});
     Q_EMIT entriesChanged(); // after start(): listeners see isRunning()
 }
@@ -254,7 +256,7 @@ void RunQueue::onSubmitted(int exitCode, QProcess::ExitStatus status)
     const bool ok = status == QProcess::NormalExit && exitCode == 0;
     QString message = lastLine(m_stderrTail);
     if (status == QProcess::CrashExit && m_process.error() == QProcess::FailedToStart)
-        message = tr("cannot start the engine %1: %2").arg(m_engine, m_process.errorString());
+        message = tr("cannot start %1: %2").arg(m_optlog, m_process.errorString());
     QStringList refused;
     for (auto &entry : m_entries) {
         if (entry.state != QueueEntry::State::Running)
@@ -306,7 +308,7 @@ void RunQueue::onFinished(int exitCode, QProcess::ExitStatus status)
     QString message = lastLine(m_stderrTail);
     if (status == QProcess::CrashExit && m_process.error() == QProcess::FailedToStart) {
         outcome = QString::fromLatin1(kRefused);
-        message = tr("cannot start the engine %1: %2").arg(m_engine, m_process.errorString());
+        message = tr("cannot start %1: %2").arg(m_optlog, m_process.errorString());
     } else if (status == QProcess::CrashExit) {
         // The engine could not record its own end: the study marks the run whose process is gone.
         try {

@@ -45,11 +45,11 @@ class RunQueue : public QObject
 {
     Q_OBJECT
 public:
-    explicit RunQueue(QString engineBinary, QObject *parent = nullptr);
+    explicit RunQueue(QString optlogBinary, QObject *parent = nullptr);
     ~RunQueue() override;
 
-    // The `optlog` binary beside this executable, or $OPTLOG_ENGINE.
-    static QString defaultEngineBinary();
+    // $OPTLOG (or its old name, $OPTLOG_ENGINE), else the `optlog` binary beside this executable.
+    static QString defaultOptlogBinary();
 
     // Switching studies drops queued runs of the old one; refused while a run is going.
     bool setStudy(const QString &studyPath);
@@ -81,8 +81,8 @@ Q_SIGNALS:
     // A line the engine's launcher wrote on stderr before the run began ("optlog: this machine has
     // no tuning for fp32; probing ..."): what a person waiting for the first step wants to read.
     void launcherSaid(const QString &line);
-    // A line the follower of a run on a host wrote ("optlog follow: run 3: connection to gpu-box
-    // lost, reconnecting; last row at step 812").
+    // What the follower of a run on a host said, without its prefix (followerText): "run 3:
+    // connection to gpu-box lost, reconnecting; last row at step 812".
     void followerSaid(const QString &line);
     // The queued runs went to Slurm: what `optlog study` said ("submitted 2 runs to Slurm as job
     // 12"). A refused submission is each run's runFinished(…, "refused", why) instead.
@@ -98,7 +98,7 @@ private:
     // Where the stored run `runId` of the study trained: its host, else here.
     RunPlace placeOfStoredRun(const std::string &runId) const;
 
-    QString m_engine;
+    QString m_optlog;
     QString m_study;
     QList<QueueEntry> m_entries;
     int m_nextId = 1;

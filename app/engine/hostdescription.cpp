@@ -19,33 +19,28 @@ namespace optlog {
 
 int hostDescribeCommand()
 {
-    nlohmann::json gpus = nlohmann::json::array();
+    HostFacts facts;
+    facts.optlog = buildDescription();
+    facts.eventFormat = kEventFormat;
+    facts.startKeys = true; // `host start --key`: a lost answer is asked again
+    facts.schema = Store::kSchemaVersion;
+    facts.machine = thisMachine();
+    facts.cpu = cpuModelName();
+    facts.logicalCpus = defaultThreads();
+    facts.cudaBuilt = cuda::built();
+    facts.cuda = cuda::runtimeVersion();
     for (int i = 0; i < cuda::deviceCount(); ++i)
-        gpus.push_back(cuda::deviceDescription(i));
-    nlohmann::json tuned = nlohmann::json::object();
+        facts.gpus.push_back(cuda::deviceDescription(i));
     for (const char *mode : {"fp32", "autocast-bf16"}) {
         const std::string family = precisionFamily(mode);
-        tuned[family] = readTuning(tuningCacheFile(), machineKey(), family).has_value();
+        facts.tuned.emplace_back(family, readTuning(tuningCacheFile(), machineKey(), family).has_value());
     }
-    const std::string hosted = hostedFolder();
+    facts.hosted = hostedFolder();
     struct statvfs disk
     { };
-    const int64_t freeBytes = ::statvfs(hosted.c_str(), &disk) == 0 ? int64_t(disk.f_bavail) * int64_t(disk.f_frsize)
-                                                                    : 0;
-    const nlohmann::json description = {{"optlog", buildDescription()},
-                                        {"event_format", kEventFormat},
-                                        {"start_keys", true}, // `host start --key`: a lost answer is asked again
-                                        {"schema", Store::kSchemaVersion},
-                                        {"machine", thisMachine()},
-                                        {"cpu", cpuModelName()},
-                                        {"logical_cpus", defaultThreads()},
-                                        {"cuda_built", cuda::built()},
-                                        {"cuda", cuda::runtimeVersion()},
-                                        {"gpus", gpus},
-                                        {"tuned", tuned},
-                                        {"hosted", hosted},
-                                        {"free_bytes", freeBytes}};
-    std::cout << description.dump() << "\n";
+    if (::statvfs(facts.hosted.c_str(), &disk) == 0)
+        facts.freeBytes = int64_t(disk.f_bavail) * int64_t(disk.f_frsize);
+    std::cout << toJsonText(facts) << "\n";
     return kExitOk;
 }
 

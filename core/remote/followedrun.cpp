@@ -127,10 +127,7 @@ int64_t lastStepOf(const Store &store, int64_t runId)
 
 std::string streamCommand(const RemoteRun &run, const CopyEnd &end)
 {
-    return hostCommand(run.place.optlog,
-                       {"host", "stream", "--db", run.place.study, "--run", std::to_string(run.place.runId),
-                        "--metrics-from", std::to_string(end.metrics), "--validation-from",
-                        std::to_string(end.validation), "--events-from", std::to_string(end.events)});
+    return hostCommand(run.place.optlog, streamRequest(run.place.study, run.place.runId, end));
 }
 
 // What ssh's exit code and last words say about a connection that ended without the run's end.
@@ -149,6 +146,67 @@ ConnectionEnd connectionEnd(const SshClient &client, const RemotePlace &place, i
         return {true, client.destination() + " refused to stream run " + std::to_string(place.runId) + " of "
                           + place.study + said};
     return {false, said};
+}
+
+// What one connection's stream brought into the copy, and how it ended.
+struct StreamRead
+{
+    int64_t lines = 0;
+    std::string garbage;                 // "line 3 of its stream: ...": what could not be read
+    std::optional<RunFinished> finished; // the run's end, stored
+    bool ended = false;                  // the stream's output ended by itself
+};
+
+// Stores `stream`'s events into the copy of `runId` until the run's end, a line that is not an
+// event, a stop, or the end of its output; `onLine` hears of each event line before it is stored
+// (its number on this connection, from 1). Steps and validations are flushed at least every
+// options.flushEvery, and whatever is left at the end.
+StreamRead readStream(Store &store, int64_t runId, SshStream &stream, const FollowOptions &options,
+                      const std::function<bool()> &stopped, const std::function<void(int64_t line)> &onLine)
+{
+    LineReader reader(stream.output(), kMaxEventLineBytes);
+    FollowedCopy copy(store, runId);
+    StreamRead read;
+    auto lastFlush = std::chrono::steady_clock::now();
+    while (!copy.finished() && !stopped()) {
+        std::optional<LineReader::Line> line = reader.next(options.flushEvery);
+        const auto now = std::chrono::steady_clock::now();
+        if (line && !line->terminated)
+            break; // the connection dropped mid-line: that row comes again over the next one
+        if (line) {
+            ++read.lines;
+            ParsedEvent parsed = parseEngineEvent(line->text);
+            if (!parsed.event || (read.lines == 1 && parsed.event->kind() != EventKind::Started)) {
+                read.garbage = "line " + std::to_string(read.lines) + " of its stream: "
+                               + (parsed.event ? "it does not begin with a started event" : parsed.error);
+                break;
+            }
+            onLine(read.lines);
+            copy.take(*parsed.event);
+            if (options.stored)
+                options.stored(*parsed.event);
+        } else if (reader.atEnd()) {
+            break;
+        }
+        if (!line || now - lastFlush >= options.flushEvery) {
+            copy.flush();
+            lastFlush = now;
+        }
+    }
+    copy.flush();
+    if (copy.finished())
+        read.finished = copy.outcome();
+    read.ended = reader.atEnd();
+    return read;
+}
+
+// Again after 1 s where the last connection brought rows, else up to 5 s apart as attempts fail,
+// in slices that a stop request cuts short.
+void waitToReconnect(const FollowOptions &options, bool broughtRows, int attempt, const std::function<bool()> &stopped)
+{
+    const auto pause = std::chrono::milliseconds(broughtRows ? 1000 : std::min(5000, 1000 * (attempt + 1)));
+    for (auto waited = std::chrono::milliseconds(0); waited < pause && !stopped(); waited += options.flushEvery)
+        std::this_thread::sleep_for(options.flushEvery);
 }
 
 } // namespace
@@ -184,52 +242,24 @@ FollowResult followRemoteRun(Store &store, const RemoteRun &run, const FollowOpt
             break;
         }
         SshStream stream(*client, streamCommand(run, copyEnd(store, run.runId)));
-        LineReader reader(stream.output(), kMaxEventLineBytes);
-        FollowedCopy copy(store, run.runId);
-        auto lastFlush = std::chrono::steady_clock::now();
-        int64_t lines = 0;
-        std::string garbage;
-        while (!copy.finished() && !stopped()) {
-            std::optional<LineReader::Line> line = reader.next(options.flushEvery);
-            const auto now = std::chrono::steady_clock::now();
-            if (line && !line->terminated)
-                break; // the connection dropped mid-line: that row comes again over the next one
-            if (line) {
-                ++lines;
-                lastContact = now;
-                ParsedEvent parsed = parseEngineEvent(line->text);
-                if (!parsed.event || (lines == 1 && parsed.event->kind() != EventKind::Started)) {
-                    garbage = parsed.event ? "it does not begin with a started event" : parsed.error;
-                    garbage = "line " + std::to_string(lines) + " of its stream: " + garbage;
-                    break;
-                }
-                if (lines == 1 && dropped)
-                    say("reconnected to " + run.place.host + "; going on after step "
-                        + std::to_string(lastStepOf(store, run.runId)));
-                else if (lines == 1 && attempt == 0)
-                    say("following run " + std::to_string(run.place.runId) + " of " + run.place.study + " on "
-                        + run.place.host);
-                copy.take(*parsed.event);
-                if (options.stored)
-                    options.stored(*parsed.event);
-            } else if (reader.atEnd()) {
-                break;
-            }
-            if (!line || now - lastFlush >= options.flushEvery) {
-                copy.flush();
-                lastFlush = now;
-            }
-        }
-        copy.flush();
-        if (copy.finished()) {
+        const StreamRead read = readStream(store, run.runId, stream, options, stopped, [&](int64_t line) {
+            lastContact = std::chrono::steady_clock::now();
+            if (line == 1 && dropped)
+                say("reconnected to " + run.place.host + "; going on after step "
+                    + std::to_string(lastStepOf(store, run.runId)));
+            else if (line == 1 && attempt == 0)
+                say("following run " + std::to_string(run.place.runId) + " of " + run.place.study + " on "
+                    + run.place.host);
+        });
+        if (read.finished) {
             result.end = FollowResult::End::Finished;
-            result.outcome = copy.outcome().outcome;
-            result.message = copy.outcome().message;
+            result.outcome = read.finished->outcome;
+            result.message = read.finished->message;
             break;
         }
-        if (!garbage.empty()) {
+        if (!read.garbage.empty()) {
             result.end = FollowResult::End::Refused;
-            result.message = "cannot read the run from " + run.place.host + ": " + garbage
+            result.message = "cannot read the run from " + run.place.host + ": " + read.garbage
                              + "; the rows before it are kept, and the run goes on there";
             break;
         }
@@ -237,7 +267,7 @@ FollowResult followRemoteRun(Store &store, const RemoteRun &run, const FollowOpt
             result.end = FollowResult::End::Stopped;
             break;
         }
-        if (!reader.atEnd())
+        if (!read.ended)
             stream.kill(); // not ended by itself: a connection that stalls is given up here
         const ConnectionEnd ended = connectionEnd(*client, run.place, stream.wait(), stream.errors());
         if (ended.refused) {
@@ -251,15 +281,11 @@ FollowResult followRemoteRun(Store &store, const RemoteRun &run, const FollowOpt
                              + std::to_string(options.giveUpAfter.count()) + " s" + ended.why;
             break;
         }
-        const int64_t lastStep = lastStepOf(store, run.runId);
-        if (!dropped || lines > 0)
-            say("connection to " + run.place.host + " lost, reconnecting; last row at step " + std::to_string(lastStep)
-                + ended.why);
+        if (!dropped || read.lines > 0)
+            say("connection to " + run.place.host + " lost, reconnecting; last row at step "
+                + std::to_string(lastStepOf(store, run.runId)) + ended.why);
         dropped = true;
-        // Again after 1 s, then up to 5 s apart, in slices that a stop request cuts short.
-        const auto pause = std::chrono::milliseconds(lines > 0 ? 1000 : std::min(5000, 1000 * (attempt + 1)));
-        for (auto waited = std::chrono::milliseconds(0); waited < pause && !stopped(); waited += options.flushEvery)
-            std::this_thread::sleep_for(options.flushEvery);
+        waitToReconnect(options, read.lines > 0, attempt, stopped);
     }
     result.lastStep = lastStepOf(store, run.runId);
     return result;

@@ -3,6 +3,7 @@
 
 #include "core/contract/engineevents.h"
 #include "core/contract/outcome.h"
+#include "core/remote/hostprotocol.h"
 #include "core/store/store.h"
 
 #include <atomic>
@@ -35,8 +36,8 @@ struct FollowOptions
     std::function<void(const std::string &)> status;
     // Each event once its rows are stored here (`--jsonl` prints them for the workbench). May be empty.
     std::function<void(const EngineEvent &)> stored;
-    const std::atomic<bool> *stop = nullptr; // set: stop following (Ctrl-C); the run goes on
-    std::chrono::seconds giveUpAfter{1800};  // without any connection
+    const std::atomic<bool> *stop = nullptr;              // set: stop following (Ctrl-C); the run goes on
+    std::chrono::seconds giveUpAfter = kFollowerPatience; // without any connection
     std::chrono::milliseconds flushEvery{200};
 };
 

@@ -44,6 +44,12 @@ std::string sshSaid(const ProgramOutput &result)
     return printable(said);
 }
 
+std::string unreachableMessage(const std::string &destination, const ProgramOutput &result)
+{
+    return "cannot reach " + destination + " over SSH (" + sshSaid(result) + "); `ssh " + destination
+           + " true` must work without a prompt: a key in your agent, the host in ~/.ssh/known_hosts";
+}
+
 SshClient::SshClient(std::string destination)
     : m_destination(std::move(destination))
 {

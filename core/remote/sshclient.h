@@ -43,6 +43,18 @@ private:
 // text, naming what a destination is.
 void requireDestination(const std::string &name);
 
+// Whether ssh itself failed (exit 255: unreachable, keys refused, the connection dropped; -1: it
+// did not run or was stopped at its timeout), rather than the host's command answering: a failed
+// connection may be tried again, an answer may not.
+inline bool connectionFailed(const ProgramOutput &result)
+{
+    return result.exitCode == 255 || result.exitCode == -1;
+}
+
+// Why a connection failed, and what would make it work: "cannot reach NAME over SSH (what ssh
+// said); `ssh NAME true` must work without a prompt: ...".
+std::string unreachableMessage(const std::string &destination, const ProgramOutput &result);
+
 // What ssh (or the command it ran) said on its standard error, on one line for a message: its last
 // words, or its exit code where it said nothing.
 std::string sshSaid(const ProgramOutput &result);

@@ -271,6 +271,13 @@ int64_t Store::insertCopy(const Store &source, const RunRecord &run, const std::
     return id;
 }
 
+void Store::removeStudyFile(const std::string &path)
+{
+    std::filesystem::remove(path);
+    for (const char *side : kSideFileSuffixes)
+        std::filesystem::remove(path + side);
+}
+
 std::vector<int64_t> Store::copyRunsInto(const Store &source, const std::vector<int64_t> &runIds,
                                          const std::string &destination, const std::string &suffix)
 {
@@ -283,8 +290,7 @@ std::vector<int64_t> Store::copyRunsInto(const Store &source, const std::vector<
     } catch (const StoreError &) {
         if (isNew) { // a refused copy leaves no new file behind
             target.reset();
-            for (const char *side : {"", "-wal", "-shm"})
-                std::filesystem::remove(destination + side);
+            removeStudyFile(destination);
         }
         throw;
     }

@@ -206,6 +206,9 @@ public:
     // copyRunsFrom into the study at `destination`, created when missing with the source's study
     // seed (so the copies are validated on the same windows), and removed again when the copy is
     // refused. Returns the copies' ids in the destination.
+    // Removes the study file at `path` that this process made and no longer wants, with the files
+    // SQLite keeps beside it.
+    static void removeStudyFile(const std::string &path);
     static std::vector<int64_t> copyRunsInto(const Store &source, const std::vector<int64_t> &runIds,
                                              const std::string &destination, const std::string &suffix = "");
     // Runs on a cluster. The job and its tasks, as submitted (tasks not yet gathered).

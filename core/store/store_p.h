@@ -19,6 +19,9 @@ namespace optlog::StorePrivate {
 // How long a statement waits for another connection's lock before it fails, in milliseconds.
 constexpr int kBusyTimeoutMs = 10000;
 
+// The files SQLite keeps beside a study: its write-ahead log and its shared-memory index.
+inline constexpr const char *kSideFileSuffixes[] = {"-wal", "-shm"};
+
 // The kernel's start time of a process (clock ticks since boot), so a recycled pid is not
 // mistaken for the engine that wrote the run. Empty when the process does not exist.
 std::string processStartTime(int64_t pid);

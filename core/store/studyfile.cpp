@@ -129,7 +129,7 @@ class SideFiles
 {
 public:
     explicit SideFiles(const std::string &path)
-        : m_paths{path + "-wal", path + "-shm"}
+        : m_paths{path + kSideFileSuffixes[0], path + kSideFileSuffixes[1]}
     {
         for (size_t i = 0; i < m_paths.size(); ++i)
             m_existed[i] = std::filesystem::exists(m_paths[i]);
