@@ -165,6 +165,56 @@ int cancelTasks(const Store &study, const Slurm &slurm, const std::vector<std::s
     return cancelled;
 }
 
+// The plan's runs still to do, as tasks to submit: all but those an earlier job still has queued
+// or running (said on stderr), each resuming the shard it stopped in where it can.
+std::vector<TaskPlan> tasksToSubmit(const Store &study, const StudyPlan &plan)
+{
+    std::vector<TaskPlan> tasks;
+    std::vector<std::string> queued;
+    for (const ClusterJob &job : study.clusterJobs())
+        for (const ClusterTask &task : job.tasks)
+            if (!hasEnded(taskStateOf(task.state)))
+                queued.push_back(task.runName);
+    for (PlannedRun &run : planRuns(plan, study.runs()).todo) {
+        if (std::find(queued.begin(), queued.end(), run.name) != queued.end()) {
+            std::cerr << "optlog study: " << run.name << " is already queued or running on Slurm, kept\n";
+            continue;
+        }
+        tasks.push_back({run, resumableShard(study, run)});
+    }
+    return tasks;
+}
+
+// Adds the submitted job's tasks to `job`, each with its shard relative to the study's folder;
+// a task's new shard (in `shards`, named after the job and task) is created here with the study's seed.
+void addTasksWithShards(ClusterJob &job, const std::vector<TaskPlan> &tasks, const Store &study,
+                        const std::string &studyFile, const std::string &shards)
+{
+    const std::string shardsRelative = fs::path(studyFile).filename().string() + ".shards";
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        ClusterTask task;
+        task.task = int64_t(i);
+        task.runName = tasks[i].run.name;
+        if (tasks[i].resumeShard.empty()) {
+            const std::string name = job.jobId + "-" + std::to_string(i) + ".sqlite";
+            Store(shards + "/" + name).setStudySeed(study.studySeed()); // validated on the study's windows
+            task.shard = shardsRelative + "/" + name;
+        } else {
+            task.shard = fs::relative(tasks[i].resumeShard, fs::absolute(studyFile).parent_path()).string();
+        }
+        job.tasks.push_back(task);
+    }
+}
+
+// What to run next when `optlog study` does not wait for the tasks it submitted.
+void printFollowUpCommands(const std::string &studyFile)
+{
+    std::cerr << "optlog study: `" << pasteableCommand({"optlog", "runs", studyFile}) << "` shows the tasks,\n"
+              << "optlog study: `" << pasteableCommand({"optlog", "gather", studyFile})
+              << "` collects the runs that have ended,\n"
+              << "optlog study: `" << pasteableCommand({"optlog", "cancel", studyFile}) << "` stops the rest\n";
+}
+
 } // namespace
 
 int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, const std::string &studyFile,
@@ -181,23 +231,11 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
             study = std::make_unique<Store>(studyFile);
             // What earlier jobs finished counts as done; what they still run is not submitted again.
             report("study", gatherClusterRuns(*study, statesFrom(slurm.get())));
-            std::vector<std::string> queued;
-            for (const ClusterJob &job : study->clusterJobs())
-                for (const ClusterTask &task : job.tasks)
-                    if (!hasEnded(taskStateOf(task.state)))
-                        queued.push_back(task.runName);
-            for (PlannedRun &run : planRuns(plan, study->runs()).todo) {
-                if (std::find(queued.begin(), queued.end(), run.name) != queued.end()) {
-                    std::cerr << "optlog study: " << run.name << " is already queued or running on Slurm, kept\n";
-                    continue;
-                }
-                tasks.push_back({run, resumableShard(*study, run)});
-            }
+            tasks = tasksToSubmit(*study, plan);
         }))
         return refused;
 
     if (!tasks.empty()) {
-        const std::string shardsRelative = fs::path(studyFile).filename().string() + ".shards";
         fs::create_directories(shards);
         const std::string stamp = utcNow();
         std::string scriptPath = shards + "/submit-" + stamp + ".sh";
@@ -215,19 +253,7 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
         // Held until the study records it: a task never starts before its shard and row exist.
         try {
             ClusterJob job{jobId, "slurm", planText(request.plan, request.overrides), script, stamp, {}};
-            for (size_t i = 0; i < tasks.size(); ++i) {
-                ClusterTask task;
-                task.task = int64_t(i);
-                task.runName = tasks[i].run.name;
-                if (tasks[i].resumeShard.empty()) {
-                    const std::string name = jobId + "-" + std::to_string(i) + ".sqlite";
-                    Store(shards + "/" + name).setStudySeed(study->studySeed()); // validated on the study's windows
-                    task.shard = shardsRelative + "/" + name;
-                } else {
-                    task.shard = fs::relative(tasks[i].resumeShard, fs::absolute(studyFile).parent_path()).string();
-                }
-                job.tasks.push_back(task);
-            }
+            addTasksWithShards(job, tasks, *study, studyFile, shards);
             study->addClusterJob(job);
             slurm->release(jobId);
         } catch (const std::exception &e) {
@@ -247,10 +273,7 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
         std::cerr << "optlog study: nothing to submit: every run of " << plan.name << " is done or queued\n";
     }
     if (!request.wait) {
-        std::cerr << "optlog study: `" << pasteableCommand({"optlog", "runs", studyFile}) << "` shows the tasks,\n"
-                  << "optlog study: `" << pasteableCommand({"optlog", "gather", studyFile})
-                  << "` collects the runs that have ended,\n"
-                  << "optlog study: `" << pasteableCommand({"optlog", "cancel", studyFile}) << "` stops the rest\n";
+        printFollowUpCommands(studyFile);
         return kExitOk;
     }
     std::cerr << "optlog study: waiting for the tasks (Ctrl-C stops waiting; the tasks go on)\n";

@@ -51,7 +51,7 @@ void setEditorText(QWidget *editor, const QString &text)
 
 } // namespace
 
-DesignerView::DesignerView(const QString &engineBinary, QWidget *parent)
+DesignerView::DesignerView(const QString &optlogBinary, QWidget *parent)
     : QWidget(parent)
     , m_originLabel(new QLabel)
     , m_preset(new QComboBox)
@@ -60,7 +60,7 @@ DesignerView::DesignerView(const QString &engineBinary, QWidget *parent)
     , m_sweepPreview(new QListWidget)
     , m_prediction(new QTableWidget(0, 3))
     , m_predictionSummary(new QLabel)
-    , m_moduleProbe(new ModuleProbe(engineBinary, this))
+    , m_moduleProbe(new ModuleProbe(optlogBinary, this))
     , m_probe(new QPushButton(tr("Probe the module")))
     , m_errors(new QLabel)
     , m_add(new QPushButton(tr("Add to queue")))
@@ -80,6 +80,34 @@ DesignerView::DesignerView(const QString &engineBinary, QWidget *parent)
     auto *addShortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
     connect(addShortcut, &QShortcut::activated, m_add, &QPushButton::click);
 
+    buildLayout();
+
+    m_debounce.setSingleShot(true);
+    m_debounce.setInterval(150); // validate once typing pauses, not per keystroke
+    connect(&m_debounce, &QTimer::timeout, this, &DesignerView::revalidate);
+    connect(m_preset, &QComboBox::currentTextChanged, this, &DesignerView::setPreset);
+    connect(m_name, &QLineEdit::textChanged, this, [this] { m_debounce.start(); });
+    connect(m_repeats, &QSpinBox::valueChanged, this, [this] { m_debounce.start(); });
+    connect(m_probe, &QPushButton::clicked, this, &DesignerView::probeModule);
+    connect(m_moduleProbe, &ModuleProbe::finished, this, [this] {
+        revalidate(); // the probes are in the cache now, or lastError() says why not
+        Q_EMIT moduleProbed();
+    });
+    connect(m_add, &QPushButton::clicked, this, [this] {
+        revalidate();
+        if (!m_runs.isEmpty())
+            Q_EMIT runsRequested(m_runs);
+    });
+
+    const int defaultIndex = m_preset->findText(QStringLiteral("default"));
+    m_preset->setCurrentIndex(defaultIndex >= 0 ? defaultIndex : 0);
+    setPreset(m_preset->currentText());
+}
+
+// The run's name and seeds above; its fields on the left, the prediction, the sweep and the
+// button that queues them on the right.
+void DesignerView::buildLayout()
+{
     auto *top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Preset")));
     top->addWidget(m_preset);
@@ -112,27 +140,6 @@ DesignerView::DesignerView(const QString &engineBinary, QWidget *parent)
     layout->addLayout(top);
     layout->addWidget(m_originLabel);
     layout->addLayout(body, 1);
-
-    m_debounce.setSingleShot(true);
-    m_debounce.setInterval(150); // validate once typing pauses, not per keystroke
-    connect(&m_debounce, &QTimer::timeout, this, &DesignerView::revalidate);
-    connect(m_preset, &QComboBox::currentTextChanged, this, &DesignerView::setPreset);
-    connect(m_name, &QLineEdit::textChanged, this, [this] { m_debounce.start(); });
-    connect(m_repeats, &QSpinBox::valueChanged, this, [this] { m_debounce.start(); });
-    connect(m_probe, &QPushButton::clicked, this, &DesignerView::probeModule);
-    connect(m_moduleProbe, &ModuleProbe::finished, this, [this] {
-        revalidate(); // the probes are in the cache now, or lastError() says why not
-        Q_EMIT moduleProbed();
-    });
-    connect(m_add, &QPushButton::clicked, this, [this] {
-        revalidate();
-        if (!m_runs.isEmpty())
-            Q_EMIT runsRequested(m_runs);
-    });
-
-    const int defaultIndex = m_preset->findText(QStringLiteral("default"));
-    m_preset->setCurrentIndex(defaultIndex >= 0 ? defaultIndex : 0);
-    setPreset(m_preset->currentText());
 }
 
 QWidget *DesignerView::buildFields()

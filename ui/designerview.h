@@ -31,7 +31,7 @@ class DesignerView : public QWidget
     Q_OBJECT
 public:
     // Without an engine binary a module's prediction comes only from probes already cached.
-    explicit DesignerView(const QString &engineBinary = {}, QWidget *parent = nullptr);
+    explicit DesignerView(const QString &optlogBinary = {}, QWidget *parent = nullptr);
 
     void setPreset(const QString &preset); // resets every field to the preset's value; forgets a derivation
     // "Run again with changes": every field as the stored run `from` ("STUDY:ID") had it, named
@@ -71,6 +71,7 @@ private:
         QWidget *editor = nullptr;
         QLabel *error = nullptr;
     };
+    void buildLayout();
     QWidget *buildFields();
     QWidget *buildSweep();
     QWidget *buildPrediction();

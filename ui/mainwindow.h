@@ -37,7 +37,7 @@ class MainWindow : public QMainWindow
 {
     Q_OBJECT
 public:
-    explicit MainWindow(const QString &engineBinary, QWidget *parent = nullptr);
+    explicit MainWindow(const QString &optlogBinary, QWidget *parent = nullptr);
     ~MainWindow() override;
 
     // Creates the study file when missing. False (after telling the user why) when the file is
@@ -72,7 +72,15 @@ protected:
     void resizeEvent(QResizeEvent *event) override;
 
 private:
+    // The constructor's steps, in its order (mainwindowwiring.cpp; the menus in mainwindow.cpp).
+    void buildPages();
     void buildMenus();
+    void connectStudy();
+    void connectQueue();
+    void connectRunsList();
+    void connectElsewhere();
+    void restoreLayout();
+    void buildTuningStatus();
     void fitRunsDock();
     void refreshRows();
     void refreshRecentMenu();

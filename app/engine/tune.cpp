@@ -197,6 +197,48 @@ void printTimings(const std::string &what, const TuneRequest &request, const std
     }
 }
 
+// Whether every precision of `modes` is tuned here by a full tuning, not just a quick probe.
+bool tunedByTune(const std::vector<std::string> &modes, const std::string &cache, const std::string &key)
+{
+    return std::all_of(modes.begin(), modes.end(), [&](const std::string &mode) {
+        const std::optional<TunedSettings> tuned = readTuning(cache, key, precisionFamily(mode));
+        return tuned && tuned->measuredBy == kMeasuredByTune;
+    });
+}
+
+// The OpenBLAS core types to time: "" (OpenBLAS's own choice), and a better one than its generic
+// kernels where the CPU's flags allow one, the user or system has not set OPENBLAS_CORETYPE, and a
+// GEMM with it (in a child, `optlog tune --gemm-check`) matches a reference result. Says which.
+std::vector<std::string> coreTypeCandidates(const std::string &self)
+{
+    std::vector<std::string> coreTypes = {""};
+    const char *userCore = std::getenv("OPENBLAS_CORETYPE");
+    const std::string generic = blasCoreName();
+    const std::string better = betterCoreType(generic, captureEnvironment({1, 1}, {}).value("cpu_flags", ""));
+    if (userCore) {
+        std::cout << "optlog tune: OPENBLAS_CORETYPE=" << userCore << " is set by the user or the system: kept\n";
+    } else if (!better.empty()) {
+        const int check = runChild(self, {"tune", "--gemm-check"}, {{"OPENBLAS_CORETYPE", better}}, true);
+        std::cout << "optlog tune: OpenBLAS chose its generic " << generic << " kernels; " << better
+                  << (check == 0 ? " passes the GEMM check and is a candidate\n" : " fails the GEMM check: not used\n");
+        if (check == 0)
+            coreTypes.push_back(better);
+    }
+    return coreTypes;
+}
+
+// The settings kept for `family`, and how much faster they train than the untuned default.
+void printBest(const std::string &family, const TunedSettings &settings, const std::vector<TuneCandidate> &candidates,
+               int cores)
+{
+    const TuneCandidate best{settings.threads, settings.waitPolicy, settings.coreType, settings.productPath, {}};
+    const auto untuned = std::find_if(candidates.begin(), candidates.end(),
+                                      [cores](const TuneCandidate &c) { return c.isUntunedDefault(cores); });
+    std::printf("  best for %s: %s, %.2fx the untuned default (%s)\n", family.c_str(), best.label().c_str(),
+                settings.untunedTokensPerSecond > 0 ? settings.tokensPerSecond / settings.untunedTokensPerSecond : 0.0,
+                untuned != candidates.end() ? untuned->label().c_str() : "none");
+}
+
 } // namespace
 
 int tuneCommand(const TuneRequest &request, const std::string &self)
@@ -215,28 +257,13 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
     if (request.status)
         return tuneStatus(cache, key);
     // A quick probe's settings are a first guess: --if-needed replaces them with a tuning.
-    if (request.ifNeeded && std::all_of(request.modes.begin(), request.modes.end(), [&](const std::string &mode) {
-            const std::optional<TunedSettings> tuned = readTuning(cache, key, precisionFamily(mode));
-            return tuned && tuned->measuredBy == kMeasuredByTune;
-        })) {
+    if (request.ifNeeded && tunedByTune(request.modes, cache, key)) {
         std::cout << "optlog tune: this machine is already tuned (" << cache << ")\n";
         return kExitOk;
     }
     std::cout << "optlog tune: the product paths of this build: " << describeBuildPaths() << "\n";
     const int cores = defaultThreads();
-    std::vector<std::string> coreTypes = {""};
-    const char *userCore = std::getenv("OPENBLAS_CORETYPE");
-    const std::string generic = blasCoreName();
-    const std::string better = betterCoreType(generic, captureEnvironment({1, 1}, {}).value("cpu_flags", ""));
-    if (userCore) {
-        std::cout << "optlog tune: OPENBLAS_CORETYPE=" << userCore << " is set by the user or the system: kept\n";
-    } else if (!better.empty()) {
-        const int check = runChild(self, {"tune", "--gemm-check"}, {{"OPENBLAS_CORETYPE", better}}, true);
-        std::cout << "optlog tune: OpenBLAS chose its generic " << generic << " kernels; " << better
-                  << (check == 0 ? " passes the GEMM check and is a candidate\n" : " fails the GEMM check: not used\n");
-        if (check == 0)
-            coreTypes.push_back(better);
-    }
+    const std::vector<std::string> coreTypes = coreTypeCandidates(self);
 
     const PrivateFolder folder("optlog-tune");
     CandidateRuns runs{self, request, folder.file("tune.sqlite"), 0, {}};
@@ -278,13 +305,7 @@ int tuneCommand(const TuneRequest &request, const std::string &self)
         }
         writeTuning(cache, key, family, settings);
         ++kept;
-        const TuneCandidate best{settings.threads, settings.waitPolicy, settings.coreType, settings.productPath, {}};
-        const auto untuned = std::find_if(candidates.begin(), candidates.end(),
-                                          [cores](const TuneCandidate &c) { return c.isUntunedDefault(cores); });
-        std::printf("  best for %s: %s, %.2fx the untuned default (%s)\n", family.c_str(), best.label().c_str(),
-                    settings.untunedTokensPerSecond > 0 ? settings.tokensPerSecond / settings.untunedTokensPerSecond
-                                                        : 0.0,
-                    untuned != candidates.end() ? untuned->label().c_str() : "none");
+        printBest(family, settings, candidates, cores);
     }
     if (kept > 0)
         std::cout << "optlog tune: saved in " << cache << "; `optlog run` uses it from now on\n";

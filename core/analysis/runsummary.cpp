@@ -138,21 +138,21 @@ RunSummary summarize(const Store &store, const RunRecord &run)
     return s;
 }
 
-RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metrics,
-                     std::vector<ValidationPoint> validation, const std::vector<MemoryRow> &memory,
-                     const std::vector<EventRecord> &events, std::vector<TensorNumerics> numerics)
+namespace {
+
+void countInstabilities(RunSummary &s, const std::vector<EventRecord> &events)
 {
-    RunSummary s;
-    s.run = run;
     for (const auto &event : events)
         if (isInstability(event.kind)) {
             ++s.instabilities[event.kind];
             s.instabilitySteps.push_back(event.step);
         }
-    s.numerics = std::move(numerics);
-    RunConfig config;
-    const nlohmann::json environment = environmentObject(run);
-    s.recorder = recorderIn(environment);
+}
+
+// An engine run's config, parameter count, warm-up and predicted peak phase into `s`; `config` keeps
+// what was read, for the FLOPs and the peak (the defaults for a recorded run).
+void readEngineConfig(RunSummary &s, RunConfig &config, const RunRecord &run, const nlohmann::json &environment)
+{
     try {
         // A recorded run's keys are its trainer's, whatever they are named: never the engine's fields.
         if (s.recorder.empty()) {
@@ -168,11 +168,12 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
     } catch (const ConfigError &) {
         // A config written by another optlog version: the numbers below still stand.
     }
-    s.throughput = steadyThroughput(metrics, s.warmupSteps);
-    s.machine = machineSpeed(metrics, s.warmupSteps);
-    if (s.parameters > 0)
-        s.flopsPerToken = modelFlopsPerToken(s.parameters, config.model.layers, config.model.contextLength,
-                                             config.model.width);
+}
+
+// The matmul peak the run is measured against (its dtype, path and GFLOP/s), and what else the
+// environment says: the machine, whether it was tuned, a recorded run's FLOPs per token.
+void readMatmulPeak(RunSummary &s, const RunConfig &config, const RunRecord &run, const nlohmann::json &environment)
+{
     // Each run is measured against the matmul peak of its compute dtype (FP32 in TF32: its own); a
     // recorded run's is the narrowest dtype its memory probe saw modules compute in.
     s.peakDtype = dtypeName(precisionModeOf(config).compute);
@@ -213,14 +214,11 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
     } catch (const nlohmann::json::exception &) {
         // a run without a readable environment has no MFU
     }
-    s.achievedGflops = s.flopsPerToken * s.throughput.median / 1e9;
-    // The peak is the best the machine has shown: the run's own rate, where it showed more.
-    if (s.peakGflops > 0 && s.achievedGflops > s.peakGflops) {
-        s.peakGflops = s.achievedGflops;
-        s.peakBeatenByRun = true;
-    }
-    s.validation = std::move(validation);
-    s.memory = memory;
+}
+
+// The measured peaks: the counting allocator's and the process's high-water mark.
+void readMeasuredPeaks(RunSummary &s, const std::vector<MemoryRow> &memory)
+{
     for (const auto &row : memory) {
         if (row.source != MemorySource::Measured)
             continue;
@@ -229,6 +227,37 @@ RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metri
         if (row.role == MemoryRole::PeakRss)
             s.peakRssBytes = row.bytes;
     }
+}
+
+} // namespace
+
+RunSummary summarize(const RunRecord &run, const std::vector<StepMetrics> &metrics,
+                     std::vector<ValidationPoint> validation, const std::vector<MemoryRow> &memory,
+                     const std::vector<EventRecord> &events, std::vector<TensorNumerics> numerics)
+{
+    RunSummary s;
+    s.run = run;
+    countInstabilities(s, events);
+    s.numerics = std::move(numerics);
+    RunConfig config;
+    const nlohmann::json environment = environmentObject(run);
+    s.recorder = recorderIn(environment);
+    readEngineConfig(s, config, run, environment);
+    s.throughput = steadyThroughput(metrics, s.warmupSteps);
+    s.machine = machineSpeed(metrics, s.warmupSteps);
+    if (s.parameters > 0)
+        s.flopsPerToken = modelFlopsPerToken(s.parameters, config.model.layers, config.model.contextLength,
+                                             config.model.width);
+    readMatmulPeak(s, config, run, environment);
+    s.achievedGflops = s.flopsPerToken * s.throughput.median / 1e9;
+    // The peak is the best the machine has shown: the run's own rate, where it showed more.
+    if (s.peakGflops > 0 && s.achievedGflops > s.peakGflops) {
+        s.peakGflops = s.achievedGflops;
+        s.peakBeatenByRun = true;
+    }
+    s.validation = std::move(validation);
+    s.memory = memory;
+    readMeasuredPeaks(s, memory);
     return s;
 }
 

@@ -76,9 +76,11 @@ std::string alignedTable(const std::vector<std::string> &header, const std::vect
     return out;
 }
 
-std::string formatRunDetail(const Store &store, const RunRecord &run)
+namespace {
+
+// Who the run is: its name, outcome, origin, tags and note.
+std::string runIdentityText(const Store &store, const RunRecord &run, const RunSummary &s)
 {
-    const RunSummary s = summarize(store, run);
     std::string out;
     out += formatted("run %lld: %s (group %s)\noutcome: %s%s\ncreated: %s  finished: %s  pid %lld on %s\n",
                      static_cast<long long>(run.id), printable(run.name).c_str(), printable(run.group).c_str(),
@@ -103,6 +105,13 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
         for (const auto &line : splitLines(run.note))
             out += "  " + printable(line) + "\n";
     }
+    return out;
+}
+
+// What the run measured: throughput, MFU, validation, instabilities, numerics, dtypes, batch.
+std::string runMeasurementsText(const RunRecord &run, const RunSummary &s)
+{
+    std::string out;
     out += formatted("steady-state throughput: %.0f tokens/s (p10 %.0f, p90 %.0f, over %lld steps after warm-up)\n",
                      s.throughput.median, s.throughput.p10, s.throughput.p90,
                      static_cast<long long>(s.throughput.steps));
@@ -133,8 +142,14 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
     }
     if (s.config)
         out += "batch: " + effectiveBatch(*s.config) + "\n";
-    out += "\nmemory by role            dtype        predicted     measured     residual"
-           + std::string(s.ranks.empty() ? "" : " (rank 0)") + "\n";
+    return out;
+}
+
+// The memory by role, predicted against measured, and each rank's.
+std::string runMemoryText(const RunSummary &s)
+{
+    std::string out = "\nmemory by role            dtype        predicted     measured     residual"
+                      + std::string(s.ranks.empty() ? "" : " (rank 0)") + "\n";
     for (const RoleMemory &line : memoryByRole(s.memory)) {
         const bool both = line.predicted >= 0 && line.measured >= 0;
         out += formatted("  %-22s %-10s %12s %12s %12s\n", memoryRoleName(line.role), line.dtype.c_str(),
@@ -146,6 +161,13 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
         out += "\nranks (data parallel"
                + (s.config ? ", ZeRO stage " + std::to_string(s.config->distributed.zeroStage) : std::string())
                + "; memory measured / predicted):\n" + alignedTable(rankHeader(), rankRows(s), "  ");
+    return out;
+}
+
+// The weight files the run left on disk, and the quantizations made of them.
+std::string runWeightsText(const RunSummary &s)
+{
+    std::string out;
     if (!s.weightFiles.empty()) {
         int64_t bytes = 0;
         for (const WeightFile &file : s.weightFiles)
@@ -160,6 +182,18 @@ std::string formatRunDetail(const Store &store, const RunRecord &run)
         out += "\nquantizations of the final weights (`optlog quantize`):\n"
                + alignedTable(quantizationHeader(), quantizationRows(s.quantizations), "  ") + "  "
                + quantizationUntouched() + "\n";
+    return out;
+}
+
+} // namespace
+
+std::string formatRunDetail(const Store &store, const RunRecord &run)
+{
+    const RunSummary s = summarize(store, run);
+    std::string out = runIdentityText(store, run, s);
+    out += runMeasurementsText(run, s);
+    out += runMemoryText(s);
+    out += runWeightsText(s);
     out += "\nevents:\n";
     for (const auto &e : store.events(run.id))
         out += formatted("  %s %-15s %s\n", e.at.c_str(), eventKindName(e.kind), printable(e.message).c_str());

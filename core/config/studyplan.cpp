@@ -134,25 +134,32 @@ std::string studyPlanToml(const StudyPlan &plan)
     return out.str();
 }
 
-StudyPlan loadStudyPlan(const std::string &source)
+namespace {
+
+// The study's TOML: the file at `source`, or else the named study's own text.
+std::string studySourceText(const std::string &source)
 {
-    std::string text;
     if (std::filesystem::exists(source)) {
         std::ifstream in(source);
         std::stringstream buffer;
         buffer << in.rdbuf();
-        text = buffer.str();
-    } else {
-        text = studyText(source);
+        return buffer.str();
     }
+    return studyText(source);
+}
 
-    toml::table table;
+toml::table parseStudyToml(const std::string &text, const std::string &source)
+{
     try {
-        table = toml::parse(text, source);
+        return toml::parse(text, source);
     } catch (const toml::parse_error &e) {
         throw ConfigError("study (" + source + "): not valid TOML: " + std::string(e.description()));
     }
+}
 
+// The study's own keys (name, baseline, tolerance), checked; its runs are read apart.
+StudyPlan studyHeader(const toml::table &table, const std::string &source)
+{
     StudyPlan plan;
     plan.name = table["name"].value_or(std::string("study"));
     plan.baseline = table["baseline"].value_or(std::string());
@@ -166,55 +173,59 @@ StudyPlan loadStudyPlan(const std::string &source)
             throw ConfigError("study (" + source + "): unknown key '" + k
                               + "'; known: name, baseline, tolerance, [[run]]");
     }
-    const toml::array *runs = table["run"].as_array();
-    if (!runs || runs->empty())
-        throw ConfigError("study (" + source + "): no [[run]] entries; each needs name and preset");
-    for (const auto &node : *runs) {
-        const toml::table *entry = node.as_table();
-        if (!entry)
-            throw ConfigError("study (" + source + "): each [[run]] must be a table");
-        PlannedRun run;
-        run.name = (*entry)["name"].value_or(std::string());
-        run.preset = (*entry)["preset"].value_or(std::string("default"));
-        run.baseline = (*entry)["baseline"].value_or(std::string());
-        if (run.name.empty())
-            throw ConfigError("study (" + source + "): a [[run]] has no name");
-        for (const auto &[key, value] : *entry) {
-            const std::string k(key.str());
-            if (k != "name" && k != "preset" && k != "overrides" && k != "baseline" && k != "repeats" && k != "seeds")
-                throw ConfigError("study (" + source + "): [[run]] " + run.name + ": unknown key '" + k
-                                  + "'; known: name, preset, overrides, baseline, repeats, seeds");
-        }
-        if (const toml::array *overrides = (*entry)["overrides"].as_array())
-            for (const auto &o : *overrides)
-                run.overrides.push_back(o.value_or(std::string()));
-        const std::string where = "study (" + source + "): [[run]] " + run.name + ": ";
-        if (const toml::node *repeats = entry->get("repeats")) {
-            const auto count = repeats->value_exact<int64_t>();
-            if (!count)
-                throw ConfigError("repeats", where + "repeats must be an integer from 1 to "
-                                                 + std::to_string(PlannedRun::kMaxRepeats));
-            run.repeats = *count;
-        }
-        if (const toml::node *seeds = entry->get("seeds")) {
-            const toml::array *list = seeds->as_array();
-            for (size_t i = 0; list && i < list->size(); ++i)
-                if (const auto seed = list->get(i)->value_exact<int64_t>())
-                    run.seeds.push_back(*seed);
-            if (!list || run.seeds.size() != list->size())
-                throw ConfigError("seeds", where + "seeds must be a list of integers, such as [1, 2, 3]");
-        }
-        try {
-            replicatesOf(run); // validates the config and the seeds now, before any run starts
-        } catch (const NotApplicable &) {
-            // Kept: the study skips a run its model cannot take, and says why (app/studycommand.cpp).
-        } catch (const ConfigError &e) {
-            throw ConfigError(e.field(), where + e.what());
-        }
-        plan.runs.push_back(run);
+    return plan;
+}
+
+// One [[run]] entry, its keys checked and its config and seeds validated.
+PlannedRun plannedRunFrom(const toml::node &node, const std::string &source)
+{
+    const toml::table *entry = node.as_table();
+    if (!entry)
+        throw ConfigError("study (" + source + "): each [[run]] must be a table");
+    PlannedRun run;
+    run.name = (*entry)["name"].value_or(std::string());
+    run.preset = (*entry)["preset"].value_or(std::string("default"));
+    run.baseline = (*entry)["baseline"].value_or(std::string());
+    if (run.name.empty())
+        throw ConfigError("study (" + source + "): a [[run]] has no name");
+    for (const auto &[key, value] : *entry) {
+        const std::string k(key.str());
+        if (k != "name" && k != "preset" && k != "overrides" && k != "baseline" && k != "repeats" && k != "seeds")
+            throw ConfigError("study (" + source + "): [[run]] " + run.name + ": unknown key '" + k
+                              + "'; known: name, preset, overrides, baseline, repeats, seeds");
     }
-    if (plan.baseline.empty())
-        plan.baseline = plan.runs.front().name;
+    if (const toml::array *overrides = (*entry)["overrides"].as_array())
+        for (const auto &o : *overrides)
+            run.overrides.push_back(o.value_or(std::string()));
+    const std::string where = "study (" + source + "): [[run]] " + run.name + ": ";
+    if (const toml::node *repeats = entry->get("repeats")) {
+        const auto count = repeats->value_exact<int64_t>();
+        if (!count)
+            throw ConfigError("repeats", where + "repeats must be an integer from 1 to "
+                                             + std::to_string(PlannedRun::kMaxRepeats));
+        run.repeats = *count;
+    }
+    if (const toml::node *seeds = entry->get("seeds")) {
+        const toml::array *list = seeds->as_array();
+        for (size_t i = 0; list && i < list->size(); ++i)
+            if (const auto seed = list->get(i)->value_exact<int64_t>())
+                run.seeds.push_back(*seed);
+        if (!list || run.seeds.size() != list->size())
+            throw ConfigError("seeds", where + "seeds must be a list of integers, such as [1, 2, 3]");
+    }
+    try {
+        replicatesOf(run); // validates the config and the seeds now, before any run starts
+    } catch (const NotApplicable &) {
+        // Kept: the study skips a run its model cannot take, and says why (app/studycommand.cpp).
+    } catch (const ConfigError &e) {
+        throw ConfigError(e.field(), where + e.what());
+    }
+    return run;
+}
+
+// Every baseline named, the study's and each run's, must be a run of the study.
+void checkBaselinesAreRuns(const StudyPlan &plan, const std::string &source)
+{
     const auto known = [&plan](const std::string &name) {
         return std::any_of(plan.runs.begin(), plan.runs.end(), [&name](const PlannedRun &r) { return r.name == name; });
     };
@@ -224,6 +235,22 @@ StudyPlan loadStudyPlan(const std::string &source)
                               + "' is not a run of this study");
     if (!known(plan.baseline))
         throw ConfigError("study (" + source + "): baseline '" + plan.baseline + "' is not a run of this study");
+}
+
+} // namespace
+
+StudyPlan loadStudyPlan(const std::string &source)
+{
+    const toml::table table = parseStudyToml(studySourceText(source), source);
+    StudyPlan plan = studyHeader(table, source);
+    const toml::array *runs = table["run"].as_array();
+    if (!runs || runs->empty())
+        throw ConfigError("study (" + source + "): no [[run]] entries; each needs name and preset");
+    for (const auto &node : *runs)
+        plan.runs.push_back(plannedRunFrom(node, source));
+    if (plan.baseline.empty())
+        plan.baseline = plan.runs.front().name;
+    checkBaselinesAreRuns(plan, source);
     return plan;
 }
 

@@ -126,6 +126,51 @@ QStringList matchingLines(const QStringList &files, const QRegularExpression &pa
     return found;
 }
 
+// A function's body as the check below measures it: from the first line of its signature to its
+// closing brace. A body is a "{" alone on its line (clang-format's braces for functions) whose
+// signature begins at the brace's indentation; a class, struct, enum or namespace is not one.
+struct FunctionBody
+{
+    QString file;
+    qsizetype line = 0; // of the signature, from 1
+    QString name;       // "estimateMemory", "MainWindow::MainWindow"
+    qsizetype lines = 0;
+};
+
+QList<FunctionBody> functionBodies(const QString &file)
+{
+    static const QRegularExpression brace(QStringLiteral("^(\\s*)\\{\\s*$"));
+    static const QRegularExpression notAFunction(QStringLiteral("^(class|struct|enum|union|namespace|extern)\\b"));
+    static const QRegularExpression name(QStringLiteral("([\\w:~]+)\\s*\\("));
+    const QStringList lines = readAll(optlog::testing::sourcePath(file)).split(QLatin1Char('\n'));
+    QList<FunctionBody> bodies;
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const QRegularExpressionMatch open = brace.match(lines[i]);
+        if (!open.hasMatch())
+            continue;
+        const QString indent = open.captured(1);
+        qsizetype previous = i - 1;
+        while (previous > 0 && lines[previous].trimmed().isEmpty())
+            --previous;
+        qsizetype start = previous; // a signature's later lines are indented further, or its initializers
+        while (start > 0
+               && (lines[start].startsWith(indent + QLatin1Char(' '))
+                   || lines[start].startsWith(indent + QLatin1Char(':'))))
+            --start;
+        const QString signature = lines[start].trimmed();
+        const QString before = lines[previous].trimmed();
+        if (notAFunction.match(signature).hasMatch() || before.endsWith(QLatin1Char('='))
+            || before.endsWith(QLatin1Char(',')))
+            continue;
+        qsizetype end = i + 1;
+        while (end < lines.size() && !lines[end].startsWith(indent + QLatin1Char('}')))
+            ++end;
+        bodies << FunctionBody{file, start + 1, name.match(signature).captured(1), end - start + 1};
+        i = end;
+    }
+    return bodies;
+}
+
 QString roomsTable(const QList<Room> &rooms)
 {
     QString table = QStringLiteral("| room | defines | uses |\n|---|---|---|\n");
@@ -232,6 +277,63 @@ private Q_SLOTS:
 
     // An enum becomes a word through one mechanism, a table of Named rows (core/contract/rowlookup.h),
     // read both ways: no switch whose every case returns a word, and no other table of names.
+    // No function in core, app or ui is longer than a screen (80 lines), but for the ones named
+    // here, each with the reason it is one piece.
+    void noFunctionIsLongerThanAScreen()
+    {
+        constexpr qsizetype kScreen = 80;
+        struct Exception
+        {
+            const char *file;
+            const char *function;
+            const char *reason;
+        };
+        static constexpr Exception exceptions[] = {
+            {"core/config/configfields.cpp", "configFields",
+             "the table of every config field, a row each: one list to read, not steps"},
+            {"core/contract/environmentvariables.cpp", "environmentVariables",
+             "the table of every environment variable optlog reads, a row each (docs/environment.md is made from it)"},
+        };
+        QStringList tooLong, stale;
+        QSet<QString> excused;
+        for (const Exception &e : exceptions)
+            excused << QString::fromLatin1(e.file) + QLatin1Char(':') + QString::fromLatin1(e.function);
+        QSet<QString> seen;
+        for (const QString &file : sourceFiles())
+            for (const FunctionBody &body : functionBodies(file)) {
+                const QString key = file + QLatin1Char(':') + body.name;
+                if (body.lines <= kScreen)
+                    continue;
+                seen << key;
+                if (!excused.contains(key))
+                    tooLong << QStringLiteral("%1:%2 %3 (%4 lines)")
+                                   .arg(file)
+                                   .arg(body.line)
+                                   .arg(body.name)
+                                   .arg(body.lines);
+            }
+        for (const QString &key : excused)
+            if (!seen.contains(key))
+                stale << key;
+        QVERIFY2(tooLong.isEmpty(), qPrintable("functions over 80 lines: " + tooLong.join(QStringLiteral(", "))));
+        // An exception that no longer needs its place leaves the list.
+        QVERIFY2(stale.isEmpty(), qPrintable("exceptions no longer over 80 lines: " + stale.join(QStringLiteral(", "))));
+    }
+
+    // What this machine asks a host and what the host answers is written in one module that both
+    // sides use (core/remote/hostprotocol): no other source spells its option words or answer keys.
+    void theHostProtocolIsWrittenOnce()
+    {
+        static const QRegularExpression words(QStringLiteral(
+            "\"(--metrics-from|--validation-from|--events-from|--config-bytes|--study-seed|event_format|start_keys|"
+            "free_bytes)\"|optlog follow: "));
+        QStringList others;
+        for (const QString &line : matchingLines(sourceFiles(), words))
+            if (!line.startsWith(QLatin1String("core/remote/hostprotocol.")))
+                others << line;
+        QVERIFY2(others.isEmpty(), qPrintable(others.join(QLatin1Char('\n'))));
+    }
+
     void enumsAreNamedByTablesNotSwitches()
     {
         static const QRegularExpression word(

@@ -78,6 +78,22 @@ ScriptedModel::ScriptedModel(const RunConfig &config)
 void ScriptedModel::checkContract(const RunConfig &config)
 {
     const std::string where = "the TorchScript module '" + m_path + "'";
+    checkForward(where);
+    checkParameters(where);
+    compat::GradDisabledGuard noGrad;
+    m_module.eval();
+    // A batch of two sequences at the run's context, in FP32 on the CPU.
+    const int64_t T = config.model.contextLength, V = config.model.vocabSize;
+    const at::Tensor tokens = at::arange(2 * T, at::kLong).remainder(V).view({2, T});
+    const at::Tensor logits = checkLogits(config, where, tokens);
+    checkBlocks(where, tokens, logits);
+    checkOnRunDevice(config, where, tokens);
+    m_module.train();
+}
+
+// forward(idx) with one tensor argument.
+void ScriptedModel::checkForward(const std::string &where)
+{
     const auto forward = m_module.find_method("forward");
     if (!forward)
         throw InputError(where + " has no forward; the contract is forward(idx: Tensor[B, T] int64) -> Tensor[B, T, V]");
@@ -89,7 +105,11 @@ void ScriptedModel::checkContract(const RunConfig &config)
         throw InputError(where + "'s forward takes (" + got
                          + "); the contract is forward(idx: Tensor[B, T] int64) -> Tensor[B, T, V]");
     }
+}
 
+// Floating-point, finite FP32 parameters, at least one; they train from here.
+void ScriptedModel::checkParameters(const std::string &where)
+{
     NamedTensors parameters = namedParameters();
     if (parameters.empty())
         throw InputError(where + " has no parameters: there is nothing to train");
@@ -104,12 +124,12 @@ void ScriptedModel::checkContract(const RunConfig &config)
                              + ": save the module in FP32; precision.mode casts it");
         tensor.requires_grad_(true);
     }
+}
 
-    // A batch of two sequences at the run's context, in FP32 on the CPU.
+// forward's logits for `tokens`: floating point, of shape [B, T, V] with the data's vocabulary.
+at::Tensor ScriptedModel::checkLogits(const RunConfig &config, const std::string &where, const at::Tensor &tokens)
+{
     const int64_t T = config.model.contextLength, V = config.model.vocabSize;
-    compat::GradDisabledGuard noGrad;
-    m_module.eval();
-    const at::Tensor tokens = at::arange(2 * T, at::kLong).remainder(V).view({2, T});
     at::Tensor logits;
     try {
         logits = callForward(tokens);
@@ -128,8 +148,13 @@ void ScriptedModel::checkContract(const RunConfig &config)
                          + shapeOf(logits) + " for tokens of shape [2, " + std::to_string(T)
                          + "]; the contract is floating-point logits of shape [B, T, V] = [2, " + std::to_string(T)
                          + ", " + std::to_string(V) + "]");
+    return logits;
+}
 
-    // The optional contract: all three, computing forward's logits.
+// The optional contract, embed, blocks and head: all three or none, computing forward's logits.
+void ScriptedModel::checkBlocks(const std::string &where, const at::Tensor &tokens, const at::Tensor &logits)
+{
+    const int64_t T = tokens.size(1);
     const bool embed = m_module.find_method("embed").has_value(), head = m_module.find_method("head").has_value();
     const bool blocks = m_module.hasattr("blocks") && m_module.attr("blocks").isModule();
     if (embed || head || blocks) {
@@ -161,9 +186,12 @@ void ScriptedModel::checkContract(const RunConfig &config)
                             "memory.checkpoint_every = " + std::to_string(m_checkpointEvery) + ": " + where
                                 + " has no blocks to checkpoint; give it embed(idx), a ModuleList blocks and head(x) "
                                   "(docs/torchscript.md), or set memory.checkpoint_every = 0");
+}
 
-    // The same batch on the run's device, in its precision: a module whose code fixes another
-    // dtype fails here, before the run exists, rather than at its first step.
+// The same batch on the run's device, in its precision: a module whose code fixes another dtype
+// fails here, before the run exists, rather than at its first step.
+void ScriptedModel::checkOnRunDevice(const RunConfig &config, const std::string &where, const at::Tensor &tokens)
+{
     const PrecisionPlan plan = precisionPlan(config.precision.mode);
     const c10::Device device = runDevice(config);
     moveTo(device, plan.weights);
@@ -175,7 +203,6 @@ void ScriptedModel::checkContract(const RunConfig &config)
                          + c10::toString(plan.weights) + (plan.autocast ? ", autocast" : "")
                          + "): " + torchErrorLine(e.what()));
     }
-    m_module.train();
 }
 
 at::Tensor ScriptedModel::callForward(const at::Tensor &tokens)

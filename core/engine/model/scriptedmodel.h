@@ -45,7 +45,14 @@ public:
     void readWeights(torch::serialize::InputArchive &runState, const std::string &path) override;
 
 private:
+    // Throws InputError (NotApplicable for checkpointing without blocks) naming what breaks the
+    // contract of docs/torchscript.md; the steps below, in order.
     void checkContract(const RunConfig &config);
+    void checkForward(const std::string &where);
+    void checkParameters(const std::string &where);
+    at::Tensor checkLogits(const RunConfig &config, const std::string &where, const at::Tensor &tokens);
+    void checkBlocks(const std::string &where, const at::Tensor &tokens, const at::Tensor &logits);
+    void checkOnRunDevice(const RunConfig &config, const std::string &where, const at::Tensor &tokens);
     at::Tensor callForward(const at::Tensor &tokens);
     at::Tensor throughBlocks(const at::Tensor &tokens, int64_t checkpointEvery);
 

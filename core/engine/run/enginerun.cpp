@@ -176,6 +176,30 @@ void EngineRun::remeasurePeak(int64_t runId, double runGflops)
     m_store->setEnvironment(runId, environment.dump());
 }
 
+nlohmann::json EngineRun::runEnvironment(const MemoryEstimate &predicted) const
+{
+    nlohmann::json environment = captureEnvironment(m_threads, m_heap);
+    environment.update(deviceEnvironment(m_device));
+    environment.update(m_products);
+    environment["matmul_peak"] = m_peak.toJson();
+    environment["tf32"] = m_config.precision.tf32;
+    if (!m_probed)
+        environment["attention"] = attentionInUse(m_config, m_device, precisionPlan(m_config.precision.mode).compute);
+    environment["memory_prediction"] = {{"device_terms", m_deviceTerms.describe()},
+                                        {"calibration", predicted.calibration},
+                                        {"activations_from", predicted.source}};
+    if (m_probed) {
+        int64_t parameters = 0;
+        for (const int64_t size : m_probed->parameterSizes)
+            parameters += size;
+        environment["torchscript_model"] = {{"path", m_config.model.path},
+                                            {"sha256", m_probed->sha256},
+                                            {"parameters", parameters},
+                                            {"blocks", m_probed->blocks}};
+    }
+    return environment;
+}
+
 EngineRun::Result EngineRun::train(const Options &options, const std::atomic<bool> &stopRequested)
 {
     if (!m_store)
@@ -202,28 +226,9 @@ EngineRun::Result EngineRun::train(const Options &options, const std::atomic<boo
     TrainingOutcome &outcome = result.outcome;
     outcome.outcome = Outcome::Failed; // until the trainer says how it ended
     try {
-        nlohmann::json environment = captureEnvironment(m_threads, m_heap);
-        environment.update(deviceEnvironment(m_device));
-        environment.update(m_products);
         const std::map<std::string, int64_t> primitivesBefore = primitiveKernelsMade();
-        environment["matmul_peak"] = m_peak.toJson();
-        environment["tf32"] = m_config.precision.tf32;
-        if (!m_probed)
-            environment["attention"] = attentionInUse(m_config, m_device,
-                                                      precisionPlan(m_config.precision.mode).compute);
         const MemoryEstimate predicted = prediction();
-        environment["memory_prediction"] = {{"device_terms", m_deviceTerms.describe()},
-                                            {"calibration", predicted.calibration},
-                                            {"activations_from", predicted.source}};
-        if (m_probed) {
-            int64_t parameters = 0;
-            for (const int64_t size : m_probed->parameterSizes)
-                parameters += size;
-            environment["torchscript_model"] = {{"path", m_config.model.path},
-                                                {"sha256", m_probed->sha256},
-                                                {"parameters", parameters},
-                                                {"blocks", m_probed->blocks}};
-        }
+        nlohmann::json environment = runEnvironment(predicted);
         store.setEnvironment(result.runId, environment.dump());
         // The prediction is stored first, so the workbench shows it while the run trains.
         const std::vector<MemoryRow> predictedRows = predicted.rows();

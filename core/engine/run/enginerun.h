@@ -82,6 +82,9 @@ private:
     // The trainer from construction to outcome: a budget's refusal as oom, the machine running
     // out or any other exception as failed with its cause; a StoreError passes through.
     TrainingOutcome trainOutcome(StudyRecorder &recorder, int64_t runId, const std::atomic<bool> &stopRequested);
+    // What the run is stored with as it starts: the machine, its threads and products, the matmul
+    // peak, the attention in use and how `predicted` was made.
+    nlohmann::json runEnvironment(const MemoryEstimate &predicted) const;
     // Data parallel: the ranks' reports, rank 0's own first, with their memory stored by rank.
     void storeRanks(int64_t runId, const TrainingOutcome &outcome, const nlohmann::json &environment);
     // The memory predicted for `rank` before the run: the memory model's for optlog's GPT, the

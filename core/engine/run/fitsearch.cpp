@@ -110,21 +110,11 @@ FitSearch::FitSearch(RunConfig config, int64_t budgetBytes)
     m_data = loadTokens(m_config.data, m_config.model.vocabSize, m_config.model.contextLength);
 }
 
-FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
+// The largest microbatch that fits, from the effective batch down: first the model, then real
+// steps; a microbatch the steps refuse is followed by the next smaller. Without one, microbatch 1.
+void FitSearch::fitMicrobatch(FitResult &result, const std::function<void(const std::string &)> &print)
 {
-    keepTensorMemoryInHeap();
-    CountingAllocator::install();
-    applyThreadSettings(m_config.runtime);
-    FitResult result;
-    result.budgetBytes = m_budgetBytes;
-    result.limitBytes = int64_t(double(m_budgetBytes) * (1 - kSafetyMargin));
-    result.effectiveBatch = m_config.train.microbatch * m_config.train.accumulation;
     const int64_t limit = result.limitBytes, effective = result.effectiveBatch;
-    print(formatted("Budget %s, %.0f%% kept free: steps must peak under %s. Effective batch %lld sequences.\n",
-                    formatBytes(m_budgetBytes).c_str(), 100 * kSafetyMargin, formatBytes(limit).c_str(),
-                    static_cast<long long>(effective)));
-
-    // First the model, then real steps; a microbatch the steps refuse is followed by the next smaller.
     for (int64_t b : divisorsDescending(effective)) {
         const RunConfig candidate = withMicrobatch(m_config, b, effective);
         MicrobatchTrial trial{b, effective / b, m_predict(candidate).peakBytes, 0, false, {}};
@@ -154,8 +144,13 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
         print("\nNo microbatch fits with this model and context: the levers below are needed.\n");
         result.fitted = withMicrobatch(m_config, 1, effective);
     }
+}
 
-    // The next levers in order, each applied alone to the fitted config.
+// The next levers in order, each applied alone to the fitted config: predicted, and timed over
+// a few real steps.
+void FitSearch::tryLevers(FitResult &result, const std::function<void(const std::string &)> &print)
+{
+    const int64_t limit = result.limitBytes, effective = result.effectiveBatch;
     const int64_t halfContext = std::max<int64_t>(1, m_config.model.contextLength / 2);
     const int64_t halfLayers = std::max<int64_t>(1, m_config.model.layers / 2);
     std::vector<std::pair<std::string, std::vector<std::string>>> levers = {
@@ -199,6 +194,24 @@ FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
                             : "none",
                         lever.tokensPerSecond, lever.relativeSpeed));
     }
+}
+
+FitResult FitSearch::run(const std::function<void(const std::string &)> &print)
+{
+    keepTensorMemoryInHeap();
+    CountingAllocator::install();
+    applyThreadSettings(m_config.runtime);
+    FitResult result;
+    result.budgetBytes = m_budgetBytes;
+    result.limitBytes = int64_t(double(m_budgetBytes) * (1 - kSafetyMargin));
+    result.effectiveBatch = m_config.train.microbatch * m_config.train.accumulation;
+    const int64_t limit = result.limitBytes, effective = result.effectiveBatch;
+    print(formatted("Budget %s, %.0f%% kept free: steps must peak under %s. Effective batch %lld sequences.\n",
+                    formatBytes(m_budgetBytes).c_str(), 100 * kSafetyMargin, formatBytes(limit).c_str(),
+                    static_cast<long long>(effective)));
+
+    fitMicrobatch(result, print);
+    tryLevers(result, print);
     if (result.chosenMicrobatch)
         print(formatted("\nproposal: --set train.microbatch=%lld --set train.accumulation=%lld\n",
                         static_cast<long long>(result.chosenMicrobatch),

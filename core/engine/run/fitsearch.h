@@ -64,6 +64,9 @@ public:
     FitResult run(const std::function<void(const std::string &line)> &print);
 
 private:
+    void fitMicrobatch(FitResult &result, const std::function<void(const std::string &)> &print);
+    void tryLevers(FitResult &result, const std::function<void(const std::string &)> &print);
+
     RunConfig m_config;
     int64_t m_budgetBytes;
     TokenSplit m_data;
