@@ -108,7 +108,7 @@ int main(int argc, char **argv)
     parser.addOption(start);
     parser.process(app);
 
-    optlog::MainWindow window(optlog::RunQueue::defaultEngineBinary());
+    optlog::MainWindow window(optlog::RunQueue::defaultOptlogBinary());
     const QStringList recent = QSettings().value(QStringLiteral("recentStudies")).toStringList();
     const bool firstStart = parser.positionalArguments().isEmpty() && recent.isEmpty();
     QString study = parser.positionalArguments().value(0);

@@ -5,9 +5,9 @@
 
 namespace optlog {
 
-ClusterControl::ClusterControl(QString engineBinary, QObject *parent)
+ClusterControl::ClusterControl(QString optlogBinary, QObject *parent)
     : QObject(parent)
-    , m_engine(std::move(engineBinary))
+    , m_optlog(std::move(optlogBinary))
 {
     connect(&m_command, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
         // "optlog cancel: cancelled long (job 27 task 1, was RUNNING)": the program's name is noise here.
@@ -22,7 +22,7 @@ ClusterControl::ClusterControl(QString engineBinary, QObject *parent)
     });
     connect(&m_command, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
         if (error == QProcess::FailedToStart)
-            Q_EMIT finished(tr("cannot start %1").arg(m_engine), false);
+            Q_EMIT finished(tr("cannot start %1").arg(m_optlog), false);
     });
 }
 
@@ -50,7 +50,7 @@ bool ClusterControl::start(const QStringList &arguments)
 {
     if (isBusy())
         return false;
-    m_command.start(m_engine, arguments);
+    m_command.start(m_optlog, arguments);
     return true;
 }
 

@@ -15,7 +15,7 @@ class ClusterControl : public QObject
 {
     Q_OBJECT
 public:
-    explicit ClusterControl(QString engineBinary, QObject *parent = nullptr);
+    explicit ClusterControl(QString optlogBinary, QObject *parent = nullptr);
     ~ClusterControl() override;
 
     // Refused (false) while a command runs.
@@ -30,7 +30,7 @@ Q_SIGNALS:
 private:
     bool start(const QStringList &arguments);
 
-    QString m_engine;
+    QString m_optlog;
     QProcess m_command;
 };
 

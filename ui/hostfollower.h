@@ -16,7 +16,7 @@ class HostFollower : public QObject
 {
     Q_OBJECT
 public:
-    explicit HostFollower(QString engineBinary, QObject *parent = nullptr);
+    explicit HostFollower(QString optlogBinary, QObject *parent = nullptr);
     ~HostFollower() override; // stops following; the runs go on on their hosts
 
     // Follows the unfinished runs of `study` on other machines (none: the process says so and ends).
@@ -30,7 +30,7 @@ Q_SIGNALS:
     void finished();
 
 private:
-    QString m_engine;
+    QString m_optlog;
     QProcess m_process;
     QByteArray m_stderr;
 };

@@ -7,9 +7,9 @@
 
 namespace optlog {
 
-MachineTuning::MachineTuning(QString engineBinary, QObject *parent)
+MachineTuning::MachineTuning(QString optlogBinary, QObject *parent)
     : QObject(parent)
-    , m_engine(std::move(engineBinary))
+    , m_optlog(std::move(optlogBinary))
 {
     connect(&m_status, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
         m_families.clear();
@@ -37,7 +37,7 @@ MachineTuning::MachineTuning(QString engineBinary, QObject *parent)
     });
     connect(&m_tune, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
         if (error == QProcess::FailedToStart) {
-            m_progress = tr("tuning failed: cannot start %1").arg(m_engine);
+            m_progress = tr("tuning failed: cannot start %1").arg(m_optlog);
             Q_EMIT changed();
         }
     });
@@ -56,7 +56,7 @@ MachineTuning::~MachineTuning()
 void MachineTuning::refresh()
 {
     if (m_status.state() == QProcess::NotRunning)
-        m_status.start(m_engine, {QStringLiteral("tune"), QStringLiteral("--status")});
+        m_status.start(m_optlog, {QStringLiteral("tune"), QStringLiteral("--status")});
 }
 
 bool MachineTuning::tune(const QStringList &arguments)
@@ -64,7 +64,7 @@ bool MachineTuning::tune(const QStringList &arguments)
     if (isTuning())
         return false;
     m_progress = tr("starting");
-    m_tune.start(m_engine, QStringList{QStringLiteral("tune")} + arguments);
+    m_tune.start(m_optlog, QStringList{QStringLiteral("tune")} + arguments);
     Q_EMIT changed();
     return true;
 }

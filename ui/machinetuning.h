@@ -16,7 +16,7 @@ class MachineTuning : public QObject
 {
     Q_OBJECT
 public:
-    explicit MachineTuning(QString engineBinary, QObject *parent = nullptr);
+    explicit MachineTuning(QString optlogBinary, QObject *parent = nullptr);
     ~MachineTuning() override;
 
     void refresh(); // asks the engine again; changed() follows
@@ -37,7 +37,7 @@ Q_SIGNALS:
     void changed();
 
 private:
-    QString m_engine;
+    QString m_optlog;
     QProcess m_status;
     QProcess m_tune;
     QStringList m_families;

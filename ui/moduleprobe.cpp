@@ -15,9 +15,9 @@
 
 namespace optlog {
 
-ModuleProbe::ModuleProbe(QString engineBinary, QObject *parent)
+ModuleProbe::ModuleProbe(QString optlogBinary, QObject *parent)
     : QObject(parent)
-    , m_engine(std::move(engineBinary))
+    , m_optlog(std::move(optlogBinary))
 {
     connect(&m_process, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
         // The engine's last line says why it refused (exit 2: the module breaks the contract, say).
@@ -31,7 +31,7 @@ ModuleProbe::ModuleProbe(QString engineBinary, QObject *parent)
     connect(&m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
         if (error != QProcess::FailedToStart)
             return;
-        m_error = tr("cannot start the engine %1").arg(m_engine);
+        m_error = tr("cannot start %1").arg(m_optlog);
         m_config.reset();
         Q_EMIT finished();
     });
@@ -93,7 +93,7 @@ bool ModuleProbe::probe(const RunConfig &config)
         return false;
     }
     m_error.clear();
-    m_process.start(m_engine, {QStringLiteral("estimate"), QStringLiteral("--config"), m_config->fileName()});
+    m_process.start(m_optlog, {QStringLiteral("estimate"), QStringLiteral("--config"), m_config->fileName()});
     return true;
 }
 
@@ -103,10 +103,10 @@ void ModuleProbe::requireApplicable(const RunConfig &config) const
     if (!file.open() || file.write(QByteArray::fromStdString(toToml(config))) < 0 || !file.flush())
         throw InputError("cannot write the config to check: " + file.errorString().toStdString());
     QProcess engine;
-    engine.start(m_engine, {QStringLiteral("estimate"), QStringLiteral("--check-applicable"),
+    engine.start(m_optlog, {QStringLiteral("estimate"), QStringLiteral("--check-applicable"),
                             QStringLiteral("--config"), file.fileName()});
     if (!engine.waitForFinished(-1) || engine.exitStatus() != QProcess::NormalExit)
-        throw InputError("cannot check " + config.model.path + " in the engine " + m_engine.toStdString() + ": "
+        throw InputError("cannot check " + config.model.path + " with " + m_optlog.toStdString() + ": "
                          + engine.errorString().toStdString());
     const QStringList said = QString::fromUtf8(engine.readAllStandardError()).split(u'\n', Qt::SkipEmptyParts);
     if (engine.exitCode() != 0)

@@ -25,14 +25,14 @@ class ModuleProbe : public QObject
     Q_OBJECT
 public:
     // Without an engine binary, nothing is probed from here: only the cache is read.
-    explicit ModuleProbe(QString engineBinary = {}, QObject *parent = nullptr);
+    explicit ModuleProbe(QString optlogBinary = {}, QObject *parent = nullptr);
     ~ModuleProbe() override;
 
     // The prediction from the cached probes, or none, with `why` saying what is missing: the file,
     // or probes in this setting (precision mode, checkpointing, device).
     std::optional<MemoryEstimate> cachedEstimate(const RunConfig &config, QString &why);
 
-    bool canProbe() const { return !m_engine.isEmpty(); }
+    bool canProbe() const { return !m_optlog.isEmpty(); }
     bool isProbing() const { return m_process.state() != QProcess::NotRunning; }
     // Starts the engine on `config`'s module; finished() follows. Refused while probing already.
     bool probe(const RunConfig &config);
@@ -60,7 +60,7 @@ private:
         QString sha256;
     };
     QHash<QString, Digest> m_digests; // by path
-    QString m_engine;
+    QString m_optlog;
     QProcess m_process;
     std::unique_ptr<QTemporaryFile> m_config; // the probed config, as the engine reads it
     QString m_error;

@@ -38,9 +38,9 @@ bool offered(const QComboBox &places, int index)
 
 } // namespace
 
-RunPlaceChooser::RunPlaceChooser(QString engineBinary, QWidget *parent)
+RunPlaceChooser::RunPlaceChooser(QString optlogBinary, QWidget *parent)
     : QWidget(parent)
-    , m_engine(std::move(engineBinary))
+    , m_optlog(std::move(optlogBinary))
     , m_places(new QComboBox)
     , m_state(new QLabel)
 {
@@ -87,7 +87,7 @@ RunPlaceChooser::RunPlaceChooser(QString engineBinary, QWidget *parent)
         if (error != QProcess::FailedToStart)
             return;
         m_places->setEnabled(true);
-        m_state->setText(tr("cannot start %1: %2").arg(m_engine, m_check.errorString()));
+        m_state->setText(tr("cannot start %1: %2").arg(m_optlog, m_check.errorString()));
         Q_EMIT checked(m_checking, false, m_state->text());
     });
 }
@@ -119,12 +119,12 @@ void RunPlaceChooser::addHost(const QString &destination, const QString &python)
     m_places->setEnabled(false);
     if (python.isEmpty()) {
         m_state->setText(tr("checking %1 over SSH…").arg(destination));
-        m_check.start(m_engine, {QStringLiteral("host"), QStringLiteral("check"), destination});
+        m_check.start(m_optlog, {QStringLiteral("host"), QStringLiteral("check"), destination});
         return;
     }
     m_state->setText(
         tr("installing optlog on %1 for the torch of %2 (a build there takes minutes)…").arg(destination, python));
-    m_check.start(m_engine,
+    m_check.start(m_optlog,
                   {QStringLiteral("host"), QStringLiteral("setup"), destination, QStringLiteral("--python"), python});
 }
 
@@ -133,7 +133,7 @@ void RunPlaceChooser::reloadPlaces(const RunPlace &choose)
     m_places->clear();
     // Without optlog-engine (the `optlog` package alone: a laptop) this machine cannot train: it
     // is shown, not offered, and the line below says why.
-    const bool trainsHere = !installedEngine(m_engine.toStdString()).empty();
+    const bool trainsHere = !installedEngine(m_optlog.toStdString()).empty();
     m_places->addItem(trainsHere ? tr("This machine") : tr("This machine (no engine here)"), QString());
     if (!trainsHere) {
         static_cast<QStandardItemModel *>(m_places->model())->item(0)->setEnabled(false);

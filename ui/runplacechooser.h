@@ -24,7 +24,7 @@ class RunPlaceChooser : public QWidget
 {
     Q_OBJECT
 public:
-    explicit RunPlaceChooser(QString engineBinary, QWidget *parent = nullptr);
+    explicit RunPlaceChooser(QString optlogBinary, QWidget *parent = nullptr);
 
     RunPlace place() const;
     // Chooses `place` where it is offered (a remembered host, Slurm where sbatch is, this machine
@@ -44,7 +44,7 @@ Q_SIGNALS:
 private:
     void reloadPlaces(const RunPlace &choose);
 
-    QString m_engine;
+    QString m_optlog;
     QComboBox *m_places;
     QLabel *m_state;
     QProcess m_check;

@@ -7,10 +7,12 @@ const std::vector<EnvironmentVariable> &environmentVariables()
 {
     static const std::vector<EnvironmentVariable> variables = {
         // optlog's own.
-        {"OPTLOG", "Python module",
-         "the optlog binary `optlog record` runs as (default: `optlog` on the PATH); the CUDA and Valgrind scripts "
-         "run it too"},
-        {"OPTLOG_ENGINE", "workbench", "the optlog binary its queue runs each run with (default: `optlog` beside it)"},
+        {"OPTLOG", "Python module, workbench",
+         "the optlog binary: the one `optlog record` runs as (default: `optlog` on the PATH) and the workbench's "
+         "queue runs each run with (default: `optlog` beside it); the CUDA and Valgrind scripts run it too"},
+        {"OPTLOG_ENGINE", "workbench",
+         "OPTLOG's old name (it named the optlog binary, not the engine): read where OPTLOG is unset, for one "
+         "release more (0.2), then no longer"},
         {"OPTLOG_MATMUL_PEAK", "engine",
          "0: measure no matmul peak (a run whose rates are not the machine's, under Valgrind): the run has no MFU; 1 "
          "or unset: measure it once per machine; another value is refused (exit 2)"},

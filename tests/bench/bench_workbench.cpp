@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
     QStandardPaths::setTestModeEnabled(true);
-    const QString engine = argc > 1 ? QString::fromLocal8Bit(argv[1]) : RunQueue::defaultEngineBinary();
+    const QString engine = argc > 1 ? QString::fromLocal8Bit(argv[1]) : RunQueue::defaultOptlogBinary();
     const int seconds = argc > 2 ? std::atoi(argv[2]) : 20;
     QTemporaryDir dir;
     const std::string study = dir.filePath(QStringLiteral("bench.sqlite")).toStdString();

@@ -9,6 +9,7 @@
 #include "ui/runtablemodel.h"
 #include "ui/studywatcher.h"
 
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -56,6 +57,24 @@ private Q_SLOTS:
     }
 
     void init() { m_study = m_dir.filePath(QStringLiteral("queue-%1.sqlite").arg(++m_counter)); }
+
+    // The optlog binary the queue runs: $OPTLOG, else its old name $OPTLOG_ENGINE (one release
+    // more), else the one beside the workbench.
+    void theOptlogBinaryIsNamedByOptlogThenItsOldName()
+    {
+        const QByteArray savedNew = qgetenv("OPTLOG"), savedOld = qgetenv("OPTLOG_ENGINE");
+        const auto restore = qScopeGuard([&] {
+            for (const auto &[name, saved] : {std::pair{"OPTLOG", savedNew}, std::pair{"OPTLOG_ENGINE", savedOld}})
+                saved.isNull() ? qunsetenv(name) : qputenv(name, saved);
+        });
+        qunsetenv("OPTLOG");
+        qunsetenv("OPTLOG_ENGINE");
+        QCOMPARE(RunQueue::defaultOptlogBinary(), QCoreApplication::applicationDirPath() + QStringLiteral("/optlog"));
+        qputenv("OPTLOG_ENGINE", "/opt/old/optlog");
+        QCOMPARE(RunQueue::defaultOptlogBinary(), QStringLiteral("/opt/old/optlog"));
+        qputenv("OPTLOG", "/opt/new/optlog");
+        QCOMPARE(RunQueue::defaultOptlogBinary(), QStringLiteral("/opt/new/optlog"));
+    }
 
     void runsTwoInOrderAndStreamsThemToTheMonitor()
     {
