@@ -173,7 +173,8 @@ HostFacts hostFactsFrom(const std::string &text)
     facts.cudaBuilt = json.value("cuda_built", false);
     facts.cuda = json.value("cuda", std::string());
     facts.gpus = json.value("gpus", std::vector<std::string>());
-    for (const auto &[family, yes] : json.value("tuned", nlohmann::json::object()).items())
+    const nlohmann::json tuned = json.value("tuned", nlohmann::json::object()); // kept: items() refers to it
+    for (const auto &[family, yes] : tuned.items())
         facts.tuned.emplace_back(family, yes == true);
     facts.hosted = json.value("hosted", std::string());
     facts.freeBytes = json.value("free_bytes", int64_t(0));
