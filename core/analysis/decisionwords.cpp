@@ -163,8 +163,9 @@ DecisionCells decisionCells(const ComparisonRow &row)
     const QualityVerdict &q = row.quality;
     const bool judged = !isBaseline(row) && row.action != Action::NoVerdict && row.completed > 0
                         && !std::isnan(row.deltaLoss);
+    const bool hasDelta = judged && q.kind != QualityVerdict::Kind::NotComparable;
     cells.delta = "–";
-    if (judged && q.kind != QualityVerdict::Kind::NotComparable)
+    if (hasDelta)
         cells.delta = q.seedNoiseKnown() ? signedNats(row.deltaLoss) + formatted(" ± %.4f", q.halfWidth)
                                          : signedNats(row.deltaLoss); // one seed on a side: no interval to give
     const std::string seeds = formatted("%lld seed%s", static_cast<long long>(row.seeds), row.seeds == 1 ? "" : "s");
@@ -172,7 +173,7 @@ DecisionCells decisionCells(const ComparisonRow &row)
         cells.quality = std::string(kBaselineWord) + ", " + seeds;
     else if (!row.validationDifference.empty())
         cells.quality = "validated differently: " + row.validationDifference;
-    else if (cells.delta == "–")
+    else if (!hasDelta)
         cells.quality = "no verdict";
     else
         cells.quality = std::string(qualityWord(q.kind)) + ": " + cells.delta
@@ -183,7 +184,7 @@ DecisionCells decisionCells(const ComparisonRow &row)
     cells.speed = speedCell(row);
 
     cells.memory = row.peakBytes > 0 ? formatBytes(row.peakBytes) : "–";
-    if (!isBaseline(row) && row.memoryCall != MemoryCall::Unknown) {
+    if (!isBaseline(row)) {
         switch (row.memoryCall) {
         case MemoryCall::Same: cells.memory += ", same"; break;
         case MemoryCall::Smaller: cells.memory += ", saves " + percent(row.memorySaved); break;
