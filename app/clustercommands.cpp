@@ -6,6 +6,7 @@
 #include "app/enginework.h"
 #include "app/launcher.h"
 #include "app/remote.h"
+#include "app/studycommand.h"
 #include "core/analysis/planruns.h"
 #include "core/cluster/gather.h"
 #include "core/cluster/slurm.h"
@@ -13,6 +14,8 @@
 #include "core/config/studyplan.h"
 #include "core/contract/outcome.h"
 #include "core/contract/program.h"
+#include "core/store/clusterjobs.h"
+#include "core/store/remoteruns.h"
 #include "core/store/store.h"
 
 #include <algorithm>
@@ -146,7 +149,7 @@ int cancelTasks(const Store &study, const Slurm &slurm, const std::vector<std::s
 {
     int cancelled = 0;
     for (const bool running : {false, true}) {
-        for (const ClusterJob &job : study.clusterJobs()) {
+        for (const ClusterJob &job : clusterJobs(study)) {
             const std::map<int64_t, std::string> states = slurm.taskStates(job.jobId, int64_t(job.tasks.size()));
             for (const ClusterTask &task : job.tasks) {
                 const auto seen = states.find(task.task);
@@ -171,7 +174,7 @@ std::vector<TaskPlan> tasksToSubmit(const Store &study, const StudyPlan &plan)
 {
     std::vector<TaskPlan> tasks;
     std::vector<std::string> queued;
-    for (const ClusterJob &job : study.clusterJobs())
+    for (const ClusterJob &job : clusterJobs(study))
         for (const ClusterTask &task : job.tasks)
             if (!hasEnded(taskStateOf(task.state)))
                 queued.push_back(task.runName);
@@ -254,7 +257,7 @@ int clusterStudyCommand(const StudyRequest &request, const StudyPlan &plan, cons
         try {
             ClusterJob job{jobId, "slurm", planText(request.plan, request.overrides), script, stamp, {}};
             addTasksWithShards(job, tasks, *study, studyFile, shards);
-            study->addClusterJob(job);
+            addClusterJob(*study, job);
             slurm->release(jobId);
         } catch (const std::exception &e) {
             try {
@@ -299,7 +302,7 @@ Command addGatherCommand(CLI::App &app, const Invocation &)
                 for (const std::string &why : remote.refused)
                     std::cerr << "optlog gather: " << why << "\n";
                 Gathering gathering;
-                const bool onCluster = !store->clusterJobs().empty();
+                const bool onCluster = !clusterJobs(*store).empty();
                 if (onCluster) {
                     std::unique_ptr<Slurm> slurm;
                     try {
@@ -349,7 +352,7 @@ Command addCancelCommand(CLI::App &app, const Invocation &)
                             if (run.answered())
                                 onHosts.push_back(run);
                         cancelled = cancelRemoteRuns(*store, *runs, refused);
-                        if (!store->clusterJobs().empty())
+                        if (!clusterJobs(*store).empty())
                             cancelled += cancelTasks(*store, Slurm(), *runs);
                     }))
                     return bad;

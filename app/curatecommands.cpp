@@ -4,6 +4,7 @@
 #include "app/commands.h"
 #include "core/contract/format.h"
 #include "core/contract/program.h"
+#include "core/store/curation.h"
 #include "core/store/store.h"
 
 #include <filesystem>
@@ -28,6 +29,28 @@ std::vector<RunRecord> namedRuns(const Store &store, const std::vector<std::stri
     return runs;
 }
 
+namespace {
+
+// Curation: each changes one study in one transaction, or nothing (exit 2, saying why).
+struct CurateRequest
+{
+    std::string study;
+    std::vector<std::string> runs; // names or ids
+    std::string text;              // the note, or the new name
+    std::vector<std::string> tags; // +add -remove (a bare word adds)
+    bool clear = false;            // note: remove it
+    bool undo = false;             // archive: bring back
+    bool yes = false;              // delete: confirmed
+};
+
+struct CopyRequest
+{
+    std::string source;
+    std::vector<std::string> runs;
+    std::string destination; // created when missing, with the source's study seed
+    std::string suffix;      // appended to each copied run's name
+};
+
 int noteCommand(const CurateRequest &request)
 {
     return refuseBadInput("note", [&] {
@@ -37,7 +60,7 @@ int noteCommand(const CurateRequest &request)
             throw StoreError("give a note's text or --clear, not both");
         const auto store = openExistingStudy(request.study);
         const RunRecord run = namedRuns(*store, request.runs).front();
-        store->setNote(run.id, request.text);
+        setNote(*store, run.id, request.text);
         std::cout << (request.clear ? "removed the note of run " : "noted run ") << run.id << " ("
                   << printable(run.name) << ")\n";
     });
@@ -59,7 +82,7 @@ int tagCommand(const CurateRequest &request)
             throw StoreError("no tags given: write +name to add a tag and -name to remove one");
         const auto store = openExistingStudy(request.study);
         const RunRecord run = namedRuns(*store, request.runs).front();
-        store->changeTags(run.id, add, remove);
+        changeTags(*store, run.id, add, remove);
         const RunRecord now = store->requireRun(run.id);
         std::string tags;
         for (const auto &tag : now.tags)
@@ -74,7 +97,7 @@ int renameCommand(const CurateRequest &request)
     return refuseBadInput("rename", [&] {
         const auto store = openExistingStudy(request.study);
         const RunRecord run = namedRuns(*store, request.runs).front();
-        store->renameRun(run.id, request.text);
+        renameRun(*store, run.id, request.text);
         std::cout << "renamed run " << run.id << " from " << printable(run.name) << " to " << printable(request.text)
                   << " (the old name stays searchable)\n";
     });
@@ -85,7 +108,7 @@ int archiveCommand(const CurateRequest &request)
     return refuseBadInput("archive", [&] {
         const auto store = openExistingStudy(request.study);
         for (const RunRecord &run : namedRuns(*store, request.runs)) {
-            store->setArchived(run.id, !request.undo);
+            setArchived(*store, run.id, !request.undo);
             std::cout << (request.undo ? "brought back run " : "archived run ") << run.id << " (" << printable(run.name)
                       << ")\n";
         }
@@ -105,7 +128,7 @@ int deleteCommand(const CurateRequest &request)
                              + " and all its rows for good; add --yes to delete, or `optlog archive` to hide instead");
         }
         for (const auto &run : runs) {
-            store->deleteRun(run.id);
+            deleteRun(*store, run.id);
             std::cout << "deleted run " << run.id << " (" << printable(run.name) << ")\n";
         }
         std::cout << "`" << pasteableCommand({"optlog", "vacuum", request.study})
@@ -117,7 +140,7 @@ int vacuumCommand(const std::string &study)
 {
     return refuseBadInput("vacuum", [&] {
         const auto store = openExistingStudy(study);
-        const Store::Compaction compaction = store->vacuum();
+        const Compaction compaction = vacuum(*store);
         std::cout << study << ": " << formatBytes(compaction.bytesBefore) << " -> "
                   << formatBytes(compaction.bytesAfter) << ", "
                   << formatBytes(std::max<int64_t>(0, compaction.bytesBefore - compaction.bytesAfter)) << " freed\n";
@@ -131,7 +154,7 @@ int copyCommand(const CopyRequest &request)
         std::vector<int64_t> ids;
         for (const auto &run : namedRuns(source, request.runs))
             ids.push_back(run.id);
-        const std::vector<int64_t> copied = Store::copyRunsInto(source, ids, request.destination, request.suffix);
+        const std::vector<int64_t> copied = copyRunsInto(source, ids, request.destination, request.suffix);
         const Store destination(request.destination, Store::Access::ReadOnly);
         for (size_t i = 0; i < copied.size(); ++i)
             std::cout << "copied run " << ids[i] << " of " << request.source << " as run " << copied[i] << " ("
@@ -142,8 +165,6 @@ int copyCommand(const CopyRequest &request)
                       << "; comparisons name the difference\n";
     });
 }
-
-namespace {
 
 // The study and the one run of note, tag and rename.
 CLI::App *addCuration(CLI::App &app, const char *name, const char *description, CurateRequest &request, std::string &run)
@@ -181,8 +202,7 @@ Command addNoteCommand(CLI::App &app, const Invocation &)
     auto state = std::make_shared<OneRun>();
     CLI::App *command = addCuration(app, "note", "set a run's note (plain text, shown in lists, Compare and reports)",
                                     state->request, state->run);
-    command->add_option("text", state->request.text,
-                        "the note (up to " + std::to_string(Store::kMaxNoteBytes) + " bytes)");
+    command->add_option("text", state->request.text, "the note (up to " + std::to_string(kMaxNoteBytes) + " bytes)");
     command->add_flag("--clear", state->request.clear, "remove the run's note");
     return {command, [state] { return noteCommand(state->named()); }};
 }

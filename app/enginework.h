@@ -8,7 +8,6 @@
 // the work that needs LibTorch refuses and names the package that brings it (exit 2).
 
 #include "app/cli.h"
-#include "app/commands.h"
 #include "core/config/config.h"
 #include "core/config/runrequest.h"
 #include "core/config/studyplan.h"
@@ -39,13 +38,58 @@ struct RunOptions
     std::optional<int64_t> ranks;    // --ranks
 };
 int runHere(RunRequest &run, const RunOptions &options, const Invocation &invocation);
+
+struct TuneRequest
+{
+    std::string preset = "default";
+    std::vector<std::string> modes = {"fp32", "autocast-bf16"}; // one per precision family to tune
+    int steps = 15;                                             // per candidate run
+    int rounds = 2;                                             // alternations of all candidates
+    bool ifNeeded = false; // only when a requested family has no tuning for this machine yet
+    bool quick = false;    // one round of short runs, recorded as a quick probe
+    bool status = false;   // say which families are tuned here, and by what; measure nothing
+    // Only the matmul peak, the denominator of MFU, for recorded runs (your own trainer's): on
+    // peakDevice at peakThreads (0: LibTorch's default, as PyTorch's), with this shell's variables.
+    bool peakOnly = false;
+    std::string peakDevice = "cpu";
+    int peakThreads = 0;
+};
 int tuneCommand(const TuneRequest &request, const std::string &self);
 // `optlog tune --peak-only`: the matmul peak measured (or read from the cache) and printed.
 int peakCommand(const TuneRequest &request);
 // A GEMM with the OPENBLAS_CORETYPE this process started with, against a reference: exit 0 if right.
 int gemmCheckCommand();
+
+struct FitRequest
+{
+    std::string configFile;
+    std::string preset;
+    std::vector<std::string> overrides;
+    std::string budget; // "512MiB"
+};
 int fitCommand(const FitRequest &request, const Invocation &invocation);
+
+struct EstimateRequest
+{
+    std::string configFile;
+    std::string preset;
+    std::vector<std::string> overrides;
+    int64_t ranks = 8; // data-parallel ranks for the ZeRO rows
+    bool json = false;
+    std::string computeCapability; // runtime.device = "cuda" without a GPU here: the chip's, "9.0"
+    bool checkApplicable = false;  // only whether the run's model can take the config, as JSON
+};
 int estimateCommand(const EstimateRequest &request);
+
+struct QuantizeRequest
+{
+    std::string study;
+    std::string run;
+    std::vector<std::string> schemes;   // int8, int4, int4-asym, nf4, mixed: each is evaluated
+    std::vector<int64_t> groups = {64}; // weights per scale, for each 4-bit scheme
+    std::string tensors = "blocks.*";   // glob patterns over the 2-D weights' names
+    int64_t int8Tensors = 2;            // mixed: the most sensitive tensors kept in int8
+};
 // Quantizes a completed run's final weights with each scheme and group, evaluates each on the
 // study's validation windows, stores every result (all or none) and prints the table.
 int quantizeCommand(const QuantizeRequest &request);

@@ -15,6 +15,8 @@
 #include "core/remote/hostplaces.h"
 #include "core/remote/hostprotocol.h"
 #include "core/remote/runstream.h"
+#include "core/store/curation.h"
+#include "core/store/weights.h"
 
 #include <nlohmann/json.hpp>
 
@@ -356,10 +358,10 @@ int hostFetchCommand(const std::string &studyPath, int64_t runId)
         return kExitStillRunning;
     }
     const std::string copy = studyPath + ".fetch-" + std::to_string(getpid()) + ".sqlite";
-    const int refused = refuseBadInput("host fetch", [&] { Store::copyRunsInto(*study, {runId}, copy); });
+    const int refused = refuseBadInput("host fetch", [&] { copyRunsInto(*study, {runId}, copy); });
     if (refused == 0)
         std::cout << fileText(copy) << std::flush;
-    Store::removeStudyFile(copy);
+    removeStudyFile(copy);
     return refused;
 }
 

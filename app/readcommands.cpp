@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The commands that read a study or a config: runs, show, compare, export, and estimate's options
 // (its prediction is the engine's, calibrated on this machine: app/engine/estimate.cpp).
+#include "app/readcommands.h"
+
 #include "app/cli.h"
 #include "app/commands.h"
 #include "app/enginework.h"
@@ -14,6 +16,7 @@
 #include "core/config/config.h"
 #include "core/config/configerror.h"
 #include "core/contract/inputerror.h"
+#include "core/store/clusterjobs.h"
 #include "core/store/store.h"
 
 #include <nlohmann/json.hpp>
@@ -27,6 +30,13 @@ namespace optlog {
 
 namespace {
 
+struct RunsRequest
+{
+    std::string study;
+    std::string filter; // RunFilter syntax: "mode:pure-bf16 tag:long"
+    bool all = false;   // archived runs too
+};
+
 // The study, read-only, or nothing after saying why it cannot be opened: reading never needs to
 // write, so a study on a read-only disk or of another user can be read.
 std::unique_ptr<Store> openStudy(const std::string &path, const char *command)
@@ -35,8 +45,6 @@ std::unique_ptr<Store> openStudy(const std::string &path, const char *command)
     refuseBadInput(command, [&] { store = std::make_unique<Store>(path, Store::Access::ReadOnly); });
     return store;
 }
-
-} // namespace
 
 int runsCommand(const RunsRequest &request)
 {
@@ -50,7 +58,7 @@ int runsCommand(const RunsRequest &request)
         return refused;
     filter.setShowArchived(request.all);
     std::cout << formatRunList(*store, filter);
-    if (!store->clusterJobs().empty()) {
+    if (!clusterJobs(*store).empty()) {
         std::unique_ptr<Slurm> slurm;
         try {
             slurm = std::make_unique<Slurm>();
@@ -64,6 +72,7 @@ int runsCommand(const RunsRequest &request)
     return kExitOk;
 }
 
+// With `timeline`, only the run's memory timelines: each step's phases with their peaks.
 int showCommand(const std::string &path, const std::string &runName, bool timeline)
 {
     auto store = openStudy(path, "show");
@@ -81,6 +90,8 @@ int showCommand(const std::string &path, const std::string &runName, bool timeli
     return kExitOk;
 }
 
+} // namespace
+
 int compareCommand(const CompareRequest &request)
 {
     auto store = openStudy(request.study, "compare");
@@ -90,6 +101,8 @@ int compareCommand(const CompareRequest &request)
         std::cout << formatStudyComparison(request.study, compareStudy(*store, request.comparison), request.wide);
     });
 }
+
+namespace {
 
 int exportCommand(const std::string &path, const std::string &format, const std::string &output)
 {
@@ -111,6 +124,8 @@ int exportCommand(const std::string &path, const std::string &format, const std:
         out << studyJson(*store);
     return kExitOk;
 }
+
+} // namespace
 
 Command addCompareCommand(CLI::App &app, const Invocation &)
 {

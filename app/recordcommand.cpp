@@ -14,6 +14,10 @@
 
 namespace optlog {
 
+namespace {
+
+// Reads one run's events (docs/events.md) from stdin into the study; exits as `optlog run` would
+// for its outcome, or kExitBadInput for a stream it refused.
 int recordCommand(const std::string &study)
 {
     // A Ctrl-C in the terminal is the trainer's to handle: it ends its run cancelled, and this
@@ -36,6 +40,8 @@ int recordCommand(const std::string &study)
         std::fprintf(stderr, "optlog record: this run has no MFU: %s\n", recorded.peakAdvice.c_str());
     return recorded.refused ? kExitBadInput : exitCodeFor(recorded.outcome);
 }
+
+} // namespace
 
 Command addRecordCommand(CLI::App &app, const Invocation &)
 {

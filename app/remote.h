@@ -4,6 +4,7 @@
 #include "core/config/runrequest.h"
 #include "core/remote/hostlist.h"
 #include "core/remote/hostprotocol.h"
+#include "core/store/remoteruns.h"
 #include "core/store/store.h"
 
 #include <nlohmann/json.hpp>

@@ -15,6 +15,7 @@
 #include "core/remote/hostlist.h"
 #include "core/remote/hostplaces.h"
 #include "core/remote/sshclient.h"
+#include "core/store/remoteruns.h"
 #include "core/store/store.h"
 
 #include <nlohmann/json.hpp>
@@ -254,14 +255,14 @@ int runOnHost(const RunRequest &request, const std::string &name)
     copy.host = host.name;
     if (const int refused = refuseBadInput("run", [&] {
             rememberAskedStart(remote.startKey);
-            remote.runId = study->createRemoteRun(copy, remote.place, remote.startKey);
+            remote.runId = createRemoteRun(*study, copy, remote.place, remote.startKey);
         }))
         return refused;
     const StartAnswer answer = startUntilAnswered(
         *study, remote, request.force, [](const std::string &text) { std::cerr << "optlog run: " << text << "\n"; },
         g_stopFollowing);
     if (answer.kind == StartAnswer::Kind::Refused) {
-        study->forgetUnansweredRemoteRun(remote.runId); // nothing was started: nothing is kept
+        forgetUnansweredRemoteRun(*study, remote.runId); // nothing was started: nothing is kept
         forgetAskedStart(remote.startKey);
         if (answer.said.exitCode == 127 || answer.said.exitCode == 126) {
             if (const int refused = refuseBadInput("run", [&] { refuseHostAnswer(host, answer.said, "start the run"); }))
@@ -291,7 +292,7 @@ bool trainsElsewhere(const std::string &path, const std::string &name)
 {
     try {
         const Store study(path, Store::Access::ReadOnly);
-        return study.remotePlace(study.requireRunNamed(name).id).has_value();
+        return remotePlace(study, study.requireRunNamed(name).id).has_value();
     } catch (const InputError &) {
         return false; // `optlog run --resume` refuses it, saying why
     }
@@ -312,7 +313,7 @@ int resumeOnHost(const RunRequest &request, const std::string &studyPath, const 
             requireStoredPlaces(*study);
             const RunRecord copy = study->requireRunNamed(name);
             label = "run " + std::to_string(copy.id) + " (" + printable(copy.name) + ")";
-            for (const RemoteRun &run : study->remoteRuns())
+            for (const RemoteRun &run : remoteRuns(*study))
                 if (run.runId == copy.id)
                     remote = run;
             const std::string follow = pasteableCommand({"optlog", "follow", studyPath});
@@ -342,7 +343,7 @@ int resumeOnHost(const RunRequest &request, const std::string &studyPath, const 
                   << "` asks again: it follows the run resumed there, and resumes it only if it stopped again\n";
         return kExitFailed;
     }
-    study->reopenRemoteRun(remote.runId, answer.step, answer.run.pid, answer.run.host, answer.place.log);
+    reopenRemoteRun(*study, remote.runId, answer.step, answer.run.pid, answer.run.host, answer.place.log);
     remote.place = answer.place;
     std::cerr << "optlog run: " << label << " resumed on " << remote.place.host << " after step " << answer.step
               << " of its checkpoint; following it into " << studyPath << "\n";
@@ -415,7 +416,7 @@ int followRuns(const std::string &studyPath, const std::vector<RemoteRun> &runs,
 
 void requireStoredPlaces(const Store &store)
 {
-    for (const RemoteRun &run : store.remoteRuns())
+    for (const RemoteRun &run : remoteRuns(store))
         try {
             requireDestination(run.place.host);
             requireHostProgram(run.place.optlog);
@@ -436,7 +437,7 @@ void requireStoredPlaces(const Store &store)
 std::vector<RemoteRun> unfinishedRemoteRuns(const Store &store, const std::vector<std::string> &names)
 {
     std::vector<RemoteRun> out;
-    for (const RemoteRun &remote : store.remoteRuns()) {
+    for (const RemoteRun &remote : remoteRuns(store)) {
         const RunRecord run = store.requireRun(remote.runId);
         const bool asked = names.empty() || std::any_of(names.begin(), names.end(), [&](const std::string &name) {
                                return name == run.name || name == std::to_string(run.id);
@@ -451,7 +452,7 @@ RemoteGathering gatherRemoteRuns(Store &store)
 {
     requireStoredPlaces(store);
     RemoteGathering out;
-    for (const RemoteRun &remote : store.remoteRuns()) {
+    for (const RemoteRun &remote : remoteRuns(store)) {
         if (!remote.gatheredAt.empty())
             continue;
         if (!remote.answered()) { // its start's answer was lost: `optlog follow` asks again, unless refused
@@ -479,7 +480,7 @@ RemoteGathering gatherRemoteRuns(Store &store)
             if (runs.size() != 1)
                 throw StoreError(host.name + " sent a study with " + std::to_string(runs.size())
                                  + " runs for one run: is its optlog this one?");
-            out.gathered.push_back(store.gatherRemoteRun(source, runs.front().id, remote.runId));
+            out.gathered.push_back(gatherRemoteRun(store, source, runs.front().id, remote.runId));
         } catch (const InputError &e) {
             out.refused.push_back("run " + std::to_string(remote.runId) + ": " + e.what());
         }

@@ -10,6 +10,7 @@
 #include "core/contract/privatefolder.h"
 #include "core/remote/hostlist.h"
 #include "core/remote/sshclient.h"
+#include "core/store/remoteruns.h"
 
 #include <nlohmann/json.hpp>
 
@@ -137,7 +138,7 @@ StartAnswer startUntilAnswered(Store &study, const RemoteRun &copy, bool force, 
         copy, "the start of run " + std::to_string(copy.runId),
         [&] { return askStart(copy, config, study.studySeed(), force); }, say, stop);
     if (answer.kind == StartAnswer::Kind::Started) {
-        study.answerRemoteStart(copy.runId, answer.run, answer.place);
+        answerRemoteStart(study, copy.runId, answer.run, answer.place);
         forgetAskedStart(copy.startKey); // answered: there is nothing more to ask
     }
     return answer;

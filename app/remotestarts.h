@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/contract/program.h"
+#include "core/store/remoteruns.h"
 #include "core/store/store.h"
 
 #include <atomic>
@@ -33,7 +34,7 @@ struct StartAnswer
 using Say = std::function<void(const std::string &)>;
 
 // Asks until the host answers the start of `copy` (with the copy's key and stored config) or
-// refuses it; an answer is stored in `study` (Store::answerRemoteStart).
+// refuses it; an answer is stored in `study` (answerRemoteStart, core/store/remoteruns.h).
 StartAnswer startUntilAnswered(Store &study, const RemoteRun &copy, bool force, const Say &say,
                                const std::atomic<bool> &stop);
 // Asks until the host answers a resume of `copy`'s run from its newest checkpoint there, or

@@ -21,6 +21,16 @@ namespace optlog {
 
 namespace {
 
+struct ReportRequest
+{
+    std::string study;
+    std::vector<std::string> runs; // names or ids; empty = every run
+    std::string baseline;          // name or id; empty = the first run
+    double tolerance = 0.02;       // nats per token
+    std::string format = "html";   // one of reportFormatNames()
+    std::string output;            // empty = <study>-report.<format>
+};
+
 #ifndef OPTLOG_WITH_QT_REPORTS
 bool writeText(const std::string &path, const std::string &text)
 {
@@ -47,8 +57,6 @@ std::string withSuffix(const std::string &path, const std::string &suffix)
             text += (text.empty() ? "" : " and ") + name;
     return text;
 }
-
-} // namespace
 
 int reportCommand(const ReportRequest &request, int argc, char **argv)
 {
@@ -103,6 +111,8 @@ int reportCommand(const ReportRequest &request, int argc, char **argv)
     return kExitBadInput;
 #endif
 }
+
+} // namespace
 
 std::string reportAbility()
 {

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
 // `optlog study`: every run of a study plan the study has not completed, each in its own engine
 // process, then the comparison.
+#include "app/studycommand.h"
+
 #include "app/cli.h"
 #include "app/commands.h"
 #include "app/enginework.h"
 #include "app/launcher.h"
+#include "app/readcommands.h"
 #include "app/remote.h"
 #include "core/analysis/planruns.h"
 #include "core/config/cachefile.h"
 #include "core/config/configerror.h"
 #include "core/config/studyplan.h"
+#include "core/store/remoteruns.h"
 #include "core/store/store.h"
 
 #include <algorithm>
@@ -37,8 +41,6 @@ std::vector<RunRecord> storedRuns(const std::string &studyFile)
         return {};
     return Store(studyFile, Store::Access::ReadOnly).runs();
 }
-
-} // namespace
 
 int studyCommand(const StudyRequest &request, const std::string &self)
 {
@@ -114,6 +116,8 @@ int studyCommand(const StudyRequest &request, const std::string &self)
 
     return comparePlannedStudy(runs.plan, studyFile, request.wide);
 }
+
+} // namespace
 
 int comparePlannedStudy(const StudyPlan &plan, const std::string &studyFile, bool wide)
 {

@@ -9,6 +9,14 @@
 
 namespace optlog {
 
+namespace {
+
+// Steps per candidate run of a quick probe (`optlog tune --quick`): the three warm-up steps and
+// five measured ones, about a second each at the default preset here.
+constexpr int kQuickProbeSteps = 8;
+
+} // namespace
+
 Command addTuneCommand(CLI::App &app, const Invocation &invocation)
 {
     auto request = std::make_shared<TuneRequest>();

@@ -9,6 +9,7 @@
 #include "core/config/configerror.h"
 #include "core/contract/format.h"
 #include "core/store/store.h"
+#include "core/store/weights.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,9 @@
 
 namespace optlog {
 
+namespace {
+
+// Removes the checkpoints of the named runs (all finished runs when none is named); final weights stay.
 int pruneCommand(const std::string &study, const std::vector<std::string> &runs)
 {
     return refuseBadInput("prune", [&] {
@@ -25,11 +29,13 @@ int pruneCommand(const std::string &study, const std::vector<std::string> &runs)
         int64_t freed = 0;
         for (const RunRecord &run : chosen)
             if (run.isFinished())
-                freed += store->pruneCheckpoints(run.id);
+                freed += pruneCheckpoints(*store, run.id);
         std::cout << "optlog prune: removed " << formatBytes(freed) << " of checkpoints from " << study
                   << "; final weights are kept\n";
     });
 }
+
+} // namespace
 
 Command addQuantizeCommand(CLI::App &app, const Invocation &)
 {

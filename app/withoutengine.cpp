@@ -2,6 +2,7 @@
 // optlog's side of app/enginework.h: it links no LibTorch. A command that trains or measures goes
 // to optlog-engine where that is installed; without it, the work that needs LibTorch says which
 // package brings it, and nothing is written.
+#include "app/commands.h"
 #include "app/enginework.h"
 #include "app/launcher.h"
 #include "core/config/config.h"

@@ -2,6 +2,7 @@
 #include "ui/curationcontroller.h"
 
 #include "core/analysis/runtext.h"
+#include "core/store/curation.h"
 #include "core/store/store.h"
 #include "ui/designerview.h"
 #include "ui/runsview.h"
@@ -120,7 +121,7 @@ void CurationController::renameSelected()
                                                      QLineEdit::Normal, old, &ok);
                          if (!ok || name == old)
                              return std::nullopt;
-                         return [id = run.id, name = name.toStdString()](Store &store) { store.renameRun(id, name); };
+                         return [id = run.id, name = name.toStdString()](Store &store) { renameRun(store, id, name); };
                      });
 }
 
@@ -135,7 +136,7 @@ void CurationController::editNoteOfSelected()
                              QString::fromStdString(run.note), &ok);
                          if (!ok)
                              return std::nullopt;
-                         return [id = run.id, note = note.toStdString()](Store &store) { store.setNote(id, note); };
+                         return [id = run.id, note = note.toStdString()](Store &store) { setNote(store, id, note); };
                      });
 }
 
@@ -161,7 +162,7 @@ void CurationController::editTagsOfSelected()
                          for (const QString &tag : before)
                              if (!after.contains(tag))
                                  remove.push_back(tag.toStdString());
-                         return [id = run.id, add, remove](Store &store) { store.changeTags(id, add, remove); };
+                         return [id = run.id, add, remove](Store &store) { changeTags(store, id, add, remove); };
                      });
 }
 
@@ -172,7 +173,7 @@ void CurationController::archiveSelected()
     changeStudy(tr("Cannot archive"), [&](Store &store) {
         for (const qint64 id : ids)
             if (const RunSnapshotPtr run = snapshot.find(id))
-                store.setArchived(id, !run->run().archived); // archived ones come back
+                setArchived(store, id, !run->run().archived); // archived ones come back
     });
 }
 
@@ -197,7 +198,7 @@ void CurationController::deleteSelected()
         for (const qint64 id : ids)
             store.requireRun(id); // all still there before the first goes
         for (const qint64 id : ids)
-            store.deleteRun(id);
+            deleteRun(store, id);
     });
 }
 
@@ -235,7 +236,7 @@ void CurationController::copySelectedToStudy()
         return;
     try {
         const Store source(studyPath().toStdString(), Store::Access::ReadOnly);
-        Store::copyRunsInto(source, std::vector<int64_t>(ids.begin(), ids.end()), destination.toStdString());
+        copyRunsInto(source, std::vector<int64_t>(ids.begin(), ids.end()), destination.toStdString());
     } catch (const std::exception &e) {
         QMessageBox::warning(m_window, tr("Cannot copy the runs"), QString::fromStdString(e.what()));
         return;
@@ -249,7 +250,7 @@ bool CurationController::importRuns(const QString &sourceStudy, const QList<qint
     size_t copied = 0;
     const bool ok = changeStudy(tr("Cannot import the runs"), [&](Store &store) {
         const Store source(sourceStudy.toStdString(), Store::Access::ReadOnly);
-        copied = store.copyRunsFrom(source, ids).size();
+        copied = copyRunsFrom(store, source, ids).size();
         if (source.studySeed() != store.studySeed())
             m_window->statusBar()->showMessage(tr("Imported runs were validated on other windows (study seed %1, this "
                                                   "study %2); their verdicts say so")

@@ -3,6 +3,7 @@
 
 #include "core/contract/rowlookup.h"
 #include "core/remote/hostprotocol.h"
+#include "core/store/remoteruns.h"
 #include "core/store/store.h"
 
 #include <QCoreApplication>
@@ -171,7 +172,7 @@ RunPlace RunQueue::placeOfStoredRun(const std::string &runId) const
 {
     try {
         const Store study(m_study.toStdString(), Store::Access::ReadOnly);
-        if (const std::optional<RemotePlace> place = study.remotePlace(std::stoll(runId)))
+        if (const std::optional<RemotePlace> place = remotePlace(study, std::stoll(runId)))
             return RunPlace::onHost(QString::fromStdString(place->host));
     } catch (const std::exception &) { // the engine refuses it, saying why
     }

@@ -2,6 +2,8 @@
 #include "ui/studysnapshot.h"
 
 #include "core/config/config.h"
+#include "core/store/remoteruns.h"
+#include "core/store/weights.h"
 
 #include <nlohmann/json.hpp>
 
@@ -50,8 +52,8 @@ RunSnapshotPtr readRun(const Store &store, const RunRecord &record)
     snapshot->metrics = store.metrics(record.id);
     snapshot->summary = summarize(record, snapshot->metrics, store.validation(record.id), store.memory(record.id),
                                   store.events(record.id), store.numerics(record.id));
-    snapshot->summary.weightFiles = store.weightFiles(record.id);
-    snapshot->summary.quantizations = store.quantizations(record.id);
+    snapshot->summary.weightFiles = weightFiles(store, record.id);
+    snapshot->summary.quantizations = quantizations(store, record.id);
     snapshot->summary.timelines = store.timelines(record.id);
     // 0 for a config written by a newer optlog, or a recorded run whose trainer did not say: the
     // run shows without progress.
@@ -119,7 +121,7 @@ StudySnapshot loadStudySnapshot(const std::string &path, const std::map<int64_t,
         }
         for (PendingClusterTask &pending : pendingClusterTasks(store, statesOf))
             snapshot.clusterTasks.push_back(readClusterTask(store, std::move(pending)));
-        for (const RemoteRun &remote : store.remoteRuns())
+        for (const RemoteRun &remote : remoteRuns(store))
             snapshot.remoteHosts[remote.runId] = remote.place.host;
     } catch (const std::exception &e) {
         snapshot.error = e.what();

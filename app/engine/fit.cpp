@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `optlog fit`: the largest microbatch that fits a memory budget, then the next levers.
+#include "app/commands.h"
 #include "app/engine/relaunch.h"
 #include "app/enginework.h"
 #include "core/config/config.h"

@@ -11,6 +11,7 @@
 #include "core/engine/quantization/quantizationevaluator.h"
 #include "core/engine/run/storedweights.h"
 #include "core/store/store.h"
+#include "core/store/weights.h"
 
 #include <iostream>
 #include <memory>
@@ -70,7 +71,7 @@ int quantizeCommand(const QuantizeRequest &request)
         results.push_back(evaluator->evaluate(one));
     }
     for (const auto &result : results) // all evaluated before any is stored
-        store->storeQuantization(run.id, result);
+        storeQuantization(*store, run.id, result);
     std::cout << "run " << run.id << " (" << printable(run.name)
               << "), validation loss computed in FP32 on the study's "
               << "validation windows:\n"

@@ -3,6 +3,7 @@
 #include "app/enginework.h"
 #include "core/contract/inputerror.h"
 #include "core/engine/run/runrequest.h"
+#include "core/store/clusterjobs.h"
 
 #include <filesystem>
 
@@ -12,7 +13,7 @@ namespace fs = std::filesystem;
 
 std::string resumableShard(const Store &study, const PlannedRun &run)
 {
-    const std::vector<ClusterJob> jobs = study.clusterJobs();
+    const std::vector<ClusterJob> jobs = clusterJobs(study);
     for (auto job = jobs.rbegin(); job != jobs.rend(); ++job)
         for (const ClusterTask &task : job->tasks) {
             if (task.runName != run.name)

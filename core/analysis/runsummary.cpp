@@ -6,6 +6,7 @@
 #include "core/contract/quantiles.h"
 #include "core/memorymodel/memorymodel.h"
 #include "core/memorymodel/modelshape.h"
+#include "core/store/weights.h"
 
 #include <nlohmann/json.hpp>
 
@@ -129,8 +130,8 @@ RunSummary summarize(const Store &store, const RunRecord &run)
 {
     RunSummary s = summarize(run, store.metrics(run.id), store.validation(run.id), store.memory(run.id),
                              store.events(run.id), store.numerics(run.id));
-    s.weightFiles = store.weightFiles(run.id);
-    s.quantizations = store.quantizations(run.id);
+    s.weightFiles = weightFiles(store, run.id);
+    s.quantizations = quantizations(store, run.id);
     s.ranks = store.ranks(run.id);
     for (const RankRecord &rank : s.ranks)
         s.rankMemory[rank.rank] = rank.rank == 0 ? s.memory : store.memory(run.id, rank.rank);

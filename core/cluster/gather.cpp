@@ -2,6 +2,7 @@
 #include "core/cluster/gather.h"
 
 #include "core/cluster/slurm.h"
+#include "core/store/clusterjobs.h"
 
 #include <filesystem>
 #include <string>
@@ -58,7 +59,7 @@ int64_t shardRunOf(const Store &shard, const ClusterTask &task)
 Gathering gatherClusterRuns(Store &study, const TaskStatesOf &statesOf)
 {
     Gathering result;
-    const std::vector<ClusterJob> jobs = study.clusterJobs();
+    const std::vector<ClusterJob> jobs = clusterJobs(study);
     for (const ClusterJob &job : jobs) {
         const std::map<int64_t, std::string> states = statesOf(job.jobId, int64_t(job.tasks.size()));
         for (ClusterTask task : job.tasks) {
@@ -66,7 +67,7 @@ Gathering gatherClusterRuns(Store &study, const TaskStatesOf &statesOf)
                 continue; // its run belongs to the later task (its state would say the resumed run crashed)
             const auto seen = states.find(task.task);
             if (seen != states.end() && seen->second != task.state) {
-                study.setClusterTaskState(task.jobId, task.task, seen->second);
+                setClusterTaskState(study, task.jobId, task.task, seen->second);
                 task.state = seen->second;
             }
             // Ended as Slurm says; or its run has finished and Slurm no longer knows the task (past
@@ -94,7 +95,7 @@ Gathering gatherClusterRuns(Store &study, const TaskStatesOf &statesOf)
                     }
                     if (run.isFinished() && !run.finishedAt.empty()
                         && (task.gatheredRunId == 0 || task.gatheredFinishedAt != run.finishedAt)) {
-                        study.gatherClusterRun(Store(shardPath, Store::Access::ReadOnly), runId, task.jobId, task.task);
+                        gatherClusterRun(study, Store(shardPath, Store::Access::ReadOnly), runId, task.jobId, task.task);
                         result.gathered.push_back(run.name + " (" + taskLabel(task) + ", " + outcomeName(*run.outcome)
                                                   + ")");
                     }

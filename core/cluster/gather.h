@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/store/clusterjobs.h"
 #include "core/store/store.h"
 
 #include <cstdint>

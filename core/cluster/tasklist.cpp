@@ -3,6 +3,7 @@
 
 #include "core/analysis/texttable.h"
 #include "core/contract/program.h"
+#include "core/store/clusterjobs.h"
 
 #include <filesystem>
 #include <string>
@@ -55,7 +56,7 @@ std::string progressOf(const Store &study, const ClusterTask &task)
 std::vector<PendingClusterTask> pendingClusterTasks(const Store &study, const TaskStatesOf &statesOf)
 {
     std::vector<PendingClusterTask> pending;
-    const std::vector<ClusterJob> jobs = study.clusterJobs();
+    const std::vector<ClusterJob> jobs = clusterJobs(study);
     for (const ClusterJob &job : jobs) {
         bool anyPending = false;
         for (const ClusterTask &task : job.tasks)

@@ -3,6 +3,7 @@
 
 #include "core/cluster/gather.h"
 #include "core/cluster/slurm.h"
+#include "core/store/clusterjobs.h"
 #include "core/store/store.h"
 
 #include <string>

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/recording/studyrecorder.h"
 
+#include "core/store/weights.h"
+
 #include <iostream>
 
 namespace optlog {
@@ -85,7 +87,7 @@ void StudyRecorder::weightsWritten(const WeightFile &file)
 {
     // The rows up to the file's step first: a run resumed from it must find every step before it.
     flush();
-    m_store.addWeightFile(m_runId, file);
+    addWeightFile(m_store, m_runId, file);
 }
 
 void StudyRecorder::memoryTimeline(const MemoryTimeline &timeline)

@@ -7,6 +7,7 @@
 #include "core/remote/hostlist.h"
 #include "core/remote/runstream.h"
 #include "core/remote/sshclient.h"
+#include "core/store/remoteruns.h"
 
 #include <optional>
 #include <thread>

@@ -4,6 +4,7 @@
 #include "core/contract/engineevents.h"
 #include "core/contract/outcome.h"
 #include "core/remote/hostprotocol.h"
+#include "core/store/remoteruns.h"
 #include "core/store/store.h"
 
 #include <atomic>

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Runs on a cluster: the jobs a study handed to a scheduler, their tasks' states, and the runs
 // gathered from the tasks' shard studies.
+#include "core/store/clusterjobs.h"
+
 #include "core/store/store_p.h"
 
 #include <string>
@@ -10,19 +12,20 @@ namespace optlog {
 
 using namespace StorePrivate;
 
-void Store::addClusterJob(const ClusterJob &job)
+void addClusterJob(Store &study, const ClusterJob &job)
 {
-    guarded(m_path, "record the cluster job", [&] {
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+    guarded(study.path(), "record the cluster job", [&] {
+        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
         SQLite::Statement insertJob(
-            *m_db, "INSERT INTO cluster_jobs (job_id, scheduler, plan, script, submitted_at) VALUES (?, ?, ?, ?, ?)");
+            database(study),
+            "INSERT INTO cluster_jobs (job_id, scheduler, plan, script, submitted_at) VALUES (?, ?, ?, ?, ?)");
         insertJob.bind(1, job.jobId);
         insertJob.bind(2, job.scheduler);
         insertJob.bind(3, job.plan);
         insertJob.bind(4, job.script);
         insertJob.bind(5, job.submittedAt.empty() ? utcNow() : job.submittedAt);
         insertJob.exec();
-        SQLite::Statement insertTask(*m_db,
+        SQLite::Statement insertTask(database(study),
                                      "INSERT INTO cluster_tasks (job_id, task, run_name, shard, state, state_at) "
                                      "VALUES (?, ?, ?, ?, ?, ?)");
         for (const ClusterTask &task : job.tasks) {
@@ -37,7 +40,7 @@ void Store::addClusterJob(const ClusterJob &job)
         }
         // A task that resumes a run in an earlier task's shard starts with that shard's copy.
         SQLite::Statement inherit(
-            *m_db,
+            database(study),
             "UPDATE cluster_tasks SET "
             "gathered_run_id = (SELECT e.gathered_run_id FROM cluster_tasks e WHERE e.shard = cluster_tasks.shard "
             "AND e.job_id != cluster_tasks.job_id AND e.gathered_run_id IS NOT NULL), "
@@ -50,13 +53,13 @@ void Store::addClusterJob(const ClusterJob &job)
     });
 }
 
-std::vector<ClusterJob> Store::clusterJobs() const
+std::vector<ClusterJob> clusterJobs(const Store &study)
 {
-    return guarded(m_path, "read the cluster jobs", [&] {
+    return guarded(study.path(), "read the cluster jobs", [&] {
         std::vector<ClusterJob> jobs;
-        SQLite::Statement job(*m_db, "SELECT job_id, scheduler, plan, script, submitted_at FROM cluster_jobs "
-                                     "ORDER BY submitted_at, CAST(job_id AS INTEGER)");
-        SQLite::Statement task(*m_db,
+        SQLite::Statement job(database(study), "SELECT job_id, scheduler, plan, script, submitted_at FROM cluster_jobs "
+                                               "ORDER BY submitted_at, CAST(job_id AS INTEGER)");
+        SQLite::Statement task(database(study),
                                "SELECT task, run_name, shard, state, state_at, gathered_run_id, gathered_finished_at "
                                "FROM cluster_tasks WHERE job_id = ? ORDER BY task");
         while (job.executeStep()) {
@@ -82,10 +85,10 @@ std::vector<ClusterJob> Store::clusterJobs() const
     });
 }
 
-void Store::setClusterTaskState(const std::string &jobId, int64_t task, const std::string &state)
+void setClusterTaskState(Store &study, const std::string &jobId, int64_t task, const std::string &state)
 {
-    guarded(m_path, "record the cluster task's state", [&] {
-        SQLite::Statement update(*m_db,
+    guarded(study.path(), "record the cluster task's state", [&] {
+        SQLite::Statement update(database(study),
                                  "UPDATE cluster_tasks SET state = ?, state_at = ? WHERE job_id = ? AND task = ? "
                                  "AND state != ?");
         update.bind(1, state);
@@ -97,28 +100,31 @@ void Store::setClusterTaskState(const std::string &jobId, int64_t task, const st
     });
 }
 
-int64_t Store::gatherClusterRun(const Store &source, int64_t shardRunId, const std::string &jobId, int64_t task)
+int64_t gatherClusterRun(Store &study, const Store &source, int64_t shardRunId, const std::string &jobId, int64_t task)
 {
     const RunRecord run = source.requireRun(shardRunId);
     if (!run.isFinished())
         throw StoreError("shard '" + source.path() + "': " + runLabel(run)
                          + " is still running; gather it when its task has ended");
-    return guarded(m_path, "gather the run", [&] {
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+    return guarded(study.path(), "gather the run", [&] {
+        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
         // Every task that trained into this shard (a run resumed there by a later job) shares one copy.
-        SQLite::Statement shard(*m_db, "SELECT shard FROM cluster_tasks WHERE job_id = ? AND task = ?");
+        SQLite::Statement shard(database(study), "SELECT shard FROM cluster_tasks WHERE job_id = ? AND task = ?");
         shard.bind(1, jobId);
         shard.bind(2, task);
         if (!shard.executeStep())
-            throw StoreError("study '" + m_path + "' has no task " + std::to_string(task) + " of cluster job " + jobId);
+            throw StoreError("study '" + study.path() + "' has no task " + std::to_string(task) + " of cluster job "
+                             + jobId);
         const std::string shardPath = shard.getColumn(0).getString();
-        SQLite::Statement earlier(*m_db, "DELETE FROM runs WHERE id IN (SELECT gathered_run_id FROM cluster_tasks "
-                                         "WHERE shard = ? AND gathered_run_id IS NOT NULL)");
+        SQLite::Statement earlier(database(study),
+                                  "DELETE FROM runs WHERE id IN (SELECT gathered_run_id FROM cluster_tasks "
+                                  "WHERE shard = ? AND gathered_run_id IS NOT NULL)");
         earlier.bind(1, shardPath);
         earlier.exec();
-        const int64_t id = insertCopy(source, run, run.name, run.group == run.name ? "" : run.group);
+        const int64_t id = insertCopy(study, source, run, run.name, run.group == run.name ? "" : run.group);
         SQLite::Statement
-            mark(*m_db, "UPDATE cluster_tasks SET gathered_run_id = ?, gathered_finished_at = ? WHERE shard = ?");
+            mark(database(study),
+                 "UPDATE cluster_tasks SET gathered_run_id = ?, gathered_finished_at = ? WHERE shard = ?");
         mark.bind(1, id);
         mark.bind(2, run.finishedAt);
         mark.bind(3, shardPath);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Curation: a run's note, tags, name and archived flag, deleting runs, copying runs between
 // studies, and compacting the file. Each checks what it is given and names the run it refuses.
+#include "core/store/curation.h"
+
 #include "core/contract/format.h"
 #include "core/store/store_p.h"
+#include "core/store/weights.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -39,9 +42,9 @@ std::string nameProblem(const std::string &name)
 // Why `note` cannot be stored, or empty when it can: text of lines and tabs, of bounded length.
 std::string noteProblem(const std::string &note)
 {
-    if (note.size() > Store::kMaxNoteBytes)
-        return "the note is " + std::to_string(note.size()) + " bytes long: at most "
-               + std::to_string(Store::kMaxNoteBytes) + " bytes (about a page)";
+    if (note.size() > kMaxNoteBytes)
+        return "the note is " + std::to_string(note.size()) + " bytes long: at most " + std::to_string(kMaxNoteBytes)
+               + " bytes (about a page)";
     std::string lines = note; // line breaks and tabs are a note's own; other controls are not
     for (char &c : lines)
         if (c == '\n' || c == '\t')
@@ -64,9 +67,9 @@ std::string tagProblem(const std::string &tag)
     if (tag.front() == '+' || tag.front() == '-')
         return "the tag \"" + tag + "\" starts with " + std::string(1, tag.front())
                + ", which `optlog tag` reads as add or remove";
-    if (tag.size() > Store::kMaxTagBytes)
-        return "the tag is " + std::to_string(tag.size()) + " bytes long: at most "
-               + std::to_string(Store::kMaxTagBytes) + " bytes";
+    if (tag.size() > kMaxTagBytes)
+        return "the tag is " + std::to_string(tag.size()) + " bytes long: at most " + std::to_string(kMaxTagBytes)
+               + " bytes";
     return {};
 }
 
@@ -84,23 +87,23 @@ void bindTag(SQLite::Statement &statement, const std::string &tag)
 
 } // namespace
 
-void Store::requireFreeName(const std::string &name) const
+void StorePrivate::requireFreeName(const Store &study, const std::string &name)
 {
     if (const std::string problem = nameProblem(name); !problem.empty())
-        throw StoreError("study '" + m_path + "': " + problem);
-    for (const RunRecord &run : runs())
+        throw StoreError("study '" + study.path() + "': " + problem);
+    for (const RunRecord &run : study.runs())
         if (run.name == name)
-            throw StoreError("study '" + m_path + "' already has a run named \"" + printable(name) + "\" ("
+            throw StoreError("study '" + study.path() + "' already has a run named \"" + printable(name) + "\" ("
                              + runLabel(run) + "); choose another name");
 }
 
-void Store::setNote(int64_t runId, const std::string &note)
+void setNote(Store &study, int64_t runId, const std::string &note)
 {
-    const RunRecord run = requireRun(runId);
+    const RunRecord run = study.requireRun(runId);
     if (const std::string problem = noteProblem(note); !problem.empty())
-        throw StoreError("study '" + m_path + "', " + runLabel(run) + ": " + problem);
-    guarded(m_path, "store the note", [&] {
-        SQLite::Statement update(*m_db, "UPDATE runs SET note = ? WHERE id = ?");
+        throw StoreError("study '" + study.path() + "', " + runLabel(run) + ": " + problem);
+    guarded(study.path(), "store the note", [&] {
+        SQLite::Statement update(database(study), "UPDATE runs SET note = ? WHERE id = ?");
         if (note.empty())
             update.bind(1);
         else
@@ -110,34 +113,35 @@ void Store::setNote(int64_t runId, const std::string &note)
     });
 }
 
-void Store::changeTags(int64_t runId, const std::vector<std::string> &add, const std::vector<std::string> &remove)
+void changeTags(Store &study, int64_t runId, const std::vector<std::string> &add, const std::vector<std::string> &remove)
 {
-    const RunRecord run = requireRun(runId);
+    const RunRecord run = study.requireRun(runId);
     for (const auto &tag : add)
         if (const std::string problem = tagProblem(tag); !problem.empty())
-            throw StoreError("study '" + m_path + "', " + runLabel(run) + ": " + problem);
-    guarded(m_path, "store the tags", [&] {
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        executeEach(*m_db, "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?, ?)", runId, add, bindTag);
-        executeEach(*m_db, "DELETE FROM tags WHERE run_id = ? AND tag = ?", runId, remove, bindTag);
+            throw StoreError("study '" + study.path() + "', " + runLabel(run) + ": " + problem);
+    guarded(study.path(), "store the tags", [&] {
+        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
+        executeEach(database(study), "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?, ?)", runId, add, bindTag);
+        executeEach(database(study), "DELETE FROM tags WHERE run_id = ? AND tag = ?", runId, remove, bindTag);
         transaction.commit();
     });
 }
 
-void Store::renameRun(int64_t runId, const std::string &newName)
+void renameRun(Store &study, int64_t runId, const std::string &newName)
 {
-    const RunRecord run = requireRun(runId);
+    const RunRecord run = study.requireRun(runId);
     if (newName == run.name)
         return;
-    requireFreeName(newName);
-    guarded(m_path, "rename the run", [&] {
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement former(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)");
+    requireFreeName(study, newName);
+    guarded(study.path(), "rename the run", [&] {
+        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement former(database(study),
+                                 "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)");
         former.bind(1, runId);
         former.bind(2, run.name);
         former.bind(3, utcNow());
         former.exec();
-        SQLite::Statement update(*m_db, "UPDATE runs SET name = ? WHERE id = ?");
+        SQLite::Statement update(database(study), "UPDATE runs SET name = ? WHERE id = ?");
         update.bind(1, newName);
         update.bind(2, runId);
         update.exec();
@@ -145,30 +149,30 @@ void Store::renameRun(int64_t runId, const std::string &newName)
     });
 }
 
-void Store::setArchived(int64_t runId, bool archived)
+void setArchived(Store &study, int64_t runId, bool archived)
 {
-    requireRun(runId);
-    guarded(m_path, "archive the run", [&] {
-        SQLite::Statement update(*m_db, "UPDATE runs SET archived = ? WHERE id = ?");
+    study.requireRun(runId);
+    guarded(study.path(), "archive the run", [&] {
+        SQLite::Statement update(database(study), "UPDATE runs SET archived = ? WHERE id = ?");
         update.bind(1, int(archived));
         update.bind(2, runId);
         update.exec();
     });
 }
 
-void Store::deleteRun(int64_t runId)
+void deleteRun(Store &study, int64_t runId)
 {
-    const RunRecord run = requireRun(runId);
-    const std::vector<WeightFile> files = weightFiles(runId);
+    const RunRecord run = study.requireRun(runId);
+    const std::vector<WeightFile> files = weightFiles(study, runId);
     if (!run.isFinished())
         throw StoreError(
-            "study '" + m_path + "': " + runLabel(run) + " is running (engine process " + std::to_string(run.pid)
+            "study '" + study.path() + "': " + runLabel(run) + " is running (engine process " + std::to_string(run.pid)
             + " on " + run.host
             + "); cancel it first (Run › Cancel in the workbench, or stop its `optlog run`), then delete it");
-    guarded(m_path, "delete the run", [&] {
+    guarded(study.path(), "delete the run", [&] {
         // Every row of the run goes with it: each table references runs(id) ON DELETE CASCADE.
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement erase(*m_db, "DELETE FROM runs WHERE id = ?");
+        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement erase(database(study), "DELETE FROM runs WHERE id = ?");
         erase.bind(1, runId);
         erase.exec();
         transaction.commit();
@@ -176,18 +180,18 @@ void Store::deleteRun(int64_t runId)
     // Its weights files too, once no row refers to them, and their folder when that leaves it empty.
     std::error_code ignored;
     for (const WeightFile &file : files) {
-        const std::filesystem::path path = absolutePath(file.path);
+        const std::filesystem::path path = study.absolutePath(file.path);
         std::filesystem::remove(path, ignored);
         std::filesystem::remove(path.parent_path(), ignored); // only an empty folder goes
     }
 }
 
-std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<int64_t> &runIds,
-                                         const std::string &suffix)
+std::vector<int64_t> copyRunsFrom(Store &study, const Store &source, const std::vector<int64_t> &runIds,
+                                  const std::string &suffix)
 {
     std::error_code error;
-    if (std::filesystem::equivalent(source.path(), m_path, error))
-        throw StoreError("cannot copy runs of study '" + m_path + "' into itself; choose another destination");
+    if (std::filesystem::equivalent(source.path(), study.path(), error))
+        throw StoreError("cannot copy runs of study '" + study.path() + "' into itself; choose another destination");
     std::vector<RunRecord> copies;
     std::vector<std::string> names;
     for (const int64_t id : runIds) {
@@ -196,30 +200,31 @@ std::vector<int64_t> Store::copyRunsFrom(const Store &source, const std::vector<
             throw StoreError("study '" + source.path() + "': " + runLabel(run)
                              + " is still running; copy it when it has finished");
         const std::string name = run.name + suffix;
-        requireFreeName(name);
+        requireFreeName(study, name);
         if (std::find(names.begin(), names.end(), name) != names.end())
             throw StoreError("study '" + source.path() + "': two of the runs to copy are named \"" + printable(name)
                              + "\"; copy them one at a time with different --suffix values");
         names.push_back(name);
         copies.push_back(std::move(run));
     }
-    return guarded(m_path, "copy the runs", [&] {
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
+    return guarded(study.path(), "copy the runs", [&] {
+        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
         std::vector<int64_t> ids;
         for (size_t i = 0; i < copies.size(); ++i) {
             const RunRecord &run = copies[i];
             // A run that is its own group stays its own group under its new name; replicates keep
             // theirs, marked like their names.
-            ids.push_back(insertCopy(source, run, names[i], run.group == run.name ? "" : run.group + suffix));
+            ids.push_back(insertCopy(study, source, run, names[i], run.group == run.name ? "" : run.group + suffix));
         }
         transaction.commit();
         return ids;
     });
 }
 
-int64_t Store::insertCopy(const Store &source, const RunRecord &run, const std::string &name, const std::string &group)
+int64_t StorePrivate::insertCopy(Store &study, const Store &source, const RunRecord &run, const std::string &name,
+                                 const std::string &group)
 {
-    SQLite::Statement insert(*m_db,
+    SQLite::Statement insert(database(study),
                              "INSERT INTO runs (name, config_toml, status, outcome, outcome_step, message, created_at, "
                              "finished_at, pid, host, environment, dtypes, group_name, note, archived, "
                              "derived_from_study, derived_from_run, derived_from_name, validation_seed) "
@@ -247,46 +252,46 @@ int64_t Store::insertCopy(const Store &source, const RunRecord &run, const std::
         insert.bind(16, run.derivedFrom.runId);
         insert.bind(17, run.derivedFrom.runName);
     }
-    if (run.validationSeed != studySeed())
+    if (run.validationSeed != study.studySeed())
         insert.bind(18, run.validationSeed);
     insert.exec();
-    const int64_t id = m_db->getLastInsertRowid();
-    executeEach(*m_db, kInsertMetrics, id, source.metrics(run.id), bindMetrics);
-    executeEach(*m_db, kInsertValidation, id, source.validation(run.id), bindValidation);
-    executeEach(*m_db, kInsertMemory, id, source.memory(run.id), bindMemoryOf(0));
+    const int64_t id = database(study).getLastInsertRowid();
+    executeEach(database(study), kInsertMetrics, id, source.metrics(run.id), bindMetrics);
+    executeEach(database(study), kInsertValidation, id, source.validation(run.id), bindValidation);
+    executeEach(database(study), kInsertMemory, id, source.memory(run.id), bindMemoryOf(0));
     const std::vector<RankRecord> ranks = source.ranks(run.id);
-    executeEach(*m_db, kInsertRank, id, ranks, bindRank);
+    executeEach(database(study), kInsertRank, id, ranks, bindRank);
     for (const RankRecord &rank : ranks)
         if (rank.rank > 0)
-            executeEach(*m_db, kInsertMemory, id, source.memory(run.id, rank.rank), bindMemoryOf(rank.rank));
-    executeEach(*m_db, kInsertEvent, id, source.events(run.id), bindEvent);
-    executeEach(*m_db, kInsertNumerics, id, source.numerics(run.id), bindNumerics);
-    executeEach(*m_db, kInsertTimeline, id, source.timelines(run.id), bindTimeline);
-    executeEach(*m_db, "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags, bindTag);
-    executeEach(*m_db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id, run.formerNames,
-                [&](SQLite::Statement &s, const std::string &former) {
+            executeEach(database(study), kInsertMemory, id, source.memory(run.id, rank.rank), bindMemoryOf(rank.rank));
+    executeEach(database(study), kInsertEvent, id, source.events(run.id), bindEvent);
+    executeEach(database(study), kInsertNumerics, id, source.numerics(run.id), bindNumerics);
+    executeEach(database(study), kInsertTimeline, id, source.timelines(run.id), bindTimeline);
+    executeEach(database(study), "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags, bindTag);
+    executeEach(database(study), "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id,
+                run.formerNames, [&](SQLite::Statement &s, const std::string &former) {
                     s.bind(2, former);
                     s.bind(3, run.finishedAt); // the source keeps no date for a name it had
                 });
     return id;
 }
 
-void Store::removeStudyFile(const std::string &path)
+void removeStudyFile(const std::string &path)
 {
     std::filesystem::remove(path);
     for (const char *side : kSideFileSuffixes)
         std::filesystem::remove(path + side);
 }
 
-std::vector<int64_t> Store::copyRunsInto(const Store &source, const std::vector<int64_t> &runIds,
-                                         const std::string &destination, const std::string &suffix)
+std::vector<int64_t> copyRunsInto(const Store &source, const std::vector<int64_t> &runIds,
+                                  const std::string &destination, const std::string &suffix)
 {
     const bool isNew = !std::filesystem::exists(destination);
-    auto target = std::make_unique<Store>(destination, Access::ReadWrite);
+    auto target = std::make_unique<Store>(destination, Store::Access::ReadWrite);
     try {
         if (isNew)
             target->setStudySeed(source.studySeed());
-        return target->copyRunsFrom(source, runIds, suffix);
+        return copyRunsFrom(*target, source, runIds, suffix);
     } catch (const StoreError &) {
         if (isNew) { // a refused copy leaves no new file behind
             target.reset();
@@ -296,16 +301,16 @@ std::vector<int64_t> Store::copyRunsInto(const Store &source, const std::vector<
     }
 }
 
-Store::Compaction Store::vacuum()
+Compaction vacuum(Store &study)
 {
     Compaction out;
-    out.bytesBefore = fileBytes(m_path) + fileBytes(m_path + "-wal");
-    guarded(m_path, "compact the file", [&] {
-        m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
-        m_db->exec("VACUUM");
-        m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    out.bytesBefore = fileBytes(study.path()) + fileBytes(study.path() + "-wal");
+    guarded(study.path(), "compact the file", [&] {
+        database(study).exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        database(study).exec("VACUUM");
+        database(study).exec("PRAGMA wal_checkpoint(TRUNCATE)");
     });
-    out.bytesAfter = fileBytes(m_path) + fileBytes(m_path + "-wal");
+    out.bytesAfter = fileBytes(study.path()) + fileBytes(study.path() + "-wal");
     return out;
 }
 

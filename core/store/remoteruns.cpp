@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Runs that train on another machine reached over SSH: where each one trains there, and its copy
 // here replaced by the whole run once it has ended.
+#include "core/store/remoteruns.h"
+
 #include "core/store/store_p.h"
 
 #include <algorithm>
@@ -31,13 +33,13 @@ void insertPlace(SQLite::Database &db, int64_t runId, const RemotePlace &place, 
 
 } // namespace
 
-int64_t Store::createRemoteRun(const RunRecord &run, const RemotePlace &place, const std::string &startKey)
+int64_t createRemoteRun(Store &study, const RunRecord &run, const RemotePlace &place, const std::string &startKey)
 {
-    requireFreeName(run.name);
-    return guarded(m_path, "store the new run", [&] {
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement insert(*m_db, "INSERT INTO runs (name, config_toml, status, created_at, pid, host, "
-                                        "group_name, environment) VALUES (?, ?, 'running', ?, ?, ?, ?, ?)");
+    requireFreeName(study, run.name);
+    return guarded(study.path(), "store the new run", [&] {
+        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement insert(database(study), "INSERT INTO runs (name, config_toml, status, created_at, pid, host, "
+                                                  "group_name, environment) VALUES (?, ?, 'running', ?, ?, ?, ?, ?)");
         insert.bind(1, run.name);
         insert.bind(2, run.configToml);
         insert.bind(3, run.createdAt.empty() ? utcNow() : run.createdAt);
@@ -49,25 +51,25 @@ int64_t Store::createRemoteRun(const RunRecord &run, const RemotePlace &place, c
             insert.bind(6, run.group);
         insert.bind(7, run.environmentJson);
         insert.exec();
-        const int64_t id = m_db->getLastInsertRowid();
-        insertPlace(*m_db, id, place, startKey);
+        const int64_t id = database(study).getLastInsertRowid();
+        insertPlace(database(study), id, place, startKey);
         transaction.commit();
         return id;
     });
 }
 
-void Store::answerRemoteStart(int64_t runId, const RunRecord &started, const RemotePlace &place)
+void answerRemoteStart(Store &study, int64_t runId, const RunRecord &started, const RemotePlace &place)
 {
-    requireRun(runId);
-    guarded(m_path, "store where the run trains", [&] {
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement run(*m_db, "UPDATE runs SET config_toml = ?, created_at = ?, pid = ?, host = ?, "
-                                     "group_name = ?, environment = ? WHERE id = ?");
+    study.requireRun(runId);
+    guarded(study.path(), "store where the run trains", [&] {
+        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement run(database(study), "UPDATE runs SET config_toml = ?, created_at = ?, pid = ?, host = ?, "
+                                               "group_name = ?, environment = ? WHERE id = ?");
         run.bind(1, started.configToml);
         run.bind(2, started.createdAt);
         run.bind(3, started.pid);
         run.bind(4, started.host);
-        const RunRecord copy = requireRun(runId);
+        const RunRecord copy = study.requireRun(runId);
         if (started.group.empty() || started.group == copy.name)
             run.bind(5); // NULL: a group of its own, under its name
         else
@@ -75,7 +77,7 @@ void Store::answerRemoteStart(int64_t runId, const RunRecord &started, const Rem
         run.bind(6, started.environmentJson);
         run.bind(7, runId);
         run.exec();
-        SQLite::Statement where(*m_db, "UPDATE remote_runs SET remote_run = ?, log = ? WHERE run_id = ?");
+        SQLite::Statement where(database(study), "UPDATE remote_runs SET remote_run = ?, log = ? WHERE run_id = ?");
         where.bind(1, place.runId);
         where.bind(2, place.log);
         where.bind(3, runId);
@@ -84,22 +86,22 @@ void Store::answerRemoteStart(int64_t runId, const RunRecord &started, const Rem
     });
 }
 
-void Store::forgetUnansweredRemoteRun(int64_t runId)
+void forgetUnansweredRemoteRun(Store &study, int64_t runId)
 {
-    guarded(m_path, "remove the run that was not started", [&] {
-        SQLite::Statement erase(*m_db, "DELETE FROM runs WHERE id = ? AND id IN "
-                                       "(SELECT run_id FROM remote_runs WHERE remote_run = 0)");
+    guarded(study.path(), "remove the run that was not started", [&] {
+        SQLite::Statement erase(database(study), "DELETE FROM runs WHERE id = ? AND id IN "
+                                                 "(SELECT run_id FROM remote_runs WHERE remote_run = 0)");
         erase.bind(1, runId);
         erase.exec(); // its place goes with it
     });
 }
 
-std::vector<RemoteRun> Store::remoteRuns() const
+std::vector<RemoteRun> remoteRuns(const Store &study)
 {
-    return guarded(m_path, "read its runs on other machines", [&] {
-        SQLite::Statement query(*m_db, "SELECT run_id, host, optlog, study, remote_run, log, "
-                                       "coalesce(gathered_at, ''), coalesce(start_key, '') FROM remote_runs "
-                                       "ORDER BY run_id");
+    return guarded(study.path(), "read its runs on other machines", [&] {
+        SQLite::Statement query(database(study), "SELECT run_id, host, optlog, study, remote_run, log, "
+                                                 "coalesce(gathered_at, ''), coalesce(start_key, '') FROM remote_runs "
+                                                 "ORDER BY run_id");
         std::vector<RemoteRun> out;
         while (query.executeStep())
             out.push_back(
@@ -112,36 +114,43 @@ std::vector<RemoteRun> Store::remoteRuns() const
     });
 }
 
-std::optional<RemotePlace> Store::remotePlace(int64_t runId) const
+std::optional<RemotePlace> remotePlace(const Store &study, int64_t runId)
 {
-    for (const RemoteRun &run : remoteRuns())
+    for (const RemoteRun &run : remoteRuns(study))
         if (run.runId == runId)
             return run.place;
     return std::nullopt;
 }
 
-int64_t Store::gatherRemoteRun(const Store &source, int64_t sourceRunId, int64_t runId)
+int64_t gatherRemoteRun(Store &study, const Store &source, int64_t sourceRunId, int64_t runId)
 {
-    const RunRecord copy = requireRun(runId);
-    const std::vector<RemoteRun> remote = remoteRuns();
+    const RunRecord copy = study.requireRun(runId);
+    const std::vector<RemoteRun> remote = remoteRuns(study);
     const auto found = std::find_if(remote.begin(), remote.end(), [&](const RemoteRun &r) { return r.runId == runId; });
     const std::optional<RemotePlace> place = found == remote.end() ? std::nullopt : std::optional(found->place);
     if (!place)
-        throw StoreError("study '" + m_path + "': run " + std::to_string(runId) + " does not train on another machine");
+        throw StoreError("study '" + study.path() + "': run " + std::to_string(runId)
+                         + " does not train on another machine");
     const RunRecord run = source.requireRun(sourceRunId);
     if (!run.isFinished())
         throw StoreError("the study on " + place->host + ", '" + place->study + "': run " + std::to_string(run.id)
                          + " is still running; `optlog follow` follows it to its end");
-    return guarded(m_path, "gather the run", [&] {
-        SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement erase(*m_db, "DELETE FROM runs WHERE id = ?"); // its rows and place go with it
+    return guarded(study.path(), "gather the run", [&] {
+        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement erase(database(study), "DELETE FROM runs WHERE id = ?"); // its rows and place go with it
         erase.bind(1, runId);
         erase.exec();
-        const int64_t id = insertCopy(source, run, copy.name, copy.group == copy.name ? "" : copy.group);
-        insertPlace(*m_db, id, *place, found->startKey, utcNow());
+        const int64_t id = insertCopy(study, source, run, copy.name, copy.group == copy.name ? "" : copy.group);
+        insertPlace(database(study), id, *place, found->startKey, utcNow());
         transaction.commit();
         return id;
     });
+}
+
+void reopenRemoteRun(Store &study, int64_t runId, int64_t step, int64_t pid, const std::string &machine,
+                     const std::string &log)
+{
+    reopenRunUnder(study, runId, step, pid, "", machine, log);
 }
 
 } // namespace optlog

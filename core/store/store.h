@@ -20,6 +20,13 @@ class Database;
 
 namespace optlog {
 
+class Store;
+namespace StorePrivate {
+// A study's connection, for the store's own pieces only (store_p.h); nothing outside core/store
+// can use it, since only they include SQLiteCpp.
+SQLite::Database &database(const Store &study);
+} // namespace StorePrivate
+
 // A study file that cannot be used: not a study, a newer schema, unreadable. Nothing was changed.
 class StoreError : public InputError
 {
@@ -63,51 +70,6 @@ struct RunRecord
     bool isFinished() const { return outcome.has_value(); }
 };
 
-// A run handed to a cluster scheduler (`optlog study --scheduler slurm`): one task of a job array,
-// which trains the run into a shard study of its own (never this file: SQLite must not have writers
-// on several machines over a network filesystem), gathered into this study once it has ended.
-struct ClusterTask
-{
-    std::string jobId; // the scheduler's job id, "4242"
-    int64_t task = 0;  // the index in the job array
-    std::string runName;
-    std::string shard;              // the shard study, relative to this study's folder
-    std::string state;              // the scheduler's state when last seen: PENDING, RUNNING, COMPLETED, FAILED, ...
-    std::string stateAt;            // when it was seen, ISO 8601, UTC
-    int64_t gatheredRunId = 0;      // the copy of the shard's run in this study; 0: not gathered
-    std::string gatheredFinishedAt; // that shard run's end when it was gathered
-};
-struct ClusterJob
-{
-    std::string jobId;
-    std::string scheduler; // "slurm"
-    std::string plan;      // the study plan it ran, as TOML with the overrides it was given
-    std::string script;    // the batch script it was submitted with
-    std::string submittedAt;
-    std::vector<ClusterTask> tasks; // by task index
-};
-
-// Where a run trains on another machine reached over SSH (`optlog run --host`, docs/remote.md):
-// the study it trains into on that machine's own disk (SQLite never crosses a network) and its id
-// there. The study holding this place keeps a copy of the run, which following brings up to date.
-struct RemotePlace
-{
-    std::string host;   // the SSH destination it was started through: "gpu-box", "me@10.0.0.7"
-    std::string optlog; // the optlog command there
-    std::string study;  // the study there, absolute on that machine
-    int64_t runId = 0;  // the run's id in it
-    std::string log;    // the engine's output there
-};
-struct RemoteRun
-{
-    int64_t runId = 0;      // the copy's id in this study
-    RemotePlace place;      // place.runId 0 and place.log empty until the host answered the start
-    std::string gatheredAt; // when the ended run was copied whole from there; empty: not yet
-    std::string startKey;   // this machine's key for the start; the host starts a key's run once
-
-    bool answered() const { return place.runId > 0; }
-};
-
 // A log message of a run (the engine's events that are not measurements).
 struct EventRecord
 {
@@ -120,13 +82,14 @@ struct EventRecord
 // One study file: SQLite in WAL mode with a busy timeout, so one writer (the engine) and
 // any number of readers (the CLI, the GUI) work at once. The schema is versioned with
 // PRAGMA user_version and migrated forward when the file is opened for writing.
+// This is the study and its runs with their rows. What else a study holds has its own header:
+// curating runs (core/store/curation.h), weights files and quantizations (weights.h), runs on
+// other machines (remoteruns.h) and on a cluster (clusterjobs.h).
 class Store
 {
 public:
     enum class Access { ReadOnly, ReadWrite };
     static constexpr int kSchemaVersion = 12;
-    static constexpr size_t kMaxNoteBytes = 8192;
-    static constexpr size_t kMaxTagBytes = 64;
     static constexpr int kApplicationId = 0x4f50544c; // "OPTL" in the SQLite header
     static constexpr int64_t kDefaultStudySeed = 1234;
 
@@ -181,96 +144,12 @@ public:
     // log into the file and empties it, so that a last small write (the run's outcome) fits.
     // Errors are ignored: it is an attempt.
     void releaseSpace() noexcept;
-
-    // Curation. Each is one transaction that changes nothing when it throws StoreError, which names
-    // the run and what would be right: a run that does not exist, a name in use or unfit for a
-    // table, a note over kMaxNoteBytes or with control characters, a tag with spaces or controls.
-    // An empty note clears it.
-    void setNote(int64_t runId, const std::string &note);
-    // Adds then removes tags; removing a tag the run does not have is no error.
-    void changeTags(int64_t runId, const std::vector<std::string> &add, const std::vector<std::string> &remove);
-    // The old name stays with the run as a former name. A run alone in its group takes its group
-    // along (a group is the run's own name unless replicates share one).
-    void renameRun(int64_t runId, const std::string &newName);
-    void setArchived(int64_t runId, bool archived);
-    // Removes the run and every row of it (metrics, validation, memory, events, numerics, tags,
-    // former names, weights files and quantizations) and its weights folder. Refused for a run
-    // whose engine is still at work.
-    void deleteRun(int64_t runId);
-    // Copies finished runs of `source` (this file is not `source`) with every row, their environment
-    // and stored predictions, as new runs named `name + suffix`; all or none. Refused for a run
-    // that is still running, a name already in this study, or copying a study into itself. A
-    // source validated on other windows (another study seed) keeps its seed, which comparisons name.
-    std::vector<int64_t> copyRunsFrom(const Store &source, const std::vector<int64_t> &runIds,
-                                      const std::string &suffix = "");
-    // copyRunsFrom into the study at `destination`, created when missing with the source's study
-    // seed (so the copies are validated on the same windows), and removed again when the copy is
-    // refused. Returns the copies' ids in the destination.
-    // Removes the study file at `path` that this process made and no longer wants, with the files
-    // SQLite keeps beside it.
-    static void removeStudyFile(const std::string &path);
-    static std::vector<int64_t> copyRunsInto(const Store &source, const std::vector<int64_t> &runIds,
-                                             const std::string &destination, const std::string &suffix = "");
-    // Runs on a cluster. The job and its tasks, as submitted (tasks not yet gathered).
-    void addClusterJob(const ClusterJob &job);
-    std::vector<ClusterJob> clusterJobs() const; // oldest first
-    void setClusterTaskState(const std::string &jobId, int64_t task, const std::string &state);
-    // Copies the ended run `shardRunId` of the shard `source` in as task `task` of job `jobId` records it, with
-    // every row, under its own name (a run trained again has the name of its earlier attempt, as in
-    // a local study). A copy gathered earlier from the same shard (by this task, or by an earlier
-    // task whose run this one resumed there) is replaced, and every task of the shard refers to the
-    // new one. One transaction: the run is gathered once, or not at all. Refused as copyRunsFrom()
-    // refuses a run still running.
-    int64_t gatherClusterRun(const Store &source, int64_t shardRunId, const std::string &jobId, int64_t task);
-
-    // Runs on another machine. A run of this study that trains at `place`: `run` gives its name,
-    // config, group, the machine's name and the engine's pid there, and its environment. One
-    // transaction. Such a run is never judged dead by this machine's processes.
-    // The copy of a run about to be started on a host, stored before the start is asked, with the
-    // start's key: `place` names the host, its optlog and the study there (its run and log unknown
-    // yet). Returns the copy's id.
-    int64_t createRemoteRun(const RunRecord &run, const RemotePlace &place, const std::string &startKey);
-    // What the host answered to the copy's start: the run there (place.runId, place.log) and its
-    // record as the host made it (config, machine, pid, creation time, environment, group).
-    void answerRemoteStart(int64_t runId, const RunRecord &started, const RemotePlace &place);
-    // Removes the copy of a run its host refused to start (never answered: nothing trains there),
-    // as if it had never been asked for. A copy the host answered is kept.
-    void forgetUnansweredRemoteRun(int64_t runId);
-    std::vector<RemoteRun> remoteRuns() const; // oldest first
-    std::optional<RemotePlace> remotePlace(int64_t runId) const;
-    // Replaces the copy `runId` with the ended run `sourceRunId` of `source` (the study at its
-    // place, fetched), every row of it, keeping the copy's name, group and place. One transaction;
-    // refused as copyRunsFrom() refuses a run still running. Returns the new copy's id.
-    int64_t gatherRemoteRun(const Store &source, int64_t sourceRunId, int64_t runId);
-
-    // Rewrites the file without its free pages: the bytes of the file (and its write-ahead log)
-    // before and after.
-    struct Compaction
-    {
-        int64_t bytesBefore = 0;
-        int64_t bytesAfter = 0;
-    };
-    Compaction vacuum();
-
-    // Weights on disk: a run's files live in weightsFolder(runId) ("<study file>.weights/run-<id>",
-    // relative to the study's folder, as every path the study holds, so that the study and its
-    // weights move together); the study holds each file's path, bytes, SHA-256 and step.
-    std::string weightsFolder(int64_t runId) const;
-    std::string absolutePath(const std::string &relative) const; // a path the study holds, from here
-    void addWeightFile(int64_t runId, const WeightFile &file);   // replaces one of the same kind and step
-    std::vector<WeightFile> weightFiles(int64_t runId) const;    // the final weights first, then by step
-    // Removes the run's checkpoints, rows and files, keeping its final weights: the bytes freed.
-    int64_t pruneCheckpoints(int64_t runId);
     // Makes a run that ended without completing "running" again under this process, to continue it
     // from its checkpoint at `step`: its rows after that step and its measured memory are dropped.
     void reopenRun(int64_t runId, int64_t step);
-    // The same for the copy of a run that its host resumed (engine `pid` on `machine`, its output
-    // in `log` there): the copy then holds what the run there holds, and follows it on from there.
-    // Already reopened under that engine: nothing changes.
-    void reopenRemoteRun(int64_t runId, int64_t step, int64_t pid, const std::string &machine, const std::string &log);
-    // Replaces a quantization of the same scheme, group and tensors.
-    void storeQuantization(int64_t runId, const QuantizationResult &result);
-    std::vector<QuantizationResult> quantizations(int64_t runId) const; // oldest first
+    // A path the study holds (a weights file), from here: the study holds paths relative to its
+    // folder, so that the study and what it refers to move together.
+    std::string absolutePath(const std::string &relative) const;
 
     // A run left "running" by an engine that no longer exists on this host reads as crashed, also
     // when this connection may not store it.
@@ -305,16 +184,10 @@ private:
         std::string message;
     };
     std::vector<DeadRun> deadRuns() const;
-    void requireFreeName(const std::string &name) const;
-    // Inserts `run` of `source` with every row under `name` (and `group`: empty keeps the run its
-    // own group), inside the caller's transaction; its id here.
-    int64_t insertCopy(const Store &source, const RunRecord &run, const std::string &name, const std::string &group);
-
     void removeStaleReserves() const noexcept;
-    // reopenRun's work, under engine `pid` (started at `pidStart`, empty: unknown here) on `host`;
-    // a copy's log there replaced by `remoteLog` unless that is empty.
-    void reopenRunUnder(int64_t runId, int64_t step, int64_t pid, const std::string &pidStart, const std::string &host,
-                        const std::string &remoteLog);
+    // The store's other pieces (curation.h, weights.h, remoteruns.h, clusterjobs.h) work on its
+    // connection through store_p.h.
+    friend SQLite::Database &StorePrivate::database(const Store &study);
 
     std::string m_path;
     std::string m_reserve; // the reserve file while there is one
@@ -322,8 +195,5 @@ private:
 };
 
 std::string utcNow();
-
-// The run's newest checkpoint, the one `optlog run --resume` continues from; none where it wrote none.
-std::optional<WeightFile> latestCheckpoint(const Store &store, int64_t runId);
 
 } // namespace optlog

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The store's own helpers, shared by its pieces (schema, study file, writes, reads, curation,
-// weights): a study operation's errors as StoreError, the row statements and how rows are bound
+// weights, runs elsewhere, cluster jobs): the study's connection, a study operation's errors as StoreError, the row statements and how rows are bound
 // and read, and who is writing. Only core/store includes it.
 #pragma once
 
@@ -210,5 +210,16 @@ inline void bindEvent(SQLite::Statement &insert, const EventRecord &row)
 
 // "run 3 (fp32)": how messages name a run.
 std::string runLabel(const RunRecord &run);
+
+// Refuses a name that no new run of `study` may take: one in use, or unfit for a table.
+void requireFreeName(const Store &study, const std::string &name);
+// Inserts `run` of `source` into `study` with every row under `name` (and `group`: empty keeps the
+// run its own group), inside the caller's transaction; its id in `study`.
+int64_t insertCopy(Store &study, const Store &source, const RunRecord &run, const std::string &name,
+                   const std::string &group);
+// Store::reopenRun's work, under engine `pid` (started at `pidStart`, empty: unknown here) on
+// `host`; a copy's log there replaced by `remoteLog` unless that is empty.
+void reopenRunUnder(Store &study, int64_t runId, int64_t step, int64_t pid, const std::string &pidStart,
+                    const std::string &host, const std::string &remoteLog);
 
 } // namespace optlog::StorePrivate

@@ -27,6 +27,11 @@ namespace optlog {
 
 namespace StorePrivate {
 
+SQLite::Database &database(const Store &study)
+{
+    return *study.m_db;
+}
+
 std::string processStartTime(int64_t pid)
 {
     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -342,6 +347,11 @@ int Store::markCrashedRuns()
     for (const auto &run : dead)
         finishRun(run.id, Outcome::Crashed, run.lastStep, run.message);
     return int(dead.size());
+}
+
+std::string Store::absolutePath(const std::string &relative) const
+{
+    return (std::filesystem::path(m_path).parent_path() / relative).string();
 }
 
 } // namespace optlog

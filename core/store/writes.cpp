@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // What the engine writes while a run trains: the run itself, its measurements in batches (one
-// transaction each), its events and its outcome.
+// transaction each), its events and its outcome; and reopening a run to continue it from a checkpoint.
 #include "core/contract/thismachine.h"
 #include "core/store/store_p.h"
 
@@ -134,6 +134,58 @@ void Store::finishRun(int64_t runId, Outcome outcome, int64_t step, const std::s
         update.bind(4, at.empty() ? utcNow() : at);
         update.bind(5, runId);
         update.exec();
+    });
+}
+
+void Store::reopenRun(int64_t runId, int64_t step)
+{
+    const int64_t pid = getpid();
+    reopenRunUnder(*this, runId, step, pid, processStartTime(pid), thisMachine(), "");
+}
+
+void StorePrivate::reopenRunUnder(Store &study, int64_t runId, int64_t step, int64_t pid, const std::string &pidStart,
+                                  const std::string &host, const std::string &remoteLog)
+{
+    study.requireRun(runId);
+    guarded(study.path(), "reopen the run", [&] {
+        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
+        // Reopened under this engine already (a resume answered twice): its rows since are kept.
+        SQLite::Statement current(database(study),
+                                  "SELECT status = 'running' AND pid = ? AND host = ? FROM runs WHERE id = ?");
+        current.bind(1, pid);
+        current.bind(2, host);
+        current.bind(3, runId);
+        if (current.executeStep() && current.getColumn(0).getInt() == 1)
+            return;
+        for (const char *table : {"metrics", "validation", "numerics", "weight_files", "memory_timelines"}) {
+            SQLite::Statement erase(database(study),
+                                    std::string("DELETE FROM ") + table + " WHERE run_id = ? AND step > ?");
+            erase.bind(1, runId);
+            erase.bind(2, step);
+            erase.exec();
+        }
+        SQLite::Statement measured(database(study), "DELETE FROM memory WHERE run_id = ? AND source = ?");
+        measured.bind(1, runId);
+        measured.bind(2, memorySourceName(MemorySource::Measured));
+        measured.exec();
+        SQLite::Statement update(database(study),
+                                 "UPDATE runs SET status = 'running', outcome = NULL, outcome_step = NULL, "
+                                 "message = NULL, finished_at = NULL, pid = ?, pid_start = ?, host = ? "
+                                 "WHERE id = ?");
+        update.bind(1, pid);
+        update.bind(2, pidStart);
+        update.bind(3, host);
+        update.bind(4, runId);
+        update.exec();
+        // A copy of a run elsewhere, gathered whole once it had ended, is to be gathered again, and
+        // its engine there writes another log.
+        SQLite::Statement regather(database(study),
+                                   "UPDATE remote_runs SET gathered_at = NULL, log = coalesce(nullif(?, ''), "
+                                   "log) WHERE run_id = ?");
+        regather.bind(1, remoteLog);
+        regather.bind(2, runId);
+        regather.exec();
+        transaction.commit();
     });
 }
 

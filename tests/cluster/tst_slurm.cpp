@@ -5,6 +5,7 @@
 // daemons cannot start (no root, Slurm not installed); never passed without them. The workbench
 // shows the same tasks, follows one's shard in its Monitor and cancels them, in a real window
 // (offscreen).
+#include "core/store/clusterjobs.h"
 #include "core/store/store.h"
 #include "tests/common/enginebinary.h"
 #include "tests/common/files.h"
@@ -196,7 +197,7 @@ void tst_Slurm::aStudyOnSlurmEqualsTheSameStudyRunHere()
     // The study records the job, its plan and each task, every run gathered once.
     {
         const Store store(onSlurm.toStdString(), Store::Access::ReadOnly);
-        const std::vector<ClusterJob> jobs = store.clusterJobs();
+        const std::vector<ClusterJob> jobs = clusterJobs(store);
         QCOMPARE(jobs.size(), size_t(1));
         QCOMPARE(QString::fromStdString(jobs[0].jobId), job);
         QVERIFY(QString::fromStdString(jobs[0].plan).contains("name = \"four\""));
@@ -305,7 +306,7 @@ void tst_Slurm::aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered()
         const RunRecord stopped = *store.findRun("long");
         QCOMPARE(std::string(outcomeName(stopped.outcome)), std::string("cancelled"));
         QCOMPARE(stopped.outcomeStep, store.metrics(stopped.id).back().step); // every step it took was kept
-        QCOMPARE(QString::fromStdString(store.clusterJobs().at(0).tasks.at(1).state), QString("CANCELLED"));
+        QCOMPARE(QString::fromStdString(clusterJobs(store).at(0).tasks.at(1).state), QString("CANCELLED"));
         stoppedAt = stopped.outcomeStep;
     }
 
@@ -314,7 +315,7 @@ void tst_Slurm::aCancelledTaskEndsItsRunCancelledAndTheRestAreGathered()
     const Result resumed = runOptlog({"study", plan, "--db", study, "--scheduler", "slurm", "--wait"}, 300000);
     QVERIFY2(resumed.exitCode == 0 && resumed.err.contains("submitted 1 run to Slurm"), qPrintable(resumed.err));
     const Store store(study.toStdString(), Store::Access::ReadOnly);
-    const std::vector<ClusterJob> jobs = store.clusterJobs();
+    const std::vector<ClusterJob> jobs = clusterJobs(store);
     QCOMPARE(jobs.size(), size_t(2));
     QVERIFY(QString::fromStdString(jobs[1].script).contains("'--resume'"));
     QCOMPARE(jobs[1].tasks.at(0).shard, jobs[0].tasks.at(1).shard);
@@ -448,7 +449,7 @@ void tst_Slurm::theWorkbenchHandsItsQueueToSlurm()
     QCOMPARE(queue->entries()[0].state, QueueEntry::State::Failed);
     QVERIFY2(queue->entries()[0].message.contains("not on this machine's PATH"),
              qPrintable(queue->entries()[0].message));
-    QCOMPARE(Store(study.toStdString(), Store::Access::ReadOnly).clusterJobs().size(), size_t(0));
+    QCOMPARE(clusterJobs(Store(study.toStdString(), Store::Access::ReadOnly)).size(), size_t(0));
     queue->remove(queue->entries()[0].id);
 
     queue->enqueue(fresh);
@@ -529,7 +530,7 @@ void tst_Slurm::aNodeThatDiesMidRunLeavesItsRunCrashedAndResumable()
     const RunRecord finished = *store.findRun("long");
     QCOMPARE(std::string(outcomeName(finished.outcome)), std::string("completed"));
     QCOMPARE(store.metrics(finished.id).size(), size_t(kSlurmNodeFailureSteps));
-    QVERIFY(QString::fromStdString(store.clusterJobs().at(1).script).contains("'--resume'"));
+    QVERIFY(QString::fromStdString(clusterJobs(store).at(1).script).contains("'--resume'"));
     QVERIFY(crashedAt < 1499);
 }
 

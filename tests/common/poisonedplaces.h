@@ -5,6 +5,7 @@
 // through the workbench opening the study. MARKER stands for the file that must never appear.
 #pragma once
 
+#include "core/store/remoteruns.h"
 #include "core/store/store.h"
 
 #include <QString>
@@ -54,10 +55,10 @@ inline void writePoisonedStudy(const QString &path, QString host, QString optlog
     copy.name = "elsewhere";
     copy.configToml = "name = 'elsewhere'\n";
     copy.host = "gpu-box";
-    store.createRemoteRun(copy,
-                          {host.toStdString(), optlog.toStdString(), "/srv/optlog/hosted/a.sqlite", remoteRun,
-                           remoteRun > 0 ? "a.log" : ""},
-                          "0123456789abcdef0123456789abcdef");
+    createRemoteRun(store, copy,
+                    {host.toStdString(), optlog.toStdString(), "/srv/optlog/hosted/a.sqlite", remoteRun,
+                     remoteRun > 0 ? "a.log" : ""},
+                    "0123456789abcdef0123456789abcdef");
 }
 
 } // namespace optlog::testing

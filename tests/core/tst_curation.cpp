@@ -5,7 +5,9 @@
 #include "core/analysis/runsummary.h"
 #include "core/config/configerror.h"
 #include "core/config/recordedconfig.h"
+#include "core/store/curation.h"
 #include "core/store/store.h"
+#include "core/store/weights.h"
 #include "tests/common/studyfixture.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -82,16 +84,16 @@ void tst_Curation::notesTagsAndArchiveRoundTrip()
     const std::string path = dir.filePath("s.sqlite").toStdString();
     Store store(path);
     const int64_t id = addFullRun(store, "fp32", "fp32", 0);
-    store.setNote(id, "# Why\nthe **baseline**\twith <b>tags</b>");
-    store.changeTags(id, {"long", "baseline", "long"}, {});
-    store.changeTags(id, {"keep"}, {"baseline", "absent"});
-    store.setArchived(id, true);
+    setNote(store, id, "# Why\nthe **baseline**\twith <b>tags</b>");
+    changeTags(store, id, {"long", "baseline", "long"}, {});
+    changeTags(store, id, {"keep"}, {"baseline", "absent"});
+    setArchived(store, id, true);
     const RunRecord run = Store(path, Store::Access::ReadOnly).runs().at(0);
     QCOMPARE(run.note, std::string("# Why\nthe **baseline**\twith <b>tags</b>"));
     QCOMPARE(run.tags, (std::vector<std::string>{"keep", "long"}));
     QVERIFY(run.archived);
-    store.setArchived(id, false);
-    store.setNote(id, "");
+    setArchived(store, id, false);
+    setNote(store, id, "");
     QVERIFY(!store.runs().at(0).archived);
     QCOMPARE(store.runs().at(0).note, std::string());
 }
@@ -103,9 +105,9 @@ void tst_Curation::renameKeepsTheOldNameAndTheGroup()
     const int64_t alone = addFullRun(store, "fp32", "fp32", 0);
     const int64_t replicate = store.createRun("bf16 seed 1", configToml("bf16", "autocast-bf16", 20), "bf16");
     store.finishRun(replicate, Outcome::Completed, 19, "");
-    store.renameRun(alone, "baseline");
-    store.renameRun(alone, "baseline v2");
-    store.renameRun(replicate, "bf16 first");
+    renameRun(store, alone, "baseline");
+    renameRun(store, alone, "baseline v2");
+    renameRun(store, replicate, "bf16 first");
     const auto runs = store.runs();
     QCOMPARE(runs[0].name, std::string("baseline v2"));
     QCOMPARE(runs[0].formerNames, (std::vector<std::string>{"fp32", "baseline"}));
@@ -145,19 +147,19 @@ void tst_Curation::refusedCurationChangesNothing()
     Store store(path);
     const int64_t id = addFullRun(store, "fp32", "fp32", 0);
     addFullRun(store, "bf16", "autocast-bf16", 0);
-    store.setNote(id, "kept");
+    setNote(store, id, "kept");
     store.releaseSpace(); // everything in the main file, so its hash is the study's
     const QByteArray before = sha256(path);
     const std::string text = argument.toStdString();
     try {
         if (operation == "note")
-            store.setNote(id, text);
+            setNote(store, id, text);
         else if (operation == "tag")
-            store.changeTags(id, {text}, {});
+            changeTags(store, id, {text}, {});
         else if (operation == "rename")
-            store.renameRun(id, text);
+            renameRun(store, id, text);
         else
-            store.deleteRun(99);
+            deleteRun(store, 99);
         QFAIL("the operation was not refused");
     } catch (const StoreError &e) {
         QVERIFY2(QString(e.what()).contains(message), e.what());
@@ -175,20 +177,20 @@ void tst_Curation::deleteLeavesNoOrphanRows()
     const int64_t gone = addFullRun(store, "fp32", "fp32", 0);
     const int64_t kept = addFullRun(store, "bf16", "autocast-bf16", 0);
     for (const int64_t id : {gone, kept}) {
-        store.changeTags(id, {"t"}, {});
-        store.renameRun(id, store.requireRun(id).name + " renamed");
-        const std::string folder = store.weightsFolder(id);
+        changeTags(store, id, {"t"}, {});
+        renameRun(store, id, store.requireRun(id).name + " renamed");
+        const std::string folder = weightsFolder(store, id);
         QVERIFY(QDir().mkpath(QString::fromStdString(store.absolutePath(folder))));
         QFile weights(QString::fromStdString(store.absolutePath(folder + "/final.pt")));
         QVERIFY(weights.open(QIODevice::WriteOnly) && weights.write("weights") == 7);
         weights.close();
-        store.addWeightFile(id, {WeightFileKind::Final, 19, folder + "/final.pt", 7, "00", ""});
+        addWeightFile(store, id, {WeightFileKind::Final, 19, folder + "/final.pt", 7, "00", ""});
         QuantizationResult q;
         q.scheme = "int4";
         q.groupSize = 64;
         q.tensors = "blocks.*";
         q.sensitivity = {{"blocks.0.mlp.fc.weight", 0.01}};
-        store.storeQuantization(id, q);
+        storeQuantization(store, id, q);
         MemoryTimeline timeline; // one step's, of one phase and one point
         timeline.source = "allocations";
         timeline.step = 2;
@@ -209,10 +211,10 @@ void tst_Curation::deleteLeavesNoOrphanRows()
     // metrics, validation, events, memory, numerics, tags, former_names, weight_files, quantizations,
     // ranks, remote_runs, memory_timelines: a new table of run rows joins the check.
     QCOMPARE(tables.size(), size_t(12));
-    const QString goneFolder = QString::fromStdString(store.absolutePath(store.weightsFolder(gone)));
-    store.deleteRun(gone);
+    const QString goneFolder = QString::fromStdString(store.absolutePath(weightsFolder(store, gone)));
+    deleteRun(store, gone);
     QVERIFY(!QFileInfo::exists(goneFolder)); // its weights files went with it
-    QVERIFY(QFileInfo::exists(QString::fromStdString(store.absolutePath(store.weightsFolder(kept)))));
+    QVERIFY(QFileInfo::exists(QString::fromStdString(store.absolutePath(weightsFolder(store, kept)))));
     {
         // A quantization's sensitivity rows go with it (they hang on the quantization, not the run).
         SQLite::Database db(path, SQLite::OPEN_READONLY);
@@ -239,7 +241,7 @@ void tst_Curation::deleteRefusesARunThatIsRunning()
     Store store(path);
     const int64_t id = store.createRun("live", configToml("live", "fp32", 20)); // this process is its engine
     try {
-        store.deleteRun(id);
+        deleteRun(store, id);
         QFAIL("a running run was deleted");
     } catch (const StoreError &e) {
         QVERIFY2(QString(e.what()).contains("is running") && QString(e.what()).contains("cancel it first"), e.what());
@@ -255,9 +257,9 @@ void tst_Curation::copyReproducesTheRunsSummaryExactly()
     {
         Store source(sourcePath);
         const int64_t id = addFullRun(source, "bf16", "autocast-bf16", 0.1);
-        source.setNote(id, "from the server");
-        source.changeTags(id, {"server"}, {});
-        source.renameRun(id, "bf16 on the server");
+        setNote(source, id, "from the server");
+        changeTags(source, id, {"server"}, {});
+        renameRun(source, id, "bf16 on the server");
         SQLite::Database(sourcePath, SQLite::OPEN_READWRITE)
             .exec("UPDATE meta SET value = '77' WHERE key = 'study_seed'");
         source.releaseSpace();
@@ -266,7 +268,7 @@ void tst_Curation::copyReproducesTheRunsSummaryExactly()
     Store dest(destPath);
     addFullRun(dest, "fp32", "fp32", 0);
     const Store source(sourcePath, Store::Access::ReadOnly);
-    const std::vector<int64_t> ids = dest.copyRunsFrom(source, {1}, " (server)");
+    const std::vector<int64_t> ids = copyRunsFrom(dest, source, {1}, " (server)");
     QCOMPARE(ids.size(), size_t(1));
 
     const RunRecord original = source.requireRun(1), copy = dest.requireRun(ids[0]);
@@ -336,7 +338,7 @@ void tst_Curation::copyRefusesClashesAndRunningRunsAndItself()
     const auto refused = [&](const Store &from, std::vector<int64_t> ids, const std::string &suffix,
                              const QString &why) {
         try {
-            dest.copyRunsFrom(from, ids, suffix);
+            copyRunsFrom(dest, from, ids, suffix);
             return QString("not refused");
         } catch (const StoreError &e) {
             return QString(e.what()).contains(why) ? QString() : QString(e.what());
@@ -348,7 +350,7 @@ void tst_Curation::copyRefusesClashesAndRunningRunsAndItself()
     QCOMPARE(refused(dest, {1}, "-x", "into itself"), QString());
     dest.releaseSpace();
     QCOMPARE(sha256(destPath), before);
-    QCOMPARE(dest.copyRunsFrom(source, {1}, "-a").size(), size_t(1));
+    QCOMPARE(copyRunsFrom(dest, source, {1}, "-a").size(), size_t(1));
 }
 
 void tst_Curation::vacuumReportsTheBytesFreed()
@@ -375,8 +377,8 @@ void tst_Curation::vacuumReportsTheBytesFreed()
         store.appendMetrics(ids[size_t(i)], more);
     }
     for (int i = 0; i < 5; ++i)
-        store.deleteRun(ids[size_t(i)]);
-    const Store::Compaction compaction = store.vacuum();
+        deleteRun(store, ids[size_t(i)]);
+    const Compaction compaction = vacuum(store);
     QVERIFY2(compaction.bytesAfter < compaction.bytesBefore / 2,
              qPrintable(QString("%1 -> %2").arg(compaction.bytesBefore).arg(compaction.bytesAfter)));
     QCOMPARE(compaction.bytesAfter, int64_t(QFileInfo(QString::fromStdString(path)).size()));
@@ -403,8 +405,8 @@ void tst_Curation::aVersionFiveStudyMigratesToCuration()
     QVERIFY(run.note.empty() && run.tags.empty() && run.formerNames.empty() && !run.archived);
     QVERIFY(run.derivedFrom.empty());
     QCOMPARE(run.validationSeed, int64_t(1234));
-    store.changeTags(1, {"old"}, {});
-    store.deleteRun(1);
+    changeTags(store, 1, {"old"}, {});
+    deleteRun(store, 1);
     QCOMPARE(orphans(path, "metrics"), 0);
 }
 
@@ -462,9 +464,9 @@ void tst_Curation::filterMatches()
     store.finishRun(pure, Outcome::Oom, 3, "");
     store.finishRun(longRun, Outcome::Completed, 199, "");
     store.finishRun(hidden, Outcome::Completed, 199, "");
-    store.changeTags(longRun, {"long"}, {});
-    store.setNote(longRun, "a loss spike at step 80");
-    store.setArchived(hidden, true);
+    changeTags(store, longRun, {"long"}, {});
+    setNote(store, longRun, "a loss spike at step 80");
+    setArchived(store, hidden, true);
     const RunFilter parsed = RunFilter::parse(filter.toStdString());
     QStringList kept;
     for (const RunRecord &run : store.runs())

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+#include "core/store/curation.h"
+#include "core/store/remoteruns.h"
 #include "core/store/store.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -438,24 +440,24 @@ void tst_Store::aRunOnAnotherMachineKeepsItsPlaceAndIsGatheredWhole()
     copy.pid = 0;
     // Stored before the host is asked: where it will train, not yet which run it is there.
     const RemotePlace asked{"gpu-box", "/opt/optlog/bin/optlog", hostPath, 0, ""};
-    const int64_t here = laptop.createRemoteRun(copy, asked, "6b1f0c2a9d8e4f3b7a5c1e0d2f4a6b8c");
-    QVERIFY(!laptop.remoteRuns()[0].answered());
-    QCOMPARE(laptop.remoteRuns()[0].startKey, std::string("6b1f0c2a9d8e4f3b7a5c1e0d2f4a6b8c"));
+    const int64_t here = createRemoteRun(laptop, copy, asked, "6b1f0c2a9d8e4f3b7a5c1e0d2f4a6b8c");
+    QVERIFY(!remoteRuns(laptop)[0].answered());
+    QCOMPARE(remoteRuns(laptop)[0].startKey, std::string("6b1f0c2a9d8e4f3b7a5c1e0d2f4a6b8c"));
     RunRecord started = copy;
     started.pid = 999999; // no such process here: still not judged dead, its engine is elsewhere
     started.createdAt = "2026-01-02T03:00:00Z";
     started.environmentJson = R"({"device":"cuda"})";
     const RemotePlace place{"gpu-box", "/opt/optlog/bin/optlog", hostPath, there, hostPath + ".logs/a.log"};
-    laptop.answerRemoteStart(here, started, place);
-    QVERIFY(laptop.remoteRuns()[0].answered());
+    answerRemoteStart(laptop, here, started, place);
+    QVERIFY(remoteRuns(laptop)[0].answered());
     QCOMPARE(laptop.requireRun(here).pid, int64_t(999999));
     QCOMPARE(laptop.requireRun(here).createdAt, started.createdAt);
     QCOMPARE(laptop.requireRun(here).environmentJson, started.environmentJson);
     QCOMPARE(laptop.markCrashedRuns(), 0);
     QVERIFY(!laptop.requireRun(here).isFinished());
-    QCOMPARE(laptop.remotePlace(here)->study, hostPath);
-    QCOMPARE(laptop.remotePlace(here)->runId, there);
-    QCOMPARE(laptop.remotePlace(here)->log, place.log);
+    QCOMPARE(remotePlace(laptop, here)->study, hostPath);
+    QCOMPARE(remotePlace(laptop, here)->runId, there);
+    QCOMPARE(remotePlace(laptop, here)->log, place.log);
     // A follower's rows, from where its copy ends.
     laptop.appendMetrics(here, host.metrics(there, 0));
     QCOMPARE(host.metrics(there, 7).size(), size_t(3));
@@ -464,13 +466,13 @@ void tst_Store::aRunOnAnotherMachineKeepsItsPlaceAndIsGatheredWhole()
     laptop.appendEvents(here, host.events(there));
     QCOMPARE(laptop.events(here).front().at, std::string("2026-01-02T03:04:05Z"));
     // Gathering a run still running is refused; once it has ended, the copy becomes the whole run.
-    QVERIFY_THROWS_EXCEPTION(StoreError, laptop.gatherRemoteRun(host, there, here));
+    QVERIFY_THROWS_EXCEPTION(StoreError, gatherRemoteRun(laptop, host, there, here));
     host.finishRun(there, Outcome::Completed, 9, "", "2026-01-02T04:00:00Z");
-    const int64_t gathered = laptop.gatherRemoteRun(host, there, here);
+    const int64_t gathered = gatherRemoteRun(laptop, host, there, here);
     QCOMPARE(laptop.runs().size(), size_t(1));
     QCOMPARE(laptop.requireRun(gathered).finishedAt, std::string("2026-01-02T04:00:00Z"));
     QCOMPARE(laptop.metrics(gathered).size(), size_t(10));
-    const std::vector<RemoteRun> remote = laptop.remoteRuns();
+    const std::vector<RemoteRun> remote = remoteRuns(laptop);
     QCOMPARE(remote.size(), size_t(1));
     QCOMPARE(remote[0].runId, gathered);
     QVERIFY(!remote[0].gatheredAt.empty());
@@ -518,7 +520,7 @@ void tst_Store::memoryTimelinesAreKeptByStepCopiedAndDroppedPastAResume()
     // Copied with the run; a run reopened at a checkpoint keeps the timelines of the steps before it.
     store.finishRun(id, Outcome::Cancelled, 3, "stopped", "");
     const std::string copyPath = dir.filePath("copy.sqlite").toStdString();
-    const int64_t copied = Store::copyRunsInto(store, {id}, copyPath, "").front();
+    const int64_t copied = copyRunsInto(store, {id}, copyPath, "").front();
     QCOMPARE(Store(copyPath).timelines(copied).size(), size_t(2));
     store.reopenRun(id, 3);
     QCOMPARE(store.timelines(id).size(), size_t(1));

@@ -9,6 +9,7 @@
 #include "core/engine/run/stopsignals.h"
 #include "core/engine/run/storedweights.h"
 #include "core/store/store.h"
+#include "core/store/weights.h"
 
 #include <QtTest>
 #include <csignal>
@@ -140,10 +141,10 @@ private Q_SLOTS:
         const int64_t id = finishedRun(store, "stopped", Outcome::Cancelled);
         QVERIFY(!latestCheckpoint(store, id));
         for (const int64_t step : {10, 30, 20})
-            store.addWeightFile(id, checkpointAt(step));
+            addWeightFile(store, id, checkpointAt(step));
         WeightFile final = checkpointAt(40);
         final.kind = WeightFileKind::Final;
-        store.addWeightFile(id, final);
+        addWeightFile(store, id, final);
         QCOMPARE(latestCheckpoint(store, id)->step, int64_t(30));
     }
 
@@ -172,7 +173,7 @@ private Q_SLOTS:
             Store store(request.study);
             const int64_t id = finishedRun(store, "run", Outcome(outcome));
             if (withCheckpoint)
-                store.addWeightFile(id, checkpointAt(20));
+                addWeightFile(store, id, checkpointAt(20));
         }
         request.resume = "run";
         const std::string message = refusal([&] { resumptionOf(request); });
@@ -206,7 +207,7 @@ private Q_SLOTS:
         QVERIFY(mentions(refusal([&] { quantizableRun(store, completed); }), "has no final weights on disk"));
         WeightFile final = checkpointAt(5);
         final.kind = WeightFileKind::Final;
-        store.addWeightFile(completed.id, final);
+        addWeightFile(store, completed.id, final);
         // Recorded but not on disk: the file itself is checked before anything reads it.
         QVERIFY(mentions(refusal([&] { quantizableRun(store, completed); }), "step-5.pt"));
     }

@@ -5,7 +5,9 @@
 // study whose every run reads back. A page SQLite finds corrupt, or a table that lacks a column,
 // while reading is a StoreError too ("cannot read its runs: ..."): the CLI's exit 2, never a crash
 // and never SQLite's own exception.
+#include "core/store/clusterjobs.h"
 #include "core/store/store.h"
+#include "core/store/weights.h"
 #include "tests/fuzz/fuzzinput.h"
 
 using namespace optlog;
@@ -23,11 +25,11 @@ void readEverything(const Store &store)
         store.ranks(run.id);
         store.events(run.id);
         store.numerics(run.id);
-        store.weightFiles(run.id);
-        store.quantizations(run.id);
+        weightFiles(store, run.id);
+        quantizations(store, run.id);
         store.findRun(run.name);
     }
-    store.clusterJobs();
+    clusterJobs(store);
 }
 
 } // namespace

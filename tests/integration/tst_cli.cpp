@@ -4,6 +4,7 @@
 #include "core/config/configfields.h"
 #include "core/contract/format.h"
 #include "core/store/store.h"
+#include "core/store/weights.h"
 #include "tests/common/buildfeatures.h"
 #include "tests/common/enginebinary.h"
 #include "tests/common/scenariosizes.h"
@@ -972,7 +973,7 @@ void tst_Cli::resumeContinuesAsIfTheRunHadNotStopped()
         Store store(study.toStdString()); // a killed run is marked crashed here
         const RunRecord run = *store.findRun("cut");
         QVERIFY(run.isFinished() && *run.outcome != Outcome::Completed);
-        for (const WeightFile &file : store.weightFiles(run.id))
+        for (const WeightFile &file : weightFiles(store, run.id))
             checkpointStep = std::max(checkpointStep, file.step);
         QVERIFY2(checkpointStep >= kResumeCheckpointInterval - 1 && checkpointStep < kResumeSteps - 1,
                  qPrintable(QString::number(checkpointStep)));
@@ -1000,7 +1001,7 @@ void tst_Cli::resumeContinuesAsIfTheRunHadNotStopped()
     for (size_t i = 0; i < cutValidation.size(); ++i)
         QVERIFY(std::abs(cutValidation[i].loss - wholeValidation[i].loss) <= 1e-6);
     const auto finalOf = [&](int64_t id) {
-        for (const WeightFile &file : store.weightFiles(id))
+        for (const WeightFile &file : weightFiles(store, id))
             if (file.kind == WeightFileKind::Final)
                 return file;
         return WeightFile{};
@@ -1070,7 +1071,7 @@ namespace {
 QString weightsFileOf(const QString &study, const std::string &name, WeightFileKind kind)
 {
     const Store store(study.toStdString(), Store::Access::ReadOnly);
-    for (const WeightFile &file : store.weightFiles(store.findRun(name)->id))
+    for (const WeightFile &file : weightFiles(store, store.findRun(name)->id))
         if (file.kind == kind)
             return QString::fromStdString(store.absolutePath(file.path));
     return {};
@@ -1133,7 +1134,7 @@ void tst_Cli::quantizeBillsEveryByteAndPricesItInLoss()
     QVERIFY2(r.out.contains("float32 (the run's own)") && r.out.contains("optimizer state, the gradients"),
              qPrintable(r.out));
     const Store store(study.toStdString(), Store::Access::ReadOnly);
-    const auto results = store.quantizations(store.findRun("done")->id);
+    const auto results = quantizations(store, store.findRun("done")->id);
     QCOMPARE(results.size(), size_t(9)); // int8 once, the others at both groups
     const std::vector<std::string> matrices = {"blocks.0.attention.qkv.weight", "blocks.0.attention.proj.weight",
                                                "blocks.0.mlp.fc.weight", "blocks.0.mlp.proj.weight"};
@@ -1170,7 +1171,7 @@ void tst_Cli::quantizeBillsEveryByteAndPricesItInLoss()
                     QCOMPARE(mixed.int8Tensors, int4.sensitivity[0].tensor + "," + int4.sensitivity[1].tensor);
     // A second quantization with the same scheme replaces the first rather than adding a row.
     QCOMPARE(runOptlog(QStringList{"quantize", study, "done", "--scheme", "nf4", "--group", "16"}).exitCode, 0);
-    QCOMPARE(store.quantizations(store.findRun("done")->id).size(), size_t(9));
+    QCOMPARE(quantizations(store, store.findRun("done")->id).size(), size_t(9));
     const Result show = runOptlog(QStringList{"show", study, "done"});
     QVERIFY(show.out.contains("quantizations of the final weights") && show.out.contains("nf4 g16"));
     QVERIFY(show.out.contains("weights on disk") && show.out.contains("final"));
@@ -1251,7 +1252,7 @@ void tst_Cli::pruneKeepsFinalWeightsAndDeleteRemovesAll()
     QVERIFY2(pruned.exitCode == 0 && pruned.out.contains("removed"), qPrintable(pruned.err));
     {
         const Store store(study.toStdString(), Store::Access::ReadOnly);
-        const auto files = store.weightFiles(store.findRun("done")->id);
+        const auto files = weightFiles(store, store.findRun("done")->id);
         QCOMPARE(files.size(), size_t(1));
         QCOMPARE(files.front().kind, WeightFileKind::Final);
     }

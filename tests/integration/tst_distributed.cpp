@@ -7,6 +7,7 @@
 #include "core/engine/model/weightfiles.h"
 #include "core/engine/precision/precision.h"
 #include "core/store/store.h"
+#include "core/store/weights.h"
 #include "tests/common/buildfeatures.h"
 #include "tests/common/enginebinary.h"
 #include "tests/common/testpaths.h"
@@ -58,7 +59,7 @@ std::map<std::string, at::Tensor> finalWeights(const QString &study, int64_t run
     const Store store(study.toStdString(), Store::Access::ReadOnly);
     std::map<std::string, at::Tensor> tensors;
     const RunConfig config = loadDerivedConfig(store.requireRun(runId).configToml, "the stored run", {});
-    for (const WeightFile &file : store.weightFiles(runId)) {
+    for (const WeightFile &file : weightFiles(store, runId)) {
         if (file.kind != WeightFileKind::Final)
             continue;
         GPT model(GPTOptions::from(config));

@@ -4,7 +4,9 @@
 // namespace of its own whose link can be unplugged. The real `optlog` on both sides: the run
 // trains detached on the host into a study there, and its rows come back into the laptop's study
 // over SSH. Skipped, saying why, where sshd cannot start; never passed without it.
+#include "core/store/remoteruns.h"
 #include "core/store/store.h"
+#include "core/store/weights.h"
 #include "tests/common/enginebinary.h"
 #include "tests/common/files.h"
 #include "tests/common/poisonedplaces.h"
@@ -106,7 +108,7 @@ struct Copies
 Copies copiesOf(const QString &study, int64_t runId)
 {
     const Store laptop(study.toStdString(), Store::Access::ReadOnly);
-    const std::optional<RemotePlace> place = laptop.remotePlace(runId);
+    const std::optional<RemotePlace> place = remotePlace(laptop, runId);
     if (!place)
         return {};
     const Store host(place->study, Store::Access::ReadOnly);
@@ -161,7 +163,7 @@ int64_t stepsHere(const QString &study)
 {
     try {
         const Store store(study.toStdString(), Store::Access::ReadOnly);
-        const std::vector<RemoteRun> runs = store.remoteRuns();
+        const std::vector<RemoteRun> runs = remoteRuns(store);
         return runs.empty() ? 0 : int64_t(store.metrics(runs.back().runId).size());
     } catch (const StoreError &) {
         return 0;
@@ -294,7 +296,7 @@ void tst_Remote::aCheckedHostTrainsARunFollowedHereRowForRow()
         const RunRecord run = laptop.requireRun(1);
         QVERIFY(run.outcome == Outcome::Completed);
         QVERIFY(!laptop.events(1).empty() && !laptop.memory(1).empty() && !laptop.validation(1).empty());
-        QCOMPARE(laptop.remotePlace(1)->host, kHost.toStdString());
+        QCOMPARE(remotePlace(laptop, 1)->host, kHost.toStdString());
     }
 
     // A config that names a file here: the file goes to the host once, and the run trains on it.
@@ -317,7 +319,7 @@ void tst_Remote::aCheckedHostTrainsARunFollowedHereRowForRow()
     QVERIFY2(gathered.exitCode == 0 && gathered.err.contains("3 runs gathered"), qPrintable(gathered.err));
     {
         const Store laptop(study.toStdString(), Store::Access::ReadOnly);
-        const std::vector<RemoteRun> runs = laptop.remoteRuns();
+        const std::vector<RemoteRun> runs = remoteRuns(laptop);
         QCOMPARE(runs.size(), size_t(3));
         QVERIFY(!runs[0].gatheredAt.empty());
         const Store host(runs[0].place.study, Store::Access::ReadOnly);
@@ -353,7 +355,7 @@ void tst_Remote::aStudyOnTheHostTrainsItsRunsOneAfterAnother()
     QVERIFY2(studied.exitCode == 0, qPrintable(studied.err));
     QVERIFY2(studied.out.contains("accum2"), qPrintable(studied.out)); // the comparison follows
     const Store laptop(study.toStdString(), Store::Access::ReadOnly);
-    const std::vector<RemoteRun> remote = laptop.remoteRuns();
+    const std::vector<RemoteRun> remote = remoteRuns(laptop);
     QCOMPARE(remote.size(), size_t(2));
     for (const RemoteRun &run : remote) {
         QVERIFY(laptop.requireRun(run.runId).outcome == Outcome::Completed);
@@ -425,8 +427,8 @@ void tst_Remote::cutConnectionsLoseNoRowAndRepeatNone()
     QCOMPARE(copies.difference(), QString()); // no row lost, none twice
     const Store laptop(study.toStdString(), Store::Access::ReadOnly);
     QVERIFY(laptop.requireRun(1).outcome == Outcome::Cancelled);
-    const Store host(laptop.remotePlace(1)->study, Store::Access::ReadOnly);
-    const std::vector<WeightFile> files = host.weightFiles(laptop.remotePlace(1)->runId);
+    const Store host(remotePlace(laptop, 1)->study, Store::Access::ReadOnly);
+    const std::vector<WeightFile> files = weightFiles(host, remotePlace(laptop, 1)->runId);
     QVERIFY(std::any_of(files.begin(), files.end(), [&](const WeightFile &f) {
         return f.kind == WeightFileKind::Checkpoint && std::filesystem::exists(host.absolutePath(f.path));
     }));
@@ -534,7 +536,7 @@ void tst_Remote::aStartWhoseAnswerIsLostTrainsOnceAndIsFollowed()
     };
     const auto oneRunThereLikeHere = [](const QString &study) {
         const Store laptop(study.toStdString(), Store::Access::ReadOnly);
-        const Store host(laptop.remotePlace(1)->study, Store::Access::ReadOnly);
+        const Store host(remotePlace(laptop, 1)->study, Store::Access::ReadOnly);
         QCOMPARE(host.runs().size(), size_t(1));
         QCOMPARE(laptop.runs().size(), size_t(1));
         const Copies copies = copiesOf(study, 1);
@@ -598,9 +600,9 @@ void tst_Remote::aStartWhoseAnswerIsLostTrainsOnceAndIsFollowed()
     QVERIFY(QFile(release).open(QIODevice::WriteOnly));
     {
         const Store laptop(orphan.toStdString(), Store::Access::ReadOnly);
-        QCOMPARE(laptop.remoteRuns().size(), size_t(1));
-        QVERIFY(!laptop.remoteRuns()[0].answered());
-        QCOMPARE(laptop.remoteRuns()[0].startKey.size(), size_t(32));
+        QCOMPARE(remoteRuns(laptop).size(), size_t(1));
+        QVERIFY(!remoteRuns(laptop)[0].answered());
+        QCOMPARE(remoteRuns(laptop)[0].startKey.size(), size_t(32));
     }
     const Result followed = optlog(m_netns, {"follow", orphan});
     QVERIFY2(followed.exitCode == 0 && followed.err.contains("completed"), qPrintable(followed.err));
@@ -643,7 +645,7 @@ void tst_Remote::aRunStoppedOnItsHostIsResumedThereAndFollowedHere()
     QCOMPARE(copies.difference(), QString());
     const Store laptop(study.toStdString(), Store::Access::ReadOnly);
     QVERIFY(laptop.requireRun(1).outcome == Outcome::Completed);
-    QCOMPARE(Store(laptop.remotePlace(1)->study, Store::Access::ReadOnly).runs().size(), size_t(1));
+    QCOMPARE(Store(remotePlace(laptop, 1)->study, Store::Access::ReadOnly).runs().size(), size_t(1));
 }
 
 #ifdef OPTLOG_TEST_WORKBENCH
@@ -770,7 +772,7 @@ void tst_Remote::theWorkbenchRunsOnAHostAndFollowsItThroughACutConnection()
     QCOMPARE(resumed.difference(), QString());
     const Store store(study.toStdString(), Store::Access::ReadOnly);
     QVERIFY(store.requireRun(1).outcome == Outcome::Cancelled);
-    QCOMPARE(Store(store.remotePlace(1)->study, Store::Access::ReadOnly).runs().size(), size_t(1));
+    QCOMPARE(Store(remotePlace(store, 1)->study, Store::Access::ReadOnly).runs().size(), size_t(1));
     qInfo("the GUI thread's longest wait between two 10 ms ticks: %lld ms", longestStall);
     QVERIFY2(longestStall < 1000, qPrintable(QString::number(longestStall)));
 }

@@ -8,6 +8,7 @@
 #include "core/config/config.h"
 #include "core/config/recordedconfig.h"
 #include "core/store/store.h"
+#include "core/store/weights.h"
 #include "tests/common/steadysteps.h"
 #include "ui/charts/bandchart.h"
 #include "ui/charts/charttheme.h"
@@ -256,8 +257,8 @@ private Q_SLOTS:
             Store store(path);
             quantized = addRun(store, {"fp32", "fp32", {{5000, 2.5}, {20000, 1.8}}, 5000, 400 << 20});
             plain = addRun(store, {"bf16", "autocast-bf16", {{5000, 2.5}, {20000, 1.81}}, 6000, 300 << 20});
-            store.storeQuantization(quantized, quantization("int4", 64, 1.83));
-            store.storeQuantization(quantized, quantization("nf4", 64, 1.82));
+            storeQuantization(store, quantized, quantization("int4", 64, 1.83));
+            storeQuantization(store, quantized, quantization("nf4", 64, 1.82));
         }
         CompareView view;
         StudySnapshot first = loadStudySnapshot(path, {});
@@ -272,7 +273,7 @@ private Q_SLOTS:
         // A finished run quantized again is read again, not served from the cache.
         {
             Store store(path);
-            store.storeQuantization(quantized, quantization("int8", 0, 1.8));
+            storeQuantization(store, quantized, quantization("int8", 0, 1.8));
         }
         std::map<int64_t, RunSnapshotPtr> cache;
         for (const auto &run : first.runs)

@@ -4,6 +4,7 @@
 // runs imported from another study.
 #include "core/config/config.h"
 #include "core/config/configfields.h"
+#include "core/store/curation.h"
 #include "core/store/store.h"
 #include "tests/common/testpaths.h"
 #include "ui/compareview.h"
@@ -209,8 +210,11 @@ private Q_SLOTS:
 
     void filterKeepsWhatMatchesAndIsRememberedPerStudy()
     {
-        Store(m_study.toStdString()).changeTags(3, {"long"}, {});
-        Store(m_study.toStdString()).setArchived(1, true);
+        {
+            Store study(m_study.toStdString());
+            changeTags(study, 3, {"long"}, {});
+            setArchived(study, 1, true);
+        }
         m_window->watcher()->refresh();
         QTRY_COMPARE(shownNames(m_window->runModel()), (QStringList{QStringLiteral("pure"), QStringLiteral("auto")}));
         QLineEdit *filter = m_window->runsView()->filterEdit();

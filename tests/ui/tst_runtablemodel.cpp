@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The runs table model over a real study file, as the engine writes it.
 #include "core/config/config.h"
+#include "core/store/clusterjobs.h"
 #include "core/store/store.h"
 #include "ui/runtablemodel.h"
 #include "ui/studywatcher.h"
@@ -144,8 +145,8 @@ private Q_SLOTS:
         for (size_t i = 0; i < tasks.size(); ++i)
             job.tasks.push_back({"7", int64_t(i), tasks[i].first, shards + "7-" + std::to_string(i) + ".sqlite",
                                  tasks[i].second, "", 0, ""});
-        study.addClusterJob(job);
-        const QString seenAt = QString::fromStdString(study.clusterJobs().at(0).tasks.at(0).stateAt);
+        addClusterJob(study, job);
+        const QString seenAt = QString::fromStdString(clusterJobs(study).at(0).tasks.at(0).stateAt);
 
         // Where Slurm cannot be asked, each task shows the state last stored, marked so.
         RunTableModel model;
@@ -184,7 +185,7 @@ private Q_SLOTS:
         QCOMPARE(model.index(0, RunTableModel::Name).data().toString(), QStringLiteral("short"));
 
         // Once gathered, the run is the study's: its cluster row goes.
-        study.gatherClusterRun(shard, running, "7", 0);
+        gatherClusterRun(study, shard, running, "7", 0);
         const StudySnapshot gathered = loadStudySnapshot(m_path.toStdString(), {}, slurmSays);
         QCOMPARE(gathered.runs.size(), size_t(1));
         QCOMPARE(gathered.clusterTasks.size(), size_t(1));

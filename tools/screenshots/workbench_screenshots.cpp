@@ -2,6 +2,7 @@
 // Screenshots of the workbench over a real study, for docs/ and for looking at: the Design page
 // with a sweep, the Monitor page while a real engine streams a run, and Compare with every run of
 // the study against its first. Run it under Xvfb (take.sh) so that it renders as on a desktop.
+#include "core/store/curation.h"
 #include "core/store/store.h"
 #include "ui/charts/comparisoncharts.h"
 #include "ui/charts/spreadchart.h"
@@ -192,11 +193,12 @@ int main(int argc, char **argv)
         for (const auto &record : store.runs()) {
             if (record.configToml.find("bf16") == std::string::npos || record.outcome != optlog::Outcome::Completed)
                 continue;
-            store.changeTags(record.id, {"bf16"}, {});
+            optlog::changeTags(store, record.id, {"bf16"}, {});
             if (noted == 0 && record.name.find("pure") != std::string::npos) {
                 noted = record.id;
-                store.setNote(record.id, "Pure BF16: weights, gradients and Adam's moments in bfloat16.\n"
-                                         "Check the vanishing-update share before a longer run.");
+                optlog::setNote(store, record.id,
+                                "Pure BF16: weights, gradients and Adam's moments in bfloat16.\n"
+                                "Check the vanishing-update share before a longer run.");
             }
         }
     }

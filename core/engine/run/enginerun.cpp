@@ -12,6 +12,7 @@
 #include "core/engine/train/ending.h"
 #include "core/memorymodel/memorymodel.h"
 #include "core/recording/studyrecorder.h"
+#include "core/store/weights.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -287,7 +288,7 @@ TrainingOutcome EngineRun::trainOutcome(StudyRecorder &recorder, int64_t runId, 
             m_ranks->connect(m_device.is_cuda());
         }
         Trainer trainer(m_config, m_data, m_studySeed, m_ranks.get());
-        trainer.writeWeightsTo(m_store->absolutePath(""), m_store->weightsFolder(runId));
+        trainer.writeWeightsTo(m_store->absolutePath(""), weightsFolder(*m_store, runId));
         if (m_resumedRun)
             trainer.resumeFrom(m_store->absolutePath(m_checkpoint.path), m_checkpoint);
         outcome = trainer.run(recorder, stopRequested);

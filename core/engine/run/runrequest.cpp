@@ -9,6 +9,7 @@
 #include "core/engine/precision/precision.h"
 #include "core/engine/run/enginerun.h"
 #include "core/engine/run/storedweights.h"
+#include "core/store/weights.h"
 
 #include <torch/serialize/input-archive.h>
 

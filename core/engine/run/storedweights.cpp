@@ -3,6 +3,7 @@
 
 #include "core/contract/format.h"
 #include "core/engine/model/weightfiles.h"
+#include "core/store/weights.h"
 
 namespace optlog {
 
@@ -14,7 +15,7 @@ QuantizableRun quantizableRun(const Store &store, const RunRecord &run)
                          + "), so it has no final weights to quantize"
                          + (run.isFinished() ? "; `optlog run --resume` continues a cancelled or crashed run" : ""));
     std::optional<WeightFile> final;
-    for (const WeightFile &file : store.weightFiles(run.id))
+    for (const WeightFile &file : weightFiles(store, run.id))
         if (file.kind == WeightFileKind::Final)
             final = file;
     if (!final)

@@ -11,7 +11,7 @@
 namespace optlog {
 
 // A stored run's weights on disk, and which of its runs can go on from them: the final weights a
-// quantization starts from (the checkpoint a resume continues from: latestCheckpoint, store.h).
+// quantization starts from (the checkpoint a resume continues from: latestCheckpoint, weights.h).
 
 // What quantizing a run starts from: its final weights, read whole, and its config.
 struct QuantizableRun
