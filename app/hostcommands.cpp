@@ -11,6 +11,7 @@
 #include "core/contract/engineevents.h"
 #include "core/contract/format.h"
 #include "core/contract/inputerror.h"
+#include "core/contract/program.h"
 #include "core/contract/thismachine.h"
 #include "core/remote/hostplaces.h"
 #include "core/remote/hostprotocol.h"
@@ -37,13 +38,10 @@
 #include <thread>
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/file.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 namespace optlog {
 
@@ -74,30 +72,16 @@ constexpr size_t kMaxConfigBytes = 1 << 20;
 // started it closes), its output in `log`.
 pid_t startDetached(const std::vector<std::string> &arguments, const std::string &log)
 {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigfillset(&defaults);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    std::vector<char *> argv;
-    for (const std::string &argument : arguments)
-        argv.push_back(const_cast<char *>(argument.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    const int failed = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (failed != 0)
-        throw std::runtime_error("cannot start the engine: " + std::string(std::strerror(failed)));
-    return pid;
+    ProgramStart start;
+    start.argv = arguments;
+    start.inputFile = "/dev/null";
+    start.output = ProgramOutputs::AppendedToFile;
+    start.outputFile = log;
+    start.group = ProcessGroup::OwnSession;
+    const StartedProgram engine = startProgram(start);
+    if (engine.pid < 0)
+        throw std::runtime_error("cannot start the engine: " + engine.error);
+    return engine.pid;
 }
 
 std::optional<RunRecord> runOfProcess(const Store &store, pid_t pid)
@@ -184,8 +168,8 @@ int answerWhenReady(const std::function<std::optional<nlohmann::json>()> &answer
 {
     const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
     for (;;) {
-        int status = 0;
-        const bool ended = child ? ::waitpid(engine, &status, WNOHANG) == engine : ::kill(engine, 0) != 0;
+        const std::optional<int> status = child ? reapProgram(engine, false) : std::nullopt;
+        const bool ended = child ? status.has_value() : ::kill(engine, 0) != 0;
         if (const std::optional<nlohmann::json> answer = answered()) {
             record.write(*answer);
             std::cout << answer->dump() << std::endl;
@@ -194,7 +178,7 @@ int answerWhenReady(const std::function<std::optional<nlohmann::json>()> &answer
         if (ended) {
             record.forget();
             std::cerr << fileText(log);
-            return child && WIFEXITED(status) ? WEXITSTATUS(status) : kExitFailed;
+            return status && WIFEXITED(*status) ? WEXITSTATUS(*status) : kExitFailed;
         }
         if (std::chrono::steady_clock::now() > deadline) {
             ::kill(engine, SIGTERM);

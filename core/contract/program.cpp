@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "core/contract/program.h"
 
+#include "core/contract/outcome.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +16,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,50 +24,225 @@ extern char **environ;
 
 namespace optlog {
 
-StartedProgram startProgram(const std::vector<std::string> &argv, const std::string &inputFile)
+namespace {
+
+// One change to a starting program's file descriptors: `fd` opened on `path`, or, where `path` is
+// null, made a copy of `from`.
+struct DescriptorChange
 {
-    StartedProgram started;
-    int outPipe[2], errPipe[2];
-    if (pipe2(outPipe, O_CLOEXEC) != 0)
-        return started;
-    if (pipe2(errPipe, O_CLOEXEC) != 0) {
-        close(outPipe[0]);
-        close(outPipe[1]);
-        return started;
+    int fd;
+    const char *path;
+    int flags;
+    mode_t mode;
+    int from;
+};
+
+// The changes `start` asks for, in order; `outPipe` and `errPipe` are the pipes' write ends.
+std::vector<DescriptorChange> descriptorChanges(const ProgramStart &start, int outPipe, int errPipe)
+{
+    std::vector<DescriptorChange> changes;
+    if (!start.inputFile.empty())
+        changes.push_back({STDIN_FILENO, start.inputFile.c_str(), O_RDONLY, 0, -1});
+    switch (start.output) {
+    case ProgramOutputs::Inherited: break;
+    case ProgramOutputs::Pipes:
+        changes.push_back({STDOUT_FILENO, nullptr, 0, 0, outPipe});
+        changes.push_back({STDERR_FILENO, nullptr, 0, 0, errPipe});
+        break;
+    case ProgramOutputs::Discarded:
+        changes.push_back({STDOUT_FILENO, "/dev/null", O_WRONLY, 0, -1});
+        changes.push_back({STDERR_FILENO, "/dev/null", O_WRONLY, 0, -1});
+        break;
+    case ProgramOutputs::OutputDiscarded: changes.push_back({STDOUT_FILENO, "/dev/null", O_WRONLY, 0, -1}); break;
+    case ProgramOutputs::AppendedToFile:
+        changes.push_back({STDOUT_FILENO, start.outputFile.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644, -1});
+        changes.push_back({STDERR_FILENO, nullptr, 0, 0, STDOUT_FILENO});
+        break;
     }
+    return changes;
+}
+
+// This process's environment with `variables` set over it, each replacing one of the same name.
+std::vector<std::string> environmentWith(const std::vector<std::pair<std::string, std::string>> &variables)
+{
+    std::vector<std::string> environment;
+    for (char **entry = environ; *entry; ++entry) {
+        const std::string text = *entry;
+        const std::string name = text.substr(0, text.find('='));
+        const bool replaced = std::any_of(variables.begin(), variables.end(),
+                                          [&name](const auto &variable) { return variable.first == name; });
+        if (!replaced)
+            environment.push_back(text);
+    }
+    for (const auto &[name, value] : variables)
+        environment.push_back(name + "=" + value);
+    return environment;
+}
+
+// The null-terminated array exec takes, pointing into `words`, which must outlive it.
+std::vector<char *> execArray(const std::vector<std::string> &words)
+{
+    std::vector<char *> array;
+    for (const std::string &word : words)
+        array.push_back(const_cast<char *>(word.c_str()));
+    array.push_back(nullptr);
+    return array;
+}
+
+// Starts with posix_spawn: its pid, else -1 with errno set.
+pid_t spawnProgram(const ProgramStart &start, const std::vector<DescriptorChange> &changes, char *const argv[],
+                   char *const envp[])
+{
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, outPipe[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, errPipe[1], STDERR_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, inputFile.empty() ? "/dev/null" : inputFile.c_str(),
-                                     O_RDONLY, 0);
+    for (const DescriptorChange &change : changes)
+        if (change.path)
+            posix_spawn_file_actions_addopen(&actions, change.fd, change.path, change.flags, change.mode);
+        else
+            posix_spawn_file_actions_adddup2(&actions, change.from, change.fd);
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    std::vector<char *> args;
-    for (const std::string &a : argv)
-        args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    const int spawned = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    switch (start.group) {
+    case ProcessGroup::Ours: break;
+    case ProcessGroup::Own:
+        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&attributes, 0);
+        break;
+    case ProcessGroup::OwnSession:
+        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        posix_spawnattr_setsigmask(&attributes, &none);
+        posix_spawnattr_setsigdefault(&attributes, &all);
+        break;
+    }
+    pid_t pid = -1;
+    const int failed = start.lookUpOnPath ? posix_spawnp(&pid, argv[0], &actions, &attributes, argv, envp)
+                                          : posix_spawn(&pid, argv[0], &actions, &attributes, argv, envp);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
-    close(outPipe[1]);
-    close(errPipe[1]);
-    if (spawned != 0) {
-        close(outPipe[0]);
-        close(errPipe[0]);
+    errno = failed;
+    return failed == 0 ? pid : -1;
+}
+
+// The child's side of forkProgram, from fork to exec: only async-signal-safe calls, on what the
+// parent prepared before it forked (a fork of a process with threads may hold any lock).
+[[noreturn]] void becomeProgram(const ProgramStart &start, pid_t parent, const std::vector<DescriptorChange> &changes,
+                                const char *path, char *const argv[], char *const envp[])
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(kExitFailed); // the parent ended before the signal was asked for
+    for (const DescriptorChange &change : changes) {
+        const int fd = change.path ? open(change.path, change.flags, change.mode) : change.from;
+        if (fd < 0 || (fd != change.fd && dup2(fd, change.fd) < 0))
+            _exit(kExitFailed);
+        if (fd == change.fd)
+            fcntl(fd, F_SETFD, 0); // kept open across exec, as posix_spawn keeps it
+        else if (change.path)
+            close(fd);
+    }
+    if (start.group == ProcessGroup::Own)
+        setpgid(0, 0);
+    if (start.group == ProcessGroup::OwnSession) {
+        setsid();
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        struct sigaction defaults = {};
+        defaults.sa_handler = SIG_DFL;
+        for (int number = 1; number < NSIG; ++number)
+            sigaction(number, &defaults, nullptr); // refused for SIGKILL and SIGSTOP, which is as well
+    }
+    execve(path, argv, envp);
+    _exit(kExitFailed);
+}
+
+// Starts with fork and exec, for what posix_spawn cannot do: its pid, else -1 with errno set.
+pid_t forkProgram(const ProgramStart &start, const std::vector<DescriptorChange> &changes, char *const argv[],
+                  char *const envp[])
+{
+    // execvp is not async-signal-safe: the path is looked up before the fork.
+    const bool lookUp = start.lookUpOnPath && !std::strchr(argv[0], '/');
+    const std::string path = lookUp ? onPath(argv[0]) : argv[0];
+    if (path.empty()) {
+        errno = ENOENT;
+        return -1;
+    }
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid == 0)
+        becomeProgram(start, parent, changes, path.c_str(), argv, envp);
+    return pid;
+}
+
+} // namespace
+
+StartedProgram startProgram(const ProgramStart &start)
+{
+    StartedProgram started;
+    if (start.argv.empty()) {
+        started.error = "no program to start";
         return started;
     }
-    return {pid, outPipe[0], errPipe[0]};
+    int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1};
+    if (start.output == ProgramOutputs::Pipes && (pipe2(outPipe, O_CLOEXEC) != 0 || pipe2(errPipe, O_CLOEXEC) != 0)) {
+        started.error = std::strerror(errno);
+        for (const int fd : {outPipe[0], outPipe[1]})
+            if (fd >= 0)
+                close(fd);
+        return started;
+    }
+    // Without variables of its own it gets this process's environment as it is.
+    const std::vector<std::string> environment = start.variables.empty() ? std::vector<std::string>()
+                                                                         : environmentWith(start.variables);
+    const std::vector<char *> argv = execArray(start.argv), envp = execArray(environment);
+    char *const *programEnvironment = start.variables.empty() ? environ : envp.data();
+    const std::vector<DescriptorChange> changes = descriptorChanges(start, outPipe[1], errPipe[1]);
+    std::fflush(nullptr); // what we printed before it comes before what it prints
+    started.pid = start.diesWithParent ? forkProgram(start, changes, argv.data(), programEnvironment)
+                                       : spawnProgram(start, changes, argv.data(), programEnvironment);
+    if (started.pid < 0)
+        started.error = std::strerror(errno);
+    for (const int fd : {outPipe[1], errPipe[1]})
+        if (fd >= 0)
+            close(fd);
+    if (start.output == ProgramOutputs::Pipes && started.pid >= 0) {
+        started.out = outPipe[0];
+        started.err = errPipe[0];
+    } else if (start.output == ProgramOutputs::Pipes) {
+        close(outPipe[0]);
+        close(errPipe[0]);
+    }
+    return started;
+}
+
+StartedProgram startProgram(const std::vector<std::string> &argv, const std::string &inputFile)
+{
+    ProgramStart start;
+    start.argv = argv;
+    start.lookUpOnPath = true;
+    start.inputFile = inputFile.empty() ? "/dev/null" : inputFile;
+    start.output = ProgramOutputs::Pipes;
+    start.group = ProcessGroup::Own;
+    return startProgram(start);
+}
+
+std::optional<int> reapProgram(pid_t pid, bool block)
+{
+    int status = 0;
+    pid_t done = 0;
+    while ((done = waitpid(pid, &status, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {
+    }
+    if (done != pid)
+        return std::nullopt;
+    return status;
 }
 
 int waitForProgram(pid_t pid)
 {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    const int status = reapProgram(pid).value_or(0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
