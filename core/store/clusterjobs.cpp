@@ -14,20 +14,19 @@ using namespace StorePrivate;
 
 void addClusterJob(Store &study, const ClusterJob &job)
 {
+    SQLite::Database &db = database(study);
     guarded(study.path(), "record the cluster job", [&] {
-        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
         SQLite::Statement insertJob(
-            database(study),
-            "INSERT INTO cluster_jobs (job_id, scheduler, plan, script, submitted_at) VALUES (?, ?, ?, ?, ?)");
+            db, "INSERT INTO cluster_jobs (job_id, scheduler, plan, script, submitted_at) VALUES (?, ?, ?, ?, ?)");
         insertJob.bind(1, job.jobId);
         insertJob.bind(2, job.scheduler);
         insertJob.bind(3, job.plan);
         insertJob.bind(4, job.script);
         insertJob.bind(5, job.submittedAt.empty() ? utcNow() : job.submittedAt);
         insertJob.exec();
-        SQLite::Statement insertTask(database(study),
-                                     "INSERT INTO cluster_tasks (job_id, task, run_name, shard, state, state_at) "
-                                     "VALUES (?, ?, ?, ?, ?, ?)");
+        SQLite::Statement insertTask(db, "INSERT INTO cluster_tasks (job_id, task, run_name, shard, state, state_at) "
+                                         "VALUES (?, ?, ?, ?, ?, ?)");
         for (const ClusterTask &task : job.tasks) {
             insertTask.bind(1, job.jobId);
             insertTask.bind(2, task.task);
@@ -40,13 +39,12 @@ void addClusterJob(Store &study, const ClusterJob &job)
         }
         // A task that resumes a run in an earlier task's shard starts with that shard's copy.
         SQLite::Statement inherit(
-            database(study),
-            "UPDATE cluster_tasks SET "
-            "gathered_run_id = (SELECT e.gathered_run_id FROM cluster_tasks e WHERE e.shard = cluster_tasks.shard "
-            "AND e.job_id != cluster_tasks.job_id AND e.gathered_run_id IS NOT NULL), "
-            "gathered_finished_at = (SELECT e.gathered_finished_at FROM cluster_tasks e WHERE e.shard = "
-            "cluster_tasks.shard AND e.job_id != cluster_tasks.job_id AND e.gathered_run_id IS NOT NULL) "
-            "WHERE job_id = ?");
+            db, "UPDATE cluster_tasks SET "
+                "gathered_run_id = (SELECT e.gathered_run_id FROM cluster_tasks e WHERE e.shard = cluster_tasks.shard "
+                "AND e.job_id != cluster_tasks.job_id AND e.gathered_run_id IS NOT NULL), "
+                "gathered_finished_at = (SELECT e.gathered_finished_at FROM cluster_tasks e WHERE e.shard = "
+                "cluster_tasks.shard AND e.job_id != cluster_tasks.job_id AND e.gathered_run_id IS NOT NULL) "
+                "WHERE job_id = ?");
         inherit.bind(1, job.jobId);
         inherit.exec();
         transaction.commit();
@@ -55,11 +53,12 @@ void addClusterJob(Store &study, const ClusterJob &job)
 
 std::vector<ClusterJob> clusterJobs(const Store &study)
 {
+    SQLite::Database &db = database(study);
     return guarded(study.path(), "read the cluster jobs", [&] {
         std::vector<ClusterJob> jobs;
-        SQLite::Statement job(database(study), "SELECT job_id, scheduler, plan, script, submitted_at FROM cluster_jobs "
-                                               "ORDER BY submitted_at, CAST(job_id AS INTEGER)");
-        SQLite::Statement task(database(study),
+        SQLite::Statement job(db, "SELECT job_id, scheduler, plan, script, submitted_at FROM cluster_jobs "
+                                  "ORDER BY submitted_at, CAST(job_id AS INTEGER)");
+        SQLite::Statement task(db,
                                "SELECT task, run_name, shard, state, state_at, gathered_run_id, gathered_finished_at "
                                "FROM cluster_tasks WHERE job_id = ? ORDER BY task");
         while (job.executeStep()) {
@@ -102,29 +101,28 @@ void setClusterTaskState(Store &study, const std::string &jobId, int64_t task, c
 
 int64_t gatherClusterRun(Store &study, const Store &source, int64_t shardRunId, const std::string &jobId, int64_t task)
 {
+    SQLite::Database &db = database(study);
     const RunRecord run = source.requireRun(shardRunId);
     if (!run.isFinished())
         throw StoreError("shard '" + source.path() + "': " + runLabel(run)
                          + " is still running; gather it when its task has ended");
     return guarded(study.path(), "gather the run", [&] {
-        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
         // Every task that trained into this shard (a run resumed there by a later job) shares one copy.
-        SQLite::Statement shard(database(study), "SELECT shard FROM cluster_tasks WHERE job_id = ? AND task = ?");
+        SQLite::Statement shard(db, "SELECT shard FROM cluster_tasks WHERE job_id = ? AND task = ?");
         shard.bind(1, jobId);
         shard.bind(2, task);
         if (!shard.executeStep())
             throw StoreError("study '" + study.path() + "' has no task " + std::to_string(task) + " of cluster job "
                              + jobId);
         const std::string shardPath = shard.getColumn(0).getString();
-        SQLite::Statement earlier(database(study),
-                                  "DELETE FROM runs WHERE id IN (SELECT gathered_run_id FROM cluster_tasks "
-                                  "WHERE shard = ? AND gathered_run_id IS NOT NULL)");
+        SQLite::Statement earlier(db, "DELETE FROM runs WHERE id IN (SELECT gathered_run_id FROM cluster_tasks "
+                                      "WHERE shard = ? AND gathered_run_id IS NOT NULL)");
         earlier.bind(1, shardPath);
         earlier.exec();
         const int64_t id = insertCopy(study, source, run, run.name, run.group == run.name ? "" : run.group);
         SQLite::Statement
-            mark(database(study),
-                 "UPDATE cluster_tasks SET gathered_run_id = ?, gathered_finished_at = ? WHERE shard = ?");
+            mark(db, "UPDATE cluster_tasks SET gathered_run_id = ?, gathered_finished_at = ? WHERE shard = ?");
         mark.bind(1, id);
         mark.bind(2, run.finishedAt);
         mark.bind(3, shardPath);

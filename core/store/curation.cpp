@@ -115,33 +115,34 @@ void setNote(Store &study, int64_t runId, const std::string &note)
 
 void changeTags(Store &study, int64_t runId, const std::vector<std::string> &add, const std::vector<std::string> &remove)
 {
+    SQLite::Database &db = database(study);
     const RunRecord run = study.requireRun(runId);
     for (const auto &tag : add)
         if (const std::string problem = tagProblem(tag); !problem.empty())
             throw StoreError("study '" + study.path() + "', " + runLabel(run) + ": " + problem);
     guarded(study.path(), "store the tags", [&] {
-        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
-        executeEach(database(study), "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?, ?)", runId, add, bindTag);
-        executeEach(database(study), "DELETE FROM tags WHERE run_id = ? AND tag = ?", runId, remove, bindTag);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+        executeEach(db, "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?, ?)", runId, add, bindTag);
+        executeEach(db, "DELETE FROM tags WHERE run_id = ? AND tag = ?", runId, remove, bindTag);
         transaction.commit();
     });
 }
 
 void renameRun(Store &study, int64_t runId, const std::string &newName)
 {
+    SQLite::Database &db = database(study);
     const RunRecord run = study.requireRun(runId);
     if (newName == run.name)
         return;
     requireFreeName(study, newName);
     guarded(study.path(), "rename the run", [&] {
-        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement former(database(study),
-                                 "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)");
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement former(db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)");
         former.bind(1, runId);
         former.bind(2, run.name);
         former.bind(3, utcNow());
         former.exec();
-        SQLite::Statement update(database(study), "UPDATE runs SET name = ? WHERE id = ?");
+        SQLite::Statement update(db, "UPDATE runs SET name = ? WHERE id = ?");
         update.bind(1, newName);
         update.bind(2, runId);
         update.exec();
@@ -162,6 +163,7 @@ void setArchived(Store &study, int64_t runId, bool archived)
 
 void deleteRun(Store &study, int64_t runId)
 {
+    SQLite::Database &db = database(study);
     const RunRecord run = study.requireRun(runId);
     const std::vector<WeightFile> files = weightFiles(study, runId);
     if (!run.isFinished())
@@ -171,8 +173,8 @@ void deleteRun(Store &study, int64_t runId)
             + "); cancel it first (Run › Cancel in the workbench, or stop its `optlog run`), then delete it");
     guarded(study.path(), "delete the run", [&] {
         // Every row of the run goes with it: each table references runs(id) ON DELETE CASCADE.
-        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement erase(database(study), "DELETE FROM runs WHERE id = ?");
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement erase(db, "DELETE FROM runs WHERE id = ?");
         erase.bind(1, runId);
         erase.exec();
         transaction.commit();
@@ -224,7 +226,8 @@ std::vector<int64_t> copyRunsFrom(Store &study, const Store &source, const std::
 int64_t StorePrivate::insertCopy(Store &study, const Store &source, const RunRecord &run, const std::string &name,
                                  const std::string &group)
 {
-    SQLite::Statement insert(database(study),
+    SQLite::Database &db = database(study);
+    SQLite::Statement insert(db,
                              "INSERT INTO runs (name, config_toml, status, outcome, outcome_step, message, created_at, "
                              "finished_at, pid, host, environment, dtypes, group_name, note, archived, "
                              "derived_from_study, derived_from_run, derived_from_name, validation_seed) "
@@ -255,21 +258,21 @@ int64_t StorePrivate::insertCopy(Store &study, const Store &source, const RunRec
     if (run.validationSeed != study.studySeed())
         insert.bind(18, run.validationSeed);
     insert.exec();
-    const int64_t id = database(study).getLastInsertRowid();
-    executeEach(database(study), kInsertMetrics, id, source.metrics(run.id), bindMetrics);
-    executeEach(database(study), kInsertValidation, id, source.validation(run.id), bindValidation);
-    executeEach(database(study), kInsertMemory, id, source.memory(run.id), bindMemoryOf(0));
+    const int64_t id = db.getLastInsertRowid();
+    executeEach(db, kInsertMetrics, id, source.metrics(run.id), bindMetrics);
+    executeEach(db, kInsertValidation, id, source.validation(run.id), bindValidation);
+    executeEach(db, kInsertMemory, id, source.memory(run.id), bindMemoryOf(0));
     const std::vector<RankRecord> ranks = source.ranks(run.id);
-    executeEach(database(study), kInsertRank, id, ranks, bindRank);
+    executeEach(db, kInsertRank, id, ranks, bindRank);
     for (const RankRecord &rank : ranks)
         if (rank.rank > 0)
-            executeEach(database(study), kInsertMemory, id, source.memory(run.id, rank.rank), bindMemoryOf(rank.rank));
-    executeEach(database(study), kInsertEvent, id, source.events(run.id), bindEvent);
-    executeEach(database(study), kInsertNumerics, id, source.numerics(run.id), bindNumerics);
-    executeEach(database(study), kInsertTimeline, id, source.timelines(run.id), bindTimeline);
-    executeEach(database(study), "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags, bindTag);
-    executeEach(database(study), "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id,
-                run.formerNames, [&](SQLite::Statement &s, const std::string &former) {
+            executeEach(db, kInsertMemory, id, source.memory(run.id, rank.rank), bindMemoryOf(rank.rank));
+    executeEach(db, kInsertEvent, id, source.events(run.id), bindEvent);
+    executeEach(db, kInsertNumerics, id, source.numerics(run.id), bindNumerics);
+    executeEach(db, kInsertTimeline, id, source.timelines(run.id), bindTimeline);
+    executeEach(db, "INSERT INTO tags (run_id, tag) VALUES (?, ?)", id, run.tags, bindTag);
+    executeEach(db, "INSERT INTO former_names (run_id, name, renamed_at) VALUES (?, ?, ?)", id, run.formerNames,
+                [&](SQLite::Statement &s, const std::string &former) {
                     s.bind(2, former);
                     s.bind(3, run.finishedAt); // the source keeps no date for a name it had
                 });
@@ -303,12 +306,13 @@ std::vector<int64_t> copyRunsInto(const Store &source, const std::vector<int64_t
 
 Compaction vacuum(Store &study)
 {
+    SQLite::Database &db = database(study);
     Compaction out;
     out.bytesBefore = fileBytes(study.path()) + fileBytes(study.path() + "-wal");
     guarded(study.path(), "compact the file", [&] {
-        database(study).exec("PRAGMA wal_checkpoint(TRUNCATE)");
-        database(study).exec("VACUUM");
-        database(study).exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        db.exec("VACUUM");
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     });
     out.bytesAfter = fileBytes(study.path()) + fileBytes(study.path() + "-wal");
     return out;

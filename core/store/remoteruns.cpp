@@ -35,11 +35,12 @@ void insertPlace(SQLite::Database &db, int64_t runId, const RemotePlace &place, 
 
 int64_t createRemoteRun(Store &study, const RunRecord &run, const RemotePlace &place, const std::string &startKey)
 {
+    SQLite::Database &db = database(study);
     requireFreeName(study, run.name);
     return guarded(study.path(), "store the new run", [&] {
-        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement insert(database(study), "INSERT INTO runs (name, config_toml, status, created_at, pid, host, "
-                                                  "group_name, environment) VALUES (?, ?, 'running', ?, ?, ?, ?, ?)");
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement insert(db, "INSERT INTO runs (name, config_toml, status, created_at, pid, host, "
+                                     "group_name, environment) VALUES (?, ?, 'running', ?, ?, ?, ?, ?)");
         insert.bind(1, run.name);
         insert.bind(2, run.configToml);
         insert.bind(3, run.createdAt.empty() ? utcNow() : run.createdAt);
@@ -51,8 +52,8 @@ int64_t createRemoteRun(Store &study, const RunRecord &run, const RemotePlace &p
             insert.bind(6, run.group);
         insert.bind(7, run.environmentJson);
         insert.exec();
-        const int64_t id = database(study).getLastInsertRowid();
-        insertPlace(database(study), id, place, startKey);
+        const int64_t id = db.getLastInsertRowid();
+        insertPlace(db, id, place, startKey);
         transaction.commit();
         return id;
     });
@@ -60,11 +61,12 @@ int64_t createRemoteRun(Store &study, const RunRecord &run, const RemotePlace &p
 
 void answerRemoteStart(Store &study, int64_t runId, const RunRecord &started, const RemotePlace &place)
 {
+    SQLite::Database &db = database(study);
     study.requireRun(runId);
     guarded(study.path(), "store where the run trains", [&] {
-        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement run(database(study), "UPDATE runs SET config_toml = ?, created_at = ?, pid = ?, host = ?, "
-                                               "group_name = ?, environment = ? WHERE id = ?");
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement run(db, "UPDATE runs SET config_toml = ?, created_at = ?, pid = ?, host = ?, "
+                                  "group_name = ?, environment = ? WHERE id = ?");
         run.bind(1, started.configToml);
         run.bind(2, started.createdAt);
         run.bind(3, started.pid);
@@ -77,7 +79,7 @@ void answerRemoteStart(Store &study, int64_t runId, const RunRecord &started, co
         run.bind(6, started.environmentJson);
         run.bind(7, runId);
         run.exec();
-        SQLite::Statement where(database(study), "UPDATE remote_runs SET remote_run = ?, log = ? WHERE run_id = ?");
+        SQLite::Statement where(db, "UPDATE remote_runs SET remote_run = ?, log = ? WHERE run_id = ?");
         where.bind(1, place.runId);
         where.bind(2, place.log);
         where.bind(3, runId);
@@ -124,6 +126,7 @@ std::optional<RemotePlace> remotePlace(const Store &study, int64_t runId)
 
 int64_t gatherRemoteRun(Store &study, const Store &source, int64_t sourceRunId, int64_t runId)
 {
+    SQLite::Database &db = database(study);
     const RunRecord copy = study.requireRun(runId);
     const std::vector<RemoteRun> remote = remoteRuns(study);
     const auto found = std::find_if(remote.begin(), remote.end(), [&](const RemoteRun &r) { return r.runId == runId; });
@@ -136,12 +139,12 @@ int64_t gatherRemoteRun(Store &study, const Store &source, int64_t sourceRunId, 
         throw StoreError("the study on " + place->host + ", '" + place->study + "': run " + std::to_string(run.id)
                          + " is still running; `optlog follow` follows it to its end");
     return guarded(study.path(), "gather the run", [&] {
-        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement erase(database(study), "DELETE FROM runs WHERE id = ?"); // its rows and place go with it
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement erase(db, "DELETE FROM runs WHERE id = ?"); // its rows and place go with it
         erase.bind(1, runId);
         erase.exec();
         const int64_t id = insertCopy(study, source, run, copy.name, copy.group == copy.name ? "" : copy.group);
-        insertPlace(database(study), id, *place, found->startKey, utcNow());
+        insertPlace(db, id, *place, found->startKey, utcNow());
         transaction.commit();
         return id;
     });

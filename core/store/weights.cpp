@@ -91,23 +91,22 @@ std::optional<WeightFile> latestCheckpoint(const Store &store, int64_t runId)
 
 void storeQuantization(Store &study, int64_t runId, const QuantizationResult &result)
 {
+    SQLite::Database &db = database(study);
     study.requireRun(runId);
     guarded(study.path(), "store the quantization", [&] {
-        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
-        SQLite::Statement erase(database(study),
-                                "DELETE FROM quantizations WHERE run_id = ? AND scheme = ? AND group_size = ? "
-                                "AND tensors = ?");
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Statement erase(db, "DELETE FROM quantizations WHERE run_id = ? AND scheme = ? AND group_size = ? "
+                                    "AND tensors = ?");
         erase.bind(1, runId);
         erase.bind(2, result.scheme);
         erase.bind(3, result.groupSize);
         erase.bind(4, result.tensors);
         erase.exec();
         SQLite::Statement insert(
-            database(study),
-            "INSERT INTO quantizations (run_id, scheme, group_size, tensors, int8_tensors, quantized_weights, "
-            "total_weights, code_bytes, scale_bytes, zero_point_bytes, float_bytes, float_dtype, workspace_bytes, "
-            "activation_bytes, base_loss, loss, kl, top1_agreement, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            db, "INSERT INTO quantizations (run_id, scheme, group_size, tensors, int8_tensors, quantized_weights, "
+                "total_weights, code_bytes, scale_bytes, zero_point_bytes, float_bytes, float_dtype, workspace_bytes, "
+                "activation_bytes, base_loss, loss, kl, top1_agreement, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         int column = 1;
         insert.bind(column++, runId);
         insert.bind(column++, result.scheme);
@@ -129,10 +128,9 @@ void storeQuantization(Store &study, int64_t runId, const QuantizationResult &re
         insert.bind(column++, result.top1Agreement);
         insert.bind(column++, result.createdAt.empty() ? utcNow() : result.createdAt);
         insert.exec();
-        const int64_t id = database(study).getLastInsertRowid();
-        SQLite::Statement tensor(database(study),
-                                 "INSERT INTO quantization_sensitivity (quantization_id, tensor, loss_delta) "
-                                 "VALUES (?, ?, ?)");
+        const int64_t id = db.getLastInsertRowid();
+        SQLite::Statement tensor(db, "INSERT INTO quantization_sensitivity (quantization_id, tensor, loss_delta) "
+                                     "VALUES (?, ?, ?)");
         for (const TensorSensitivity &row : result.sensitivity) {
             tensor.bind(1, id);
             tensor.bind(2, row.tensor);
@@ -146,15 +144,16 @@ void storeQuantization(Store &study, int64_t runId, const QuantizationResult &re
 
 std::vector<QuantizationResult> quantizations(const Store &study, int64_t runId)
 {
+    SQLite::Database &db = database(study);
     return guarded(study.path(), "read the run's quantizations", [&] {
         SQLite::Statement
-            query(database(study),
+            query(db,
                   "SELECT id, scheme, group_size, tensors, int8_tensors, quantized_weights, total_weights, code_bytes, "
                   "scale_bytes, zero_point_bytes, float_bytes, float_dtype, workspace_bytes, activation_bytes, "
                   "base_loss, loss, kl, top1_agreement, created_at FROM quantizations WHERE run_id = ? ORDER BY id");
         query.bind(1, runId);
-        SQLite::Statement tensors(database(study), "SELECT tensor, loss_delta FROM quantization_sensitivity "
-                                                   "WHERE quantization_id = ? ORDER BY loss_delta DESC, tensor");
+        SQLite::Statement tensors(db, "SELECT tensor, loss_delta FROM quantization_sensitivity "
+                                      "WHERE quantization_id = ? ORDER BY loss_delta DESC, tensor");
         const auto real = [](const SQLite::Column &column) {
             return column.isNull() ? std::nan("") : column.getDouble();
         };

@@ -146,32 +146,30 @@ void Store::reopenRun(int64_t runId, int64_t step)
 void StorePrivate::reopenRunUnder(Store &study, int64_t runId, int64_t step, int64_t pid, const std::string &pidStart,
                                   const std::string &host, const std::string &remoteLog)
 {
+    SQLite::Database &db = database(study);
     study.requireRun(runId);
     guarded(study.path(), "reopen the run", [&] {
-        SQLite::Transaction transaction(database(study), SQLite::TransactionBehavior::IMMEDIATE);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
         // Reopened under this engine already (a resume answered twice): its rows since are kept.
-        SQLite::Statement current(database(study),
-                                  "SELECT status = 'running' AND pid = ? AND host = ? FROM runs WHERE id = ?");
+        SQLite::Statement current(db, "SELECT status = 'running' AND pid = ? AND host = ? FROM runs WHERE id = ?");
         current.bind(1, pid);
         current.bind(2, host);
         current.bind(3, runId);
         if (current.executeStep() && current.getColumn(0).getInt() == 1)
             return;
         for (const char *table : {"metrics", "validation", "numerics", "weight_files", "memory_timelines"}) {
-            SQLite::Statement erase(database(study),
-                                    std::string("DELETE FROM ") + table + " WHERE run_id = ? AND step > ?");
+            SQLite::Statement erase(db, std::string("DELETE FROM ") + table + " WHERE run_id = ? AND step > ?");
             erase.bind(1, runId);
             erase.bind(2, step);
             erase.exec();
         }
-        SQLite::Statement measured(database(study), "DELETE FROM memory WHERE run_id = ? AND source = ?");
+        SQLite::Statement measured(db, "DELETE FROM memory WHERE run_id = ? AND source = ?");
         measured.bind(1, runId);
         measured.bind(2, memorySourceName(MemorySource::Measured));
         measured.exec();
-        SQLite::Statement update(database(study),
-                                 "UPDATE runs SET status = 'running', outcome = NULL, outcome_step = NULL, "
-                                 "message = NULL, finished_at = NULL, pid = ?, pid_start = ?, host = ? "
-                                 "WHERE id = ?");
+        SQLite::Statement update(db, "UPDATE runs SET status = 'running', outcome = NULL, outcome_step = NULL, "
+                                     "message = NULL, finished_at = NULL, pid = ?, pid_start = ?, host = ? "
+                                     "WHERE id = ?");
         update.bind(1, pid);
         update.bind(2, pidStart);
         update.bind(3, host);
@@ -179,9 +177,8 @@ void StorePrivate::reopenRunUnder(Store &study, int64_t runId, int64_t step, int
         update.exec();
         // A copy of a run elsewhere, gathered whole once it had ended, is to be gathered again, and
         // its engine there writes another log.
-        SQLite::Statement regather(database(study),
-                                   "UPDATE remote_runs SET gathered_at = NULL, log = coalesce(nullif(?, ''), "
-                                   "log) WHERE run_id = ?");
+        SQLite::Statement regather(db, "UPDATE remote_runs SET gathered_at = NULL, log = coalesce(nullif(?, ''), "
+                                       "log) WHERE run_id = ?");
         regather.bind(1, remoteLog);
         regather.bind(2, runId);
         regather.exec();
